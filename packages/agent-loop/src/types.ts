@@ -1,0 +1,140 @@
+import type { ContentBlock, MessageSource, Session, ToolErrorInfo, TurnOutcome, UserMessage } from '@goalkeeper/session'
+import type { FinishReason, ModelError } from '@goalkeeper/model'
+import type { ToolAgent, ToolResult } from '@goalkeeper/tools'
+
+export type CancelReason = 'user' | 'parent' | 'shutdown' | 'policy'
+export type AgentStatus = 'idle' | 'running'
+
+/** What `send`/`steer` accept; `content` may be a plain string. `source` defaults to human (send) or must be given (steer). */
+export interface MessageInput {
+  id?: string
+  content: ContentBlock[] | string
+  source?: MessageSource
+}
+
+export interface Agent extends ToolAgent {
+  readonly id: string
+  readonly session: Session
+  /** Provider name in ctx.models. */
+  readonly model: string
+  readonly status: AgentStatus
+  /** The inbox, read-only, in send order. */
+  readonly queued: readonly UserMessage[]
+  /** Number of the open turn, or undefined. */
+  readonly turn: number | undefined
+  readonly disposed: boolean
+  /** Appends `input/queued`, emits `agent/queued` synchronously, returns the recorded message. */
+  send(message: MessageInput): UserMessage
+  /** Adds a message to the next step of the running turn (or the next batch when idle). */
+  steer(message: MessageInput): UserMessage
+  /** Returns true when the cancel was effective. */
+  cancel(reason: CancelReason, options?: { turn?: number }): boolean
+  whenIdle(): Promise<void>
+  dispose(): Promise<void>
+}
+
+export interface Submission {
+  /** The batch; listeners may remove messages before `await next()`. */
+  messages: UserMessage[]
+}
+
+export type PromptDecision =
+  | { kind: 'submit'; messages: UserMessage[] }
+  | { kind: 'reject'; reason: string }
+
+export interface ToolCallInfo {
+  turn: number
+  step: number
+  callId: string
+  name: string
+  arguments: string
+}
+
+export interface ToolCallSummary extends ToolCallInfo {
+  ok: boolean
+  content: string
+  error?: ToolErrorInfo
+}
+
+export interface StepSummary {
+  turn: number
+  step: number
+  text: string
+  toolCalls: ToolCallSummary[]
+  succeeded: number
+  failed: number
+  finish: FinishReason
+  error?: ModelError
+}
+
+export interface AgentErrorInfo {
+  code: string
+  message: string
+  cause?: unknown
+}
+
+export interface CreateAgentOptions {
+  /** An open, writable session; a new one is created when absent. */
+  session?: Session
+  /** Working directory recorded in a new session's header (default: process.cwd()). */
+  cwd?: string
+  /** Provider name in ctx.models. */
+  model: string
+  /** Provider-specific model id passed through in the request. */
+  modelId?: string
+  system?: string
+  /** Tool names offered to the model (default: every registered tool). */
+  tools?: string[]
+  maxTokens?: number
+  /** Safety bound on steps in one turn (default 64); reaching it ends the turn with error `MAX_STEPS`. */
+  maxSteps?: number
+}
+
+export interface AgentService {
+  create(options: CreateAgentOptions): Promise<Agent>
+  get(id: string): Agent | undefined
+  list(): Agent[]
+  /** Opens the session for writing (repairing a crash), restores human inputs, emits `agent/session-start` with `resume`. */
+  resume(sessionId: string, options: Omit<CreateAgentOptions, 'session' | 'cwd'>): Promise<Agent>
+  /** Forks the session up to `uptoSeq` and starts an agent on the fork (`agent/session-start` with `fork`). */
+  fork(sessionId: string, uptoSeq: number, options: Omit<CreateAgentOptions, 'session' | 'cwd'>): Promise<Agent>
+}
+
+/** Shared policy vocabulary (DESIGN.md section 10). */
+export interface PolicyEscalation {
+  source: string
+  code: string
+  message: string
+  turn: number
+}
+
+export type PolicyVerdict =
+  | { action: 'continue'; guidance?: string }
+  | { action: 'stop'; reason?: string }
+
+declare module 'cordis' {
+  interface Context {
+    agents: AgentService
+  }
+  interface Events {
+    'agent/created'(agent: Agent): void
+    'agent/disposed'(agent: Agent): void
+    'agent/session-start'(agent: Agent, source: 'new' | 'resume' | 'fork'): void
+    'agent/status'(agent: Agent, status: AgentStatus): void
+    'agent/queued'(agent: Agent, message: UserMessage): void
+    'agent/prompt-submit'(agent: Agent, submission: Submission, next: () => Promise<PromptDecision>): Promise<PromptDecision>
+    'agent/cancel-requested'(agent: Agent, reason: CancelReason): void
+    'agent/turn-start'(agent: Agent, turn: number, messages: UserMessage[]): void
+    'agent/tool-start'(agent: Agent, call: ToolCallInfo): void
+    'agent/tool-end'(agent: Agent, call: ToolCallInfo, result: ToolResult): void
+    'agent/step-end'(agent: Agent, turn: number, step: number, summary: StepSummary): void | Promise<void>
+    'agent/turn-end'(agent: Agent, turn: number, outcome: TurnOutcome): void
+    'agent/error'(agent: Agent, turn: number | undefined, error: AgentErrorInfo): void
+    /** Extension: before each model call, listeners push sections of the system prompt (sync, isolated). */
+    'agent/system-prompt'(agent: Agent, parts: string[]): void
+    /** Extension: streamed assistant text as it arrives (isolated), for hosts that show progress. */
+    'agent/text-delta'(agent: Agent, turn: number, step: number, text: string): void
+    /** Bail: a policy plugin escalates; the first listener that returns a verdict rules. */
+    'policy/escalate'(agent: Agent, escalation: PolicyEscalation): PolicyVerdict | undefined | Promise<PolicyVerdict | undefined>
+  }
+}

@@ -1,0 +1,85 @@
+import type { Agent } from '@goalkeeper/agent-loop'
+
+export type GoalPhase = 'active' | 'paused' | 'blocked' | 'complete'
+export type GoalActivation = 'armed' | 'disarmed'
+
+export interface BlockedReason {
+  /** lower-kebab-case */
+  code: string
+  message: string
+}
+
+export interface Goal {
+  id: string
+  objective: string
+  phase: GoalPhase
+  revision: number
+  maxGoalRounds: number
+  roundsStarted: number
+  blockedReason?: BlockedReason
+  createdAt: number
+  updatedAt: number
+}
+
+/** A goal as `get` returns it: the persisted fold plus the process-local activation. */
+export interface GoalState extends Goal {
+  activation: GoalActivation
+}
+
+/** Compare-and-set fence: every mutation names the revision it expects. */
+export interface GoalRef {
+  id: string
+  revision: number
+}
+
+export type GoalOperation = 'create' | 'edit' | 'pause' | 'resume' | 'complete' | 'block' | 'clear'
+
+/** Payload of `goal/changed`. */
+export interface GoalChange {
+  op: GoalOperation
+  /** Seq of the `goal/change` record. */
+  seq: number
+  /** State after the mutation; undefined after clear. */
+  goal: Goal | undefined
+  previous: Goal | undefined
+}
+
+export type GoalErrorCode =
+  | 'GOAL_NOT_FOUND'
+  | 'GOAL_STALE_REVISION'
+  | 'GOAL_INVALID_TRANSITION'
+  | 'GOAL_ALREADY_EXISTS'
+  | 'GOAL_INVALID_OBJECTIVE'
+  | 'GOAL_INVALID_MAX_ROUNDS'
+  | 'GOAL_INVALID_BLOCK_REASON'
+  | 'GOAL_ROUND_LIMIT'
+  | 'GOAL_CORRUPT_LOG'
+  | 'GOAL_NO_AGENT'
+
+/** Anything with the agent's id (an Agent, or a tool's view of it). */
+export interface AgentRef {
+  readonly id: string
+}
+
+export interface GoalService {
+  get(agent: AgentRef): GoalState | undefined
+  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number }): GoalState
+  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number }): GoalState
+  pause(agent: AgentRef, ref: GoalRef): GoalState
+  resume(agent: AgentRef, ref: GoalRef): GoalState
+  complete(agent: AgentRef, ref: GoalRef): GoalState
+  block(agent: AgentRef, ref: GoalRef, reason: BlockedReason): GoalState
+  clear(agent: AgentRef, ref: GoalRef): void
+  /** Drops process-local authority only: no record, no revision change, no `goal/changed`. */
+  disarm(agent: AgentRef): void
+}
+
+declare module 'cordis' {
+  interface Context {
+    goals: GoalService
+  }
+  interface Events {
+    'goal/changed'(agent: Agent, change: GoalChange): void
+    'goal/activation'(agent: Agent, activation: GoalActivation): void
+  }
+}

@@ -1,0 +1,70 @@
+import type { SessionHeaderData, SessionRecord } from './records.ts'
+
+export interface Session {
+  readonly id: string
+  readonly header: SessionHeaderData
+  /** Every record in order; `records[i].seq === i`. Read-only view. */
+  readonly records: readonly SessionRecord[]
+  /** The file this session persists to. */
+  readonly file: string
+  /** True for sessions opened with `{ readOnly: true }`: `append` throws. */
+  readonly readOnly: boolean
+  readonly closed: boolean
+  /** Appends a record (seq and at assigned here), queues it for write-behind, emits `session/event`. */
+  append<T>(type: string, data: T): SessionRecord<T>
+}
+
+export interface SessionSummary {
+  id: string
+  file: string
+  createdAt: number
+  updatedAt: number
+  records: number
+  /** First human message text, shortened. */
+  title?: string
+  cwd: string
+  parent?: { id: string; seq: number }
+}
+
+/** What opening a session for writing had to repair. */
+export interface RepairReport {
+  sessionId: string
+  file: string
+  /** Bytes cut off a torn last line, kept in `sideFile`. */
+  tornBytes: number
+  sideFile?: string
+  /** Repair records appended (tool results, step/end, turn/end interrupted). */
+  appended: SessionRecord[]
+}
+
+export interface OpenOptions {
+  /** Read-only opens never repair or write. */
+  readOnly?: boolean
+}
+
+export interface CreateOptions {
+  cwd: string
+  parent?: { id: string; seq: number }
+  /** Optional explicit id (tests); otherwise generated. */
+  id?: string
+}
+
+export interface SessionService {
+  readonly dir: string
+  create(options: CreateOptions): Promise<Session>
+  open(id: string, options?: OpenOptions): Promise<Session>
+  /** A session already open in this process. */
+  get(id: string): Session | undefined
+  list(): Promise<SessionSummary[]>
+  fork(id: string, options: { uptoSeq: number; cwd?: string }): Promise<Session>
+  /** Resolves when every record appended before the call is written and fsync'd; rejects with the cause otherwise. */
+  flush(session: Session): Promise<void>
+  close(session: Session): Promise<void>
+}
+
+export class SessionError extends Error {
+  constructor(public code: 'SESSION_NOT_FOUND' | 'SESSION_CORRUPT' | 'SESSION_READ_ONLY' | 'SESSION_CLOSED' | 'SESSION_EXISTS' | 'SESSION_BAD_SEQ', message: string, public file?: string, public line?: number) {
+    super(message)
+    this.name = 'SessionError'
+  }
+}

@@ -1,0 +1,9 @@
+export * from './types.ts'
+
+import type { ToolService } from './types.ts'
+
+declare module 'cordis' {
+  interface Context {
+    tools: ToolService
+  }
+}

@@ -78,8 +78,8 @@ export interface CreateAgentOptions {
   session?: Session
   /** Working directory recorded in a new session's header (default: process.cwd()). */
   cwd?: string
-  /** Provider name in ctx.models. */
-  model: string
+  /** Provider name in ctx.models; default: the first registered name of the agent-loop config's `model` preference list. */
+  model?: string
   /** Provider-specific model id passed through in the request. */
   modelId?: string
   system?: string
@@ -95,9 +95,9 @@ export interface AgentService {
   get(id: string): Agent | undefined
   list(): Agent[]
   /** Opens the session for writing (repairing a crash), restores human inputs, emits `agent/session-start` with `resume`. */
-  resume(sessionId: string, options: Omit<CreateAgentOptions, 'session' | 'cwd'>): Promise<Agent>
+  resume(sessionId: string, options?: Omit<CreateAgentOptions, 'session' | 'cwd'>): Promise<Agent>
   /** Forks the session up to `uptoSeq` and starts an agent on the fork (`agent/session-start` with `fork`). */
-  fork(sessionId: string, uptoSeq: number, options: Omit<CreateAgentOptions, 'session' | 'cwd'>): Promise<Agent>
+  fork(sessionId: string, uptoSeq: number, options?: Omit<CreateAgentOptions, 'session' | 'cwd'>): Promise<Agent>
 }
 
 /** Shared policy vocabulary (DESIGN.md section 10). */

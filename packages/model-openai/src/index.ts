@@ -1,1 +1,25 @@
-export {}
+import type { Context } from 'cordis'
+import type {} from '@goalkeeper/model'
+import { Config, resolveSettings } from './config.ts'
+import { createOpenAIProvider } from './provider.ts'
+
+export { Config, PRESETS, resolveSettings, ConfigError } from './config.ts'
+export type { PresetName, Preset, ProviderSettings, Resolution } from './config.ts'
+export { createOpenAIProvider } from './provider.ts'
+export type { ProviderLogger, ProviderOptions } from './provider.ts'
+
+export const name = 'model-openai'
+export const inject = ['models']
+
+export const apply = (ctx: Context, config: Config) => {
+  const logger = ctx.logger('model-openai')
+  // Read at load time so that a key exported before start switches the default composition on.
+  const resolution = resolveSettings(config, process.env)
+  if (resolution.kind === 'off') {
+    logger.info('provider %s is off: %s', resolution.name, resolution.reason)
+    return
+  }
+  const { settings } = resolution
+  ctx.models.register(settings.name, createOpenAIProvider(settings, logger))
+  logger.debug('provider %s registered (model %s at %s)', settings.name, settings.model, settings.host)
+}

@@ -1,0 +1,114 @@
+import Schema from 'schemastery'
+
+export type PresetName = 'deepseek' | 'openai' | 'custom'
+
+export interface Preset {
+  name: string
+  baseUrl?: string
+  model?: string
+  /** Environment variable holding the key; undefined when the endpoint needs no key. */
+  apiKeyEnv?: string
+  /** Newer OpenAI models refuse `max_tokens`; compatible servers only know `max_tokens`. */
+  maxTokensField: 'max_tokens' | 'max_completion_tokens'
+}
+
+export const PRESETS: Record<PresetName, Preset> = {
+  deepseek: { name: 'deepseek', baseUrl: 'https://api.deepseek.com', model: 'deepseek-chat', apiKeyEnv: 'DEEPSEEK_API_KEY', maxTokensField: 'max_tokens' },
+  openai: { name: 'openai', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY', maxTokensField: 'max_completion_tokens' },
+  custom: { name: 'openai-compatible', maxTokensField: 'max_tokens' },
+}
+
+export const Config = Schema.object({
+  preset: Schema.union(['deepseek', 'openai', 'custom'] as const).default('deepseek')
+    .description('Endpoint defaults: deepseek, openai, or custom (a local or self-hosted server).'),
+  name: Schema.string().description('Provider name in ctx.models (default: the preset name; `openai-compatible` for custom).'),
+  baseUrl: Schema.string().description('API base URL; `/chat/completions` is appended. Required for the custom preset.'),
+  apiKey: Schema.string().role('secret').description('API key. When omitted it is read from the environment at load time.'),
+  apiKeyEnv: Schema.string().description('Environment variable holding the key (default: the preset\'s).'),
+  model: Schema.string().description('Model id (default: the preset\'s). Required for the custom preset.'),
+  maxTokens: Schema.natural().description('Default completion token limit; a request\'s own limit wins.'),
+  temperature: Schema.number().min(0).max(2).description('Sampling temperature (server default when omitted).'),
+  requestTimeoutMs: Schema.natural().default(60_000).description('Longest wait for the response headers.'),
+  idleTimeoutMs: Schema.natural().default(90_000).description('Longest gap between two reads of the response body.'),
+  maxRetries: Schema.natural().default(3).description('Retries of a failed request before any output (429, 5xx, transport).'),
+  baseDelayMs: Schema.natural().default(500).description('First backoff delay; doubles each retry, with jitter.'),
+  maxDelayMs: Schema.natural().default(30_000).description('Cap of a backoff delay and of an honoured Retry-After.'),
+  headers: Schema.dict(Schema.string()).default({}).description('Extra request headers.'),
+  streamUsage: Schema.boolean().default(true).description('Ask for a usage frame (`stream_options.include_usage`); turn off for servers that reject it.'),
+})
+
+export type Config = Schemastery.TypeT<typeof Config>
+
+/** Everything the provider needs, resolved once at load time. */
+export interface ProviderSettings {
+  name: string
+  url: string
+  /** The host only, for error messages: a base URL may carry credentials. */
+  host: string
+  model: string
+  apiKey?: string
+  maxTokens?: number
+  maxTokensField: Preset['maxTokensField']
+  temperature?: number
+  requestTimeoutMs: number
+  idleTimeoutMs: number
+  maxRetries: number
+  baseDelayMs: number
+  maxDelayMs: number
+  headers: Record<string, string>
+  streamUsage: boolean
+}
+
+export type Resolution =
+  | { kind: 'on'; settings: ProviderSettings }
+  | { kind: 'off'; name: string; reason: string }
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolution => {
+  const preset = PRESETS[config.preset]
+  const name = config.name || preset.name
+  const baseUrl = config.baseUrl || preset.baseUrl
+  if (!baseUrl) throw new ConfigError(`model-openai (${name}): the ${config.preset} preset needs \`baseUrl\``)
+  const model = config.model || preset.model
+  if (!model) throw new ConfigError(`model-openai (${name}): the ${config.preset} preset needs \`model\``)
+  let parsed: URL
+  try {
+    parsed = new URL(baseUrl)
+  } catch {
+    throw new ConfigError(`model-openai (${name}): \`baseUrl\` is not a URL`)
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`model-openai (${name}): \`baseUrl\` must be http or https`)
+  }
+
+  const keyEnv = config.apiKeyEnv || preset.apiKeyEnv
+  const apiKey = config.apiKey || (keyEnv ? env[keyEnv] : undefined) || undefined
+  // A custom endpoint (Ollama, vLLM, llama.cpp) usually runs without a key.
+  if (!apiKey && config.preset !== 'custom') {
+    return { kind: 'off', name, reason: `${keyEnv} is unset` }
+  }
+
+  return {
+    kind: 'on',
+    settings: {
+      name,
+      url: baseUrl.replace(/\/+$/, '') + '/chat/completions',
+      host: parsed.host,
+      model,
+      apiKey,
+      maxTokens: config.maxTokens,
+      maxTokensField: preset.maxTokensField,
+      temperature: config.temperature,
+      requestTimeoutMs: config.requestTimeoutMs,
+      idleTimeoutMs: config.idleTimeoutMs,
+      maxRetries: config.maxRetries,
+      baseDelayMs: config.baseDelayMs,
+      maxDelayMs: config.maxDelayMs,
+      headers: { ...config.headers },
+      streamUsage: config.streamUsage,
+    },
+  }
+}

@@ -1,9 +1,34 @@
-export * from './types.ts'
-
+import type { Context } from 'cordis'
+import Schema from 'schemastery'
 import type { ModelService } from './types.ts'
+import { ModelRegistry } from './registry.ts'
+import { createScriptedProvider } from './scripted.ts'
+import { checkSteps, loadScriptModule } from './script.ts'
+
+export * from './types.ts'
+export { createScriptedProvider } from './scripted.ts'
 
 declare module 'cordis' {
   interface Context {
     models: ModelService
   }
+}
+
+export const name = 'model'
+export const inject: string[] = []
+
+export const Config = Schema.object({
+  scripted: Schema.object({
+    script: Schema.array(Schema.any()).default([]).description('Script steps replayed one per model request (see README).'),
+    module: Schema.string().description('Path (relative to the process cwd) of an ESM module whose default export is a step array or a function returning one; its steps follow `script`.'),
+    // Cast because schemastery types every key as present; `module` is optional at runtime.
+  }).default({ script: [] } as unknown as { script: any[]; module: string }).description('The always-registered `scripted` provider.'),
+})
+
+export const apply = async (ctx: Context, config: Schemastery.TypeT<typeof Config>) => {
+  // Load and validate the script before providing the service, so a bad script fails the plugin cleanly.
+  const steps = [...checkSteps(config.scripted?.script ?? [], 'scripted.script')]
+  if (config.scripted?.module) steps.push(...(await loadScriptModule(config.scripted.module)))
+  const registry = new ModelRegistry(ctx)
+  registry.register('scripted', createScriptedProvider(steps))
 }

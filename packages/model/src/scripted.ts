@@ -1,0 +1,133 @@
+import type { ModelChunk, ModelRequest, ScriptResponse, ScriptStep, ScriptToolCall, ScriptedProvider } from './types.ts'
+import { checkResponse, checkSteps } from './script.ts'
+import { delay, nextMacrotask, untilAbort } from './abort.ts'
+
+/** The code of the `finish` error emitted when the request's signal aborts; the agent loop handles aborts itself. */
+export const ABORTED_CODE = 'ABORTED'
+
+const aborted: ModelChunk = { type: 'finish', reason: 'error', error: { code: ABORTED_CODE, message: 'the model request was aborted' } }
+
+const internal = (message: string): ModelChunk => ({ type: 'finish', reason: 'error', error: { code: 'INTERNAL', message } })
+
+function clone<T>(value: T): T {
+  try {
+    return structuredClone(value)
+  } catch {
+    return JSON.parse(JSON.stringify(value)) as T
+  }
+}
+
+/** Splits text into up to three pieces on code-point boundaries, so consumers see real streaming. */
+export function splitText(text: string): string[] {
+  const chars = Array.from(text)
+  if (chars.length <= 1) return text ? [text] : []
+  const size = Math.ceil(chars.length / 3)
+  const pieces: string[] = []
+  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(''))
+  return pieces
+}
+
+/**
+ * A provider that replays a script, one step per request. It never invents a default reply:
+ * when the script runs out it finishes with an explicit INTERNAL error.
+ */
+export function createScriptedProvider(initial: readonly ScriptStep[] = []): ScriptedProvider {
+  const steps: ScriptStep[] = [...checkSteps(initial, 'scripted script')]
+  const requests: ModelRequest[] = []
+  let served = 0
+  // Never reset, so generated call ids stay unique for the provider's lifetime (sessions outlive a reset).
+  let calls = 0
+  const nextCallId = () => `call_${++calls}`
+
+  async function* respond(step: ScriptStep | undefined, number: number, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelChunk> {
+    if (step === undefined) {
+      yield internal(`scripted provider: the script is exhausted; it served ${number - 1} request(s) and has no step for request #${number}. Add steps to the script (or push them) for every model call the run makes.`)
+      return
+    }
+    let response: ScriptResponse
+    if (typeof step === 'function') {
+      let outcome: { value: ScriptResponse } | undefined
+      try {
+        outcome = await untilAbort(Promise.resolve(step(request)), signal)
+      } catch (error) {
+        yield internal(`scripted provider: script step for request #${number} threw: ${(error as Error)?.message ?? error}`)
+        return
+      }
+      if (!outcome) return yield aborted
+      const problem = checkResponse(outcome.value)
+      if (problem) {
+        yield internal(`scripted provider: script step for request #${number} returned an invalid response: ${problem}`)
+        return
+      }
+      response = outcome.value
+    } else {
+      response = step
+    }
+    if (signal.aborted) return yield aborted
+    if ('delayMs' in response && response.delayMs && !(await delay(response.delayMs, signal))) return yield aborted
+
+    if ((!response.kind || response.kind === 'reply') && response.reasoning) {
+      yield { type: 'reasoning', text: response.reasoning }
+    }
+    for (const text of splitText(response.text ?? '')) {
+      if (signal.aborted) return yield aborted
+      yield { type: 'text', text }
+      await nextMacrotask()
+    }
+    if (signal.aborted) return yield aborted
+
+    switch (response.kind) {
+      case 'hang':
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))
+        return yield aborted
+      case 'max-tokens':
+        return yield { type: 'finish', reason: 'max-tokens' }
+      case 'error':
+        return yield {
+          type: 'finish',
+          reason: 'error',
+          error: {
+            code: response.code,
+            message: response.message ?? `scripted ${response.code} error`,
+            ...(response.retryAfterMs !== undefined ? { retryAfterMs: response.retryAfterMs } : {}),
+          },
+        }
+      default: {
+        const toolCalls = response.toolCalls ?? []
+        for (const call of toolCalls) yield { type: 'tool-call', call: toCall(call) }
+        if (response.usage) yield { type: 'usage', usage: clone(response.usage) }
+        return yield { type: 'finish', reason: toolCalls.length ? 'tool-calls' : 'stop' }
+      }
+    }
+  }
+
+  function toCall(call: ScriptToolCall) {
+    const args = call.arguments === undefined ? '{}' : typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments)
+    return { id: call.id ?? nextCallId(), name: call.name, arguments: args }
+  }
+
+  return {
+    get requests() {
+      return requests
+    },
+    get remaining() {
+      return steps.length
+    },
+    push(...more) {
+      steps.push(...checkSteps(more, 'scripted push'))
+    },
+    reset(next = []) {
+      const checked = checkSteps(next, 'scripted reset')
+      steps.length = 0
+      requests.length = 0
+      served = 0
+      steps.push(...checked)
+    },
+    // Not an async generator itself: the request is recorded and its step taken at call time, in call order.
+    stream(request, signal) {
+      requests.push(clone(request))
+      const number = ++served
+      return respond(steps.shift(), number, clone(request), signal)
+    },
+  }
+}

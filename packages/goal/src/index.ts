@@ -1,1 +1,32 @@
+import type { Context } from 'cordis'
+import Schema from 'schemastery'
+import { createRoundAdmission } from './admission.ts'
+import { GoalRegistry, type GoalConfig } from './service.ts'
+
 export * from './types.ts'
+export { GoalError, isGoalError } from './errors.ts'
+export { GoalFold, foldGoal, GOAL_CHANGE_RECORD } from './fold.ts'
+export { roundViolation, isGoalSourced, type GoalSource } from './rounds.ts'
+export { MAX_OBJECTIVE_LENGTH } from './validate.ts'
+export type { GoalConfig } from './service.ts'
+
+export const name = 'goal'
+export const inject = ['sessions', 'agents']
+
+export const Config = Schema.object({
+  defaultMaxGoalRounds: Schema.natural().min(1).max(Number.MAX_SAFE_INTEGER).default(256)
+    .description('Round cap of a goal created without maxGoalRounds (a positive whole number).'),
+})
+
+export const apply = (ctx: Context, config: GoalConfig) => {
+  const goals = new GoalRegistry(ctx, config)
+  const admitRounds = createRoundAdmission(ctx, goals)
+  ctx.effect(function* () {
+    yield ctx.on('session/event', (session) => goals.observe(session))
+    yield ctx.on('agent/session-start', (agent) => goals.forget(agent))
+    yield ctx.on('agent/disposed', (agent) => goals.forget(agent))
+    // Prepended: every listener that does not prepend runs inside this one and cannot re-add a dropped round.
+    yield ctx.on('agent/prompt-submit', admitRounds, { prepend: true })
+    yield ctx.provide('goals', goals)
+  }, 'goal')
+}

@@ -34,6 +34,14 @@ export interface GoalRef {
 
 export type GoalOperation = 'create' | 'edit' | 'pause' | 'resume' | 'complete' | 'block' | 'clear'
 
+/**
+ * Data of a `goal/change` session record: the full post-mutation snapshot, or for clear a tombstone
+ * naming the goal it removed. Nothing about activation is ever part of it.
+ */
+export type GoalChangeData =
+  | { op: Exclude<GoalOperation, 'clear'>; goal: Goal }
+  | { op: 'clear'; goal: null; cleared: GoalRef }
+
 /** Payload of `goal/changed`. */
 export interface GoalChange {
   op: GoalOperation

@@ -1,0 +1,153 @@
+import type { SessionRecord } from '@goalkeeper/session'
+import { GoalError } from './errors.ts'
+import { roundViolation, type GoalSource } from './rounds.ts'
+import { checkClear, transition, type MutatingOperation } from './transitions.ts'
+import type { Goal, GoalOperation } from './types.ts'
+
+export const GOAL_CHANGE_RECORD = 'goal/change'
+
+const OPERATIONS: readonly GoalOperation[] = ['create', 'edit', 'pause', 'resume', 'complete', 'block', 'clear']
+const GOAL_KEYS = ['createdAt', 'id', 'maxGoalRounds', 'objective', 'phase', 'revision', 'roundsStarted', 'updatedAt']
+
+/**
+ * Incremental, strict fold of a session log into its current goal. The first malformed or
+ * illegal record poisons the fold: from then on `current` throws the same error, naming that
+ * record's seq, so a damaged log is never half-trusted.
+ */
+export class GoalFold {
+  private goal: Goal | undefined
+  private readonly usedIds = new Set<string>()
+  private lastAt = 0
+  private failure: GoalError | undefined
+  /** Number of records consumed so far (the index of the next one). */
+  private consumed = 0
+
+  /** The folded goal; throws `GOAL_CORRUPT_LOG` if any record so far was bad. */
+  get current(): Goal | undefined {
+    if (this.failure) throw this.failure
+    return this.goal
+  }
+
+  get error(): GoalError | undefined {
+    return this.failure
+  }
+
+  /** Earliest time the next mutation may carry, so timestamps never go backwards. */
+  get floor(): number {
+    return this.lastAt
+  }
+
+  /** Folds every record not seen yet; `records[i]` must be the i-th record of the session. */
+  catchUp(records: readonly SessionRecord[]): void {
+    while (this.consumed < records.length) {
+      const record = records[this.consumed++]
+      if (this.failure) continue
+      try {
+        this.apply(record)
+      } catch (error) {
+        this.failure = corrupt(record, error)
+      }
+    }
+  }
+
+  private apply(record: SessionRecord): void {
+    if (record.type === GOAL_CHANGE_RECORD) return this.applyChange(record.data)
+    if (record.type !== 'user/message') return
+    const source = (record.data as { source?: unknown } | null)?.source
+    if ((source as { kind?: unknown } | undefined)?.kind !== 'goal') return
+    const violation = roundViolation(this.goal, source)
+    if (violation) throw new Error(`illegal goal round: ${violation}`)
+    this.goal = { ...this.goal!, roundsStarted: (source as GoalSource).round }
+  }
+
+  private applyChange(data: unknown): void {
+    if (!isPlainObject(data)) throw new Error('the record data is not an object')
+    const op = data.op as GoalOperation
+    if (!OPERATIONS.includes(op)) throw new Error(`unknown goal operation ${JSON.stringify(data.op)}`)
+    if (op === 'clear') return this.applyClear(data)
+    exactKeys(data, ['goal', 'op'], 'record data')
+    const next = data.goal
+    checkGoalShape(next)
+    if (next.updatedAt < this.lastAt) throw new Error(`updatedAt ${next.updatedAt} goes back before ${this.lastAt}`)
+    if (op === 'create' && this.usedIds.has(next.id)) throw new Error(`goal id ${next.id} was already used in this session`)
+    const expected = transition(this.goal, op as MutatingOperation, {
+      now: next.updatedAt,
+      id: next.id,
+      objective: next.objective,
+      maxGoalRounds: next.maxGoalRounds,
+      reason: next.blockedReason,
+    })
+    const difference = differ(expected, next)
+    if (difference) throw new Error(`the ${op} snapshot ${difference}`)
+    this.goal = expected
+    this.usedIds.add(expected.id)
+    this.lastAt = expected.updatedAt
+  }
+
+  private applyClear(data: Record<string, unknown>): void {
+    exactKeys(data, ['cleared', 'goal', 'op'], 'clear record data')
+    if (data.goal !== null) throw new Error('a clear record must have goal: null')
+    const prev = checkClear(this.goal)
+    const cleared = data.cleared
+    if (!isPlainObject(cleared)) throw new Error('a clear record must name the cleared goal as { id, revision }')
+    exactKeys(cleared, ['id', 'revision'], 'cleared')
+    if (cleared.id !== prev.id || cleared.revision !== prev.revision) {
+      throw new Error(`it clears ${JSON.stringify(cleared)} but the current goal is ${JSON.stringify({ id: prev.id, revision: prev.revision })}`)
+    }
+    this.goal = undefined
+  }
+}
+
+/** Folds a whole log (for example one read from a file) and returns its current goal, or throws `GOAL_CORRUPT_LOG`. */
+export function foldGoal(records: readonly SessionRecord[]): Goal | undefined {
+  const fold = new GoalFold()
+  fold.catchUp(records)
+  return fold.current
+}
+
+function corrupt(record: SessionRecord, error: unknown): GoalError {
+  const seq = (record as { seq?: unknown })?.seq
+  const type = (record as { type?: unknown })?.type
+  const detail = error instanceof Error ? error.message : String(error)
+  return new GoalError(
+    'GOAL_CORRUPT_LOG',
+    `The goal log is corrupt at record seq ${String(seq)} (${String(type)}): ${detail}. The goal state of this session cannot be trusted; fork the session before seq ${String(seq)} to continue from a good state.`,
+    typeof seq === 'number' ? seq : undefined,
+  )
+}
+
+function checkGoalShape(goal: unknown): asserts goal is Goal {
+  if (!isPlainObject(goal)) throw new Error('the goal snapshot is not an object')
+  exactKeys(goal, goal.phase === 'blocked' ? [...GOAL_KEYS, 'blockedReason'].sort() : GOAL_KEYS, 'goal snapshot')
+  if (typeof goal.id !== 'string' || !goal.id) throw new Error('the goal id is not a non-empty string')
+  for (const key of ['revision', 'maxGoalRounds', 'roundsStarted', 'createdAt', 'updatedAt']) {
+    const value = goal[key]
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new Error(`goal ${key} ${JSON.stringify(value)} is not a non-negative integer`)
+  }
+  if ((goal.createdAt as number) > (goal.updatedAt as number)) throw new Error(`createdAt ${goal.createdAt} is after updatedAt ${goal.updatedAt}`)
+  if (goal.phase === 'blocked' && isPlainObject(goal.blockedReason)) exactKeys(goal.blockedReason, ['code', 'message'], 'blockedReason')
+}
+
+/** Names the first field where the recorded snapshot differs from what the transition produces. */
+function differ(expected: Goal, actual: Goal): string | undefined {
+  for (const key of Object.keys(expected) as (keyof Goal)[]) {
+    if (canonical(expected[key]) !== canonical(actual[key])) {
+      return `has ${key} ${JSON.stringify(actual[key])} where ${JSON.stringify(expected[key])} was expected`
+    }
+  }
+  return undefined
+}
+
+function canonical(value: unknown): string {
+  if (!isPlainObject(value)) return JSON.stringify(value)
+  return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(',')}}`
+}
+
+function exactKeys(value: Record<string, unknown>, keys: readonly string[], what: string): void {
+  const found = Object.keys(value).sort()
+  if (found.join() !== [...keys].sort().join()) throw new Error(`${what} must have exactly the keys ${[...keys].sort().join(', ')}, found ${found.join(', ')}`)
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

@@ -1,0 +1,46 @@
+import type { Goal } from './types.ts'
+
+export interface GoalSource {
+  kind: 'goal'
+  goalId: string
+  revision: number
+  round: number
+}
+
+const SOURCE_KEYS = ['goalId', 'kind', 'revision', 'round']
+
+export function isGoalSourced(message: { source?: unknown } | null | undefined): boolean {
+  return (message?.source as { kind?: unknown } | undefined)?.kind === 'goal'
+}
+
+/**
+ * Why a goal-sourced message is not the legal next round of `goal`, or undefined when it is.
+ * Admission (which drops) and the fold (which fails loudly) share this one rule.
+ */
+export function roundViolation(goal: Goal | undefined, source: unknown): string | undefined {
+  const shapeProblem = checkSourceShape(source)
+  if (shapeProblem) return shapeProblem
+  const { goalId, revision, round } = source as GoalSource
+  if (!goal) return `it is a round of goal ${goalId} but the session has no goal`
+  if (goalId !== goal.id) return `it is a round of goal ${goalId} but the current goal is ${goal.id}`
+  if (revision !== goal.revision) return `it names revision ${revision} but the goal is at revision ${goal.revision}`
+  if (goal.phase !== 'active') return `the goal is ${goal.phase}, not active`
+  if (round !== goal.roundsStarted + 1) return `it is round ${round} but the next round is ${goal.roundsStarted + 1}`
+  if (round > goal.maxGoalRounds) return `round ${round} is beyond the goal's maximum of ${goal.maxGoalRounds} rounds`
+  return undefined
+}
+
+function checkSourceShape(source: unknown): string | undefined {
+  if (typeof source !== 'object' || source === null) return 'its goal source is not an object'
+  const keys = Object.keys(source).sort()
+  if (keys.join() !== SOURCE_KEYS.join()) return `its goal source must have exactly the keys ${SOURCE_KEYS.join(', ')}, found ${keys.join(', ')}`
+  const { goalId, revision, round } = source as Record<string, unknown>
+  if (typeof goalId !== 'string' || !goalId) return 'its goal source has no goal id'
+  if (!isPositiveInteger(revision)) return `its goal source revision ${JSON.stringify(revision)} is not a positive integer`
+  if (!isPositiveInteger(round)) return `its goal source round ${JSON.stringify(round)} is not a positive integer`
+  return undefined
+}
+
+function isPositiveInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1
+}

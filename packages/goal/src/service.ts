@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto'
+import type { Context } from 'cordis'
+import type { Agent } from '@goalkeeper/agent-loop'
+import { dispatchIsolated, type Session } from '@goalkeeper/session'
+import { GoalError } from './errors.ts'
+import { GOAL_CHANGE_RECORD, GoalFold } from './fold.ts'
+import { checkClear, transition, type TransitionArgs } from './transitions.ts'
+import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalChangeData, GoalOperation, GoalRef, GoalService, GoalState } from './types.ts'
+
+export interface GoalConfig {
+  defaultMaxGoalRounds: number
+}
+
+/** What this process knows about one agent's session: its fold and the never-persisted activation. */
+interface Tracked {
+  session: Session
+  fold: GoalFold
+  activation: GoalActivation
+}
+
+type Build = (prev: Goal | undefined, now: number, tracked: Tracked) => Goal | undefined
+
+/** `ctx.goals`. Every mutation is synchronous from read to append, so nothing can interleave with it. */
+export class GoalRegistry implements GoalService {
+  private readonly tracked = new Map<string, Tracked>()
+
+  constructor(private readonly ctx: Context, private readonly config: GoalConfig) {}
+
+  get(agent: AgentRef): GoalState | undefined {
+    const { tracked } = this.track(agent)
+    const goal = tracked.fold.current
+    return goal && toState(goal, tracked.activation)
+  }
+
+  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number }): GoalState {
+    return this.mutate(agent, undefined, 'create', 'armed', (prev, now) => transition(prev, 'create', {
+      now,
+      id: randomUUID(),
+      objective: input?.objective,
+      maxGoalRounds: input?.maxGoalRounds,
+      defaultMaxGoalRounds: this.config.defaultMaxGoalRounds,
+    }))!
+  }
+
+  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number }): GoalState {
+    return this.simple(agent, ref, 'edit', 'keep', { objective: input?.objective, maxGoalRounds: input?.maxGoalRounds })
+  }
+
+  pause(agent: AgentRef, ref: GoalRef): GoalState {
+    return this.simple(agent, ref, 'pause', 'disarmed', {})
+  }
+
+  resume(agent: AgentRef, ref: GoalRef): GoalState {
+    return this.mutate(agent, ref, 'resume', 'armed', (prev, now, tracked) => {
+      if (prev?.phase === 'active' && tracked.activation === 'armed') {
+        throw new GoalError('GOAL_INVALID_TRANSITION', 'The goal is already active and armed; there is nothing to resume.')
+      }
+      return transition(prev, 'resume', { now })
+    })!
+  }
+
+  complete(agent: AgentRef, ref: GoalRef): GoalState {
+    return this.simple(agent, ref, 'complete', 'disarmed', {})
+  }
+
+  block(agent: AgentRef, ref: GoalRef, reason: BlockedReason): GoalState {
+    return this.simple(agent, ref, 'block', 'disarmed', { reason })
+  }
+
+  clear(agent: AgentRef, ref: GoalRef): void {
+    this.mutate(agent, ref, 'clear', 'disarmed', (prev) => {
+      checkClear(prev)
+      return undefined
+    })
+  }
+
+  disarm(agent: AgentRef): void {
+    const live = this.ctx.agents.get(agent?.id)
+    const tracked = live && this.tracked.get(live.id)
+    if (!live || !tracked) return
+    this.setActivation(live, tracked, 'disarmed')
+  }
+
+  /** An agent started or went away: whatever this process knew about its session, activation included, is dropped. */
+  forget(agent: Agent): void {
+    this.tracked.delete(agent.id)
+  }
+
+  /** Keeps the fold incremental; also reports a log that just became corrupt. */
+  observe(session: Session): void {
+    const tracked = this.tracked.get(session.id)
+    if (!tracked || tracked.session !== session) return
+    const healthy = !tracked.fold.error
+    tracked.fold.catchUp(session.records)
+    if (healthy && tracked.fold.error) {
+      this.ctx.logger('goal').warn('session %s: %s', session.id, tracked.fold.error.message)
+    }
+  }
+
+  private simple(agent: AgentRef, ref: GoalRef, op: 'edit' | 'pause' | 'complete' | 'block', activation: GoalActivation | 'keep', args: Omit<TransitionArgs, 'now'>): GoalState {
+    return this.mutate(agent, ref, op, activation, (prev, now) => transition(prev, op, { ...args, now }))!
+  }
+
+  private mutate(agentRef: AgentRef, ref: GoalRef | undefined, op: GoalOperation, activation: GoalActivation | 'keep', build: Build): GoalState | undefined {
+    const { agent, tracked } = this.track(agentRef)
+    const prev = tracked.fold.current
+    if (op !== 'create') checkRef(prev, ref, op)
+    // Clamped to the last recorded time so a clock stepping back cannot make the log unreplayable.
+    const now = Math.max(Date.now(), tracked.fold.floor)
+    const goal = build(prev, now, tracked)
+    const data: GoalChangeData = goal
+      ? { op: op as Exclude<GoalOperation, 'clear'>, goal }
+      : { op: 'clear', goal: null, cleared: { id: prev!.id, revision: prev!.revision } }
+    const record = agent.session.append(GOAL_CHANGE_RECORD, data)
+    tracked.fold.catchUp(agent.session.records)
+    const folded = tracked.fold.current
+    const previousActivation = tracked.activation
+    if (activation !== 'keep') tracked.activation = activation
+    dispatchIsolated(this.ctx, 'goal/changed', agent, { op, seq: record.seq, goal: folded && structuredClone(folded), previous: prev && structuredClone(prev) })
+    if (tracked.activation !== previousActivation) dispatchIsolated(this.ctx, 'goal/activation', agent, tracked.activation)
+    return folded && toState(folded, tracked.activation)
+  }
+
+  private setActivation(agent: Agent, tracked: Tracked, activation: GoalActivation): void {
+    if (tracked.activation === activation) return
+    tracked.activation = activation
+    dispatchIsolated(this.ctx, 'goal/activation', agent, activation)
+  }
+
+  private track(ref: AgentRef): { agent: Agent; tracked: Tracked } {
+    const agent = typeof ref?.id === 'string' ? this.ctx.agents.get(ref.id) : undefined
+    if (!agent) throw new GoalError('GOAL_NO_AGENT', `No agent ${JSON.stringify(ref?.id)} is running in this process; start or resume it first.`)
+    let tracked = this.tracked.get(agent.id)
+    if (!tracked || tracked.session !== agent.session) {
+      // A session this process has not followed yet starts disarmed: loading never restores authority.
+      tracked = { session: agent.session, fold: new GoalFold(), activation: 'disarmed' }
+      this.tracked.set(agent.id, tracked)
+    }
+    this.observe(agent.session)
+    return { agent, tracked }
+  }
+}
+
+function checkRef(prev: Goal | undefined, ref: GoalRef | undefined, op: GoalOperation): asserts prev is Goal {
+  if (!prev) throw new GoalError('GOAL_NOT_FOUND', `There is no goal to ${op}; create one first.`)
+  if (typeof ref !== 'object' || ref === null || ref.id !== prev.id) {
+    throw new GoalError('GOAL_NOT_FOUND', `Goal ${JSON.stringify(ref?.id)} is not the current goal; the current goal is ${prev.id} at revision ${prev.revision}. Read the goal again before changing it.`)
+  }
+  if (ref.revision !== prev.revision) {
+    throw new GoalError('GOAL_STALE_REVISION', `Goal ${prev.id} is at revision ${prev.revision}, not ${JSON.stringify(ref.revision)}; it changed since it was read. Read it again and retry with revision ${prev.revision} if the change still makes sense.`)
+  }
+}
+
+function toState(goal: Goal, activation: GoalActivation): GoalState {
+  return { ...structuredClone(goal), activation }
+}

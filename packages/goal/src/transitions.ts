@@ -1,0 +1,103 @@
+import { GoalError } from './errors.ts'
+import type { BlockedReason, Goal, GoalOperation, GoalPhase } from './types.ts'
+import { checkMaxRounds, normalizeBlockReason, normalizeObjective } from './validate.ts'
+
+export type MutatingOperation = Exclude<GoalOperation, 'clear'>
+
+/** What a mutation supplies. The service passes caller input; the fold passes a record's snapshot. */
+export interface TransitionArgs {
+  /** Time of the mutation, already clamped so it never goes backwards. */
+  now: number
+  /** New goal id (create). */
+  id?: string
+  objective?: unknown
+  maxGoalRounds?: unknown
+  reason?: unknown
+  /** Cap used by create when `maxGoalRounds` is absent. */
+  defaultMaxGoalRounds?: number
+}
+
+/**
+ * The single transition table of DESIGN.md section 7, shared by live mutations and replay, so a
+ * log written by the service always folds back to the same state. Activation is process-local
+ * and checked by the service, not here.
+ */
+export function transition(prev: Goal | undefined, op: MutatingOperation, args: TransitionArgs): Goal {
+  if (op === 'create') return create(prev, args)
+  if (!prev) throw noGoal(op)
+  switch (op) {
+    case 'edit': return edit(prev, args)
+    case 'pause':
+      requirePhase(prev, op, ['active'], 'Only an active goal can be paused.')
+      return snapshot(prev, args.now, { phase: 'paused' })
+    case 'resume':
+      requirePhase(prev, op, ['paused', 'blocked', 'active'], 'A complete goal stays complete; create a new goal instead.')
+      if (prev.roundsStarted >= prev.maxGoalRounds) {
+        throw new GoalError('GOAL_ROUND_LIMIT', `The goal has used all ${prev.maxGoalRounds} rounds; raise its maximum rounds with an edit before resuming it.`)
+      }
+      return snapshot(prev, args.now, { phase: 'active' })
+    case 'complete':
+      requirePhase(prev, op, ['active', 'paused', 'blocked'], 'The goal is already complete.')
+      return snapshot(prev, args.now, { phase: 'complete' })
+    case 'block':
+      requirePhase(prev, op, ['active'], 'Only an active goal can be blocked; resume it first if it still needs work.')
+      return snapshot(prev, args.now, { phase: 'blocked', blockedReason: normalizeBlockReason(args.reason) })
+    default:
+      throw new GoalError('GOAL_INVALID_TRANSITION', `Unknown goal operation ${JSON.stringify(op)}.`)
+  }
+}
+
+/** Clear is allowed from every phase; it only needs a goal to remove. */
+export function checkClear(prev: Goal | undefined): Goal {
+  if (!prev) throw noGoal('clear')
+  return prev
+}
+
+function create(prev: Goal | undefined, args: TransitionArgs): Goal {
+  if (prev && prev.phase !== 'complete') {
+    throw new GoalError('GOAL_ALREADY_EXISTS', `A goal already exists (${prev.phase}: ${JSON.stringify(clip(prev.objective))}). Edit it, or clear it before creating a new one.`)
+  }
+  if (typeof args.id !== 'string' || !args.id) throw new GoalError('GOAL_INVALID_TRANSITION', 'A new goal needs an id.')
+  const objective = normalizeObjective(args.objective)
+  const maxGoalRounds = checkMaxRounds(args.maxGoalRounds ?? args.defaultMaxGoalRounds)
+  return { id: args.id, objective, phase: 'active', revision: 1, maxGoalRounds, roundsStarted: 0, createdAt: args.now, updatedAt: args.now }
+}
+
+function edit(prev: Goal, args: TransitionArgs): Goal {
+  if (args.objective === undefined && args.maxGoalRounds === undefined) {
+    throw new GoalError('GOAL_INVALID_TRANSITION', 'An edit changes the objective, the maximum rounds, or both; neither was given.')
+  }
+  const objective = args.objective === undefined ? prev.objective : normalizeObjective(args.objective)
+  const maxGoalRounds = args.maxGoalRounds === undefined ? prev.maxGoalRounds : checkMaxRounds(args.maxGoalRounds)
+  return snapshot(prev, args.now, { phase: prev.phase, objective, maxGoalRounds, blockedReason: prev.blockedReason })
+}
+
+/** Next revision of `prev`; `blockedReason` exists exactly while blocked, and no key is ever `undefined` (JSON round trip). */
+function snapshot(prev: Goal, now: number, change: { phase: GoalPhase; objective?: string; maxGoalRounds?: number; blockedReason?: BlockedReason }): Goal {
+  const goal: Goal = {
+    id: prev.id,
+    objective: change.objective ?? prev.objective,
+    phase: change.phase,
+    revision: prev.revision + 1,
+    maxGoalRounds: change.maxGoalRounds ?? prev.maxGoalRounds,
+    roundsStarted: prev.roundsStarted,
+    createdAt: prev.createdAt,
+    updatedAt: now,
+  }
+  if (change.phase === 'blocked' && change.blockedReason) goal.blockedReason = { ...change.blockedReason }
+  return goal
+}
+
+function requirePhase(prev: Goal, op: MutatingOperation, allowed: GoalPhase[], advice: string): void {
+  if (!allowed.includes(prev.phase)) {
+    throw new GoalError('GOAL_INVALID_TRANSITION', `Cannot ${op} a ${prev.phase} goal. ${advice}`)
+  }
+}
+
+function noGoal(op: GoalOperation): GoalError {
+  return new GoalError('GOAL_NOT_FOUND', `There is no goal to ${op}; create one first.`)
+}
+
+function clip(text: string): string {
+  return text.length > 80 ? text.slice(0, 77) + '...' : text
+}

@@ -1,0 +1,94 @@
+import { Context, Service } from 'cordis'
+import type { ToolCall, ToolSchema } from '@goalkeeper/model'
+import type { ToolCallContext, ToolDefinition, ToolResult, ToolService } from './types.ts'
+import { createCompiler, type Compiler } from './schema.ts'
+import { runCall, type Entry } from './pipeline.ts'
+import { capContent, failure } from './result.ts'
+
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+
+/**
+ * The `ctx.tools` service. As a Cordis `Service`, `this.ctx` inside `register` is the caller's
+ * context, so a tool is an effect of the plugin that registered it. Plain fields, not `#private`,
+ * because methods run with a proxied `this`.
+ */
+export class ToolRegistry extends Service implements ToolService {
+  entries = new Map<string, Entry>()
+  compiler: Compiler = createCompiler()
+
+  constructor(ctx: Context, public maxContentChars: number) {
+    super(ctx, 'tools')
+  }
+
+  register<A = any>(tool: ToolDefinition<A>): () => void {
+    const entry = this.compile(tool as ToolDefinition)
+    const { name } = entry.tool
+    const dispose = this.ctx.effect(() => {
+      this.assertFree(name)
+      this.entries.set(name, entry)
+      return () => {
+        if (this.entries.get(name) !== entry) return
+        this.entries.delete(name)
+        this.compiler.removeSchema(entry.parameters)
+      }
+    }, `tools.register(${JSON.stringify(name)})`)
+    return () => void dispose()
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.entries.get(name)?.tool
+  }
+
+  list(): ToolDefinition[] {
+    return [...this.entries.values()].map((entry) => entry.tool)
+  }
+
+  schemas(names?: readonly string[]): ToolSchema[] {
+    const entries = names ? names.map((name) => this.entries.get(name)).filter((e): e is Entry => !!e) : [...this.entries.values()]
+    return entries.map(({ tool, parameters }) => ({ name: tool.name, description: tool.description, parameters: structuredClone(parameters) }))
+  }
+
+  async execute(call: ToolCall, context: Omit<ToolCallContext, 'callId'>): Promise<ToolResult> {
+    const entry = this.entries.get(call?.name)
+    if (!entry) {
+      const available = [...this.entries.keys()]
+      return failure('UNKNOWN_TOOL', `Unknown tool "${call?.name}". Available tools: ${available.length ? available.join(', ') : '(none)'}.`)
+    }
+    let result: ToolResult
+    try {
+      result = await runCall(entry, call, context)
+    } catch (error) {
+      // runCall is written not to throw; this keeps the "never throws" promise if it ever does.
+      this.ctx.logger('tools').warn('pipeline error in %s: %s', call.name, error)
+      result = failure('TOOL_FAILED', `Tool "${call.name}" could not be run: ${(error as Error)?.message ?? error}`)
+    }
+    return capContent(result, this.maxContentChars)
+  }
+
+  compile(tool: ToolDefinition): Entry {
+    if (!tool || typeof tool !== 'object') throw new TypeError('a tool must be an object { name, description, parameters, execute }')
+    const { name, description, parameters, execute } = tool
+    if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
+      throw new TypeError(`invalid tool name ${JSON.stringify(name)}: it must match ${TOOL_NAME} (letters, digits, _ and -, at most 64)`)
+    }
+    if (typeof description !== 'string' || !description.trim()) throw new TypeError(`tool "${name}" needs a non-empty description`)
+    if (typeof execute !== 'function') throw new TypeError(`tool "${name}" needs an execute(args, call) function`)
+    if (!parameters || typeof parameters !== 'object' || Array.isArray(parameters) || parameters.type !== 'object') {
+      throw new TypeError(`tool "${name}": parameters must be a JSON Schema with type "object"`)
+    }
+    this.assertFree(name)
+    // A private copy: later edits by the caller cannot desynchronise the validator from the advertised schema.
+    const schema = structuredClone(parameters)
+    try {
+      return { tool, parameters: schema, validate: this.compiler.compile(schema) }
+    } catch (error) {
+      throw new TypeError(`tool "${name}": invalid parameters schema: ${(error as Error).message}`)
+    }
+  }
+
+  assertFree(name: string) {
+    if (this.entries.has(name)) {
+      throw new Error(`tool "${name}" is already registered; unload the plugin that registered it or pick another name`)
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import http from 'node:http'
+import { format as printf } from 'node:util'
+import type { AddressInfo } from 'node:net'
+import type { ModelChunk, ModelRequest } from '@goalkeeper/model'
+import { Config, resolveSettings, type ProviderSettings } from '../src/config.ts'
+import { createOpenAIProvider } from '../src/provider.ts'
+
+export interface Received {
+  at: number
+  url: string
+  headers: http.IncomingHttpHeaders
+  body: any
+  /** Resolves when the server sees the connection of this request close. */
+  closed: Promise<void>
+}
+
+export type Handler = (res: http.ServerResponse, received: Received) => void | Promise<void>
+
+/** A local chat-completions server: request i is answered by handlers[i] (the last one repeats). */
+export const startServer = async (handlers: Handler[]) => {
+  const received: Received[] = []
+  const server = http.createServer((req, res) => {
+    let raw = ''
+    req.setEncoding('utf8')
+    req.on('data', (piece) => (raw += piece))
+    req.on('end', () => {
+      const closed = new Promise<void>((resolve) => res.on('close', () => resolve()))
+      const entry: Received = { at: Date.now(), url: req.url ?? '', headers: req.headers, body: JSON.parse(raw), closed }
+      received.push(entry)
+      const handler = handlers[Math.min(received.length - 1, handlers.length - 1)]
+      void Promise.resolve(handler(res, entry)).catch((error) => res.destroy(error))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    received,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    }),
+  }
+}
+
+export const frame = (value: unknown): string => `data: ${typeof value === 'string' ? value : JSON.stringify(value)}\n\n`
+
+export const delta = (d: Record<string, unknown>, finish: string | null = null) =>
+  frame({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: d, finish_reason: finish }] })
+
+export const usageFrame = (usage: Record<string, unknown>) => frame({ id: 'c1', choices: [], usage })
+
+export const startSse = (res: http.ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+  res.flushHeaders()
+}
+
+/** Answers with the given SSE text in one write. */
+export const sse = (...frames: string[]): Handler => (res) => {
+  startSse(res)
+  res.end(frames.join(''))
+}
+
+export const textReply = (text: string): Handler => sse(delta({ role: 'assistant', content: text }), delta({}, 'stop'), frame('[DONE]'))
+
+export const jsonError = (status: number, body: unknown, headers: Record<string, string> = {}): Handler => (res) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(typeof body === 'string' ? body : JSON.stringify(body))
+}
+
+/** Resolves after the next macrotask; used to put separate writes into separate TCP segments. */
+export const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 5))
+
+export const TEST_KEY = 'sk-test-0123456789abcdefSECRET'
+
+export const settingsFor = (url: string, overrides: Record<string, unknown> = {}): ProviderSettings => {
+  const resolution = resolveSettings(Config({ preset: 'custom', baseUrl: url, model: 'test-model', apiKey: TEST_KEY, baseDelayMs: 5, maxDelayMs: 2000, ...overrides }), {})
+  if (resolution.kind !== 'on') throw new Error('test settings resolved to off')
+  return resolution.settings
+}
+
+export interface LogLine { level: string; text: string }
+
+export const providerFor = (url: string, overrides: Record<string, unknown> = {}) => {
+  const logs: LogLine[] = []
+  const waiters: { pattern: RegExp; resolve: () => void }[] = []
+  const push = (level: string, f: unknown, args: unknown[]) => {
+    const line = { level, text: printf(f, ...args) }
+    logs.push(line)
+    for (const waiter of waiters) if (waiter.pattern.test(line.text)) waiter.resolve()
+  }
+  const logger = {
+    debug: (f: unknown, ...args: unknown[]) => push('debug', f, args),
+    info: (f: unknown, ...args: unknown[]) => push('info', f, args),
+  }
+  const provider = createOpenAIProvider(settingsFor(url, overrides), logger, { random: () => 0.5 })
+  /** Resolves when a log line matching `pattern` is written. */
+  const logged = (pattern: RegExp) => new Promise<void>((resolve) => waiters.push({ pattern, resolve }))
+  return { provider, logs, logged }
+}
+
+export const request = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }],
+  tools: [],
+  ...overrides,
+})
+
+export const collect = async (stream: AsyncIterable<ModelChunk>): Promise<ModelChunk[]> => {
+  const chunks: ModelChunk[] = []
+  for await (const chunk of stream) chunks.push(chunk)
+  return chunks
+}
+
+export const lastOf = (chunks: ModelChunk[]) => chunks[chunks.length - 1]

@@ -1,0 +1,53 @@
+import type { Context, Logger } from 'cordis'
+import type { BlockedReason, GoalRef } from '@goalkeeper/goal'
+
+interface AgentLike { readonly id: string }
+
+/**
+ * The driver's goal mutations, each contained: a failure is logged and falls back to `disarm`, so a
+ * goal is never left armed after the driver decided automatic work must stop.
+ */
+export class GoalActions {
+  constructor(private ctx: Context, private logger: Logger) {}
+
+  block(agent: AgentLike, ref: GoalRef, reason: BlockedReason): void {
+    try {
+      this.ctx.goals.block(agent, ref, reason)
+      this.logger.info('goal %s of agent %s blocked: %s', ref.id, agent.id, reason.code)
+    } catch (error) {
+      this.logger.error('blocking goal %s of agent %s (%s) failed: %s', ref.id, agent.id, reason.code, describeError(error))
+      this.disarm(agent, `block ${reason.code} failed`)
+    }
+  }
+
+  pause(agent: AgentLike, ref: GoalRef, why: string): void {
+    try {
+      this.ctx.goals.pause(agent, ref)
+      this.logger.info('goal %s of agent %s paused: %s', ref.id, agent.id, why)
+    } catch (error) {
+      this.logger.error('pausing goal %s of agent %s failed: %s', ref.id, agent.id, describeError(error))
+      this.disarm(agent, 'pause failed')
+    }
+  }
+
+  /** Drops automatic authority if the goal holds it; never throws. */
+  disarm(agent: AgentLike, why: string): void {
+    try {
+      const goal = this.ctx.goals.get(agent)
+      if (!goal || goal.activation !== 'armed') return
+      this.ctx.goals.disarm(agent)
+      this.logger.info('goal %s of agent %s disarmed: %s', goal.id, agent.id, why)
+    } catch (error) {
+      this.logger.error('disarming the goal of agent %s (%s) failed: %s', agent.id, why, describeError(error))
+    }
+  }
+}
+
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`
+  return String(error)
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

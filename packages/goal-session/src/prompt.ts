@@ -1,0 +1,21 @@
+import type { Goal } from '@goalkeeper/goal'
+
+/**
+ * The text of a goal round's prompt (DESIGN.md section 9.8). Deterministic: the same goal and round
+ * always give the same text, so an admitted message can be checked against it. The objective is
+ * JSON-quoted so multi-line or tag-like text stays data and cannot close the `<goal_round>` block.
+ */
+export function renderGoalRoundPrompt(goal: Pick<Goal, 'objective' | 'maxGoalRounds'>, round: number): string {
+  return [
+    '<goal_round>',
+    `Objective: ${JSON.stringify(goal.objective)}`,
+    `Round: ${round}/${goal.maxGoalRounds}`,
+    '',
+    'This is an automatic round of work on the goal above, in the same session.',
+    '- The workspace and the results of your tools are the truth. Check them instead of relying on memory or on what earlier messages claim.',
+    '- Make concrete progress on the objective in this round, and verify it (read back what you changed, run the relevant checks).',
+    '- Before you mark the goal complete (update_goal with action "complete"), gather evidence from the workspace that the objective is fully met.',
+    '- If work remains, leave the goal active and end the round with a short summary of what you did and what is left; the next round continues from there.',
+    '</goal_round>',
+  ].join('\n')
+}

@@ -1,0 +1,82 @@
+import type { LoopCall, LoopFinding } from './types.ts'
+
+// Every text the model or the session sees comes from here (the README quotes them).
+
+function preview(call: LoopCall, chars: number): string {
+  const args = call.arguments
+  const shown = args.length > chars ? `${args.slice(0, chars)}… (${args.length - chars} more characters)` : args
+  return `\`${call.name}\` ${shown}`
+}
+
+function times(count: number): string {
+  return count === 1 ? 'once' : `${count} times`
+}
+
+/** What happened, as one clause: names the tool, the count and the canonical arguments. */
+export function describe(finding: LoopFinding, chars: number): string {
+  const [call] = finding.calls
+  switch (finding.kind) {
+    case 'repeat':
+      return `${preview(call, chars)} was called ${times(finding.count)} in a row with the same arguments`
+        + (finding.sameResult ? ' and returned the same result each time' : '')
+    case 'poll':
+      return `${preview(call, chars)} was polled ${times(finding.count)} in a row with the same arguments and its result did not change`
+    case 'same-error': {
+      const error = finding.error ? `: ${finding.error.code}: ${finding.error.message}` : ''
+      return `${preview(call, chars)} failed ${times(finding.count)} with the same error${clip(error, chars)}`
+    }
+    case 'cycle':
+      return `the same sequence of ${finding.calls.length} tool calls (${finding.calls.map((c) => preview(c, chars)).join(' -> ')}) `
+        + `was repeated ${times(finding.count)} in a row`
+  }
+}
+
+function advice(finding: LoopFinding): string {
+  switch (finding.kind) {
+    case 'repeat':
+      return (finding.sameResult
+        ? 'Repeating it will return the same result again: use the result you already have.'
+        : 'Repeating the identical call is not making progress: decide from the results you already have.')
+        + ' Do not make this exact call again. If you need something else, change the arguments or use a different tool;'
+        + ' if the task is finished or cannot be finished, stop calling tools and say so.'
+    case 'poll':
+      return 'Polling again right away is unlikely to change it. Do other useful work first,'
+        + ' or report the current state and stop calling tools.'
+    case 'same-error':
+      return 'Retrying the identical call will fail the same way. Read the error and fix its cause'
+        + ' (arguments, paths, preconditions) before calling again, or take a different approach.'
+    case 'cycle':
+      return 'The cycle is not making progress. Do not repeat this sequence: use the results you already have,'
+        + ' change the arguments, or take a different step.'
+  }
+}
+
+function clip(text: string, chars: number): string {
+  return text.length > chars ? `${text.slice(0, chars)}…` : text
+}
+
+/** The soft hint steered into the next step. */
+export function hintText(finding: LoopFinding, chars: number): string {
+  return `Loop guard: ${describe(finding, chars)}. ${advice(finding)}`
+}
+
+/** The `policy/escalate` message, also the base of the goal's blocked reason. */
+export function escalationText(finding: LoopFinding, chars: number): string {
+  const text = describe(finding, chars)
+  return text[0].toUpperCase() + text.slice(1)
+}
+
+function decisionText(reason: string | undefined): string {
+  return reason?.trim() ? ` Decision: ${reason.trim()}.` : ''
+}
+
+/** The goal's blocked reason message. */
+export function blockText(finding: LoopFinding, chars: number, reason?: string): string {
+  return `${escalationText(finding, chars)}.${decisionText(reason)}`
+}
+
+/** The plugin message recorded in the session when a run outside a goal is stopped. */
+export function stopText(finding: LoopFinding, chars: number, reason?: string): string {
+  return `Loop guard stopped this turn: ${describe(finding, chars)}.${decisionText(reason)}`
+    + ' The session is kept; a new message continues from here.'
+}

@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { Context, Logger, type Message } from 'cordis'
+import * as modelPlugin from '@goalkeeper/model'
+import * as openaiPlugin from '../src/index.ts'
+import { collect, jsonError, request, startServer, textReply } from './fake-server.ts'
+
+const ENV_KEY = 'sk-env-9f8e7d6c5b4a39281706SECRET'
+
+let server: Awaited<ReturnType<typeof startServer>> | undefined
+const savedEnv = { ...process.env }
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+  process.env = { ...savedEnv }
+})
+
+const compose = async () => {
+  const root = new Context()
+  const logs: string[] = []
+  const exporter = { levels: { default: 3 }, export: (message: Message) => logs.push(`${message.type} ${message.name} ${Logger.format(exporter, message)}`) }
+  root.logger.exporter(exporter)
+  await root.plugin(modelPlugin)
+  return { root, logs }
+}
+
+describe('plugin', () => {
+  it('registers nothing and logs one info line when the preset key is unset', async () => {
+    delete process.env.DEEPSEEK_API_KEY
+    const { root, logs } = await compose()
+    await root.plugin(openaiPlugin, { preset: 'deepseek' })
+    expect(root.models.list()).toEqual(['scripted'])
+    const lines = logs.filter((line) => line.includes('model-openai'))
+    expect(lines).toEqual(['info model-openai provider deepseek is off: DEEPSEEK_API_KEY is unset'])
+    await root.fiber.dispose()
+  })
+
+  it('reads the preset key from the environment at load time and sends it as a Bearer header', async () => {
+    process.env.DEEPSEEK_API_KEY = ENV_KEY
+    server = await startServer([textReply('hi')])
+    const { root, logs } = await compose()
+    const fiber = await root.plugin(openaiPlugin, { preset: 'deepseek', baseUrl: server.url })
+    expect(root.models.pick(['deepseek', 'openai', 'scripted'])).toBe('deepseek')
+    const chunks = await collect(root.models.get('deepseek')!.stream(request(), new AbortController().signal))
+    expect(chunks).toEqual([{ type: 'text', text: 'hi' }, { type: 'finish', reason: 'stop' }])
+    expect(server.received[0].headers.authorization).toBe(`Bearer ${ENV_KEY}`)
+    expect(server.received[0].body.model).toBe('deepseek-chat')
+    expect(logs.join('\n')).not.toContain(ENV_KEY)
+    await fiber.dispose()
+    expect(root.models.list()).toEqual(['scripted'])
+    await root.fiber.dispose()
+  })
+
+  it('uses apiKeyEnv to name another variable, and the openai preset sends max_completion_tokens', async () => {
+    delete process.env.OPENAI_API_KEY
+    process.env.GK_TEST_OPENAI_KEY = ENV_KEY
+    server = await startServer([textReply('hi')])
+    const { root } = await compose()
+    await root.plugin(openaiPlugin, { preset: 'openai', apiKeyEnv: 'GK_TEST_OPENAI_KEY', baseUrl: server.url, maxTokens: 100 })
+    await collect(root.models.get('openai')!.stream(request(), new AbortController().signal))
+    expect(server.received[0].body).toMatchObject({ model: 'gpt-4o-mini', max_completion_tokens: 100 })
+    expect(server.received[0].headers.authorization).toBe(`Bearer ${ENV_KEY}`)
+    await root.fiber.dispose()
+  })
+
+  it('registers a custom endpoint without a key under its configured name', async () => {
+    server = await startServer([textReply('local')])
+    const { root } = await compose()
+    await root.plugin(openaiPlugin, { preset: 'custom', name: 'ollama', baseUrl: server.url + '/', model: 'qwen2.5-coder' })
+    const chunks = await collect(root.models.get('ollama')!.stream(request(), new AbortController().signal))
+    expect(chunks[0]).toEqual({ type: 'text', text: 'local' })
+    expect(server.received[0].url).toBe('/v1/chat/completions')
+    expect(server.received[0].headers).not.toHaveProperty('authorization')
+    await root.fiber.dispose()
+  })
+
+  it('fails to load with a clear error when a custom preset lacks baseUrl or model', async () => {
+    const { root } = await compose()
+    await expect(root.plugin(openaiPlugin, { preset: 'custom', model: 'm' })).rejects.toThrow('model-openai (openai-compatible): the custom preset needs `baseUrl`')
+    await expect(root.plugin(openaiPlugin, { preset: 'custom', baseUrl: 'http://127.0.0.1:1/v1' })).rejects.toThrow('the custom preset needs `model`')
+    await expect(root.plugin(openaiPlugin, { preset: 'custom', baseUrl: 'file:///etc', model: 'm' })).rejects.toThrow('must be http or https')
+    expect(root.models.list()).toEqual(['scripted'])
+    await root.fiber.dispose()
+  })
+
+  it('keeps the key out of logs and error messages, even when the server echoes it', async () => {
+    server = await startServer([
+      jsonError(500, { error: { message: `upstream saw key ${ENV_KEY}` } }),
+      jsonError(401, { error: { message: `Incorrect API key provided: ${ENV_KEY}` } }),
+    ])
+    const { root, logs } = await compose()
+    await root.plugin(openaiPlugin, { preset: 'openai', apiKey: ENV_KEY, baseUrl: server.url, baseDelayMs: 1 })
+    const chunks = await collect(root.models.get('openai')!.stream(request(), new AbortController().signal))
+    expect(chunks).toEqual([{ type: 'finish', reason: 'error', error: { code: 'AUTH', message: 'openai: HTTP 401: Incorrect API key provided: ***' } }])
+    expect(server.received[0].headers.authorization).toBe(`Bearer ${ENV_KEY}`)
+    const text = logs.join('\n')
+    expect(text).toContain('openai: HTTP 500: upstream saw key ***')
+    expect(text).not.toContain(ENV_KEY)
+    expect(text).not.toContain(ENV_KEY.slice(6))
+    await root.fiber.dispose()
+  })
+})

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { collect, providerFor, request, startServer, textReply, TEST_KEY } from './fake-server.ts'
+
+let server: Awaited<ReturnType<typeof startServer>> | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+describe('request mapping', () => {
+  it('sends system, user blocks, assistant tool calls, tool results and tools as the server receives them', async () => {
+    server = await startServer([textReply('ok')])
+    const { provider } = providerFor(server.url, { maxTokens: 512, temperature: 0.2 })
+    await collect(provider.stream({
+      system: 'You are terse.',
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'List files' }, { type: 'text', text: 'then read a.txt' }] },
+        {
+          role: 'assistant', text: 'Looking.', reasoning: 'private chain of thought',
+          toolCalls: [{ id: 'call_1', name: 'list_files', arguments: '{"dir":"."}' }, { id: 'call_2', name: 'read_file', arguments: '' }],
+        },
+        { role: 'tool', callId: 'call_1', name: 'list_files', ok: true, content: 'a.txt' },
+        { role: 'tool', callId: 'call_2', name: 'read_file', ok: false, content: 'Error: missing path' },
+        { role: 'assistant', text: 'Done.', toolCalls: [], reasoning: 'more thoughts' },
+        { role: 'user', content: [{ type: 'text', text: 'thanks' }] },
+      ],
+      tools: [{ name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } }],
+    }, new AbortController().signal))
+
+    const [{ url, headers, body }] = server.received
+    expect(url).toBe('/v1/chat/completions')
+    expect(headers['content-type']).toBe('application/json')
+    expect(headers.accept).toBe('text/event-stream')
+    expect(body).toEqual({
+      model: 'test-model',
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 512,
+      temperature: 0.2,
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'List files\n\nthen read a.txt' },
+        {
+          role: 'assistant', content: 'Looking.', tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'list_files', arguments: '{"dir":"."}' } },
+            { id: 'call_2', type: 'function', function: { name: 'read_file', arguments: '{}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: 'a.txt' },
+        { role: 'tool', tool_call_id: 'call_2', content: 'Error: missing path' },
+        { role: 'assistant', content: 'Done.' },
+        { role: 'user', content: 'thanks' },
+      ],
+      tools: [{ type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }],
+    })
+    expect(JSON.stringify(body)).not.toContain('thought')
+  })
+
+  it('lets the request choose the model and token limit, omits empty tools and honours streamUsage off', async () => {
+    server = await startServer([textReply('ok')])
+    const { provider } = providerFor(server.url, { maxTokens: 512, streamUsage: false })
+    await collect(provider.stream(request({ model: 'other-model', maxTokens: 64 }), new AbortController().signal))
+    const { body } = server.received[0]
+    expect(body.model).toBe('other-model')
+    expect(body.max_tokens).toBe(64)
+    expect(body).not.toHaveProperty('tools')
+    expect(body).not.toHaveProperty('stream_options')
+    expect(body).not.toHaveProperty('temperature')
+  })
+
+  it('sends the key as a Bearer header, extra headers too, and an assistant with only tool calls as null content', async () => {
+    server = await startServer([textReply('ok')])
+    const { provider } = providerFor(server.url, { headers: { 'x-team': 'core' } })
+    await collect(provider.stream(request({
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'go' }] },
+        { role: 'assistant', text: '', toolCalls: [{ id: 'c', name: 't', arguments: '{}' }] },
+        { role: 'tool', callId: 'c', name: 't', ok: true, content: 'r' },
+      ],
+    }), new AbortController().signal))
+    const { headers, body } = server.received[0]
+    expect(headers.authorization).toBe(`Bearer ${TEST_KEY}`)
+    expect(headers['x-team']).toBe('core')
+    expect(body.messages[1]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 't', arguments: '{}' } }] })
+  })
+})

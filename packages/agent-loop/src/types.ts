@@ -27,6 +27,11 @@ export interface Agent extends ToolAgent {
   send(message: MessageInput): UserMessage
   /** Adds a message to the next step of the running turn (or the next batch when idle). */
   steer(message: MessageInput): UserMessage
+  /**
+   * Takes the inbox as a batch in a later macrotask if it is not empty (returns whether work is pending).
+   * `resume` restores human inputs without waking the agent; this runs them without sending a new prompt.
+   */
+  wake(): boolean
   /** Returns true when the cancel was effective. */
   cancel(reason: CancelReason, options?: { turn?: number }): boolean
   whenIdle(): Promise<void>

@@ -1,0 +1,104 @@
+import type { Usage } from '@goalkeeper/session'
+import type { FinishReason, ModelError, ModelProvider, ModelRequest, ToolCall } from '@goalkeeper/model'
+import { describe } from './errors.ts'
+
+/** Everything one model call produced. */
+export interface ModelReply {
+  text: string
+  reasoning: string
+  toolCalls: ToolCall[]
+  usage?: Usage
+  /** Undefined when the call was aborted or the stream broke off without a `finish` chunk. */
+  finish?: FinishReason
+  /** Set for a `finish` with an error and for a provider that broke its contract (threw, no finish). */
+  error?: ModelError
+  aborted: boolean
+}
+
+const ABORTED = Symbol('aborted')
+
+/**
+ * Reads a provider's stream to its `finish` chunk. An abort wins at once, even over a provider that ignores
+ * its signal, so a cancel never waits on the network.
+ */
+export async function readModelStream(
+  provider: ModelProvider,
+  request: ModelRequest,
+  signal: AbortSignal,
+  onText: (text: string) => void,
+): Promise<ModelReply> {
+  const reply: ModelReply = { text: '', reasoning: '', toolCalls: [], aborted: false }
+  let onAbort!: () => void
+  const aborted = new Promise<typeof ABORTED>((resolve) => { onAbort = () => resolve(ABORTED) })
+  if (signal.aborted) onAbort()
+  else signal.addEventListener('abort', onAbort, { once: true })
+  let iterator: AsyncIterator<unknown> | undefined
+  try {
+    iterator = provider.stream(request, signal)[Symbol.asyncIterator]()
+    while (true) {
+      const next = iterator.next()
+      // The losing `next()` of a race must not become an unhandled rejection.
+      next.catch(() => {})
+      const result = await Promise.race([next, aborted])
+      if (result === ABORTED) break
+      if (result.done) break
+      if (take(reply, result.value as any, onText)) break
+    }
+  } catch (error) {
+    if (!signal.aborted) reply.error = { code: 'INTERNAL', message: `model provider failed: ${describe(error)}` }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
+  if (signal.aborted) {
+    reply.aborted = true
+    reply.finish = undefined
+    reply.error = undefined
+    // Let a generator run its cleanup; do not wait for one that hangs.
+    iterator?.return?.()?.catch?.(() => {})
+  } else if (!reply.finish && !reply.error) {
+    reply.error = { code: 'INTERNAL', message: 'model stream ended without a finish chunk' }
+  } else if (reply.finish) {
+    iterator?.return?.()?.catch?.(() => {})
+  }
+  if (reply.error && !reply.aborted) reply.finish = 'error'
+  return reply
+}
+
+/** Applies one chunk; returns true at the final chunk. Unknown chunk types are ignored for forward compatibility. */
+function take(reply: ModelReply, chunk: any, onText: (text: string) => void): boolean {
+  switch (chunk?.type) {
+    case 'text':
+      if (typeof chunk.text === 'string' && chunk.text) { reply.text += chunk.text; onText(chunk.text) }
+      return false
+    case 'reasoning':
+      if (typeof chunk.text === 'string') reply.reasoning += chunk.text
+      return false
+    case 'tool-call':
+      reply.toolCalls.push(toToolCall(chunk.call, reply.toolCalls))
+      return false
+    case 'usage':
+      if (chunk.usage) reply.usage = chunk.usage
+      return false
+    case 'finish':
+      reply.finish = chunk.reason
+      if (chunk.reason === 'error' || chunk.error) {
+        reply.error = {
+          code: typeof chunk.error?.code === 'string' ? chunk.error.code : 'INTERNAL',
+          message: typeof chunk.error?.message === 'string' ? chunk.error.message : 'model call failed',
+          ...(chunk.error?.retryAfterMs !== undefined ? { retryAfterMs: chunk.error.retryAfterMs } : {}),
+        }
+      }
+      return true
+    default:
+      return false
+  }
+}
+
+/** Call ids must be unique within a step: a result is matched to its call by id. */
+function toToolCall(call: any, previous: ToolCall[]): ToolCall {
+  const name = typeof call?.name === 'string' ? call.name : ''
+  const args = typeof call?.arguments === 'string' ? call.arguments : JSON.stringify(call?.arguments ?? {})
+  let id = typeof call?.id === 'string' && call.id ? call.id : `call_${previous.length + 1}`
+  while (previous.some((other) => other.id === id)) id += '_'
+  return { id, name, arguments: args }
+}

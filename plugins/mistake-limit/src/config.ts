@@ -1,0 +1,32 @@
+import Schema from 'schemastery'
+
+const Fields = Schema.object({
+  limit: Schema.natural().min(1).default(6)
+    .description('Consecutive mistake steps (tools failed, none succeeded) that stop the run.'),
+  countInvalidCalls: Schema.boolean().default(true)
+    .description('Count calls the model got wrong (INVALID_JSON, INVALID_ARGUMENTS, UNKNOWN_TOOL) as failures.'),
+  ignoreErrorCodes: Schema.array(Schema.string().min(1)).default(['TIMEOUT', 'DENIED', 'RATE_LIMIT', 'ABORTED'])
+    .description('Tool error codes that are not the model\'s mistake: such a failure neither counts nor resets.'),
+  decisionTimeoutMs: Schema.natural().min(1).default(30_000)
+    .description('How long to wait for a mistake-limit/reached decision before stopping.'),
+  answerEscalations: Schema.boolean().default(true)
+    .description('Answer policy/escalate (loop-guard) as an immediate limit hit, so the decision hook rules there too.'),
+})
+
+export type MistakeLimitConfig = Schemastery.TypeT<typeof Fields>
+
+/**
+ * Rejects unknown keys, so a typo does not silently fall back to a default. The default `{}` is fed
+ * through the transform as input, so a missing config yields every field's default.
+ */
+export const Config: Schema<Schemastery.TypeS<typeof Fields>, MistakeLimitConfig> = Schema.transform(Schema.any(), (raw: unknown) => {
+  if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+    const known = Object.keys(Fields.dict!)
+    for (const key of Object.keys(raw)) {
+      if (!known.includes(key)) {
+        throw new Schema.ValidationError(`unknown option (known options: ${known.join(', ')})`, { path: [key] })
+      }
+    }
+  }
+  return Fields(raw as Schemastery.TypeS<typeof Fields>)
+}).default({} as MistakeLimitConfig)

@@ -1,0 +1,43 @@
+import type { MistakeFailure, MistakeLimitState } from './types.ts'
+
+// Every text the model or the session sees comes from here (the README quotes them).
+
+const SHOWN_FAILURES = 3
+const FAILURE_CHARS = 200
+
+function clip(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim()
+  return line.length > FAILURE_CHARS ? `${line.slice(0, FAILURE_CHARS)}…` : line
+}
+
+function failureList(failures: readonly MistakeFailure[]): string {
+  if (!failures.length) return ''
+  const shown = failures.slice(-SHOWN_FAILURES).map((f) => `\`${f.tool}\` ${f.code}: ${clip(f.message)}`)
+  return ` Last errors: ${shown.join('; ')}.`
+}
+
+function decisionText(reason: string | undefined): string {
+  return reason?.trim() ? ` Decision: ${reason.trim()}.` : ''
+}
+
+/** The cause as one sentence, shared by the blocked reason and the session message. */
+function cause(state: MistakeLimitState): string {
+  return `${state.count} consecutive steps in which every tool call failed (limit ${state.limit}).${failureList(state.failures)}`
+}
+
+/** The goal's blocked reason message. */
+export function blockText(state: MistakeLimitState, reason?: string): string {
+  return `${cause(state)}${decisionText(reason)}`
+}
+
+/** The plugin message recorded in the session when a run outside a goal is stopped. */
+export function stopText(state: MistakeLimitState, reason?: string): string {
+  return `Mistake limit stopped this turn: ${cause(state)}${decisionText(reason)}`
+    + ' The session is kept; a new message continues from here.'
+}
+
+/** Steered when a decision says continue without guidance of its own. */
+export function defaultGuidance(state: MistakeLimitState): string {
+  return `Mistake limit: the last ${state.count} steps all failed. Before the next call, re-read the errors,`
+    + ' check the arguments against each tool\'s schema, and try a different approach instead of repeating what failed.'
+}

@@ -1,0 +1,37 @@
+import type { Agent, PolicyEscalation, PolicyVerdict } from '@goalkeeper/agent-loop'
+
+/** One failed tool call that counted as a mistake. */
+export interface MistakeFailure {
+  step: number
+  tool: string
+  code: string
+  message: string
+}
+
+/** What a `mistake-limit/reached` listener is told. */
+export interface MistakeLimitState {
+  turn: number
+  step: number
+  /** Consecutive mistake steps; equals `limit` when a policy escalation forced the limit. */
+  count: number
+  limit: number
+  /** `tool-failures`: the count reached the limit; `policy-escalation`: another policy (loop-guard) escalated. */
+  cause: 'tool-failures' | 'policy-escalation'
+  /** The counted failures of the most recent mistake step(s), oldest first (at most 10). */
+  failures: MistakeFailure[]
+  /** Set when `cause` is `policy-escalation`. */
+  escalation?: PolicyEscalation
+}
+
+/** A listener's answer: continue (the guidance is steered into the conversation) or stop. */
+export type MistakeLimitDecision = PolicyVerdict
+
+declare module 'cordis' {
+  interface Events {
+    /**
+     * The limit was reached. Dispatched as an awaited bail: the first listener that returns a decision
+     * rules; no decision, a throwing listener or no answer within `decisionTimeoutMs` means stop.
+     */
+    'mistake-limit/reached'(agent: Agent, state: MistakeLimitState): MistakeLimitDecision | undefined | Promise<MistakeLimitDecision | undefined>
+  }
+}

@@ -1,1 +1,28 @@
-export {}
+import type { Context } from 'cordis'
+import Schema from 'schemastery'
+import { goalToolsPrompt } from './prompt.ts'
+import { goalTools, type ToolGoalConfig } from './tools.ts'
+
+export { parseGoalCommand, GOAL_COMMAND_USAGE, type GoalCommand, type ParsedGoalCommand } from './command.ts'
+export { executeGoalCommand, type GoalCommandResult } from './execute-command.ts'
+export { formatGoalStatus } from './status.ts'
+export { authorityOf, type Authority, type UpdateAction } from './authority.ts'
+export type { ToolGoalConfig } from './tools.ts'
+
+export const name = 'tool-goal'
+export const inject = ['tools', 'goals']
+
+export const Config = Schema.object({
+  blockedThreshold: Schema.natural().default(3)
+    .description('Rounds that must have started before the model may block the goal from inside a goal round.'),
+})
+
+export const apply = (ctx: Context, config: ToolGoalConfig) => {
+  const prompt = goalToolsPrompt(config.blockedThreshold)
+  ctx.effect(function* () {
+    for (const tool of goalTools(ctx, config)) yield ctx.tools.register(tool)
+    yield ctx.on('agent/system-prompt', (_agent, parts) => {
+      parts.push(prompt)
+    })
+  }, 'tool-goal')
+}

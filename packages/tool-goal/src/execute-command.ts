@@ -1,0 +1,78 @@
+import type { Context } from 'cordis'
+import type { AgentRef, GoalState } from '@goalkeeper/goal'
+import type { ParsedGoalCommand } from './command.ts'
+import { GOAL_COMMAND_USAGE } from './command.ts'
+import { formatGoalStatus } from './status.ts'
+
+export interface GoalCommandResult {
+  ok: boolean
+  /** Text for the human: the status, or what went wrong and what to do instead. */
+  message: string
+  /** Error code when not ok (a `GoalErrorCode`, or `GOAL_COMMAND_INVALID`). */
+  code?: string
+  /** The goal after the command; undefined when there is none. */
+  goal?: GoalState
+}
+
+/** Command-specific next steps, appended to the domain's own advice. */
+const ADVICE: Record<string, string> = {
+  GOAL_ALREADY_EXISTS: 'Change it with /goal edit <objective>, or remove it with /goal clear and set a new one.',
+  GOAL_NOT_FOUND: 'Set one with /goal <objective>.',
+  GOAL_ROUND_LIMIT: 'Raise the cap with /goal edit --max-rounds N, then /goal resume.',
+  GOAL_INVALID_TRANSITION: 'See the goal with /goal.',
+}
+
+/** Runs a parsed `/goal` command for `agent` through `ctx.goals`. A human issued it, so it needs no further authority. */
+export function executeGoalCommand(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCommandResult {
+  try {
+    return run(ctx, agent, command)
+  } catch (error) {
+    const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'GOAL_COMMAND_FAILED'
+    const base = error instanceof Error ? error.message : String(error)
+    const advice = ADVICE[code]
+    let goal: GoalState | undefined
+    try {
+      goal = ctx.goals.get(agent)
+    } catch {
+      goal = undefined
+    }
+    return { ok: false, code, message: advice ? `${base} ${advice}` : base, goal }
+  }
+}
+
+function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCommandResult {
+  const goals = ctx.goals
+  if (command.kind === 'invalid') return { ok: false, code: 'GOAL_COMMAND_INVALID', message: command.message, goal: goals.get(agent) }
+  if (command.kind === 'show') {
+    const goal = goals.get(agent)
+    return { ok: true, message: formatGoalStatus(goal), goal }
+  }
+  if (command.kind === 'create') {
+    const input = command.maxGoalRounds === undefined ? { objective: command.objective } : { objective: command.objective, maxGoalRounds: command.maxGoalRounds }
+    return done('Goal set.', goals.create(agent, input))
+  }
+  const current = goals.get(agent)
+  if (!current) {
+    return { ok: false, code: 'GOAL_NOT_FOUND', message: `There is no goal to ${command.kind}. ${ADVICE.GOAL_NOT_FOUND}` }
+  }
+  const ref = { id: current.id, revision: current.revision }
+  switch (command.kind) {
+    case 'edit': {
+      const input: { objective?: string; maxGoalRounds?: number } = {}
+      if (command.objective !== undefined) input.objective = command.objective
+      if (command.maxGoalRounds !== undefined) input.maxGoalRounds = command.maxGoalRounds
+      return done('Goal updated.', goals.edit(agent, ref, input))
+    }
+    case 'pause': return done('Goal paused.', goals.pause(agent, ref))
+    case 'resume': return done('Goal resumed.', goals.resume(agent, ref))
+    case 'clear':
+      goals.clear(agent, ref)
+      return { ok: true, message: 'Goal cleared.' }
+    default:
+      return { ok: false, code: 'GOAL_COMMAND_INVALID', message: `Unknown /goal command.\n${GOAL_COMMAND_USAGE}` }
+  }
+}
+
+function done(title: string, goal: GoalState): GoalCommandResult {
+  return { ok: true, message: `${title}\n${formatGoalStatus(goal)}`, goal }
+}

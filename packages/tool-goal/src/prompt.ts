@@ -1,0 +1,26 @@
+import type { GoalState } from '@goalkeeper/goal'
+
+/** The system prompt section that explains the goal tools (added on `agent/system-prompt`). */
+export function goalToolsPrompt(blockedThreshold: number): string {
+  const blockRule = blockedThreshold > 0
+    ? `In a goal round, block is refused until ${blockedThreshold} rounds have started: before that, keep trying other approaches.`
+    : 'In a goal round, block is allowed from the first round.'
+  return [
+    '# Goal',
+    'This session can have one goal: an objective that is worked on in automatic rounds until it is complete, blocked, paused or out of rounds. Messages that start with <goal_round> are such rounds, not the user speaking.',
+    'Goal tools:',
+    '- get_goal: read the goal (goal_id, revision, phase, rounds used and cap, blocker). update_goal needs its goal_id and revision; if a revision is refused as stale, read the goal again.',
+    '- create_goal, and update_goal with action edit, pause or resume: only when the user asks for it in the current turn.',
+    '- update_goal action complete: only when the objective is achieved and you verified it with evidence from the workspace (files, command output, passing tests).',
+    `- update_goal action block with reason { code, message }: only when the goal cannot progress without outside help (missing access, a decision only the user can make). ${blockRule}`,
+    'complete and block are accepted in a user turn or in the current goal round. If work remains, leave the goal active and keep working.',
+  ].join('\n')
+}
+
+/** The one message added after the model itself completes or blocks the goal in a goal round. */
+export function wrapUpMessage(goal: GoalState): string {
+  const settled = goal.phase === 'blocked' && goal.blockedReason
+    ? `The goal is now blocked (${goal.blockedReason.code}: ${goal.blockedReason.message}).`
+    : 'The goal is now complete.'
+  return `${settled} Stop calling tools. Reply with a short summary of the evidence: what was done, how it was verified, and anything left open.`
+}

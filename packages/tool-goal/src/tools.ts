@@ -1,0 +1,145 @@
+import type { Context } from 'cordis'
+import type { BlockedReason, GoalRef, GoalState } from '@goalkeeper/goal'
+import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
+import { authorityOf, checkAuthority, type UpdateAction } from './authority.ts'
+import { goalView } from './status.ts'
+import { wrapUpMessage } from './prompt.ts'
+
+export interface ToolGoalConfig {
+  blockedThreshold: number
+}
+
+interface CreateArgs {
+  objective: string
+  max_rounds?: number
+}
+
+interface UpdateArgs {
+  goal_id: string
+  revision: number
+  action: UpdateAction
+  objective?: string
+  max_rounds?: number
+  reason?: { code: string; message: string }
+}
+
+const ACTIONS: UpdateAction[] = ['edit', 'pause', 'resume', 'complete', 'block']
+/** Which optional arguments each action reads; any other one is a mistake worth telling the model about. */
+const ACTION_ARGS: Record<UpdateAction, (keyof UpdateArgs)[]> = {
+  edit: ['objective', 'max_rounds'],
+  pause: [],
+  resume: [],
+  complete: [],
+  block: ['reason'],
+}
+
+export function goalTools(ctx: Context, config: ToolGoalConfig): ToolDefinition[] {
+  const getGoal: ToolDefinition<Record<string, never>> = {
+    name: 'get_goal',
+    description: 'Read the current goal of this session: goal_id, revision, objective, phase, rounds used and cap, and the blocker if blocked. Call it before update_goal to get goal_id and revision.',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    execute: (_args, call) => guarded(() => ok(ctx.goals.get(call.agent))),
+  }
+
+  const createGoal: ToolDefinition<CreateArgs> = {
+    name: 'create_goal',
+    description: 'Create the session goal, only when the user asked for it in this turn. Fails if a goal exists that is not complete.',
+    parameters: {
+      type: 'object',
+      properties: {
+        objective: { type: 'string', description: 'What must be true when the goal is done; concrete and checkable.' },
+        max_rounds: { type: 'integer', minimum: 1, description: 'Cap on automatic goal rounds (default from configuration).' },
+      },
+      required: ['objective'],
+      additionalProperties: false,
+    },
+    execute: (args, call) => guarded(() => {
+      const refusal = checkAuthority('create', authorityOf(call.turnSources, undefined), undefined, config.blockedThreshold)
+      if (refusal) return failure(refusal.code, refusal.message)
+      const input = args.max_rounds === undefined ? { objective: args.objective } : { objective: args.objective, maxGoalRounds: args.max_rounds }
+      return ok(ctx.goals.create(call.agent, input))
+    }),
+  }
+
+  const updateGoal: ToolDefinition<UpdateArgs> = {
+    name: 'update_goal',
+    description: 'Change the session goal. edit, pause and resume only when the user asked for it in this turn. '
+      + 'complete when the objective is achieved and verified; block when it cannot progress without outside help. '
+      + 'Name the goal_id and revision from get_goal; a stale revision is refused.',
+    parameters: {
+      type: 'object',
+      properties: {
+        goal_id: { type: 'string' },
+        revision: { type: 'integer', minimum: 1 },
+        action: { type: 'string', enum: ACTIONS },
+        objective: { type: 'string', description: 'edit only: the new objective.' },
+        max_rounds: { type: 'integer', minimum: 1, description: 'edit only: the new round cap.' },
+        reason: {
+          type: 'object',
+          description: 'block only: why the goal cannot progress.',
+          properties: {
+            code: { type: 'string', description: 'lower-kebab-case, e.g. "needs-credentials".' },
+            message: { type: 'string', description: 'What blocks the goal and the evidence for it.' },
+          },
+          required: ['code', 'message'],
+          additionalProperties: false,
+        },
+      },
+      required: ['goal_id', 'revision', 'action'],
+      additionalProperties: false,
+    },
+    execute: (args, call) => guarded(() => {
+      const live = ctx.goals.get(call.agent)
+      const authority = authorityOf(call.turnSources, live)
+      // Authority first: a caller without it learns nothing about its arguments or the goal.
+      const refusal = checkAuthority(args.action, authority, live, config.blockedThreshold)
+      if (refusal) return failure(refusal.code, refusal.message)
+      const misplaced = Object.keys(args).filter((key) => !['goal_id', 'revision', 'action', ...ACTION_ARGS[args.action]].includes(key))
+      if (misplaced.length) return failure('INVALID_ARGUMENTS', `${misplaced.join(', ')} does not apply to action "${args.action}"; leave it out.`)
+      const ref: GoalRef = { id: args.goal_id, revision: args.revision }
+      const goal = update(ctx, call, ref, args)
+      if (authority === 'goal-round' && (args.action === 'complete' || args.action === 'block')) {
+        call.agent.steer({ content: wrapUpMessage(goal), source: { kind: 'plugin', name: 'tool-goal' } })
+      }
+      return ok(goal)
+    }),
+  }
+
+  return [getGoal, createGoal, updateGoal]
+}
+
+function update(ctx: Context, call: ToolCallContext, ref: GoalRef, args: UpdateArgs): GoalState {
+  const goals = ctx.goals
+  switch (args.action) {
+    case 'edit': {
+      const input: { objective?: string; maxGoalRounds?: number } = {}
+      if (args.objective !== undefined) input.objective = args.objective
+      if (args.max_rounds !== undefined) input.maxGoalRounds = args.max_rounds
+      return goals.edit(call.agent, ref, input)
+    }
+    case 'pause': return goals.pause(call.agent, ref)
+    case 'resume': return goals.resume(call.agent, ref)
+    case 'complete': return goals.complete(call.agent, ref)
+    // A missing reason is refused by the goal domain with its own advice.
+    case 'block': return goals.block(call.agent, ref, args.reason as BlockedReason)
+  }
+}
+
+function ok(goal: GoalState | undefined): ToolResult {
+  return { ok: true, content: JSON.stringify({ goal: goalView(goal) }) }
+}
+
+function failure(code: string, message: string): ToolResult {
+  return { ok: false, content: message, error: { code, message } }
+}
+
+/** Domain errors (typed by `code`) become results the model can read and act on. */
+function guarded(run: () => ToolResult): ToolResult {
+  try {
+    return run()
+  } catch (error) {
+    const code = (error as { code?: unknown })?.code
+    const message = error instanceof Error ? error.message : String(error)
+    return failure(typeof code === 'string' ? code : 'TOOL_FAILED', message)
+  }
+}

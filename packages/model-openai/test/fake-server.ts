@@ -1,7 +1,8 @@
 import http from 'node:http'
+import { afterEach } from 'vitest'
 import { format as printf } from 'node:util'
 import type { AddressInfo } from 'node:net'
-import type { ModelChunk, ModelRequest } from '@goalkeeper/model'
+import type { ModelChunk, ModelError, ModelRequest } from '@goalkeeper/model'
 import { Config, resolveSettings, type ProviderSettings } from '../src/config.ts'
 import { createOpenAIProvider } from '../src/provider.ts'
 
@@ -112,3 +113,26 @@ export const collect = async (stream: AsyncIterable<ModelChunk>): Promise<ModelC
 }
 
 export const lastOf = (chunks: ModelChunk[]) => chunks[chunks.length - 1]
+
+export type TestServer = Awaited<ReturnType<typeof startServer>>
+
+/** A per-test server factory; every server it started is closed after each test. */
+export const useServers = () => {
+  const open: TestServer[] = []
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((server) => server.close()))
+  })
+  return async (handlers: Handler[]) => {
+    const server = await startServer(handlers)
+    open.push(server)
+    return server
+  }
+}
+
+/** Starts a server, streams one default request through a provider pointed at it, collects everything. */
+export const runOnce = async (serve: ReturnType<typeof useServers>, handlers: Handler[], overrides: Record<string, unknown> = {}) => {
+  const server = await serve(handlers)
+  const { provider, logs } = providerFor(server.url, overrides)
+  const chunks = await collect(provider.stream(request(), new AbortController().signal))
+  return { chunks, logs, received: server.received, finish: lastOf(chunks) as Extract<ModelChunk, { type: 'finish' }> & { error: ModelError } }
+}

@@ -1,18 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { collect, jsonError, lastOf, providerFor, request, startServer, textReply, type Handler } from './fake-server.ts'
+import { describe, expect, it } from 'vitest'
+import { jsonError, lastOf, runOnce, textReply, useServers, type Handler } from './fake-server.ts'
 
-let server: Awaited<ReturnType<typeof startServer>> | undefined
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-
-const run = async (handlers: Handler[], overrides: Record<string, unknown> = {}) => {
-  server = await startServer(handlers)
-  const { provider, logs } = providerFor(server.url, overrides)
-  const chunks = await collect(provider.stream(request(), new AbortController().signal))
-  return { chunks, logs, received: server.received, finish: lastOf(chunks) as any }
-}
+const serve = useServers()
+const run = (handlers: Handler[], overrides: Record<string, unknown> = {}) => runOnce(serve, handlers, overrides)
 
 const gaps = (received: { at: number }[]) => received.slice(1).map((entry, i) => entry.at - received[i].at)
 
@@ -66,7 +56,6 @@ describe('HTTP errors and retries', () => {
     const first = await run([jsonError(401, { error: { message: 'Authentication Fails, Your api key is invalid' } })])
     expect(first.received).toHaveLength(1)
     expect(first.finish.error).toMatchObject({ code: 'AUTH', message: 'openai-compatible: HTTP 401: Authentication Fails, Your api key is invalid' })
-    await server!.close()
     const second = await run([jsonError(403, 'Forbidden')])
     expect(second.finish.error).toMatchObject({ code: 'AUTH', message: 'openai-compatible: HTTP 403: Forbidden' })
   })
@@ -83,8 +72,6 @@ describe('HTTP errors and retries', () => {
       const { finish, received } = await run([jsonError(status, { error: { message: 'Model Not Exist' } })])
       expect(received).toHaveLength(1)
       expect(finish.error).toMatchObject({ code: 'BAD_REQUEST', message: `openai-compatible: HTTP ${status}: Model Not Exist` })
-      await server!.close()
-      server = undefined
     }
   })
 

@@ -1,18 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { collect, delta, frame, providerFor, request, sse, startServer, startSse, tick, usageFrame, type Handler } from './fake-server.ts'
+import { describe, expect, it } from 'vitest'
+import { delta, frame, runOnce, sse, startSse, tick, usageFrame, useServers, type Handler } from './fake-server.ts'
 
-let server: Awaited<ReturnType<typeof startServer>> | undefined
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-
-const run = async (handlers: Handler[], overrides: Record<string, unknown> = {}) => {
-  server = await startServer(handlers)
-  const { provider, logs } = providerFor(server.url, overrides)
-  const chunks = await collect(provider.stream(request(), new AbortController().signal))
-  return { chunks, logs, received: server.received }
-}
+const serve = useServers()
+const run = (handlers: Handler[], overrides: Record<string, unknown> = {}) => runOnce(serve, handlers, overrides)
 
 describe('stream decoding', () => {
   it('reassembles frames split mid-line across writes and several events coalesced in one write', async () => {
@@ -58,7 +48,7 @@ describe('stream decoding', () => {
   })
 
   it('maps the usage frame, including cached and reasoning tokens', async () => {
-    const { chunks } = await run([sse(
+    const { chunks, received } = await run([sse(
       delta({ content: 'ok' }),
       delta({}, 'stop'),
       usageFrame({ prompt_tokens: 120, completion_tokens: 40, prompt_tokens_details: { cached_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 30 } }),
@@ -68,7 +58,7 @@ describe('stream decoding', () => {
       { type: 'usage', usage: { inputTokens: 120, outputTokens: 40, cachedInputTokens: 100, reasoningTokens: 30 } },
       { type: 'finish', reason: 'stop' },
     ])
-    expect(server!.received[0].body.stream_options).toEqual({ include_usage: true })
+    expect(received[0].body.stream_options).toEqual({ include_usage: true })
   })
 
   it('maps DeepSeek cache-hit tokens', async () => {

@@ -1,0 +1,70 @@
+import path from 'node:path'
+import { lstat, readlink, realpath, stat } from 'node:fs/promises'
+import { WorkspaceError } from './errors.ts'
+
+export interface Resolved {
+  /** Real absolute path to operate on (symlinks resolved, possibly not existing yet). */
+  real: string
+  /** The path as the model should refer to it: relative to the root, `.` for the root itself. */
+  shown: string
+  /** Real path of the root. */
+  root: string
+}
+
+const MAX_LINKS = 40
+
+export const within = (child: string, parent: string) =>
+  child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep)
+
+/**
+ * realpath for paths that may not exist yet: the longest existing prefix is resolved by the OS, and a
+ * dangling symlink on the way is followed by hand, so a new file below a link cannot land elsewhere.
+ */
+export async function realpathLoose(target: string, links = 0): Promise<string> {
+  try {
+    return await realpath(target)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error
+  }
+  const info = await lstat(target).catch(() => undefined)
+  if (info?.isSymbolicLink()) {
+    if (links >= MAX_LINKS) throw new WorkspaceError('PATH_LOOP', `Too many symbolic links while resolving ${target}.`)
+    return realpathLoose(path.resolve(path.dirname(target), await readlink(target)), links + 1)
+  }
+  const parent = path.dirname(target)
+  if (parent === target) return target
+  return path.join(await realpathLoose(parent, links), path.basename(target))
+}
+
+export async function realRoot(root: string): Promise<string> {
+  try {
+    const real = await realpath(root)
+    if (!(await stat(real)).isDirectory()) throw new Error('not a directory')
+    return real
+  } catch {
+    throw new WorkspaceError('ROOT_NOT_FOUND', `The workspace root ${root} does not exist or is not a directory.`)
+  }
+}
+
+/**
+ * Resolves `input` (relative to the root, or absolute inside it) and refuses anything whose real
+ * location is outside the root: `..` escapes, foreign absolute paths and symlinks pointing out.
+ * Known limit: a link swapped in between this check and the operation is not detected.
+ */
+export async function resolveInside(root: string, input: string): Promise<Resolved> {
+  if (input.includes('\0')) throw new WorkspaceError('INVALID_PATH', 'Paths cannot contain NUL characters.')
+  const rootReal = await realRoot(root)
+  const lexical = path.resolve(root, input || '.')
+  // An absolute path may name the root either as configured or by its real path.
+  const base = within(lexical, path.resolve(root)) ? path.resolve(root) : within(lexical, rootReal) ? rootReal : undefined
+  if (!base) {
+    throw new WorkspaceError('PATH_OUTSIDE_ROOT', `Path "${input}" is outside the workspace root (${root}). Use a path relative to the root, without ".." leaving it.`)
+  }
+  const relative = path.relative(base, lexical)
+  const real = await realpathLoose(path.join(rootReal, relative))
+  if (!within(real, rootReal)) {
+    throw new WorkspaceError('PATH_OUTSIDE_ROOT', `Path "${input}" leads outside the workspace root (${root}) through a symbolic link; only files inside the root can be used.`)
+  }
+  return { real, shown: relative || '.', root: rootReal }
+}

@@ -1,0 +1,81 @@
+import { open, stat } from 'node:fs/promises'
+import { createInterface } from 'node:readline'
+import type { ToolDefinition } from '@goalkeeper/tools'
+import { WorkspaceError, fsError } from '../errors.ts'
+import { SNIFF_BYTES, looksBinary } from '../text.ts'
+import type { Workspace } from '../workspace.ts'
+
+interface Args { path: string; start_line?: number; end_line?: number }
+
+const number = (line: number) => String(line).padStart(6, ' ')
+
+export function readFileTool(ws: Workspace): ToolDefinition<Args> {
+  const cap = ws.limits.maxReadBytes
+  return {
+    name: 'read_file',
+    description: 'Read a text file in the workspace. Each output line starts with its line number and a tab '
+      + `(not part of the file). At most ${cap} bytes are returned per call; for longer files read further `
+      + 'ranges with start_line/end_line (1-based, inclusive). Binary files are refused.',
+    parameters: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'File path relative to the workspace root (an absolute path inside the root also works).' },
+        start_line: { type: 'integer', minimum: 1, description: 'First line to return (default 1).' },
+        end_line: { type: 'integer', minimum: 1, description: 'Last line to return (default: as far as the size limit allows).' },
+      },
+      required: ['path'],
+      additionalProperties: false,
+    },
+    async execute(args, call) {
+      const { real, shown } = await ws.resolve(call, args.path)
+      const start = args.start_line ?? 1
+      const end = args.end_line ?? Infinity
+      if (end < start) throw new WorkspaceError('INVALID_RANGE', `end_line (${end}) is before start_line (${start}).`)
+      const info = await stat(real).catch((error) => fsError(error, shown))
+      if (info.isDirectory()) throw new WorkspaceError('IS_A_DIRECTORY', `"${shown}" is a directory; use list_dir to see its contents.`)
+      if (!info.isFile()) throw new WorkspaceError('NOT_A_FILE', `"${shown}" is not a regular file.`)
+      if (info.size === 0) return `(empty file: ${shown})`
+
+      const handle = await open(real, 'r').catch((error) => fsError(error, shown))
+      try {
+        const { buffer, bytesRead } = await handle.read(Buffer.alloc(Math.min(SNIFF_BYTES, info.size)), 0, Math.min(SNIFF_BYTES, info.size), 0)
+        if (looksBinary(buffer.subarray(0, bytesRead))) {
+          throw new WorkspaceError('BINARY_FILE', `"${shown}" looks like a binary file (${info.size} bytes); read_file only shows text.`)
+        }
+        const stream = handle.createReadStream({ start: 0, autoClose: false })
+        const lines = createInterface({ input: stream, crlfDelay: Infinity })
+        const out: string[] = []
+        let bytes = 0
+        let line = 0
+        let stoppedBy: 'cap' | 'range' | undefined
+        for await (const text of lines) {
+          line += 1
+          if (line < start) continue
+          if (line > end) { stoppedBy = 'range'; break }
+          const rendered = `${number(line)}\t${text}`
+          const size = Buffer.byteLength(rendered) + 1
+          if (bytes + size > cap) {
+            stoppedBy = 'cap'
+            // A single line larger than the whole budget is still shown, cut, so the call makes progress.
+            if (!out.length) out.push(rendered.slice(0, cap) + ` [line ${line} cut at ${cap} bytes]`)
+            break
+          }
+          out.push(rendered)
+          bytes += size
+        }
+        lines.close()
+        stream.destroy()
+        if (line < start && !stoppedBy) return `[${shown} has ${line} lines; start_line ${start} is past the end.]`
+        if (stoppedBy === 'cap') {
+          const last = start + out.length - 1
+          out.push(`[Stopped at the ${cap}-byte limit after line ${last} of ${shown} (${info.size} bytes). Continue with start_line=${last + 1}.]`)
+        } else if (!stoppedBy && start > 1) {
+          out.push(`[End of file: ${shown} has ${line} lines.]`)
+        }
+        return out.join('\n')
+      } finally {
+        await handle.close()
+      }
+    },
+  }
+}

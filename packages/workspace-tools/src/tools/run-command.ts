@@ -1,0 +1,61 @@
+import { stat } from 'node:fs/promises'
+import type { ToolDefinition, ToolResult } from '@goalkeeper/tools'
+import { WorkspaceError, fsError } from '../errors.ts'
+import { runShell, type ShellResult } from '../process.ts'
+import type { Workspace } from '../workspace.ts'
+
+interface Args { command: string; cwd?: string; timeout_ms?: number }
+
+/** Environment variables whose names look like credentials are not passed to commands (their output reaches the session). */
+export const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)(_|$)/i
+
+export function commandEnv(scrub: boolean): NodeJS.ProcessEnv {
+  if (!scrub) return { ...process.env }
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !SECRET_NAME.test(name)))
+}
+
+function describeEnd(result: ShellResult, timeoutMs: number): string {
+  const seconds = (result.durationMs / 1000).toFixed(1)
+  if (result.killed === 'timeout') return `[Timed out after ${timeoutMs} ms; the command and its child processes were killed.]`
+  if (result.killed) return `[Stopped (${result.killed}) after ${seconds} s; the command and its child processes were killed.]`
+  if (result.exitSignal) return `[Killed by signal ${result.exitSignal} after ${seconds} s.]`
+  return `[Exit code ${result.exitCode} after ${seconds} s.]`
+}
+
+export function runCommandTool(ws: Workspace, running: Set<{ stop(): Promise<void> }>): ToolDefinition<Args> {
+  const { commandTimeoutMs, maxCommandTimeoutMs, maxOutputChars } = ws.limits
+  return {
+    name: 'run_command',
+    description: 'Run a shell command with /bin/sh -c in the workspace (or a subdirectory given as cwd). There is no stdin '
+      + `and no terminal. Default timeout ${commandTimeoutMs} ms (timeout_ms raises it, up to ${maxCommandTimeoutMs} ms); `
+      + 'on timeout the command and its children are killed. stdout and stderr are returned together, capped at '
+      + `${maxOutputChars} characters (the middle is cut). A non-zero exit code is reported as a failure with the output.`,
+    parameters: {
+      type: 'object',
+      properties: {
+        command: { type: 'string', minLength: 1, description: 'The shell command line.' },
+        cwd: { type: 'string', description: 'Working directory relative to the workspace root (default: the root).' },
+        timeout_ms: { type: 'integer', minimum: 1, description: `Timeout in milliseconds (default ${commandTimeoutMs}, at most ${maxCommandTimeoutMs}).` },
+      },
+      required: ['command'],
+      additionalProperties: false,
+    },
+    async execute(args, call): Promise<ToolResult> {
+      const { real, shown } = await ws.resolve(call, args.cwd ?? '.')
+      const info = await stat(real).catch((error) => fsError(error, shown))
+      if (!info.isDirectory()) throw new WorkspaceError('NOT_A_DIRECTORY', `cwd "${shown}" is not a directory.`)
+      const timeoutMs = Math.min(args.timeout_ms ?? commandTimeoutMs, maxCommandTimeoutMs)
+      const result = await runShell(args.command, {
+        cwd: real, timeoutMs, signal: call.signal, maxOutputChars, env: commandEnv(ws.scrubSecrets), running,
+      })
+      const content = `${result.output || '(no output)'}${result.output.endsWith('\n') ? '' : '\n'}${describeEnd(result, timeoutMs)}`
+      if (result.killed === 'timeout') return { ok: false, content, error: { code: 'COMMAND_TIMEOUT', message: `The command timed out after ${timeoutMs} ms.` } }
+      if (result.killed) return { ok: false, content, error: { code: 'ABORTED', message: 'The command was stopped before it finished.' } }
+      if (result.exitCode !== 0) {
+        const how = result.exitSignal ? `was killed by ${result.exitSignal}` : `exited with code ${result.exitCode}`
+        return { ok: false, content, error: { code: 'COMMAND_FAILED', message: `The command ${how}.` } }
+      }
+      return { ok: true, content }
+    },
+  }
+}

@@ -1,0 +1,100 @@
+import path from 'node:path'
+import { readFile, readdir, stat } from 'node:fs/promises'
+import type { ToolDefinition } from '@goalkeeper/tools'
+import { WorkspaceError, fsError } from '../errors.ts'
+import { globMatcher } from '../glob.ts'
+import { SKIPPED_DIRS, byName, looksBinary } from '../text.ts'
+import { checkAborted, type Workspace } from '../workspace.ts'
+
+interface Args { pattern: string; path?: string; glob?: string; case_sensitive?: boolean }
+
+/** Larger files are skipped (and counted): they are almost always generated or data. */
+export const MAX_FILE_BYTES = 2 * 1024 * 1024
+const MAX_LINE_CHARS = 300
+
+export function searchTool(ws: Workspace): ToolDefinition<Args> {
+  const cap = ws.limits.maxSearchResults
+  return {
+    name: 'search',
+    description: 'Search file contents with a JavaScript regular expression, line by line. Returns "path:line: text" '
+      + `for at most ${cap} matching lines. Skips node_modules, .git, binary files, symbolic links and files over `
+      + `${MAX_FILE_BYTES / 1024 / 1024} MB. Case-insensitive unless case_sensitive is true.`,
+    parameters: {
+      type: 'object',
+      properties: {
+        pattern: { type: 'string', minLength: 1, description: 'Regular expression (JavaScript syntax), e.g. "function\\s+main".' },
+        path: { type: 'string', description: 'File or directory to search, relative to the workspace root (default: the root).' },
+        glob: { type: 'string', description: 'Only search files matching this glob, e.g. "*.ts" (file name) or "src/**/*.test.ts" (path from `path`).' },
+        case_sensitive: { type: 'boolean', description: 'Match case exactly (default false).' },
+      },
+      required: ['pattern'],
+      additionalProperties: false,
+    },
+    async execute(args, call) {
+      let regexp: RegExp
+      try {
+        regexp = new RegExp(args.pattern, args.case_sensitive ? '' : 'i')
+      } catch (error) {
+        throw new WorkspaceError('INVALID_REGEX', `${(error as Error).message}. `
+          + 'Escape characters such as ( ) [ ] { } . * + ? | \\ with a backslash to match them literally.')
+      }
+      let matches: (relative: string) => boolean = () => true
+      if (args.glob) {
+        try {
+          matches = globMatcher(args.glob)
+        } catch (error) {
+          throw new WorkspaceError('INVALID_GLOB', `Invalid glob: ${(error as Error).message}.`)
+        }
+      }
+      const { real, shown, root } = await ws.resolve(call, args.path ?? '.')
+      const info = await stat(real).catch((error) => fsError(error, shown))
+      const results: string[] = []
+      let files = 0
+      let skippedLarge = 0
+      let capped = false
+
+      const searchFile = async (file: string) => {
+        checkAborted(call)
+        const bytes = await readFile(file).catch(() => undefined)
+        if (!bytes || looksBinary(bytes)) return
+        files += 1
+        const display = path.relative(root, file)
+        const lines = bytes.toString('utf8').split(/\r?\n/)
+        for (let i = 0; i < lines.length; i++) {
+          if (!regexp.test(lines[i])) continue
+          if (results.length >= cap) return void (capped = true)
+          const text = lines[i].length > MAX_LINE_CHARS ? `${lines[i].slice(0, MAX_LINE_CHARS)}...` : lines[i]
+          results.push(`${display}:${i + 1}: ${text}`)
+        }
+      }
+      const walk = async (dir: string, relative: string): Promise<void> => {
+        checkAborted(call)
+        const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
+        entries.sort((a, b) => byName(a.name, b.name))
+        for (const entry of entries) {
+          if (capped) return
+          const full = path.join(dir, entry.name)
+          const rel = relative ? `${relative}/${entry.name}` : entry.name
+          if (entry.isDirectory()) {
+            if (!SKIPPED_DIRS.has(entry.name)) await walk(full, rel)
+          } else if (entry.isFile() && matches(rel)) {
+            const size = (await stat(full).catch(() => undefined))?.size ?? 0
+            if (size > MAX_FILE_BYTES) skippedLarge += 1
+            else await searchFile(full)
+          }
+        }
+      }
+      if (info.isDirectory()) await walk(real, '')
+      else if (info.size > MAX_FILE_BYTES) skippedLarge += 1
+      else await searchFile(real)
+
+      const notes: string[] = []
+      if (capped) notes.push(`[Showing the first ${cap} matching lines; narrow the pattern, path or glob to see the rest.]`)
+      if (skippedLarge) notes.push(`[${skippedLarge} file(s) over ${MAX_FILE_BYTES / 1024 / 1024} MB were not searched.]`)
+      if (!results.length) {
+        return [`No matches for /${args.pattern}/${args.case_sensitive ? '' : 'i'} in ${shown} (${files} file(s) searched).`, ...notes].join('\n')
+      }
+      return [...results, ...notes].join('\n')
+    },
+  }
+}

@@ -1,4 +1,7 @@
+import type { Context } from 'cordis'
+import Schema from 'schemastery'
 import type { SessionRecord } from './records.ts'
+import { SessionStore } from './service.ts'
 import type { RepairReport, Session, SessionService } from './types.ts'
 
 export * from './records.ts'
@@ -15,4 +18,25 @@ declare module 'cordis' {
     /** A session opened for writing needed repair (torn line cut, repair records appended). */
     'session/repaired'(session: Session, report: RepairReport): void
   }
+}
+
+export const name = 'session'
+export const inject: string[] = []
+
+export const Config = Schema.object({
+  dir: Schema.string().default('.goalkeeper/sessions').description('Directory of the session files; a relative path is resolved against the working directory when the plugin starts.'),
+  flushDelayMs: Schema.natural().default(5).description('Longest wait before appended records are written (without fsync) in one batch.'),
+  maxBatchBytes: Schema.natural().default(1 << 20).description('Queued size that starts a write at once instead of waiting for flushDelayMs.'),
+  clock: Schema.function().hidden().description('Time source in epoch ms, for tests and embedding (default Date.now).'),
+})
+export type Config = Schemastery.TypeT<typeof Config>
+
+export const apply = (ctx: Context, config: Config) => {
+  const store = new SessionStore(ctx, { ...config, clock: config.clock as (() => number) | undefined })
+  // Yielded in this order so that teardown first withdraws the service (waiting for its dependents),
+  // then flushes and closes every session.
+  ctx.effect(function* () {
+    yield () => store.dispose()
+    yield ctx.provide('sessions', store)
+  }, 'sessions')
 }

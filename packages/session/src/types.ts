@@ -10,6 +10,8 @@ export interface Session {
   /** True for sessions opened with `{ readOnly: true }`: `append` throws. */
   readonly readOnly: boolean
   readonly closed: boolean
+  /** What opening this session for writing had to repair after a crash; absent when nothing was repaired. */
+  readonly repair?: RepairReport
   /** Appends a record (seq and at assigned here), queues it for write-behind, emits `session/event`. */
   append<T>(type: string, data: T): SessionRecord<T>
 }

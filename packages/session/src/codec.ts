@@ -1,0 +1,57 @@
+import type { SessionHeaderData, SessionRecord } from './records.ts'
+
+export const HEADER = 'session/header'
+
+/**
+ * Serialises one record as a JSONL line (without the newline) and returns the record as it will read
+ * back from disk. Keeping that parsed copy in memory, rather than the caller's object, means a later
+ * mutation by the caller cannot make memory and file disagree, and `undefined` fields vanish in both.
+ */
+export function encodeRecord<T>(seq: number, at: number, type: string, data: T): { line: string; record: SessionRecord<T> } {
+  let json: string | undefined
+  try {
+    json = JSON.stringify(data)
+  } catch (error) {
+    throw new TypeError(`record data of type "${type}" is not JSON-serialisable: ${(error as Error).message}`, { cause: error })
+  }
+  if (json === undefined) throw new TypeError(`record data of type "${type}" is not JSON-serialisable (undefined, a function or a symbol)`)
+  const line = `{"seq":${seq},"at":${at},"type":${JSON.stringify(type)},"data":${json}}`
+  return { line, record: { seq, at, type, data: JSON.parse(json) } }
+}
+
+export interface RecordProblem {
+  code: 'SESSION_CORRUPT' | 'SESSION_BAD_SEQ'
+  reason: string
+}
+
+/**
+ * Checks a parsed line against the envelope rules. Reasons never quote record contents: files may hold
+ * secrets typed by a user, and these reasons end up in logs.
+ */
+export function checkRecord(value: any, seq: number, id: string): RecordProblem | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return corrupt('is not a record object')
+  if (value.seq !== seq) {
+    const got = typeof value.seq === 'number' ? String(value.seq) : `a ${typeof value.seq}`
+    return { code: 'SESSION_BAD_SEQ', reason: `has seq ${got} where ${seq} was expected` }
+  }
+  if (typeof value.at !== 'number' || !Number.isFinite(value.at)) return corrupt('has no valid "at"')
+  if (typeof value.type !== 'string' || value.type === '') return corrupt('has no valid "type"')
+  if (!('data' in value)) return corrupt('has no "data"')
+  if (seq === 0) return value.type === HEADER ? checkHeader(value.data, id) : corrupt(`is not a ${HEADER}`)
+  if (value.type === HEADER) return corrupt(`repeats the ${HEADER}`)
+}
+
+function checkHeader(data: any, id: string): RecordProblem | undefined {
+  if (typeof data !== 'object' || data === null) return corrupt('has header data that is not an object')
+  if (data.version !== 1) return corrupt('has an unsupported header version')
+  if (data.id !== id) return corrupt('has a header whose id does not match the file name')
+  if (typeof data.createdAt !== 'number' || typeof data.cwd !== 'string') return corrupt('has a header without createdAt or cwd')
+}
+
+function corrupt(reason: string): RecordProblem {
+  return { code: 'SESSION_CORRUPT', reason }
+}
+
+export function headerOf(records: readonly SessionRecord[]): SessionHeaderData {
+  return records[0].data as SessionHeaderData
+}

@@ -1,0 +1,62 @@
+import { readFile } from 'node:fs/promises'
+import { checkRecord } from './codec.ts'
+import type { SessionRecord } from './records.ts'
+import { SessionError } from './types.ts'
+
+export interface LoadedFile {
+  records: SessionRecord[]
+  /** Length in bytes of the complete, valid lines; anything after it is a torn tail. */
+  goodBytes: number
+  /** The torn tail (bytes after the last newline, or an unparsable last line), if any. */
+  torn?: Buffer
+}
+
+const NEWLINE = 0x0a
+
+/**
+ * Reads a whole session file. The file is read once and decoded once: a session is held in memory
+ * anyway, and one `readFile` plus per-line `JSON.parse` is the fastest replay Node offers.
+ */
+export async function loadFile(file: string, id: string): Promise<LoadedFile> {
+  let buffer: Buffer
+  try {
+    buffer = await readFile(file)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionError('SESSION_NOT_FOUND', `session ${id} not found: ${file} does not exist`, file)
+    throw error
+  }
+  return parseBuffer(buffer, file, id)
+}
+
+export function parseBuffer(buffer: Buffer, file: string, id: string): LoadedFile {
+  const lastNewline = buffer.lastIndexOf(NEWLINE)
+  let goodBytes = lastNewline + 1
+  const text = buffer.toString('utf8', 0, goodBytes)
+  const records: SessionRecord[] = []
+  let start = 0
+  while (start < text.length) {
+    const end = text.indexOf('\n', start)
+    let value: unknown
+    try {
+      value = JSON.parse(text.slice(start, end))
+    } catch {
+      // A crash can leave the final line complete in length but garbage (e.g. zero-filled blocks), so an
+      // unparsable *last* line counts as torn. Anywhere else it is corruption the user must look at.
+      if (end === text.length - 1) {
+        goodBytes = buffer.lastIndexOf(NEWLINE, lastNewline - 1) + 1
+        break
+      }
+      throw corruptLine(file, records.length + 1, 'is not valid JSON')
+    }
+    const problem = checkRecord(value, records.length, id)
+    if (problem) throw new SessionError(problem.code, `${file}:${records.length + 1}: line ${problem.reason}`, file, records.length + 1)
+    records.push(value as SessionRecord)
+    start = end + 1
+  }
+  if (records.length === 0) throw new SessionError('SESSION_CORRUPT', `${file}:1: no complete session header (the file is empty or its only line is torn)`, file, 1)
+  return { records, goodBytes, torn: goodBytes < buffer.length ? buffer.subarray(goodBytes) : undefined }
+}
+
+function corruptLine(file: string, line: number, reason: string) {
+  return new SessionError('SESSION_CORRUPT', `${file}:${line}: line ${reason}`, file, line)
+}

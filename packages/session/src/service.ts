@@ -1,0 +1,289 @@
+import type { FileHandle } from 'node:fs/promises'
+import { mkdir, open as openFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Context, Logger } from 'cordis'
+import { encodeRecord, HEADER, headerOf } from './codec.ts'
+import { createFileExclusive, fsyncDir, saveSideFile } from './files.ts'
+import { assertSessionId, newSessionId } from './ids.ts'
+import { dispatchIsolated } from './isolated.ts'
+import { listSessions } from './list.ts'
+import type { SessionHeaderData, SessionRecord } from './records.ts'
+import { type PlannedRecord, planRepairs } from './repair.ts'
+import { loadFile } from './replay.ts'
+import { type SessionHost, SessionImpl } from './session.ts'
+import { type CreateOptions, type OpenOptions, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
+import { JsonlWriter } from './writer.ts'
+
+export interface StoreOptions {
+  dir: string
+  flushDelayMs: number
+  maxBatchBytes: number
+  clock?: () => number
+}
+
+const noop = () => {}
+const ID_ATTEMPTS = 10
+
+export class SessionStore implements SessionService {
+  readonly dir: string
+  private sessions = new Map<string, SessionImpl>()
+  /** Tail of the operations queued per id: open, create, fork and close of one id never interleave. */
+  private locks = new Map<string, Promise<void>>()
+  private stopped = false
+  private logger: Logger
+  private now: () => number
+  private host: SessionHost
+
+  constructor(private ctx: Context, private options: StoreOptions) {
+    this.dir = path.resolve(options.dir)
+    this.now = options.clock ?? Date.now
+    this.logger = ctx.logger('session')
+    this.host = {
+      now: this.now,
+      appended: (session, record) => dispatchIsolated(ctx, 'session/event', session, record),
+    }
+  }
+
+  get(id: string): Session | undefined {
+    return this.sessions.get(id)
+  }
+
+  async create(options: CreateOptions): Promise<Session> {
+    if (typeof options?.cwd !== 'string' || options.cwd === '') throw new TypeError('create needs options.cwd, the working directory to record')
+    checkParent(options.parent)
+    if (options.id !== undefined) assertSessionId(options.id)
+    const cwd = path.resolve(options.cwd)
+    return this.createNew(options.id, (id, at) => [{ type: HEADER, data: header(id, at, cwd, options.parent) }])
+  }
+
+  async open(id: string, options: OpenOptions = {}): Promise<Session> {
+    assertSessionId(id)
+    return this.exclusive(id, async () => {
+      this.assertRunning()
+      const existing = this.sessions.get(id)
+      if (existing && (options.readOnly || !existing.readOnly)) return existing
+      const file = this.fileOf(id)
+      if (!options.readOnly) return this.openWritable(id, file, existing)
+      const session = new SessionImpl(this.host, id, file, (await loadFile(file, id)).records)
+      this.sessions.set(id, session)
+      return session
+    })
+  }
+
+  list(): Promise<SessionSummary[]> {
+    return listSessions(this.dir, this.sessions, this.logger)
+  }
+
+  /**
+   * Copies records 1..uptoSeq of the source (as in memory when it is open here, else as on disk) into a
+   * new session, then closes whatever the cut left open, exactly like crash repair.
+   */
+  async fork(id: string, options: { uptoSeq: number; cwd?: string }): Promise<Session> {
+    assertSessionId(id)
+    this.assertRunning()
+    const source = this.sessions.get(id)?.records ?? (await loadFile(this.fileOf(id), id)).records
+    const uptoSeq = options?.uptoSeq
+    if (!Number.isInteger(uptoSeq) || uptoSeq < 0 || uptoSeq >= source.length) {
+      throw new SessionError('SESSION_BAD_SEQ', `cannot fork session ${id} at seq ${uptoSeq}: it holds seqs 0..${source.length - 1}`)
+    }
+    if (options.cwd !== undefined && (typeof options.cwd !== 'string' || options.cwd === '')) throw new TypeError('fork: cwd must be a non-empty string')
+    const cwd = path.resolve(options.cwd ?? headerOf(source).cwd)
+    return this.createNew(undefined, (newId, at) => {
+      const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, { id, seq: uptoSeq }) }]
+      for (let seq = 1; seq <= uptoSeq; seq++) planned.push({ type: source[seq].type, data: source[seq].data })
+      return planned.concat(planRepairs(planned))
+    })
+  }
+
+  async flush(session: Session): Promise<void> {
+    const impl = own(session)
+    if (!impl.writer) return
+    if (impl.closed) {
+      if (impl.writer.pending) throw new SessionError('SESSION_CLOSED', `session ${impl.id} was closed with ${impl.writer.pending} records that could not be saved`, impl.file)
+      return
+    }
+    try {
+      await impl.writer.flush()
+    } catch (error) {
+      const cause = error as NodeJS.ErrnoException
+      throw Object.assign(new Error(`cannot persist session ${impl.id} (${impl.writer.pending} records not durable): ${cause.message}`, { cause }), { code: cause.code })
+    }
+  }
+
+  async close(session: Session): Promise<void> {
+    const impl = own(session)
+    return this.exclusive(impl.id, () => this.closeNow(impl))
+  }
+
+  /** Plugin teardown: lets running operations finish, then flushes and closes every open session. */
+  async dispose(): Promise<void> {
+    this.stopped = true
+    await Promise.all(this.locks.values())
+    await Promise.all([...this.sessions.values()].map(async (session) => {
+      try {
+        await this.closeNow(session)
+      } catch (error) {
+        this.logger.error('session %s: %d records could not be saved to %s: %s', session.id, session.writer?.pending ?? 0, session.file, (error as Error).message)
+        await session.writer?.close().catch(noop)
+        session.markClosed()
+        this.sessions.delete(session.id)
+      }
+    }))
+  }
+
+  private async closeNow(session: SessionImpl): Promise<void> {
+    if (session.closed) return
+    session.beginClose()
+    if (session.writer) {
+      try {
+        await this.flush(session)
+      } catch (error) {
+        session.abortClose()
+        throw error
+      }
+      await session.writer.close()
+    }
+    session.markClosed()
+    if (this.sessions.get(session.id) === session) this.sessions.delete(session.id)
+  }
+
+  private async openWritable(id: string, file: string, existing: SessionImpl | undefined): Promise<SessionImpl> {
+    const loaded = await loadFile(file, id)
+    const handle = await openFile(file, 'r+')
+    let sideFile: string | undefined
+    try {
+      if (loaded.torn) {
+        // Keep the cut bytes before cutting them, so nothing is lost even if we crash in between.
+        sideFile = await saveSideFile(file, loaded.torn, this.now())
+        await handle.truncate(loaded.goodBytes)
+        await handle.sync()
+      }
+    } catch (error) {
+      await handle.close()
+      throw error
+    }
+    const session = existing ?? new SessionImpl(this.host, id, file, loaded.records)
+    session.attach(loaded.records, this.writerFor(session, handle, loaded.goodBytes))
+    this.sessions.set(id, session)
+    const appended = planRepairs(session.records).map(({ type, data }) => session.append(type, data))
+    if (appended.length) {
+      try {
+        await this.flush(session)
+      } catch (error) {
+        // The repair will be planned again by the next open; do not leave a half-repaired session around.
+        await session.writer!.close().catch(noop)
+        session.markClosed()
+        this.sessions.delete(id)
+        throw error
+      }
+    }
+    if (loaded.torn || appended.length) this.reportRepair(session, { sessionId: id, file, tornBytes: loaded.torn?.length ?? 0, ...(sideFile && { sideFile }), appended })
+    return session
+  }
+
+  private reportRepair(session: SessionImpl, report: RepairReport) {
+    session.repair = report
+    const torn = report.sideFile ? `cut a torn last line of ${report.tornBytes} bytes (kept in ${report.sideFile}); ` : ''
+    const closed = report.appended.map((record) => record.type).join(', ') || 'nothing'
+    this.logger.warn('session %s was not closed cleanly: %sappended %s', session.id, torn, closed)
+    dispatchIsolated(this.ctx, 'session/repaired', session, report)
+  }
+
+  /** Writes a complete new session file (header first), exclusively, and opens it for writing. */
+  private async createNew(explicitId: string | undefined, build: (id: string, at: number) => PlannedRecord[]): Promise<SessionImpl> {
+    for (let attempt = 1; ; attempt++) {
+      const id = explicitId ?? newSessionId(this.now())
+      try {
+        return await this.exclusive(id, async () => {
+          this.assertRunning()
+          const file = this.fileOf(id)
+          if (this.sessions.has(id)) throw exists(id, file)
+          const at = this.now()
+          const records: SessionRecord[] = []
+          let content = ''
+          for (const { type, data } of build(id, at)) {
+            const { line, record } = encodeRecord(records.length, at, type, data)
+            records.push(record)
+            content += `${line}\n`
+          }
+          await this.ensureDir()
+          await createFileExclusive(file, content).catch((error: NodeJS.ErrnoException) => {
+            throw error.code === 'EEXIST' ? exists(id, file) : error
+          })
+          const session = new SessionImpl(this.host, id, file, records)
+          session.attach(records, this.writerFor(session, await openFile(file, 'r+'), Buffer.byteLength(content)))
+          this.sessions.set(id, session)
+          return session
+        })
+      } catch (error) {
+        if (explicitId === undefined && error instanceof SessionError && error.code === 'SESSION_EXISTS' && attempt < ID_ATTEMPTS) continue
+        throw error
+      }
+    }
+  }
+
+  private writerFor(session: SessionImpl, handle: FileHandle, size: number): JsonlWriter {
+    return new JsonlWriter(session.file, handle, size, session.records.length - 1, {
+      delayMs: this.options.flushDelayMs,
+      maxBatchBytes: this.options.maxBatchBytes,
+      onBackgroundError: (error) => {
+        this.logger.warn('session %s: background write failed, records stay queued for the next flush: %s', session.id, (error as Error).message)
+      },
+      onDurable: () => {
+        this.ctx.parallel('session/flush', session).catch((error: unknown) => {
+          for (const e of error instanceof AggregateError ? error.errors : [error]) {
+            this.logger.error('listener of session/flush failed: %s', (e as Error)?.stack ?? e)
+          }
+        })
+      },
+    })
+  }
+
+  private async ensureDir() {
+    const created = await mkdir(this.dir, { recursive: true })
+    if (!created) return
+    // Each directory just made needs its entry in its parent made durable, up to the first one made.
+    for (let dir = this.dir; ; dir = path.dirname(dir)) {
+      await fsyncDir(path.dirname(dir))
+      if (dir === created) break
+    }
+  }
+
+  private fileOf(id: string) {
+    return path.join(this.dir, `${id}.jsonl`)
+  }
+
+  private assertRunning() {
+    if (this.stopped) throw new SessionError('SESSION_CLOSED', 'the session service has stopped')
+  }
+
+  private exclusive<T>(id: string, task: () => Promise<T>): Promise<T> {
+    const result = (this.locks.get(id) ?? Promise.resolve()).then(task)
+    const tail = result.then(noop, noop)
+    this.locks.set(id, tail)
+    tail.then(() => {
+      if (this.locks.get(id) === tail) this.locks.delete(id)
+    })
+    return result
+  }
+}
+
+function own(session: Session): SessionImpl {
+  if (!(session instanceof SessionImpl)) throw new TypeError('not a session of ctx.sessions')
+  return session
+}
+
+function exists(id: string, file: string) {
+  return new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file)
+}
+
+function header(id: string, at: number, cwd: string, parent: CreateOptions['parent']): SessionHeaderData {
+  return { version: 1, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }) }
+}
+
+function checkParent(parent: CreateOptions['parent']) {
+  if (parent === undefined) return
+  if (typeof parent !== 'object' || parent === null || typeof parent.id !== 'string' || !Number.isInteger(parent.seq) || parent.seq < 0) {
+    throw new TypeError('create: parent must be { id: string, seq: non-negative integer }')
+  }
+}

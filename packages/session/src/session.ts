@@ -1,0 +1,85 @@
+import { encodeRecord, HEADER, headerOf } from './codec.ts'
+import type { SessionHeaderData, SessionRecord } from './records.ts'
+import { type RepairReport, type Session, SessionError } from './types.ts'
+import type { JsonlWriter } from './writer.ts'
+
+/** What a session needs from the service that owns it. */
+export interface SessionHost {
+  now(): number
+  appended(session: SessionImpl, record: SessionRecord): void
+}
+
+export class SessionImpl implements Session {
+  repair?: RepairReport
+  /** Present while the session is writable. */
+  writer?: JsonlWriter
+  private list: SessionRecord[]
+  private lastAt = 0
+  private state: 'open' | 'closing' | 'closed' = 'open'
+
+  constructor(private host: SessionHost, readonly id: string, readonly file: string, records: SessionRecord[], writer?: JsonlWriter) {
+    this.list = records
+    this.attach(records, writer)
+  }
+
+  get header(): SessionHeaderData {
+    return headerOf(this.list)
+  }
+
+  get records(): readonly SessionRecord[] {
+    return this.list
+  }
+
+  get readOnly(): boolean {
+    return !this.writer
+  }
+
+  get closed(): boolean {
+    return this.state === 'closed'
+  }
+
+  get closing(): boolean {
+    return this.state !== 'open'
+  }
+
+  append<T>(type: string, data: T): SessionRecord<T> {
+    if (this.state !== 'open') throw new SessionError('SESSION_CLOSED', `session ${this.id} is closed`, this.file)
+    if (!this.writer) throw new SessionError('SESSION_READ_ONLY', `session ${this.id} is open read-only`, this.file)
+    if (typeof type !== 'string' || type === '') throw new TypeError('record type must be a non-empty string')
+    if (type === HEADER) throw new TypeError(`${HEADER} is written by create and fork, not appended`)
+    const seq = this.list.length
+    // The clock may step back (NTP, a VM resume); `at` must not.
+    const at = Math.max(this.host.now(), this.lastAt)
+    const { line, record } = encodeRecord(seq, at, type, data)
+    this.list.push(record)
+    this.lastAt = at
+    this.writer.push(`${line}\n`, seq)
+    this.host.appended(this, record)
+    return record
+  }
+
+  /**
+   * Replaces the records and the writer in place: how a read-only session becomes writable while
+   * every holder keeps the same object.
+   */
+  attach(records: SessionRecord[], writer: JsonlWriter | undefined) {
+    if (this.list !== records) {
+      this.list.length = 0
+      for (const record of records) this.list.push(record)
+    }
+    for (const record of records) if (record.at > this.lastAt) this.lastAt = record.at
+    this.writer = writer
+  }
+
+  beginClose() {
+    this.state = 'closing'
+  }
+
+  abortClose() {
+    if (this.state === 'closing') this.state = 'open'
+  }
+
+  markClosed() {
+    this.state = 'closed'
+  }
+}

@@ -1,0 +1,98 @@
+import { createReadStream } from 'node:fs'
+import { checkRecord } from './codec.ts'
+import type { SessionHeaderData, SessionRecord } from './records.ts'
+import { SessionError, type SessionSummary } from './types.ts'
+
+const TITLE_LENGTH = 80
+
+/** Text of the first human prompt, whitespace collapsed and shortened to about 80 characters. */
+export function titleOf(record: SessionRecord): string | undefined {
+  const message: any = record.type === 'input/queued' ? (record.data as any)?.message : record.type === 'user/message' ? record.data : undefined
+  if (message?.source?.kind !== 'human' || !Array.isArray(message.content)) return
+  const block = message.content.find((b: any) => b?.type === 'text' && typeof b.text === 'string' && b.text.trim())
+  if (!block) return
+  const text = block.text.replace(/\s+/g, ' ').trim()
+  const chars = Array.from(text)
+  return chars.length <= TITLE_LENGTH ? text : `${chars.slice(0, TITLE_LENGTH - 1).join('').trimEnd()}…`
+}
+
+/** Accumulates a summary record by record, for files and in-memory sessions alike. */
+export class SummaryBuilder {
+  private header?: SessionHeaderData
+  private count = 0
+  private updatedAt = 0
+  private title?: string
+
+  constructor(private id: string, private file: string) {}
+
+  add(record: SessionRecord) {
+    if (this.count === 0) this.header = record.data as SessionHeaderData
+    this.count++
+    this.updatedAt = record.at
+    this.title ??= titleOf(record)
+  }
+
+  build(): SessionSummary {
+    const header = this.header!
+    return {
+      id: this.id,
+      file: this.file,
+      createdAt: header.createdAt,
+      updatedAt: this.updatedAt,
+      records: this.count,
+      ...(this.title !== undefined && { title: this.title }),
+      cwd: header.cwd,
+      ...(header.parent && { parent: header.parent }),
+    }
+  }
+}
+
+export function summarizeRecords(id: string, file: string, records: readonly SessionRecord[]): SessionSummary {
+  const builder = new SummaryBuilder(id, file)
+  for (const record of records) builder.add(record)
+  return builder.build()
+}
+
+/**
+ * Summarises a session file while streaming it, so listing many large sessions holds one chunk at a
+ * time. Applies the replay rules: a torn last line is ignored, any other bad line fails.
+ */
+export async function summarizeFile(id: string, file: string): Promise<SessionSummary> {
+  const builder = new SummaryBuilder(id, file)
+  let seq = 0
+  let carry: Buffer | undefined
+  // An unparsable line is only torn if nothing follows it; remember it until the next line shows up.
+  let unparsable: number | undefined
+  const take = (line: Buffer) => {
+    if (unparsable !== undefined) throw corrupt(file, unparsable, 'is not valid JSON')
+    let value: unknown
+    try {
+      value = JSON.parse(line.toString('utf8'))
+    } catch {
+      unparsable = seq + 1
+      return
+    }
+    const problem = checkRecord(value, seq, id)
+    if (problem) throw new SessionError(problem.code, `${file}:${seq + 1}: line ${problem.reason}`, file, seq + 1)
+    builder.add(value as SessionRecord)
+    seq++
+  }
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+    let start = 0
+    let end = chunk.indexOf(0x0a)
+    if (end >= 0 && carry) {
+      take(Buffer.concat([carry, chunk.subarray(0, end)]))
+      carry = undefined
+      start = end + 1
+      end = chunk.indexOf(0x0a, start)
+    }
+    for (; end >= 0; start = end + 1, end = chunk.indexOf(0x0a, start)) take(chunk.subarray(start, end))
+    if (start < chunk.length) carry = carry ? Buffer.concat([carry, chunk.subarray(start)]) : chunk.subarray(start)
+  }
+  if (seq === 0) throw new SessionError('SESSION_CORRUPT', `${file}:1: no complete session header`, file, 1)
+  return builder.build()
+}
+
+function corrupt(file: string, line: number, reason: string) {
+  return new SessionError('SESSION_CORRUPT', `${file}:${line}: line ${reason}`, file, line)
+}

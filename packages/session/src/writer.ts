@@ -1,0 +1,204 @@
+import { type FileHandle, open, stat } from 'node:fs/promises'
+import { createFileExclusive, readAll, writeAll } from './files.ts'
+
+export interface WriterOptions {
+  /** How long appended lines may wait before a background write. */
+  delayMs: number
+  /** Queue size (in characters) that triggers a background write without waiting for the delay. */
+  maxBatchBytes: number
+  /** A background write failed; its lines stay queued for the next attempt. */
+  onBackgroundError(error: unknown): void
+  /** Every line up to `seq` is now written, fsync'd and verified to be at the file's path. */
+  onDurable(seq: number): void
+}
+
+const noop = () => {}
+
+/**
+ * Write-behind appender for one JSONL file.
+ *
+ * Layout of the file it owns: bytes [0, durableSize) are fsync'd and verified; [durableSize, size) are
+ * written but not yet fsync'd (kept in `unsynced`); then come `retry` and `queue`, not yet written.
+ * Writes are positional at `size`, so rewriting after a failure overwrites the same bytes instead of
+ * duplicating them. Only one cycle (write, or write + fsync + verify) runs at a time.
+ */
+export class JsonlWriter {
+  private queue: string[] = []
+  private queuedChars = 0
+  private retry?: Buffer
+  private unsynced: Buffer[] = []
+  private durableSize: number
+  private appendedSeq: number
+  private writtenSeq: number
+  private syncedSeq: number
+  /** The handle's file is no longer the one at `file` (unlinked or replaced). */
+  private detached = false
+  private cycle?: Promise<void>
+  private nextSync?: Promise<void>
+  private timer?: NodeJS.Timeout
+  private stopped = false
+
+  constructor(readonly file: string, private handle: FileHandle, private size: number, lastSeq: number, private options: WriterOptions) {
+    this.durableSize = size
+    this.appendedSeq = this.writtenSeq = this.syncedSeq = lastSeq
+  }
+
+  /** Number of records appended but not yet durable. */
+  get pending(): number {
+    return this.appendedSeq - this.syncedSeq
+  }
+
+  push(line: string, seq: number): void {
+    this.queue.push(line)
+    this.queuedChars += line.length
+    this.appendedSeq = seq
+    if (this.cycle || this.nextSync) return
+    if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
+    else this.timer ??= setTimeout(() => this.startBackground(), this.options.delayMs)
+  }
+
+  /**
+   * Resolves once every line pushed before the call is durable. Concurrent callers share the next
+   * sync cycle, so a burst of flushes costs one fsync. A sync cycle always runs, even with nothing
+   * queued, so that a file removed after its last write is noticed (and recreated) here.
+   */
+  flush(): Promise<void> {
+    this.nextSync ??= this.afterCurrentCycle().then(() => {
+      this.nextSync = undefined
+      return this.start(true)
+    })
+    return this.nextSync
+  }
+
+  /** Stops background writes and releases the handle; lines not yet flushed are dropped. */
+  async close(): Promise<void> {
+    this.stopped = true
+    this.clearTimer()
+    await this.nextSync?.catch(noop)
+    await this.cycle?.catch(noop)
+    await this.handle.close()
+  }
+
+  private async afterCurrentCycle(): Promise<void> {
+    this.clearTimer()
+    if (this.cycle) await this.cycle.catch(noop)
+  }
+
+  private clearTimer() {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private startBackground() {
+    this.timer = undefined
+    if (this.cycle || this.nextSync || this.detached || this.stopped) return
+    this.start(false).catch((error) => this.options.onBackgroundError(error))
+  }
+
+  private start(sync: boolean): Promise<void> {
+    this.clearTimer()
+    const cycle = this.runCycle(sync)
+    this.cycle = cycle
+    cycle.then(() => this.settle(true), () => this.settle(false))
+    return cycle
+  }
+
+  private settle(ok: boolean) {
+    this.cycle = undefined
+    // After a failure, wait for the next append or flush instead of retrying in a loop.
+    if (!ok || this.stopped || this.nextSync || this.timer || (!this.queue.length && !this.retry)) return
+    if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
+    else this.timer = setTimeout(() => this.startBackground(), this.options.delayMs)
+  }
+
+  private async runCycle(sync: boolean): Promise<void> {
+    if (this.detached) await this.reattach()
+    const lastSeq = this.appendedSeq
+    const chunk = this.take()
+    if (chunk) {
+      try {
+        await writeAll(this.handle, chunk, this.size)
+      } catch (error) {
+        this.retry = this.retry ? Buffer.concat([chunk, this.retry]) : chunk
+        throw error
+      }
+      this.size += chunk.length
+      this.unsynced.push(chunk)
+      this.writtenSeq = lastSeq
+    }
+    if (!sync) return
+    try {
+      await this.handle.sync()
+      await this.verify()
+    } catch (error) {
+      this.rewind()
+      throw error
+    }
+    this.durableSize = this.size
+    this.unsynced = []
+    if (this.writtenSeq > this.syncedSeq) {
+      this.syncedSeq = this.writtenSeq
+      this.options.onDurable(this.syncedSeq)
+    }
+  }
+
+  private take(): Buffer | undefined {
+    const parts: Buffer[] = []
+    if (this.retry) parts.push(this.retry)
+    if (this.queue.length) parts.push(Buffer.from(this.queue.join('')))
+    this.retry = undefined
+    this.queue = []
+    this.queuedChars = 0
+    if (parts.length < 2) return parts[0]
+    return Buffer.concat(parts)
+  }
+
+  /** After a failed fsync the written-but-unsynced bytes cannot be trusted: write them again next time. */
+  private rewind() {
+    if (this.unsynced.length) this.retry = Buffer.concat(this.retry ? [...this.unsynced, this.retry] : this.unsynced)
+    this.unsynced = []
+    this.size = this.durableSize
+    this.writtenSeq = this.syncedSeq
+  }
+
+  /** A write through an unlinked file "succeeds", so durability also needs the path to still lead to it. */
+  private async verify(): Promise<void> {
+    const [own, current] = await Promise.all([this.handle.stat(), stat(this.file).catch((error: NodeJS.ErrnoException) => error)])
+    if (current instanceof Error) {
+      if (current.code !== 'ENOENT' && current.code !== 'ENOTDIR') throw current
+      this.detached = true
+      throw Object.assign(new Error(`${this.file} no longer exists (the file or its directory was removed)`, { cause: current }), { code: current.code })
+    }
+    if (current.ino !== own.ino || current.dev !== own.dev) {
+      this.detached = true
+      throw replaced(this.file)
+    }
+  }
+
+  /**
+   * Recreates the file at its path from the durable prefix, which stays readable through the old
+   * handle even though no name points at it any more. Never overwrites whatever now sits at the path.
+   */
+  private async reattach(): Promise<void> {
+    const current = await stat(this.file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined
+      throw error
+    })
+    if (current) {
+      const own = await this.handle.stat()
+      if (current.ino !== own.ino || current.dev !== own.dev) throw replaced(this.file)
+      this.detached = false
+      return
+    }
+    const prefix = await readAll(this.handle, this.durableSize)
+    await createFileExclusive(this.file, prefix)
+    const old = this.handle
+    this.handle = await open(this.file, 'r+')
+    this.detached = false
+    await old.close().catch(noop)
+  }
+}
+
+function replaced(file: string) {
+  return Object.assign(new Error(`${file} was replaced by another file or directory; move it away so the session can be written again`), { code: 'EEXIST' })
+}

@@ -30,7 +30,13 @@ async function* streamCompletion(
   settings: ProviderSettings, logger: ProviderLogger, options: ProviderOptions, request: ModelRequest, signal: AbortSignal,
 ): AsyncGenerator<ModelChunk> {
   const aborted = (): ModelChunk => ({ type: 'finish', reason: 'error', error: { code: 'ABORTED', message: `${settings.name}: request aborted` } })
-  const body = JSON.stringify(buildRequestBody(request, settings))
+  let body: string
+  try {
+    body = JSON.stringify(buildRequestBody(request, settings))
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    return yield { type: 'finish', reason: 'error', error: { code: 'BAD_REQUEST', message: `${settings.name}: cannot build the request: ${message}` } }
+  }
   // Once a chunk reached the caller, a retry would duplicate output: from then on failures are final.
   let delivered = false
 

@@ -33,6 +33,8 @@ const toWire = (message: ModelMessage): WireMessage => {
     }
     case 'tool':
       return { role: 'tool', tool_call_id: message.callId, content: message.content }
+    default:
+      throw new TypeError(`unsupported message role ${JSON.stringify((message as { role?: unknown }).role)}`)
   }
 }
 

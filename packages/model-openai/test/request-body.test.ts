@@ -83,4 +83,12 @@ describe('request mapping', () => {
     expect(headers['x-team']).toBe('core')
     expect(body.messages[1]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 't', arguments: '{}' } }] })
   })
+
+  it('ends with BAD_REQUEST and sends nothing for a request it cannot map', async () => {
+    server = await startServer([textReply('never')])
+    const { provider } = providerFor(server.url)
+    const chunks = await collect(provider.stream(request({ messages: [{ role: 'robot' } as any] }), new AbortController().signal))
+    expect(chunks).toEqual([{ type: 'finish', reason: 'error', error: { code: 'BAD_REQUEST', message: 'openai-compatible: cannot build the request: unsupported message role "robot"' } }])
+    expect(server.received).toHaveLength(0)
+  })
 })

@@ -1,0 +1,158 @@
+// Shared test harness (spec: tests/HARNESS.md). Composes the real core plugins on a fresh Context;
+// only the model is scripted.
+import fs from 'node:fs'
+import fsp from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { Context, Logger, type Events, type Fiber } from 'cordis'
+import type { Session, SessionRecord } from '@goalkeeper/session'
+import type { ScriptedProvider } from '@goalkeeper/model'
+import type { Agent, CreateAgentOptions } from '@goalkeeper/agent-loop'
+
+export interface HarnessOptions {
+  /** Load the workspace tools, rooted at `workspace` (default true). */
+  workspaceTools?: boolean
+  /** agent-loop config. */
+  agentLoop?: Record<string, unknown>
+  /** session config (`dir` defaults to `<tmp>/sessions`). */
+  sessions?: Record<string, unknown>
+}
+
+export interface LogLine { level: string; name: string; text: string }
+export interface CapturedEvent { name: string; args: unknown[] }
+
+export interface Harness {
+  /** The root Context: services are reachable here (`root.agents`), and listeners added here outlive `dispose`. */
+  root: Context
+  /** Temp dir (removed by dispose). */
+  dir: string
+  sessionsDir: string
+  /** Workspace root for the workspace tools and the default cwd of agents. */
+  workspace: string
+  logs: LogLine[]
+  scripted: ScriptedProvider
+  /** `ctx.plugin` + await, inside the app fiber; disposed (in reverse load order) by `dispose`. */
+  load(plugin: any, config?: any): Promise<Fiber>
+  /** `ctx.agents.create` with the model defaulting to `scripted` and the cwd to `workspace`. */
+  createAgent(options?: Partial<CreateAgentOptions>): Promise<Agent>
+  /** In-memory records of a session. */
+  records(target: Agent | Session | string): SessionRecord[]
+  /** Records parsed from the session's JSONL file (call after a flush). */
+  readFile(target: Agent | Session | string): SessionRecord[]
+  /** Starts a live capture of the named events (call before acting); the returned array fills as they fire. */
+  events(names: string[]): CapturedEvent[]
+  /** Captured error-level log lines. */
+  errors(): string[]
+  /** Disposes the loaded plugins in reverse order, then the app fiber, then removes the temp dir. */
+  dispose(): Promise<void>
+}
+
+const WATERFALLS = new Set(['agent/prompt-submit'])
+
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'gk-'))
+  const sessionsDir = path.join(dir, 'sessions')
+  const workspace = path.join(dir, 'workspace')
+  await fsp.mkdir(sessionsDir, { recursive: true })
+  await fsp.mkdir(workspace, { recursive: true })
+
+  const root = new Context()
+  const logs: LogLine[] = []
+  const exporter = {
+    levels: { default: 3 },
+    formatters: { c: (value: unknown) => String(value) },
+    export: (message: any) => logs.push({ level: message.type, name: message.name, text: Logger.format(exporter as any, message) }),
+  }
+  root.logger.exporter(exporter)
+
+  // Plugins live in a child fiber, so disposing it keeps the root (and its log exporter) alive.
+  let app!: Context
+  const appFiber = root.plugin({ name: 'harness', apply: (ctx: Context) => { app = ctx } })
+  await appFiber
+  const fibers: Fiber[] = []
+  const load = async (plugin: any, config?: any) => {
+    const fiber = app.plugin(plugin, config)
+    fibers.push(fiber)
+    await fiber
+    return fiber
+  }
+
+  let disposed = false
+  const dispose = async () => {
+    if (disposed) return
+    disposed = true
+    try {
+      for (const fiber of fibers.reverse()) await fiber.dispose()
+      await appFiber.dispose()
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true })
+    }
+  }
+
+  try {
+    await load(await import('@goalkeeper/session'), { dir: sessionsDir, ...options.sessions })
+    await load(await import('@goalkeeper/model'), {})
+    await load(await import('@goalkeeper/tools'), {})
+    if (options.workspaceTools !== false) await load(await import('@goalkeeper/workspace-tools'), { root: workspace })
+    await load(await import('@goalkeeper/agent-loop'), options.agentLoop ?? {})
+    for (const service of ['sessions', 'models', 'tools', 'agents'] as const) {
+      if (!root.get(service)) throw new Error(`harness: service ctx.${service} did not start; see the logs:\n${errorLines(logs).join('\n')}`)
+    }
+  } catch (error) {
+    await dispose()
+    throw error
+  }
+
+  const sessionOf = (target: Agent | Session | string): Session => {
+    if (typeof target !== 'string') return 'session' in target ? target.session : target
+    const session = root.sessions.get(target)
+    if (!session) throw new Error(`harness: session ${target} is not open`)
+    return session
+  }
+
+  const fileOf = (target: Agent | Session | string): string => {
+    if (typeof target !== 'string') return sessionOf(target).file
+    const open = root.sessions.get(target)
+    if (open) return open.file
+    for (const name of fs.readdirSync(sessionsDir)) {
+      if (!name.endsWith('.jsonl')) continue
+      const file = path.join(sessionsDir, name)
+      const first = fs.readFileSync(file, 'utf8').split('\n', 1)[0]
+      try {
+        if (JSON.parse(first)?.data?.id === target) return file
+      } catch {}
+    }
+    throw new Error(`harness: no session file for ${target} in ${sessionsDir}`)
+  }
+
+  return {
+    root,
+    dir,
+    sessionsDir,
+    workspace,
+    logs,
+    get scripted() {
+      return root.models.get('scripted') as ScriptedProvider
+    },
+    load,
+    createAgent: (agentOptions = {}) => root.agents.create({ model: 'scripted', cwd: workspace, ...agentOptions }),
+    records: (target) => [...sessionOf(target).records],
+    readFile: (target) => fs.readFileSync(fileOf(target), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)),
+    events(names) {
+      const captured: CapturedEvent[] = []
+      for (const name of names) {
+        const listener = WATERFALLS.has(name)
+          ? (...args: any[]) => { captured.push({ name, args: args.slice(0, -1) }); return args[args.length - 1]() }
+          : (...args: unknown[]) => { captured.push({ name, args }) }
+        root.on(name as keyof Events, listener as any)
+      }
+      return captured
+    },
+    errors: () => errorLines(logs),
+    dispose,
+  }
+}
+
+function errorLines(logs: LogLine[]) {
+  return logs.filter((line) => line.level === 'error').map((line) => `${line.name}: ${line.text}`)
+}

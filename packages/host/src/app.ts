@@ -1,0 +1,94 @@
+import path from 'node:path'
+import { Context } from 'cordis'
+import { createConsoleExporter, DEFAULT_LOG_LEVEL, type LogLevelName, parseLogLevel } from './console-exporter.ts'
+import type { Env } from './env.ts'
+import { Loader } from './loader.ts'
+import type { LoadReport } from './report.ts'
+import { type InterruptHandler, SignalController } from './signals.ts'
+
+export interface StartAppOptions {
+  /** Path of the cordis.yml, relative to `cwd` (default `cordis.yml`). */
+  config?: string
+  /** Base directory for `config` (default: process.cwd()). The process's own cwd is not changed. */
+  cwd?: string
+  /** Console log level (default `warn`). */
+  logLevel?: LogLevelName | number
+  /** Reload the composition when the cordis.yml changes. */
+  watch?: boolean
+  /** Variables for `${VAR}` in cordis.yml and for masking secrets in logs (default: process.env). */
+  env?: Env
+  /** Where log lines go (default: process.stderr). */
+  stderr?: { write(text: string): unknown; isTTY?: boolean }
+  /**
+   * Install SIGINT/SIGTERM handling: an ordered shutdown, then `exit(code)` (default: process.exit once
+   * stdout and stderr are flushed). Off by default so that tests and embedders keep control.
+   */
+  signals?: boolean | { exit: (code: number) => void }
+}
+
+export interface App {
+  /** The root context: it holds the console log exporter, which outlives the app fiber. */
+  root: Context
+  /** The app's own context (a child fiber of the root); the loader's entries live under it. */
+  ctx: Context
+  loader: Loader
+  /** Result of the first load. */
+  report: LoadReport
+  signals: SignalController | undefined
+  /** Registers a SIGINT handler (see SignalController.onInterrupt); a no-op without `signals`. */
+  onInterrupt(handler: InterruptHandler): () => void
+  /** Ordered shutdown: entries in reverse cordis.yml order, each awaited, then the app fiber. Idempotent. */
+  shutdown(): Promise<void>
+  /** Resolves when the shutdown is complete, whoever started it. */
+  closed: Promise<void>
+}
+
+/** Loads a cordis.yml into a fresh Cordis app with a console log exporter: what every CLI command starts from. */
+export async function startApp(options: StartAppOptions = {}): Promise<App> {
+  const file = path.resolve(options.cwd ?? process.cwd(), options.config ?? 'cordis.yml')
+  const stderr = options.stderr ?? process.stderr
+  const level = parseLogLevel(options.logLevel ?? DEFAULT_LOG_LEVEL)
+  const root = new Context()
+  root.logger.exporter(createConsoleExporter({ level, stream: stderr, env: options.env }))
+  // The app lives in a child fiber: disposing the root would also remove the exporter before the
+  // shutdown's own log lines are out.
+  let ctx!: Context
+  const fiber = await root.plugin({ name: 'app', apply: (inner: Context) => void (ctx = inner) })
+  const loader = new Loader(ctx, { file, env: options.env })
+  let report: LoadReport
+  try {
+    report = await loader.load()
+  } catch (error) {
+    await fiber.dispose()
+    throw error
+  }
+  if (options.watch) loader.watch()
+
+  let signals: SignalController | undefined
+  let closing: Promise<void> | undefined
+  let markClosed!: () => void
+  const closed = new Promise<void>((resolve) => (markClosed = resolve))
+  const shutdown = () =>
+    (closing ??= (async () => {
+      try {
+        await loader.dispose()
+        await fiber.dispose()
+      } finally {
+        signals?.uninstall()
+        markClosed()
+      }
+    })())
+
+  if (options.signals) {
+    const exit = typeof options.signals === 'object' ? options.signals.exit : exitAfterFlush
+    signals = new SignalController({ shutdown, exit, note: (line) => stderr.write(`goalkeeper: ${line}\n`) }).install()
+  }
+  const onInterrupt = (handler: InterruptHandler) => signals?.onInterrupt(handler) ?? (() => {})
+  return { root, ctx, loader, report, signals, onInterrupt, shutdown, closed }
+}
+
+/** process.exit can cut off output still buffered for a pipe; wait until both streams have taken theirs. */
+export async function exitAfterFlush(code: number): Promise<never> {
+  await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))))
+  process.exit(code)
+}

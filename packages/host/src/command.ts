@@ -1,0 +1,48 @@
+import type { Command } from 'commander'
+import type { App, StartAppOptions } from './app.ts'
+
+/** The global options, resolved: `goalkeeper [global options] <command>`. */
+export interface GlobalOptions {
+  /** Absolute path of the cordis.yml. */
+  config: string
+  /** Absolute working directory (the process has already changed into it). */
+  cwd: string
+  /** 0 error, 1 warn, 2 info, 3 debug. */
+  logLevel: number
+  watch: boolean
+  /** One JSON value per line on stdout instead of text. */
+  json: boolean
+}
+
+/** What a command gets from the CLI framework. */
+export interface CommandContext {
+  globals: GlobalOptions
+  /**
+   * Loads the composition with the global options (overridable), with SIGINT/SIGTERM handling installed.
+   * Every app started here is shut down in order when the command returns.
+   */
+  startApp(overrides?: Partial<StartAppOptions>): Promise<App>
+  /** A line of the command's result on stdout, secrets masked. */
+  print(line: string): void
+  /** One JSON value as one line on stdout, secrets masked. */
+  printJson(value: unknown): void
+  /** Progress for the person at the terminal, on stderr. */
+  note(line: string): void
+}
+
+/**
+ * One CLI command, in its own file under `src/commands/` and listed in `src/commands/index.ts`.
+ * `run` resolves to an exit code (see ExitCode); a thrown HostError becomes one line with its hint.
+ */
+export interface CommandDefinition {
+  name: string
+  description: string
+  /** Adds arguments, options and help text to the (already named and described) commander command. */
+  configure?(command: Command): void
+  /** `args` are the declared positional arguments in order, `options` the command's own options. */
+  run(context: CommandContext, args: unknown[], options: Record<string, any>): Promise<number>
+  /** Run this command when none is named on the command line. */
+  isDefault?: boolean
+}
+
+export const defineCommand = (definition: CommandDefinition): CommandDefinition => definition

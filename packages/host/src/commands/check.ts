@@ -1,0 +1,28 @@
+import type { CommandContext } from '../command.ts'
+import { defineCommand } from '../command.ts'
+import { ExitCode } from '../exit-codes.ts'
+import { formatReport, type LoadReport, reportJson, summarizeChanges } from '../report.ts'
+
+function show(cli: CommandContext, report: LoadReport, type: 'check' | 'reload') {
+  if (cli.globals.json) return cli.printJson(reportJson(type, report))
+  if (type === 'reload') {
+    cli.print(report.error ? `reload failed: ${report.error}; kept the running composition` : `reloaded: ${summarizeChanges(report.changes)}`)
+  }
+  for (const line of formatReport(report)) cli.print(line)
+}
+
+export default defineCommand({
+  name: 'check',
+  description: 'load the composition and report which entries loaded and which failed (with --watch: keep reloading)',
+  configure: (command) =>
+    command.addHelpText('after', '\nExits with 0 when every enabled entry loaded, 64 when one failed or waits for a service.'),
+  async run(cli) {
+    const app = await cli.startApp()
+    show(cli, app.report, 'check')
+    if (!cli.globals.watch) return app.report.ok ? ExitCode.OK : ExitCode.USAGE
+    app.loader.on('reload', (report) => show(cli, report, 'reload'))
+    cli.note(`watching ${app.loader.file} for changes (Ctrl-C to stop)`)
+    await app.closed
+    return ExitCode.OK
+  },
+})

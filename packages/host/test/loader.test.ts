@@ -1,0 +1,247 @@
+import { readFile } from 'node:fs/promises'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { Loader } from '../src/index.ts'
+import { captureContext, makeFixtureDir, type Probe, removeDir, resetProbe, writeYml } from './fixtures.ts'
+
+let dir: string
+let probe: Probe
+const loaders: Loader[] = []
+
+beforeEach(async () => {
+  dir = await makeFixtureDir()
+  probe = resetProbe()
+})
+
+afterEach(async () => {
+  for (const loader of loaders.splice(0)) await loader.dispose()
+  await removeDir(dir)
+})
+
+async function load(text: string, env: Record<string, string> = {}) {
+  const { file, bytes } = await writeYml(dir, text)
+  const { root, logs } = captureContext()
+  const loader = new Loader(root, { file, env })
+  loaders.push(loader)
+  const report = await loader.load()
+  return { loader, report, logs, file, bytes }
+}
+
+const statuses = (loader: Loader) => Object.fromEntries(loader.entries.map((entry) => [entry.id, entry.status]))
+
+describe('loading cordis.yml', () => {
+  it('loads a valid composition, resolving package names and relative paths from the file directory', async () => {
+    const loaded: string[] = []
+    const { file, bytes } = await writeYml(dir, `
+# a comment that must survive
+- id: pkg
+  name: '@fixture/counter'
+  config: { label: pkg, maxSteps: 3 }
+- id: local
+  name: ./counter.mjs
+  config:
+    label: local
+`)
+    const { root } = captureContext()
+    const loader = new Loader(root, { file, env: {} })
+    loaders.push(loader)
+    loader.on('entry-loaded', (entry) => loaded.push(entry.id))
+    const report = await loader.load()
+
+    expect(report.ok).toBe(true)
+    expect(report.loaded).toEqual(['pkg', 'local'])
+    expect(loaded).toEqual(['pkg', 'local'])
+    expect(probe.configs.pkg).toEqual({ label: 'pkg', maxSteps: 3 })
+    expect(probe.applies).toEqual({ pkg: 1, local: 1 })
+    expect(loader.get('pkg')?.fiber?.state).toBe(2)
+    expect(await readFile(file)).toEqual(bytes)
+  })
+
+  it('reports invalid config with the entry id and the field path, and keeps the other entries running', async () => {
+    const { loader, report, logs } = await load(`
+- id: first
+  name: ./counter.mjs
+  config: { label: first }
+- id: agent
+  name: ./counter.mjs
+  config: { label: agent, maxSteps: x }
+- id: last
+  name: ./counter.mjs
+  config: { label: last }
+`)
+    const line = 'entry "agent": config.maxSteps: expected a number, got "x"'
+    expect(report.ok).toBe(false)
+    expect(report.failed).toEqual(['agent'])
+    expect(report.loaded).toEqual(['first', 'last'])
+    expect(loader.get('agent')?.error).toBe(line)
+    expect(logs).toContain(`[error] loader ${line}`)
+    expect(probe.applies).toEqual({ first: 1, last: 1 })
+  })
+
+  it('reports a package that can not be found', async () => {
+    const { report, loader } = await load(`
+- id: ghost
+  name: '@fixture/does-not-exist'
+- id: ok
+  name: ./counter.mjs
+`)
+    expect(report.failed).toEqual(['ghost'])
+    expect(loader.get('ghost')?.error).toMatch(/^entry "ghost": name: cannot find package "@fixture\/does-not-exist" from /)
+    expect(statuses(loader)).toEqual({ ghost: 'failed', ok: 'loaded' })
+  })
+
+  it('reports a plugin whose apply throws; Cordis\'s own error reaches the log too', async () => {
+    const { report, loader, logs } = await load(`
+- id: boom
+  name: ./throws.mjs
+- id: ok
+  name: ./counter.mjs
+`)
+    expect(report.failed).toEqual(['boom'])
+    expect(loader.get('boom')?.error).toBe('entry "boom": apply failed: boom in apply')
+    expect(loader.get('boom')?.fiber).toBeUndefined()
+    expect(logs.some((line) => line.startsWith('[error] throws') && line.includes('boom in apply'))).toBe(true)
+    expect(statuses(loader).ok).toBe('loaded')
+  })
+
+  it('does not start a disabled entry', async () => {
+    const { report, loader } = await load(`
+- id: on
+  name: ./counter.mjs
+  config: { label: on }
+- id: off
+  name: ./counter.mjs
+  disabled: true
+  config: { label: off }
+`)
+    expect(report.ok).toBe(true)
+    expect(report.disabled).toEqual(['off'])
+    expect(probe.applies).toEqual({ on: 1 })
+    expect(loader.get('off')?.fiber).toBeUndefined()
+  })
+
+  it('injects environment values: inside strings, as exact typed values, with defaults and escapes', async () => {
+    const { report, logs } = await load(`
+- id: raw
+  name: ./raw.mjs
+  config:
+    label: raw
+    url: http://\${GK_HOST}:\${GK_PORT}/v1
+    port: \${GK_PORT}
+    verbose: \${GK_VERBOSE}
+    model: \${GK_MODEL:-small}
+    empty: \${GK_EMPTY:-fallback}
+    literal: $\${GK_HOST}
+    nested: [{ key: '\${GK_KEY}' }]
+- id: toggled
+  name: ./counter.mjs
+  disabled: \${GK_DISABLE:-false}
+  config: { label: toggled }
+- id: missing
+  name: ./raw.mjs
+  config: { label: missing, token: '\${GK_NOT_SET}' }
+`, { GK_HOST: 'localhost', GK_PORT: '8080', GK_VERBOSE: 'true', GK_EMPTY: '', GK_KEY: 'k-1' })
+    expect(probe.configs.raw).toEqual({
+      label: 'raw',
+      url: 'http://localhost:8080/v1',
+      port: 8080,
+      verbose: true,
+      model: 'small',
+      empty: 'fallback',
+      literal: '${GK_HOST}',
+      nested: [{ key: 'k-1' }],
+    })
+    expect(report.loaded).toEqual(['raw', 'toggled'])
+    expect(report.failed).toEqual(['missing'])
+    const line = 'entry "missing": config.token: environment variable GK_NOT_SET is not set (write ${GK_NOT_SET:-} to make it optional)'
+    expect(logs).toContain(`[error] loader ${line}`)
+    expect(probe.configs.missing).toBeUndefined()
+  })
+
+  it('loads nested groups; a disabled group disables its entries', async () => {
+    const { report, loader } = await load(`
+- id: tools
+  group: true
+  config:
+    - id: one
+      name: ./counter.mjs
+      config: { label: one }
+    - id: inner
+      group: true
+      config:
+        - id: two
+          name: ./counter.mjs
+          config: { label: two }
+- id: guards
+  group: true
+  disabled: true
+  config:
+    - id: three
+      name: ./counter.mjs
+      config: { label: three }
+- id: broken
+  group: true
+  config: { not: a list }
+`)
+    expect(report.loaded).toEqual(['one', 'two'])
+    expect(report.disabled).toEqual(['three'])
+    expect(loader.get('two')?.groups).toEqual(['tools', 'inner'])
+    expect(statuses(loader)).toMatchObject({ tools: 'loaded', inner: 'loaded', guards: 'disabled', broken: 'failed' })
+    expect(loader.get('broken')?.error).toBe('entry "broken": config: a group\'s config must be a list of entries, got a mapping')
+    expect(probe.applies).toEqual({ one: 1, two: 1 })
+  })
+
+  it('reports malformed entries and duplicate ids without stopping the others', async () => {
+    const { report, loader } = await load(`
+- just a string
+- id: typo
+  name: ./counter.mjs
+  disable: true
+- id: twice
+  name: ./counter.mjs
+  config: { label: twice }
+- id: twice
+  name: ./counter.mjs
+  config: { label: again }
+- name: ./counter.mjs
+  config: { label: anonymous }
+`)
+    const errors = loader.entries.filter((entry) => entry.error).map((entry) => entry.error)
+    expect(errors).toEqual([
+      'entry #1: expected a mapping with "id" and "name", got "just a string"',
+      'entry "typo": unknown field "disable" (expected id, name, config, disabled, group)',
+      'entry "twice" (#4): id: "twice" is already used by entry #3',
+    ])
+    expect(report.loaded).toEqual(['twice', './counter.mjs'])
+    expect(probe.applies).toEqual({ twice: 1, anonymous: 1 })
+  })
+
+  it('reports an entry that waits for a service nothing provides', async () => {
+    const { report, loader } = await load(`
+- id: consumer
+  name: ./consumer.mjs
+`)
+    expect(report.ok).toBe(false)
+    expect(report.waiting).toEqual(['consumer'])
+    expect(loader.get('consumer')?.waitingFor).toEqual(['fixtureStore'])
+  })
+
+  it('starts a consumer listed before its provider once the provider is loaded', async () => {
+    const { report } = await load(`
+- id: consumer
+  name: ./consumer.mjs
+- id: provider
+  name: ./provider.mjs
+`)
+    expect(report.ok).toBe(true)
+    expect(report.loaded).toEqual(['consumer', 'provider'])
+    expect(probe.log).toEqual(['apply provider', 'apply consumer'])
+  })
+
+  it('refuses a file that is not YAML or not a list, naming the position', async () => {
+    const { file } = await writeYml(dir, '- id: a\n  name: [unclosed\n')
+    const { root } = captureContext()
+    await expect(new Loader(root, { file }).load()).rejects.toThrow(/cordis\.yml: .* at line 3, column 1$/)
+    await writeYml(dir, 'id: a\nname: ./counter.mjs\n')
+    await expect(new Loader(root, { file }).load()).rejects.toThrow('expected a list of entries at the top level, got a mapping')
+  })
+})

@@ -17,7 +17,7 @@ const Fields = Schema.object({
     .description('Tool name patterns (`*` wildcard) that are never tracked; they neither count nor break a streak.'),
   poll: Schema.array(Schema.string().min(1)).default([])
     .description('Tool name patterns (`*` wildcard) judged by result changes: a changed result is progress.'),
-  argumentsPreviewChars: Schema.natural().min(20).default(200)
+  argumentsPreviewChars: Schema.natural().min(20).max(1000).default(200)
     .description('Characters of canonical arguments quoted in hints and stop messages.'),
   escalationTimeoutMs: Schema.natural().min(1).default(60_000)
     .description('How long to wait for a policy/escalate verdict before stopping on its own.'),

@@ -5,7 +5,7 @@ import type { LoopCall, LoopFinding } from './types.ts'
 function preview(call: LoopCall, chars: number): string {
   const args = call.arguments
   const shown = args.length > chars ? `${args.slice(0, chars)}… (${args.length - chars} more characters)` : args
-  return `\`${call.name}\` ${shown}`
+  return `\`${call.name}\` ${shown}${call.json ? '' : ' (not valid JSON)'}`
 }
 
 function times(count: number): string {
@@ -66,8 +66,13 @@ export function escalationText(finding: LoopFinding, chars: number): string {
   return text[0].toUpperCase() + text.slice(1)
 }
 
+// A decision reason comes from a third-party hook; it must not crowd out the cause.
+const MAX_REASON_CHARS = 500
+
 function decisionText(reason: string | undefined): string {
-  return reason?.trim() ? ` Decision: ${reason.trim()}.` : ''
+  const text = reason?.replace(/\s+/g, ' ').trim()
+  if (!text) return ''
+  return ` Decision: ${text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}…` : text}.`
 }
 
 /** The goal's blocked reason message. */

@@ -11,20 +11,26 @@ export function digest(text: string): string {
   return createHash('sha256').update(text).digest('base64url')
 }
 
+export interface CanonicalArguments {
+  text: string
+  /** False when the raw text is not JSON; `text` is then the raw text, verbatim. */
+  json: boolean
+}
+
 /**
  * The canonical text of a call's arguments: parsed JSON with keys sorted at every depth, ignored keys
- * dropped and strings normalised. Text that is not JSON is kept verbatim behind a prefix, so two
- * different malformed payloads never share a signature and never collide with a parsed one.
+ * dropped and strings normalised. Text that is not JSON is kept verbatim and marked, so two different
+ * malformed payloads never share a signature and never collide with a parsed one.
  */
-export function canonicalArguments(raw: string, options: SignatureOptions): string {
-  if (raw.trim() === '') return '{}'
+export function canonicalArguments(raw: string, options: SignatureOptions): CanonicalArguments {
+  if (raw.trim() === '') return { text: '{}', json: true }
   let value: unknown
   try {
     value = JSON.parse(raw)
   } catch {
-    return `unparsable:${raw}`
+    return { text: raw, json: false }
   }
-  return JSON.stringify(normalize(value, options, new Set(options.ignoreKeys)))
+  return { text: JSON.stringify(normalize(value, options, new Set(options.ignoreKeys))), json: true }
 }
 
 function normalize(value: unknown, options: SignatureOptions, ignore: ReadonlySet<string>): unknown {

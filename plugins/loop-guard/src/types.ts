@@ -3,8 +3,10 @@ import type { ToolErrorInfo } from '@goalkeeper/session'
 /** One tracked call as the messages quote it. */
 export interface LoopCall {
   name: string
-  /** Canonical arguments (keys sorted, volatile keys dropped, strings normalised). */
+  /** Canonical arguments (keys sorted, volatile keys dropped, strings normalised), or the raw text when not JSON. */
   arguments: string
+  /** False when the model sent arguments that are not valid JSON. */
+  json: boolean
 }
 
 export type LoopKind =

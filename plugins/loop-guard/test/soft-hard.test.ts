@@ -1,0 +1,95 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { createHarness, type Harness } from '../../../tests/harness.ts'
+import * as loopGuard from '@goalkeeper/loop-guard'
+import { call, done, outcomes, pluginMessages, prompt, repeat, tools, userTexts } from './util.ts'
+
+let h: Harness
+beforeEach(async () => {
+  h = await createHarness()
+  await fs.writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')
+})
+afterEach(() => h.dispose())
+
+describe('loop-guard soft hint and hard stop', () => {
+  it('steers a hint naming the tool, the count and the arguments into the next model request', async () => {
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(3, () => tools(call('read_file', { path: 'a.txt' }))), done())
+    await prompt(agent, 'read a.txt')
+
+    expect(h.scripted.requests).toHaveLength(4)
+    const before = userTexts(h.scripted.requests[2]).join('\n')
+    expect(before).not.toContain('Loop guard')
+    const hint = userTexts(h.scripted.requests[3]).at(-1)!
+    expect(hint).toBe(
+      'Loop guard: `read_file` {"path":"a.txt"} was called 3 times in a row with the same arguments and returned the same result each time. '
+      + 'Repeating it will return the same result again: use the result you already have. Do not make this exact call again. '
+      + 'If you need something else, change the arguments or use a different tool; if the task is finished or cannot be finished, stop calling tools and say so.',
+    )
+    expect(pluginMessages(h.records(agent), 'loop-guard')).toEqual([hint])
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+  })
+
+  it('treats key order, volatile keys, whitespace and path spelling as the same call', async () => {
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(
+      tools(call('read_file', { path: 'a.txt', offset: 1, task_progress: 'step 1' })),
+      tools(call('read_file', { offset: 1, path: './a.txt', task_progress: 'step 2' })),
+      tools(call('read_file', { task_progress: '3', offset: 1, path: ' a.txt ' })),
+      done(),
+    )
+    await prompt(agent, 'go')
+    expect(userTexts(h.scripted.requests[3]).at(-1)).toContain('`read_file` {"offset":1,"path":"a.txt"} was called 3 times in a row')
+  })
+
+  it('fires the soft hint again every softThreshold repeats, not only once', async () => {
+    await h.load(loopGuard, { softThreshold: 2, hardThreshold: 0 })
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(6, () => tools(call('list_dir', { path: '.' }))), done())
+    await prompt(agent, 'list')
+    const hints = pluginMessages(h.records(agent), 'loop-guard')
+    expect(hints.map((t) => t.match(/called (\d+) times/)?.[1])).toEqual(['2', '4', '6'])
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+  })
+
+  it('stops at the hard threshold outside a goal: a plugin message, then a policy cancel of that turn', async () => {
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(6, () => tools(call('read_file', { path: 'a.txt' }))), done())
+    await prompt(agent, 'read a.txt')
+
+    // The sixth scripted call is never requested: the stop lands before the next model call.
+    expect(h.scripted.requests).toHaveLength(5)
+    const records = h.records(agent)
+    expect(outcomes(records)).toEqual([{ kind: 'aborted', cause: 'policy' }])
+    const messages = pluginMessages(records, 'loop-guard')
+    expect(messages).toHaveLength(2)
+    expect(messages[1]).toBe(
+      'Loop guard stopped this turn: `read_file` {"path":"a.txt"} was called 5 times in a row with the same arguments and returned the same result each time.'
+      + ' The session is kept; a new message continues from here.',
+    )
+    // The stop message is recorded inside the turn, before its turn/end.
+    const stopAt = records.findIndex((r) => r.type === 'user/message' && (r.data as any).content[0].text === messages[1])
+    expect(stopAt).toBeLessThan(records.findIndex((r) => r.type === 'turn/end'))
+  })
+
+  it('hashes unparsable arguments by their raw text, so different malformed calls never collide', async () => {
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(
+      tools(call('read_file', '{"path": "a.txt"')),
+      tools(call('read_file', '{"path": "b.txt"')),
+      tools(call('read_file', '{"path": "c.txt"')),
+      tools(call('read_file', '{"path": "c.txt"')),
+      tools(call('read_file', '{"path": "c.txt"')),
+      done(),
+    )
+    await prompt(agent, 'go')
+    const hints = pluginMessages(h.records(agent), 'loop-guard')
+    expect(hints).toHaveLength(1)
+    expect(hints[0]).toContain('`read_file` {"path": "c.txt" (not valid JSON) failed 3 times with the same error: INVALID_JSON')
+  })
+})

@@ -69,8 +69,11 @@ export const jsonError = (status: number, body: unknown, headers: Record<string,
   res.end(typeof body === 'string' ? body : JSON.stringify(body))
 }
 
-/** Resolves after the next macrotask; used to put separate writes into separate TCP segments. */
-export const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 5))
+/** Paces a scripted server (it shapes traffic; tests never wait for an outcome this way). */
+export const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Puts separate writes into separate TCP segments. */
+export const tick = () => pause(5)
 
 export const TEST_KEY = 'sk-test-0123456789abcdefSECRET'
 

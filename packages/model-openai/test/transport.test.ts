@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ModelChunk } from '@goalkeeper/model'
-import { collect, delta, frame, lastOf, providerFor, request, startServer, startSse, textReply, tick, type Handler } from './fake-server.ts'
+import { collect, delta, frame, lastOf, pause, providerFor, request, startServer, startSse, textReply, type Handler } from './fake-server.ts'
 
 let server: Awaited<ReturnType<typeof startServer>> | undefined
 afterEach(async () => {
@@ -69,16 +69,15 @@ describe('transport failures, timeouts and cancellation', () => {
   })
 
   it('counts keep-alive comments as activity for the idle timeout', async () => {
+    // The stream lasts about twice the idle timeout, with gaps of a quarter of it.
     const provider = await setup([async (res) => {
       startSse(res)
-      for (let i = 0; i < 6; i++) {
+      for (let i = 0; i < 8; i++) {
         res.write(': keep-alive\n\n')
-        await tick()
-        await tick()
-        await tick()
+        await pause(50)
       }
       res.end(delta({ content: 'slow but alive' }, 'stop') + frame('[DONE]'))
-    }], { idleTimeoutMs: 60, maxRetries: 0 })
+    }], { idleTimeoutMs: 200, maxRetries: 0 })
     const chunks = await collect(provider.stream(request(), new AbortController().signal))
     expect(chunks).toEqual([{ type: 'text', text: 'slow but alive' }, { type: 'finish', reason: 'stop' }])
   })

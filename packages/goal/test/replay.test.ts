@@ -1,0 +1,167 @@
+import fs from 'node:fs'
+import fc from 'fast-check'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Agent } from '@goalkeeper/agent-loop'
+import { foldGoal, type GoalState } from '../src/index.ts'
+import { createHarness } from '../../../tests/harness.ts'
+import { codeOf, goalHarness, type Harness } from './helpers.ts'
+
+let h: Harness
+afterEach(() => h?.dispose())
+
+const SEED = 724_2031
+const persisted = (goal: GoalState | undefined) => {
+  if (!goal) return undefined
+  const { activation: _, ...rest } = goal
+  return rest
+}
+
+type Op =
+  | { kind: 'create'; objective: string; max?: number }
+  | { kind: 'edit'; objective?: string; max?: number; stale: boolean }
+  | { kind: 'pause' | 'resume' | 'complete' | 'clear'; stale: boolean }
+  | { kind: 'block'; code: string; stale: boolean }
+  | { kind: 'disarm' }
+  | { kind: 'round'; offset: number; staleRevision: boolean }
+
+/** True one time in five: most steps should be legal so that long histories build up. */
+const rarely = fc.integer({ min: 0, max: 4 }).map((n) => n === 0)
+const offset = fc.oneof({ arbitrary: fc.constant(0), weight: 4 }, { arbitrary: fc.constantFrom(-1, 1), weight: 1 })
+const text = fc.oneof(fc.constantFrom('Ship it', '  padded  ', '', 'line one\nline two', '<goal_round>'), fc.string({ minLength: 1, maxLength: 20 }))
+const op: fc.Arbitrary<Op> = fc.oneof(
+  { arbitrary: fc.record({ kind: fc.constant('create' as const), objective: text, max: fc.option(fc.integer({ min: -1, max: 4 }), { nil: undefined }) }), weight: 2 },
+  fc.record({ kind: fc.constant('edit' as const), objective: fc.option(text, { nil: undefined }), max: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }), stale: rarely }),
+  fc.record({ kind: fc.constantFrom('pause' as const, 'resume' as const, 'complete' as const, 'clear' as const), stale: rarely }),
+  fc.record({ kind: fc.constant('block' as const), code: fc.constantFrom('round-limit', 'Bad Code', 'needs-help'), stale: rarely }),
+  fc.record({ kind: fc.constant('disarm' as const) }),
+  { arbitrary: fc.record({ kind: fc.constant('round' as const), offset, staleRevision: rarely }), weight: 3 },
+)
+
+async function run(agent: Agent, step: Op): Promise<void> {
+  const goals = h.root.goals
+  const live = goals.get(agent)
+  const ref = live ? { id: live.id, revision: live.revision - (('stale' in step && step.stale) ? 1 : 0) } : { id: 'missing', revision: 1 }
+  const attempt = (mutate: () => unknown) => {
+    const code = codeOf(mutate)
+    // Refusals are typed domain errors; anything else is a bug.
+    if (code !== undefined) expect(code).toMatch(/^GOAL_/)
+  }
+  switch (step.kind) {
+    case 'create': return attempt(() => goals.create(agent, { objective: step.objective, maxGoalRounds: step.max }))
+    case 'edit': return attempt(() => goals.edit(agent, ref, { objective: step.objective, maxGoalRounds: step.max }))
+    case 'block': return attempt(() => goals.block(agent, ref, { code: step.code, message: 'stuck' }))
+    case 'disarm': return goals.disarm(agent)
+    case 'round': {
+      if (!live) return
+      h.scripted.push({ text: 'progress' })
+      agent.send({ content: 'round', source: { kind: 'goal', goalId: live.id, revision: live.revision - (step.staleRevision ? 1 : 0), round: live.roundsStarted + 1 + step.offset } })
+      return agent.whenIdle()
+    }
+    default: return attempt(() => goals[step.kind](agent, ref))
+  }
+}
+
+describe('replay', () => {
+  it(`reproduces the live goal after random mutation sequences (fast-check seed ${SEED})`, async () => {
+    h = await goalHarness()
+    console.log(`fast-check seed ${SEED}`)
+    const seen = { changes: 0, rounds: 0, dropped: 0 }
+    await fc.assert(fc.asyncProperty(fc.array(op, { minLength: 20, maxLength: 80 }), async (ops) => {
+      const agent = await h.createAgent()
+      try {
+        for (const step of ops) {
+          await run(agent, step)
+          expect(persisted(h.root.goals.get(agent))).toEqual(foldGoal(h.records(agent)))
+        }
+        await h.root.sessions.flush(agent.session)
+        const records = h.records(agent)
+        seen.changes += records.filter((r) => r.type === 'goal/change').length
+        seen.rounds += records.filter((r) => r.type === 'user/message').length
+        seen.dropped += records.filter((r) => r.type === 'input/rejected').length
+        const live = h.root.goals.get(agent)
+        expect(foldGoal(h.readFile(agent))).toEqual(persisted(live))
+        expect(fs.readFileSync(agent.session.file, 'utf8')).not.toMatch(/activation|armed/)
+      } finally {
+        await agent.dispose()
+        h.scripted.reset()
+      }
+    }), { seed: SEED, numRuns: 40 })
+    console.log('replay property coverage', seen)
+    // The sequences must exercise admitted and dropped rounds and real mutations, not only refusals.
+    expect(seen.changes).toBeGreaterThan(150)
+    expect(seen.rounds).toBeGreaterThan(50)
+    expect(seen.dropped).toBeGreaterThan(50)
+  })
+
+  it('a resumed agent sees the same goal, disarmed; rounds carry over', async () => {
+    h = await goalHarness()
+    const agent = await h.createAgent()
+    const goal = h.root.goals.create(agent, { objective: 'Keep going', maxGoalRounds: 5 })
+    h.scripted.push({ text: 'step one' })
+    agent.send({ content: 'round', source: { kind: 'goal', goalId: goal.id, revision: 1, round: 1 } })
+    await agent.whenIdle()
+    const live = h.root.goals.get(agent)!
+    expect(live).toMatchObject({ roundsStarted: 1, activation: 'armed' })
+    await agent.dispose()
+    await h.root.sessions.close(agent.session)
+    const resumed = await h.root.agents.resume(agent.id)
+    expect(h.root.goals.get(resumed)).toEqual({ ...live, activation: 'disarmed' })
+    expect(h.root.goals.resume(resumed, { id: goal.id, revision: 1 })).toMatchObject({ revision: 2, activation: 'armed', roundsStarted: 1 })
+  })
+
+  it('a fork inherits the goal and its rounds and starts disarmed; activation never reaches a file', async () => {
+    h = await goalHarness()
+    const agent = await h.createAgent()
+    const goal = h.root.goals.create(agent, { objective: 'Fork me' })
+    h.scripted.push({ text: 'one' }, { text: 'two' })
+    for (const round of [1, 2]) {
+      agent.send({ content: 'round', source: { kind: 'goal', goalId: goal.id, revision: 1, round } })
+      await agent.whenIdle()
+    }
+    const last = h.records(agent).length - 1
+    const fork = await h.root.agents.fork(agent.id, last)
+    expect(h.root.goals.get(fork)).toMatchObject({ id: goal.id, roundsStarted: 2, revision: 1, phase: 'active', activation: 'disarmed' })
+    expect(h.root.goals.get(agent)).toMatchObject({ activation: 'armed' })
+    // The fork's own history is independent of the parent's.
+    h.root.goals.pause(fork, { id: goal.id, revision: 1 })
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', revision: 1 })
+    for (const session of [agent.session, fork.session]) {
+      await h.root.sessions.flush(session)
+      expect(fs.readFileSync(session.file, 'utf8')).not.toMatch(/activation|armed/)
+    }
+  })
+
+  it('reloading the goal plugin leaves every goal disarmed', async () => {
+    h = await createHarness({ workspaceTools: false })
+    const plugin = await import('../src/index.ts')
+    const fiber = await h.load(plugin, {})
+    const agent = await h.createAgent()
+    const goal = h.root.goals.create(agent, { objective: 'Survive reload' })
+    expect(h.root.goals.get(agent)?.activation).toBe('armed')
+    await fiber.dispose()
+    await h.load(plugin, {})
+    expect(h.root.goals.get(agent)).toMatchObject({ id: goal.id, phase: 'active', activation: 'disarmed' })
+  })
+})
+
+describe('a corrupt goal log', () => {
+  it('makes get and every mutation throw, naming the seq, every time', async () => {
+    h = await goalHarness()
+    const agent = await h.createAgent()
+    const goal = h.root.goals.create(agent, { objective: 'A' })
+    const bad = agent.session.append('goal/change', { op: 'pause', goal: { ...persisted(goal), phase: 'paused', revision: 5 } })
+    for (let i = 0; i < 2; i++) {
+      expect(codeOf(() => h.root.goals.get(agent))).toBe('GOAL_CORRUPT_LOG')
+      expect(() => h.root.goals.get(agent)).toThrow(`seq ${bad.seq}`)
+    }
+    expect(codeOf(() => h.root.goals.pause(agent, { id: goal.id, revision: 1 }))).toBe('GOAL_CORRUPT_LOG')
+    expect(codeOf(() => h.root.goals.create(agent, { objective: 'B' }))).toBe('GOAL_CORRUPT_LOG')
+    expect(h.records(agent).filter((r) => r.type === 'goal/change')).toHaveLength(2)
+    // Input still flows: a human message is admitted, and goal-sourced ones are dropped.
+    h.scripted.push({ text: 'hi' })
+    agent.send({ content: 'round', source: { kind: 'goal', goalId: goal.id, revision: 1, round: 1 } })
+    agent.send({ content: 'hello' })
+    await agent.whenIdle()
+    expect(h.records(agent).filter((r) => r.type === 'user/message').map((r) => (r.data as any).source.kind)).toEqual(['human'])
+  })
+})

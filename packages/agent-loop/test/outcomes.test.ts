@@ -1,0 +1,97 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { MODEL_ERROR_CODES } from '@goalkeeper/model'
+import type { StepSummary } from '@goalkeeper/agent-loop'
+import { createHarness, type Harness } from '../../../tests/harness.ts'
+import { testTools } from './helpers.ts'
+
+describe('turn outcomes', () => {
+  let h: Harness
+  beforeEach(async () => {
+    h = await createHarness({ workspaceTools: false })
+    await h.load(testTools)
+  })
+  afterEach(() => h.dispose())
+
+  const lastOutcome = (agent: { session: any }) => (h.records(agent as any).at(-1)!.data as any).outcome
+
+  it.each(MODEL_ERROR_CODES)('a model error %s ends the turn as an error with that code', async (code) => {
+    const agent = await h.createAgent()
+    h.scripted.push({ kind: 'error', code, message: `scripted ${code}` })
+    const errors = h.events(['agent/error', 'agent/turn-end'])
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    expect(lastOutcome(agent)).toEqual({ kind: 'error', code, message: `scripted ${code}` })
+    expect(errors.map((e) => e.name)).toEqual(['agent/error', 'agent/turn-end'])
+    expect(errors[0].args.slice(1)).toEqual([1, { code, message: `scripted ${code}` }])
+  })
+
+  it('max-tokens ends the turn as max-tokens without an agent/error', async () => {
+    const agent = await h.createAgent()
+    h.scripted.push({ kind: 'max-tokens', text: 'cut off' })
+    const errors = h.events(['agent/error'])
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    expect(lastOutcome(agent)).toEqual({ kind: 'max-tokens' })
+    expect(errors).toEqual([])
+  })
+
+  it('a missing provider is an INTERNAL error outcome, not a crash', async () => {
+    const agent = await h.createAgent({ model: 'absent' })
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    expect(lastOutcome(agent)).toEqual({ kind: 'error', code: 'INTERNAL', message: expect.stringContaining('"absent"') })
+    h.scripted.push({ text: 'still alive' })
+    const other = await h.createAgent()
+    other.send({ content: 'go' })
+    await other.whenIdle()
+    expect(lastOutcome(other)).toEqual({ kind: 'completed' })
+  })
+
+  it('the step bound ends the turn with MAX_STEPS', async () => {
+    const agent = await h.createAgent({ maxSteps: 2 })
+    const echo = { toolCalls: [{ name: 'echo', arguments: { text: 'again' } }] }
+    h.scripted.push(echo, echo, { text: 'never asked' })
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    expect(h.scripted.requests).toHaveLength(2)
+    expect(lastOutcome(agent)).toMatchObject({ kind: 'error', code: 'MAX_STEPS' })
+  })
+
+  it('invalid tool arguments, unknown tools and throwing tools become readable tool errors', async () => {
+    const agent = await h.createAgent()
+    const summaries: StepSummary[] = []
+    h.root.on('agent/step-end', (_agent, _turn, _step, summary) => { summaries.push(summary) })
+    h.scripted.push({
+      toolCalls: [
+        { name: 'echo', arguments: '{not json' },
+        { name: 'echo', arguments: { wrong: 1 } },
+        { name: 'missing' },
+        { name: 'boom' },
+      ],
+    }, { text: 'I see the errors.' })
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    const results = h.records(agent).filter((r) => r.type === 'tool/result').map((r) => r.data as any)
+    expect(results.map((r) => [r.ok, r.error?.code])).toEqual([
+      [false, 'INVALID_JSON'], [false, 'INVALID_ARGUMENTS'], [false, 'UNKNOWN_TOOL'], [false, 'TOOL_FAILED'],
+    ])
+    const toolMessages = h.scripted.requests[1].messages.filter((m) => m.role === 'tool') as any[]
+    expect(toolMessages).toHaveLength(4)
+    for (const message of toolMessages) expect(message.content.length).toBeGreaterThan(10)
+    expect(toolMessages[1].content).toMatch(/text/)
+    expect(toolMessages[3].content).toMatch(/boom failed/)
+    expect(summaries[0]).toMatchObject({ turn: 1, step: 1, succeeded: 0, failed: 4, finish: 'tool-calls' })
+    expect(lastOutcome(agent)).toEqual({ kind: 'completed' })
+  })
+
+  it('creating an agent with no registered model of the preference list is a clear error', async () => {
+    const other = await createHarness({ workspaceTools: false, agentLoop: { model: ['deepseek'] } })
+    try {
+      await expect(other.root.agents.create({ cwd: other.workspace })).rejects.toThrow(/no model provider is registered \(looked for deepseek\)/)
+      const agent = await other.root.agents.create({ cwd: other.workspace, model: 'scripted' })
+      expect(agent.model).toBe('scripted')
+    } finally {
+      await other.dispose()
+    }
+  })
+})

@@ -22,7 +22,7 @@ export function describe(finding: LoopFinding, chars: number): string {
     case 'poll':
       return `${preview(call, chars)} was polled ${times(finding.count)} in a row with the same arguments and its result did not change`
     case 'same-error': {
-      const error = finding.error ? `: ${finding.error.code}: ${finding.error.message}` : ''
+      const error = finding.error ? `: ${finding.error.code}: ${finding.error.message.replace(/\s+/g, ' ').trim().replace(/\.+$/, '')}` : ''
       return `${preview(call, chars)} failed ${times(finding.count)} with the same error${clip(error, chars)}`
     }
     case 'cycle':

@@ -5,7 +5,7 @@ const Fields = Schema.object({
     .description('Consecutive mistake steps (tools failed, none succeeded) that stop the run.'),
   countInvalidCalls: Schema.boolean().default(true)
     .description('Count calls the model got wrong (INVALID_JSON, INVALID_ARGUMENTS, UNKNOWN_TOOL) as failures.'),
-  ignoreErrorCodes: Schema.array(Schema.string().min(1)).default(['TIMEOUT', 'DENIED', 'RATE_LIMIT', 'ABORTED'])
+  ignoreErrorCodes: Schema.array(Schema.string().min(1)).default(['TIMEOUT', 'COMMAND_TIMEOUT', 'DENIED', 'RATE_LIMIT', 'ABORTED'])
     .description('Tool error codes that are not the model\'s mistake: such a failure neither counts nor resets.'),
   decisionTimeoutMs: Schema.natural().min(1).default(30_000)
     .description('How long to wait for a mistake-limit/reached decision before stopping.'),

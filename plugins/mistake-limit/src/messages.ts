@@ -5,8 +5,9 @@ import type { MistakeFailure, MistakeLimitState } from './types.ts'
 const SHOWN_FAILURES = 3
 const FAILURE_CHARS = 200
 
+/** One line without its final full stop, since the list adds its own punctuation. */
 function clip(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim()
+  const line = text.replace(/\s+/g, ' ').trim().replace(/\.+$/, '')
   return line.length > FAILURE_CHARS ? `${line.slice(0, FAILURE_CHARS)}…` : line
 }
 
@@ -16,8 +17,13 @@ function failureList(failures: readonly MistakeFailure[]): string {
   return ` Last errors: ${shown.join('; ')}.`
 }
 
+// A decision reason comes from a third-party hook; it must not crowd out the cause.
+const MAX_REASON_CHARS = 500
+
 function decisionText(reason: string | undefined): string {
-  return reason?.trim() ? ` Decision: ${reason.trim()}.` : ''
+  const text = reason?.replace(/\s+/g, ' ').trim()
+  if (!text) return ''
+  return ` Decision: ${text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}…` : text}.`
 }
 
 /** The cause as one sentence, shared by the blocked reason and the session message. */

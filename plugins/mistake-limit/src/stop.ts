@@ -16,6 +16,9 @@ export interface PolicyStop {
 
 type GoalSource = Extract<MessageSource, { kind: 'goal' }>
 
+// The goal service refuses longer blocked-reason messages; a truncated reason beats no block at all.
+const MAX_BLOCK_MESSAGE = 2000
+
 /**
  * The goal round a turn belongs to, read from the turn's admitted messages in the session log. The
  * log, not a listener, is the source so that a plugin loaded in the middle of a turn still knows.
@@ -52,7 +55,7 @@ export function stopTurn(ctx: Context, agent: Agent, turn: number, stop: PolicyS
   let blocked = false
   if (round) {
     try {
-      ctx.get('goals')!.block(agent, round.ref, { code: stop.code, message: stop.blockMessage })
+      ctx.get('goals')!.block(agent, round.ref, { code: stop.code, message: clip(stop.blockMessage) })
       blocked = true
     } catch (error) {
       ctx.logger(stop.source).warn('could not block goal %s: %s', round.ref.id, (error as Error)?.message ?? error)
@@ -61,4 +64,8 @@ export function stopTurn(ctx: Context, agent: Agent, turn: number, stop: PolicyS
   if (!blocked) agent.steer({ content: stop.sessionText, source: { kind: 'plugin', name: stop.source } })
   agent.cancel('policy', { turn })
   return true
+}
+
+function clip(text: string): string {
+  return text.length > MAX_BLOCK_MESSAGE ? `${text.slice(0, MAX_BLOCK_MESSAGE - 1)}…` : text
 }

@@ -1,0 +1,115 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { createHarness, type Harness } from '../../../tests/harness.ts'
+import * as mistakeLimit from '@goalkeeper/mistake-limit'
+import { call, done, outcomes, pluginMessages, prompt, tools } from '../../loop-guard/test/util.ts'
+
+let h: Harness
+beforeEach(async () => {
+  h = await createHarness()
+  await fs.writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')
+})
+afterEach(() => h.dispose())
+
+let missing = 0
+const fail = () => call('read_file', { path: `missing-${++missing}.txt` })
+const ok = () => call('read_file', { path: 'a.txt' })
+
+/** A tool that fails with the given error code, like an approval layer or a rate-limited API would. */
+function registerFailingTool(code: string) {
+  h.root.tools.register({
+    name: 'deploy', description: 'deploys', parameters: { type: 'object', properties: {} },
+    execute: () => ({ ok: false, content: '', error: { code, message: `refused (${code})` } }),
+  })
+}
+
+describe('mistake-limit counting', () => {
+  it('stops after `limit` consecutive failing steps, with an explanatory plugin message', async () => {
+    await h.load(mistakeLimit, { limit: 3 })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(fail()), tools(fail()), tools(call('read_file', { path: 'gone.txt' })), done())
+    await prompt(agent, 'go')
+
+    expect(h.scripted.requests).toHaveLength(3)
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+    const [message] = pluginMessages(h.records(agent), 'mistake-limit')
+    expect(message).toMatch(/^Mistake limit stopped this turn: 3 consecutive steps in which every tool call failed \(limit 3\)\. Last errors: `read_file` NOT_FOUND: .*; `read_file` NOT_FOUND: "gone\.txt" does not exist\. Use list_dir or search to find the right path\. The session is kept; a new message continues from here\.$/)
+  })
+
+  it('a step in which any tool succeeded resets the count', async () => {
+    await h.load(mistakeLimit, { limit: 3 })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(fail()), tools(fail()), tools(fail(), ok()), tools(fail()), tools(fail()), done())
+    await prompt(agent, 'go')
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+    expect(pluginMessages(h.records(agent), 'mistake-limit')).toEqual([])
+  })
+
+  it('carries the count across non-human turns (a goal round or automation is not human input)', async () => {
+    await h.load(mistakeLimit, { limit: 3 })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(fail()), tools(fail()), done('gave up'))
+    await prompt(agent, 'go')
+    h.scripted.push(tools(fail()), done())
+    await prompt(agent, 'next round', { kind: 'plugin', name: 'scheduler' })
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }, { kind: 'aborted', cause: 'policy' }])
+  })
+
+  it('ignores infrastructure errors: they neither count nor reset', async () => {
+    registerFailingTool('DENIED')
+    await h.load(mistakeLimit, { limit: 2 })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(fail()), tools(call('deploy')), tools(call('deploy')), tools(fail()), done())
+    await prompt(agent, 'go')
+    expect(h.scripted.requests).toHaveLength(4)
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+  })
+
+  it('counts an infrastructure code once it is removed from ignoreErrorCodes', async () => {
+    registerFailingTool('DENIED')
+    await h.load(mistakeLimit, { limit: 2, ignoreErrorCodes: [] })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(fail()), tools(call('deploy')), done())
+    await prompt(agent, 'go')
+    expect(h.scripted.requests).toHaveLength(2)
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+  })
+
+  it('counts invalid calls (bad JSON, unknown tool) by default', async () => {
+    await h.load(mistakeLimit, { limit: 2 })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(call('read_file', '{"path":')), tools(call('no_such_tool', {})), done())
+    await prompt(agent, 'go')
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+    expect(pluginMessages(h.records(agent), 'mistake-limit')[0]).toContain('Last errors: `read_file` INVALID_JSON: ')
+  })
+
+  it('leaves invalid calls out when countInvalidCalls is false', async () => {
+    await h.load(mistakeLimit, { limit: 2, countInvalidCalls: false })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(call('read_file', '{"path":')), tools(call('read_file', { nope: 1 })), tools(call('no_such_tool', {})), done())
+    await prompt(agent, 'go')
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+  })
+
+  it('resets on human input: the first failure after a human message never re-triggers the stop', async () => {
+    await h.load(mistakeLimit, { limit: 2 })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(fail()), tools(fail()), done())
+    await prompt(agent, 'first')
+    h.scripted.reset([tools(fail()), done('recovered')])
+    await prompt(agent, 'try again')
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }, { kind: 'completed' }])
+  })
+
+  it('does not keep the count at the limit after a stop', async () => {
+    await h.load(mistakeLimit, { limit: 2 })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(fail()), tools(fail()), done())
+    await prompt(agent, 'first')
+    h.scripted.reset([tools(fail()), done('recovered')])
+    await prompt(agent, 'automation', { kind: 'plugin', name: 'scheduler' })
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }, { kind: 'completed' }])
+  })
+})

@@ -1,0 +1,30 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createHarness, type Harness } from '../../../tests/harness.ts'
+import * as goalPlugin from '@goalkeeper/goal'
+import * as mistakeLimit from '@goalkeeper/mistake-limit'
+import { call, outcomes, pluginMessages, prompt, tools } from '../../loop-guard/test/util.ts'
+
+let h: Harness
+beforeEach(async () => { h = await createHarness() })
+afterEach(() => h.dispose())
+
+describe('mistake-limit in a goal round', () => {
+  it('blocks the goal with code mistake-limit first, then cancels the round', async () => {
+    await h.load(goalPlugin, {})
+    await h.load(mistakeLimit, { limit: 2 })
+    h.root.on('mistake-limit/reached', () => ({ action: 'stop', reason: 'unattended run' }))
+    const agent = await h.createAgent()
+    const goal = h.root.goals.create(agent, { objective: 'fix the build' })
+    const events = h.events(['goal/changed', 'agent/cancel-requested'])
+    h.scripted.push(tools(call('read_file', { path: 'x.txt' })), tools(call('edit_file', { path: 'x.txt', old_text: 'a', new_text: 'b' })))
+    await prompt(agent, 'round 1', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 })
+
+    const state = h.root.goals.get(agent)!
+    expect(state.phase).toBe('blocked')
+    expect(state.blockedReason?.code).toBe('mistake-limit')
+    expect(state.blockedReason?.message).toMatch(/^2 consecutive steps in which every tool call failed \(limit 2\)\. Last errors: `read_file` NOT_FOUND: .*; `edit_file` .*\. Decision: unattended run\.$/)
+    expect(events.map((e) => e.name)).toEqual(['goal/changed', 'agent/cancel-requested'])
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+    expect(pluginMessages(h.records(agent), 'mistake-limit')).toEqual([])
+  })
+})

@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Agent } from '@goalkeeper/agent-loop'
+import { executeGoalCommand, formatGoalStatus, parseGoalCommand } from '../src/index.ts'
+import { toolGoalHarness, type Harness } from './helpers.ts'
+
+let h: Harness
+afterEach(() => h?.dispose())
+
+async function setup(): Promise<{ agent: Agent; run: (input: string) => ReturnType<typeof executeGoalCommand> }> {
+  h = await toolGoalHarness()
+  const agent = await h.createAgent()
+  return { agent, run: (input) => executeGoalCommand(h.root, agent, parseGoalCommand(input)!) }
+}
+
+describe('executeGoalCommand', () => {
+  it('shows, creates, edits, pauses, resumes and clears', async () => {
+    const { agent, run } = await setup()
+    expect(run('/goal')).toEqual({ ok: true, message: 'No goal. Set one with /goal <objective>.', goal: undefined })
+    const created = run('/goal Migrate the tests\nto vitest')
+    expect(created).toMatchObject({ ok: true, goal: { objective: 'Migrate the tests\nto vitest', phase: 'active', activation: 'armed' } })
+    expect(created.message).toMatch(/^Goal set\.\nGoal .+ \(revision 1\)\nObjective: Migrate the tests\nto vitest\nPhase: active \(armed/)
+    expect(run('/goal edit --max-rounds 12 Migrate every test')).toMatchObject({ ok: true, goal: { objective: 'Migrate every test', maxGoalRounds: 12, revision: 2 } })
+    expect(run('/goal PAUSE')).toMatchObject({ ok: true, goal: { phase: 'paused', activation: 'disarmed' } })
+    expect(run('/goal').message).toMatch(/Phase: paused\nRounds: 0\/12/)
+    expect(run('/goal resume')).toMatchObject({ ok: true, goal: { phase: 'active', activation: 'armed', revision: 4 } })
+    expect(run('/goal clear')).toEqual({ ok: true, message: 'Goal cleared.' })
+    expect(h.root.goals.get(agent)).toBeUndefined()
+  })
+
+  it('answers mistakes with advice, changing nothing', async () => {
+    const { agent, run } = await setup()
+    expect(run('/goal pause')).toMatchObject({ ok: false, code: 'GOAL_NOT_FOUND', message: expect.stringContaining('Set one with /goal <objective>') })
+    run('/goal First objective')
+    const again = run('/goal Second objective')
+    expect(again).toMatchObject({ ok: false, code: 'GOAL_ALREADY_EXISTS', goal: { objective: 'First objective' } })
+    expect(again.message).toMatch(/\/goal edit <objective>.*\/goal clear/)
+    expect(run('/goal resume')).toMatchObject({ ok: false, code: 'GOAL_INVALID_TRANSITION', message: expect.stringContaining('already active') })
+    expect(run('/goal edit')).toMatchObject({ ok: false, code: 'GOAL_COMMAND_INVALID' })
+    expect(run('/goal edit    ')).toMatchObject({ ok: false, code: 'GOAL_COMMAND_INVALID' })
+    expect(h.root.goals.get(agent)).toMatchObject({ objective: 'First objective', revision: 1 })
+  })
+
+  it('a disarmed goal reads as waiting for /goal resume, and resume re-arms it', async () => {
+    const { agent, run } = await setup()
+    run('/goal Keep going')
+    h.root.goals.disarm(agent)
+    expect(run('/goal').message).toContain('active (disarmed: /goal resume to continue)')
+    expect(run('/goal resume')).toMatchObject({ ok: true, goal: { activation: 'armed', revision: 2 } })
+  })
+
+  it('at the round cap, resume advises raising the cap', async () => {
+    const { agent, run } = await setup()
+    run('/goal --max-rounds 1 One round only')
+    const goal = h.root.goals.get(agent)!
+    h.scripted.push({ text: 'round 1' })
+    agent.send({ content: 'round', source: { kind: 'goal', goalId: goal.id, revision: 1, round: 1 } })
+    await agent.whenIdle()
+    run('/goal pause')
+    expect(run('/goal resume')).toMatchObject({ ok: false, code: 'GOAL_ROUND_LIMIT', message: expect.stringContaining('/goal edit --max-rounds N') })
+    expect(run('/goal edit --max-rounds 2')).toMatchObject({ ok: true })
+    expect(run('/goal resume')).toMatchObject({ ok: true, goal: { phase: 'active' } })
+  })
+
+  it('shows the blocker of a blocked goal', () => {
+    expect(formatGoalStatus({
+      id: 'g', objective: 'o', phase: 'blocked', revision: 3, maxGoalRounds: 5, roundsStarted: 5, createdAt: 1, updatedAt: 2, activation: 'disarmed',
+      blockedReason: { code: 'round-limit', message: 'Used all 5 rounds' },
+    })).toBe('Goal g (revision 3)\nObjective: o\nPhase: blocked\nRounds: 5/5\nBlocked: round-limit: Used all 5 rounds')
+  })
+})

@@ -1,7 +1,7 @@
 import { Context, Service } from 'cordis'
 import type { ToolCall, ToolSchema } from '@goalkeeper/model'
 import type { ToolCallContext, ToolDefinition, ToolResult, ToolService } from './types.ts'
-import { createCompiler, type Compiler } from './schema.ts'
+import { checkSchema, createCompiler, type Compiler } from './schema.ts'
 import { runCall, type Entry } from './pipeline.ts'
 import { capContent, failure } from './result.ts'
 
@@ -80,6 +80,7 @@ export class ToolRegistry extends Service implements ToolService {
     // A private copy: later edits by the caller cannot desynchronise the validator from the advertised schema.
     const schema = structuredClone(parameters)
     try {
+      checkSchema(schema)
       return { tool, parameters: schema, validate: this.compiler.compile(schema) }
     } catch (error) {
       throw new TypeError(`tool "${name}": invalid parameters schema: ${(error as Error).message}`)

@@ -1,23 +1,34 @@
 import Ajv2020 from 'ajv/dist/2020.js'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 
+const OPTIONS = {
+  allErrors: true,
+  strict: true,
+  strictRequired: false,
+  strictTypes: false,
+  strictTuples: false,
+  allowUnionTypes: true,
+  validateFormats: false,
+  useDefaults: true,
+} as const
+
 /**
- * One compiler per registry. Strict mode catches typos in schemas (unknown keywords) at registration;
- * `strictRequired`/`strictTypes` stay off because valid, common tool schemas trip them. Formats are
- * annotations only (no ajv-formats), so `format: "uri"` is accepted and not enforced.
- * `useDefaults` fills declared defaults, so tools see them in their arguments.
+ * One compiler per registry, so registries never share `$id`s. Strict mode catches typos in schemas
+ * (unknown keywords) at registration; `strictRequired`/`strictTypes` stay off because valid, common
+ * tool schemas trip them. Formats are annotations only (no ajv-formats). `useDefaults` fills declared
+ * defaults, so tools see them in their arguments. Meta-schema validation is done by `checkSchema`
+ * instead: compiling the 2020-12 meta-schema costs hundreds of milliseconds, paid once per process.
  */
 export function createCompiler() {
-  return new Ajv2020({
-    allErrors: true,
-    strict: true,
-    strictRequired: false,
-    strictTypes: false,
-    strictTuples: false,
-    allowUnionTypes: true,
-    validateFormats: false,
-    useDefaults: true,
-  })
+  return new Ajv2020({ ...OPTIONS, validateSchema: false })
+}
+
+let metaValidator: Ajv2020 | undefined
+
+/** Throws with ajv's description when `schema` is not a valid draft 2020-12 schema. */
+export function checkSchema(schema: Record<string, unknown>) {
+  metaValidator ??= new Ajv2020({ allErrors: true, strict: false })
+  if (!metaValidator.validateSchema(schema)) throw new Error(`schema is invalid: ${metaValidator.errorsText(metaValidator.errors)}`)
 }
 
 export type Compiler = ReturnType<typeof createCompiler>

@@ -70,10 +70,14 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
   const closed = new Promise<void>((resolve) => (markClosed = resolve))
   const shutdown = () =>
     (closing ??= (async () => {
+      // A teardown may wait on something that holds no handle; without this timer Node would then exit
+      // mid-shutdown (code 13) instead of waiting for the teardown or a forcing second signal.
+      const keepAlive = setInterval(() => {}, 60_000)
       try {
         await loader.dispose()
         await fiber.dispose()
       } finally {
+        clearInterval(keepAlive)
         signals?.uninstall()
         markClosed()
       }

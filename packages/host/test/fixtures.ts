@@ -104,7 +104,29 @@ export const apply = () => () => {
 }
 `
 
-export const fixtureSources = { counter, raw, throws, slow, provider, consumer, throwingDisposer }
+// For child-process tests: reports only through the Cordis logger, so it shows on the CLI's stderr.
+const noisy = `
+export const name = 'noisy'
+export const apply = (ctx, config) => {
+  const label = config?.label ?? 'noisy'
+  ctx.logger.info('start %s', label)
+  return async () => {
+    ctx.logger.info('stop-begin %s', label)
+    await new Promise((resolve) => setImmediate(resolve))
+    ctx.logger.info('stop-end %s', label)
+  }
+}
+`
+
+const hang = `
+export const name = 'hang'
+export const apply = (ctx) => async () => {
+  ctx.logger.warn('teardown that never ends')
+  await new Promise(() => {})
+}
+`
+
+export const fixtureSources = { counter, raw, throws, slow, provider, consumer, throwingDisposer, noisy, hang }
 
 /** A temp dir with every fixture as `./NAME.mjs`, `counter` also as the package `@fixture/counter`. */
 export async function makeFixtureDir(): Promise<string> {

@@ -1,0 +1,171 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { makeFixtureDir, removeDir, writeYml } from './fixtures.ts'
+
+const hostDir = path.resolve(fileURLToPath(import.meta.url), '../..')
+const repoRoot = path.resolve(hostDir, '../..')
+const cli = path.join(hostDir, 'src/cli.ts')
+
+let dir: string
+const children: ChildProcess[] = []
+
+beforeEach(async () => {
+  dir = await makeFixtureDir()
+})
+
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await removeDir(dir)
+})
+
+interface Run {
+  child: ChildProcess
+  stdout: () => string
+  stderr: () => string
+  exit: Promise<number | null>
+  /** Resolves when stderr has matched `pattern`. */
+  stderrMatches: (pattern: RegExp) => Promise<void>
+}
+
+function start(args: string[], options: { bin?: boolean; cwd?: string; env?: Record<string, string> } = {}): Run {
+  // `node --import tsx` resolves tsx from the cwd, so that form runs in the repository; the bin finds tsx itself.
+  const argv = options.bin ? [path.join(hostDir, 'bin/goalkeeper.mjs'), ...args] : ['--import', 'tsx', cli, ...args]
+  const child = spawn(process.execPath, argv, {
+    cwd: options.cwd ?? repoRoot,
+    env: { ...process.env, NO_COLOR: '1', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  children.push(child)
+  let out = ''
+  let err = ''
+  const waiters: { pattern: RegExp; resolve: () => void }[] = []
+  child.stdout!.on('data', (chunk) => (out += chunk))
+  child.stderr!.on('data', (chunk) => {
+    err += chunk
+    for (const waiter of waiters.filter((item) => item.pattern.test(err))) {
+      waiters.splice(waiters.indexOf(waiter), 1)
+      waiter.resolve()
+    }
+  })
+  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+  const stderrMatches = (pattern: RegExp) =>
+    pattern.test(err) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ pattern, resolve }))
+  return { child, stdout: () => out, stderr: () => err, exit, stderrMatches }
+}
+
+async function run(args: string[], options?: Parameters<typeof start>[1]) {
+  const handle = start(args, options)
+  const code = await handle.exit
+  return { code, stdout: handle.stdout(), stderr: handle.stderr() }
+}
+
+const good = '- id: first\n  name: ./noisy.mjs\n  config: { label: first }\n- id: second\n  name: ./noisy.mjs\n  config: { label: second }\n'
+
+// Each case starts node + tsx; on a busy machine that alone can take seconds.
+describe('goalkeeper CLI', { timeout: 60_000 }, () => {
+  it('--help lists the global options and the commands on stdout', async () => {
+    const { code, stdout, stderr } = await run(['--help'])
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/^Usage: goalkeeper \[global options\] <command>/)
+    for (const flag of ['--config', '--cwd', '--log-level', '--verbose', '--watch', '--json', '--version']) expect(stdout).toContain(flag)
+    expect(stdout).toMatch(/\n {2}check\s/)
+    expect(stderr).toBe('')
+  })
+
+  it('--version prints the package version, also through the bin from any directory', async () => {
+    const { version } = JSON.parse(await readFile(path.join(hostDir, 'package.json'), 'utf8'))
+    const { code, stdout } = await run(['--version'], { bin: true, cwd: dir })
+    expect(code).toBe(0)
+    expect(stdout).toBe(`${version}\n`)
+  })
+
+  it('check on a good composition: the report on stdout, nothing on stderr, exit 0', async () => {
+    const { file } = await writeYml(dir, good)
+    const { code, stdout, stderr } = await run(['--config', file, 'check'])
+    expect(stderr).toBe('')
+    expect(code).toBe(0)
+    expect(stdout).toContain(`composition ${file}`)
+    expect(stdout).toMatch(/loaded\s+first\s+\.\/noisy\.mjs/)
+    expect(stdout).toContain('2 entries: 2 loaded\n')
+  })
+
+  it('check on a bad composition: failures on stdout and stderr, no stack trace, exit 64', async () => {
+    await writeYml(dir, `${good}- id: bad\n  name: ./counter.mjs\n  config: { maxSteps: x }\n- id: boom\n  name: ./throws.mjs\n`)
+    const { code, stdout, stderr } = await run(['--cwd', dir, 'check'])
+    expect(code).toBe(64)
+    expect(stdout).toContain('entry "bad": config.maxSteps: expected a number, got "x"')
+    expect(stdout).toContain('4 entries: 2 loaded, 2 failed')
+    expect(stderr).toContain('[E] loader entry "bad": config.maxSteps: expected a number, got "x"\n')
+    expect(stderr).toContain('[E] throws Error: boom in apply\n')
+    expect(stderr).not.toMatch(/\n\s+at /)
+    expect(stdout).not.toContain('[E]')
+  })
+
+  it('--log-level debug adds stack traces; --json prints one JSON report', async () => {
+    const { file } = await writeYml(dir, '- id: boom\n  name: ./throws.mjs\n')
+    const [debug, json] = await Promise.all([
+      run(['--config', file, '--log-level', 'debug', 'check']),
+      run(['--config', file, '--json', 'check']),
+    ])
+    expect(debug.stderr).toMatch(/Error: boom in apply\n\s+at /)
+    const lines = json.stdout.trim().split('\n').map((line) => JSON.parse(line))
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatchObject({ type: 'check', ok: false, failed: ['boom'], file })
+    expect(lines[0].entries[0]).toMatchObject({ id: 'boom', status: 'failed', error: 'entry "boom": apply failed: boom in apply' })
+  })
+
+  it('a missing cordis.yml or a bad option is one line with a hint on stderr, exit 64', async () => {
+    const [missing, option, bare] = await Promise.all([run(['--cwd', dir, 'check']), run(['--frobnicate', 'check']), run([])])
+    expect(missing.code).toBe(64)
+    expect(missing.stdout).toBe('')
+    expect(missing.stderr).toBe(`goalkeeper: cannot read ${path.join(dir, 'cordis.yml')}: ENOENT: no such file or directory, open '${path.join(dir, 'cordis.yml')}' (hint: pass --config PATH, or run where cordis.yml is)\n`)
+    expect(option.code).toBe(64)
+    expect(option.stderr).toBe(`goalkeeper: unknown option '--frobnicate' (see goalkeeper --help)\n`)
+    expect(bare.code).toBe(64)
+    expect(bare.stderr).toMatch(/^Usage: goalkeeper/)
+  })
+
+  it('SIGTERM while check --watch runs: ordered shutdown, exit 0', async () => {
+    const { file } = await writeYml(dir, good)
+    const handle = start(['--config', file, '-v', 'check', '--watch'])
+    await handle.stderrMatches(/watching .* for changes/)
+    handle.child.kill('SIGTERM')
+    expect(await handle.exit).toBe(0)
+    const lines = handle.stderr().split('\n').filter((line) => line.startsWith('[I] noisy'))
+    expect(lines).toEqual([
+      '[I] noisy start first',
+      '[I] noisy start second',
+      '[I] noisy stop-begin second',
+      '[I] noisy stop-end second',
+      '[I] noisy stop-begin first',
+      '[I] noisy stop-end first',
+    ])
+    expect(handle.stdout()).toContain('2 entries: 2 loaded')
+  })
+
+  it('check --watch reloads on an edit of the file and prints the new report', async () => {
+    const { file } = await writeYml(dir, good)
+    const handle = start(['--config', file, '-v', 'check', '--watch'])
+    await handle.stderrMatches(/watching .* for changes/)
+    await writeYml(dir, good.replace('label: second', 'label: changed'))
+    await handle.stderrMatches(/\[I\] loader reloaded .*: 1 reloaded, 1 unchanged/)
+    handle.child.kill('SIGINT')
+    expect(await handle.exit).toBe(0)
+    expect(handle.stdout()).toContain('reloaded: 1 reloaded, 1 unchanged\n')
+    expect(handle.stderr()).toContain('[I] noisy start changed')
+  })
+
+  it('a second signal during a stuck shutdown forces exit 130', async () => {
+    const { file } = await writeYml(dir, '- id: stuck\n  name: ./hang.mjs\n')
+    const handle = start(['--config', file, 'check', '--watch'])
+    await handle.stderrMatches(/watching .* for changes/)
+    handle.child.kill('SIGTERM')
+    await handle.stderrMatches(/teardown that never ends/)
+    handle.child.kill('SIGTERM')
+    expect(await handle.exit).toBe(130)
+    expect(handle.stderr()).toContain('goalkeeper: SIGTERM during shutdown: exiting now')
+  })
+})

@@ -33,6 +33,8 @@ export interface Harness {
   scripted: ScriptedProvider
   /** `ctx.plugin` + await, inside the app fiber; disposed (in reverse load order) by `dispose`. */
   load(plugin: any, config?: any): Promise<Fiber>
+  /** The fiber of a core plugin the harness loaded ('session', 'model', 'tools', 'workspace-tools', 'agent-loop'), e.g. to unload it mid-run. */
+  fiber(name: string): Fiber
   /** `ctx.agents.create` with the model defaulting to `scripted` and the cwd to `workspace`. */
   createAgent(options?: Partial<CreateAgentOptions>): Promise<Agent>
   /** In-memory records of a session. */
@@ -51,7 +53,8 @@ const WATERFALLS = new Set(['agent/prompt-submit'])
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'gk-'))
-  const sessionsDir = path.join(dir, 'sessions')
+  // A test may share a sessions dir between harnesses (restart in a new Context); it then owns that dir.
+  const sessionsDir = typeof options.sessions?.dir === 'string' ? path.resolve(options.sessions.dir) : path.join(dir, 'sessions')
   const workspace = path.join(dir, 'workspace')
   await fsp.mkdir(sessionsDir, { recursive: true })
   await fsp.mkdir(workspace, { recursive: true })
@@ -89,12 +92,14 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     }
   }
 
+  const core = new Map<string, Fiber>()
+  const loadCore = async (name: string, module: any, config: unknown) => { core.set(name, await load(module, config)) }
   try {
-    await load(await import('@goalkeeper/session'), { dir: sessionsDir, ...options.sessions })
-    await load(await import('@goalkeeper/model'), {})
-    await load(await import('@goalkeeper/tools'), {})
-    if (options.workspaceTools !== false) await load(await import('@goalkeeper/workspace-tools'), { root: workspace })
-    await load(await import('@goalkeeper/agent-loop'), options.agentLoop ?? {})
+    await loadCore('session', await import('@goalkeeper/session'), { ...options.sessions, dir: sessionsDir })
+    await loadCore('model', await import('@goalkeeper/model'), {})
+    await loadCore('tools', await import('@goalkeeper/tools'), {})
+    if (options.workspaceTools !== false) await loadCore('workspace-tools', await import('@goalkeeper/workspace-tools'), { root: workspace })
+    await loadCore('agent-loop', await import('@goalkeeper/agent-loop'), options.agentLoop ?? {})
     for (const service of ['sessions', 'models', 'tools', 'agents'] as const) {
       if (!root.get(service)) throw new Error(`harness: service ctx.${service} did not start; see the logs:\n${errorLines(logs).join('\n')}`)
     }
@@ -135,6 +140,11 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       return root.models.get('scripted') as ScriptedProvider
     },
     load,
+    fiber(name) {
+      const fiber = core.get(name)
+      if (!fiber) throw new Error(`harness: no core plugin ${name} (loaded: ${[...core.keys()].join(', ')})`)
+      return fiber
+    },
     createAgent: (agentOptions = {}) => root.agents.create({ model: 'scripted', cwd: workspace, ...agentOptions }),
     records: (target) => [...sessionOf(target).records],
     readFile: (target) => fs.readFileSync(fileOf(target), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)),

@@ -1,0 +1,152 @@
+import fsp from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
+import type { UserMessage } from '@goalkeeper/session'
+import { createHarness, type Harness } from '../../../tests/harness.ts'
+import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilGoal, untilStopped, type DriverSetup } from './helpers.ts'
+
+const cleanup: Harness[] = []
+afterEach(async () => {
+  for (const h of cleanup.splice(0).reverse()) await h.dispose()
+})
+
+async function tracked(promise: Promise<DriverSetup>): Promise<DriverSetup> {
+  const s = await promise
+  cleanup.push(s.h)
+  return s
+}
+
+const roundStarted = (s: DriverSetup) =>
+  nextEvent(s.h.root, 'agent/turn-start', (_a: Agent, _t: number, messages: UserMessage[]) => messages.some(isGoalMessage))
+
+/** Runs one human turn to the end; used to prove that going idle does not start a round. */
+async function humanTurn(h: Harness, agent: Agent) {
+  h.scripted.push({ text: 'ok' })
+  agent.send({ content: 'status?' })
+  await nextEvent(h.root, 'agent/turn-end')
+  await agent.whenIdle()
+}
+
+const goalQueued = (h: Harness, agent: Agent) =>
+  (recordsOf(h.records(agent), 'input/queued') as { message: UserMessage }[]).filter((q) => isGoalMessage(q.message)).length
+
+describe('lifecycle', () => {
+  it('after a crash mid-round the reopened session is interrupted and disarmed; nothing runs until a resume', async () => {
+    const a = await tracked(setup())
+    const b = await createHarness()
+    cleanup.push(b)
+    await b.load(await import('@goalkeeper/goal'), {})
+    await b.load(await import('../src/index.ts'))
+
+    a.h.scripted.push({ kind: 'hang' })
+    a.h.root.goals.create(a.agent, { objective: 'Ship it', maxGoalRounds: 2 })
+    await roundStarted(a)
+    // What a killed process leaves behind: everything flushed up to the middle of round 1.
+    await a.h.root.sessions.flush(a.agent.session)
+    const id = a.agent.id
+    await fsp.copyFile(a.agent.session.file, path.join(b.sessionsDir, `${id}.jsonl`))
+    await a.h.dispose()
+
+    const agent = await b.root.agents.resume(id, { model: 'scripted' })
+    expect(outcomes(b.records(agent))).toEqual(['interrupted'])
+    expect(b.root.goals.get(agent)).toMatchObject({ phase: 'active', roundsStarted: 1, activation: 'disarmed' })
+    const queuedBefore = goalQueued(b, agent)
+    await humanTurn(b, agent)
+    expect(goalQueued(b, agent)).toBe(queuedBefore)
+    expect(b.scripted.requests).toHaveLength(1)
+
+    b.scripted.push({ text: 'round two' })
+    b.root.goals.resume(agent, b.root.goals.get(agent)!)
+    const goal = await untilStopped(b.root, agent)
+    expect(admittedRounds(b.records(agent))).toEqual(['1@1', '2@2'])
+    expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' } })
+  })
+
+  it('disarms a goal that existed before the driver was loaded; nothing runs until a resume', async () => {
+    const s = await tracked(setup({ driver: false }))
+    const { h, agent } = s
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 1 })
+    expect(h.root.goals.get(agent)?.activation).toBe('armed')
+    s.driver = await h.load(await import('../src/index.ts'))
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', activation: 'disarmed' })
+    await humanTurn(h, agent)
+    expect(goalQueued(h, agent)).toBe(0)
+
+    h.scripted.push({ text: 'round one' })
+    h.root.goals.resume(agent, h.root.goals.get(agent)!)
+    await untilStopped(h.root, agent)
+    expect(admittedRounds(h.records(agent))).toEqual(['1@2'])
+  })
+
+  it('unloading during a round cancels it; the goal ends active and disarmed, the agent idle, no later round', async () => {
+    const s = await tracked(setup())
+    const { h, agent } = s
+    h.scripted.push({ kind: 'hang' })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    await roundStarted(s)
+    await s.driver.dispose()
+    expect(agent.status).toBe('idle')
+    expect(agent.turn).toBeUndefined()
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', roundsStarted: 1, activation: 'disarmed' })
+    expect(recordsOf(h.records(agent), 'turn/end')).toEqual([{ turn: 1, outcome: { kind: 'aborted', cause: 'parent' } }])
+    await humanTurn(h, agent)
+    expect(admittedRounds(h.records(agent))).toEqual(['1@1'])
+    expect(goalQueued(h, agent)).toBe(1)
+  })
+
+  it('unloading while a round is under admission drops it without using a round', async () => {
+    const s = await tracked(setup())
+    const { h, agent } = s
+    let unloading: Promise<void> | undefined
+    h.root.on('agent/prompt-submit', async (a: Agent, submission: Submission, next: () => Promise<PromptDecision>) => {
+      if (!unloading && submission.messages.some(isGoalMessage)) {
+        unloading = s.driver.dispose()
+        // The driver's shutdown has begun once it disarms the goal.
+        await untilGoal(h.root, a, (g) => g?.activation === 'disarmed')
+      }
+      return next()
+    })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    await nextEvent(h.root, 'goal/activation', (_a: Agent, activation: string) => activation === 'disarmed')
+    await unloading
+    expect(agent.status).toBe('idle')
+    const records = h.records(agent)
+    expect(turnsBySource(records)).toEqual([])
+    expect(recordsOf(records, 'input/rejected')).toHaveLength(1)
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
+    expect(h.scripted.requests).toHaveLength(0)
+  })
+
+  it('unloading while a round is queued but not yet taken drops it at admission', async () => {
+    const s = await tracked(setup())
+    const { h, agent } = s
+    let unloading: Promise<void> | undefined
+    h.root.on('agent/queued', (_a: Agent, message: UserMessage) => {
+      if (!unloading && isGoalMessage(message)) unloading = s.driver.dispose()
+    })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    await nextEvent(h.root, 'agent/queued')
+    await unloading
+    expect(agent.status).toBe('idle')
+    expect(turnsBySource(h.records(agent))).toEqual([])
+    expect(recordsOf(h.records(agent), 'input/rejected')).toHaveLength(1)
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
+  })
+
+  it('a reloaded driver starts disarmed and continues after a resume', async () => {
+    const s = await tracked(setup())
+    const { h, agent } = s
+    h.scripted.push({ text: 'round one' }, { kind: 'hang' })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    await nextEvent(h.root, 'agent/turn-start', (_a: Agent, turn: number) => turn === 2)
+    await s.driver.dispose()
+    s.driver = await h.load(await import('../src/index.ts'))
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', roundsStarted: 2, activation: 'disarmed' })
+    h.scripted.push({ text: 'round three' })
+    h.root.goals.resume(agent, h.root.goals.get(agent)!)
+    const goal = await untilStopped(h.root, agent)
+    expect(admittedRounds(h.records(agent))).toEqual(['1@1', '2@1', '3@2'])
+    expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' } })
+  })
+})

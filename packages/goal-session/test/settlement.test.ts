@@ -1,0 +1,153 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { Agent } from '@goalkeeper/agent-loop'
+import type { ScriptResponse } from '@goalkeeper/model'
+import type { UserMessage } from '@goalkeeper/session'
+import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilStopped, type DriverSetup } from './helpers.ts'
+
+let s: DriverSetup | undefined
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await s?.h.dispose()
+  s = undefined
+})
+
+const roundStarted = (s: DriverSetup) =>
+  nextEvent(s.h.root, 'agent/turn-start', (_a: Agent, _t: number, messages: UserMessage[]) => messages.some(isGoalMessage))
+
+describe('settlement', () => {
+  it('pauses the goal when its round is cancelled before admission; a resume re-arms it', async () => {
+    s = await setup()
+    const { h, agent } = s
+    let cancelled: UserMessage | undefined
+    h.root.on('agent/queued', (_a: Agent, message: UserMessage) => {
+      if (cancelled || !isGoalMessage(message)) return
+      cancelled = message
+      queueMicrotask(() => agent.cancel('user'))
+    })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 1 })
+    const paused = await untilStopped(h.root, agent)
+    expect(paused).toMatchObject({ phase: 'paused', roundsStarted: 0, activation: 'disarmed' })
+    expect(recordsOf(h.records(agent), 'input/cancelled')).toEqual([{ messageId: cancelled!.id, reason: 'user' }])
+    expect(turnsBySource(h.records(agent))).toEqual([])
+
+    h.scripted.push({ text: 'round one' })
+    h.root.goals.resume(agent, paused!)
+    const goal = await untilStopped(h.root, agent)
+    expect(admittedRounds(h.records(agent))).toEqual(['1@3'])
+    expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' } })
+  })
+
+  it('pauses the goal when the running round is cancelled, and starts no further round', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.scripted.push({ kind: 'hang' }, { text: 'must not be used' })
+    roundStarted(s).then(() => agent.cancel('user'))
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'paused', roundsStarted: 1, activation: 'disarmed' })
+    expect(outcomes(h.records(agent))).toEqual(['aborted'])
+    expect(h.scripted.remaining).toBe(1)
+  })
+
+  it('only disarms when an unrelated human turn is cancelled', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.scripted.push({ kind: 'hang' })
+    agent.send({ content: 'long task' })
+    await nextEvent(h.root, 'agent/turn-start')
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    agent.cancel('user')
+    await agent.whenIdle()
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
+    const queued = recordsOf(h.records(agent), 'input/queued') as { message: UserMessage }[]
+    expect(queued.filter((q) => isGoalMessage(q.message))).toEqual([])
+  })
+
+  it('disarms when pausing after a cancel fails', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.scripted.push({ kind: 'hang' })
+    vi.spyOn(h.root.goals, 'pause').mockImplementation(() => {
+      throw new Error('injected pause failure')
+    })
+    roundStarted(s).then(() => agent.cancel('user'))
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'active', roundsStarted: 1, activation: 'disarmed' })
+    expect(h.errors().some((line) => line.includes('injected pause failure'))).toBe(true)
+  })
+
+  it.each<[string, ScriptResponse, string]>([
+    ['RATE_LIMIT', { kind: 'error', code: 'RATE_LIMIT', message: 'slow down' }, 'usage-limited'],
+    ['QUOTA', { kind: 'error', code: 'QUOTA', message: 'insufficient balance' }, 'usage-limited'],
+    ['SERVER', { kind: 'error', code: 'SERVER', message: 'bad gateway' }, 'turn-error'],
+    ['CONTEXT_OVERFLOW', { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'too long' }, 'turn-error'],
+    ['max-tokens', { kind: 'max-tokens', text: 'cut off' }, 'max-tokens'],
+  ])('blocks the goal when a round ends with %s', async (_name, response, code) => {
+    s = await setup()
+    const { h, agent } = s
+    h.scripted.push({ text: 'round one' }, response, { text: 'must not be used' })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code } })
+    expect(h.scripted.remaining).toBe(1)
+  })
+
+  it('disarms without running a round when the checkpoint flush fails', async () => {
+    s = await setup()
+    const { h, agent } = s
+    const flush = vi.spyOn(h.root.sessions, 'flush').mockRejectedValueOnce(new Error('injected: disk full'))
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
+    expect(flush).toHaveBeenCalledTimes(1)
+    expect(recordsOf(h.records(agent), 'input/queued')).toEqual([])
+    expect(h.errors().some((line) => line.includes('checkpoint flush'))).toBe(true)
+  })
+
+  it('disarms, phase unchanged, when the flush after a round fails', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.scripted.push({ text: 'round one' }, { text: 'must not be used' })
+    const errors = h.events(['agent/error'])
+    const real = h.root.sessions.flush.bind(h.root.sessions)
+    vi.spyOn(h.root.sessions, 'flush').mockImplementation(async (session) => {
+      // Fail only the loop's flush after the round's turn/end.
+      if (session.records.at(-1)?.type === 'turn/end') throw new Error('injected: disk full')
+      return real(session)
+    })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'active', roundsStarted: 1, activation: 'disarmed' })
+    expect(errors.map((e) => (e.args[2] as { code: string }).code)).toEqual(['FLUSH_FAILED'])
+    expect(h.scripted.remaining).toBe(1)
+  })
+
+  it('blocks queue-failed when sending the reservation throws', async () => {
+    s = await setup()
+    const { h, agent } = s
+    const send = agent.send.bind(agent)
+    vi.spyOn(agent, 'send').mockImplementation((input) => {
+      if (input.source?.kind === 'goal') throw new Error('injected: inbox unavailable')
+      return send(input)
+    })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'queue-failed' } })
+    expect(h.errors().some((line) => line.includes('injected: inbox unavailable'))).toBe(true)
+  })
+
+  it('lets a mutation made during the round win over the round outcome', async () => {
+    s = await setup()
+    const { h, agent } = s
+    // The model errors, but the goal was edited during the round: no block, the next round runs on the new revision.
+    h.scripted.push(() => {
+      h.root.goals.edit(agent, h.root.goals.get(agent)!, { maxGoalRounds: 2 })
+      return { kind: 'error', code: 'SERVER', message: 'bad gateway' }
+    }, { text: 'round two' })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(admittedRounds(h.records(agent))).toEqual(['1@1', '2@2'])
+    expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' } })
+  })
+})

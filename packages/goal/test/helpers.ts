@@ -1,6 +1,7 @@
 import { createHarness, type Harness } from '../../../tests/harness.ts'
 
 export type { Harness }
+export { codeOf } from './code-of.ts'
 
 /** The core harness plus the goal plugin. */
 export async function goalHarness(config: Record<string, unknown> = {}): Promise<Harness> {
@@ -12,14 +13,4 @@ export async function goalHarness(config: Record<string, unknown> = {}): Promise
     throw error
   }
   return harness
-}
-
-/** Error code of a throwing call, or undefined if it did not throw. */
-export function codeOf(run: () => unknown): string | undefined {
-  try {
-    run()
-    return undefined
-  } catch (error) {
-    return (error as { code?: string }).code ?? 'NO_CODE'
-  }
 }

@@ -2,20 +2,12 @@ import { describe, expect, it } from 'vitest'
 import { transition, checkClear, type MutatingOperation } from '../src/transitions.ts'
 import { MAX_OBJECTIVE_LENGTH, type Goal, type GoalPhase } from '../src/index.ts'
 import { goal } from './log-builder.ts'
+import { codeOf } from './code-of.ts'
 
 const reason = { code: 'needs-access', message: 'No credentials for the registry' }
 
 function inPhase(phase: GoalPhase): Goal {
   return phase === 'blocked' ? goal({ phase, blockedReason: { ...reason } }) : goal({ phase })
-}
-
-function codeOf(run: () => unknown): string | undefined {
-  try {
-    run()
-    return undefined
-  } catch (error) {
-    return (error as { code?: string }).code
-  }
 }
 
 // DESIGN.md section 7; resume of an active goal is legal here because the armed check is process-local (service).

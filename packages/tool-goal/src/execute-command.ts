@@ -2,6 +2,7 @@ import type { Context } from 'cordis'
 import type { AgentRef, GoalState } from '@goalkeeper/goal'
 import type { ParsedGoalCommand } from './command.ts'
 import { GOAL_COMMAND_USAGE } from './command.ts'
+import { editInput } from './edit-input.ts'
 import { formatGoalStatus } from './status.ts'
 
 export interface GoalCommandResult {
@@ -57,12 +58,7 @@ function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCom
   }
   const ref = { id: current.id, revision: current.revision }
   switch (command.kind) {
-    case 'edit': {
-      const input: { objective?: string; maxGoalRounds?: number } = {}
-      if (command.objective !== undefined) input.objective = command.objective
-      if (command.maxGoalRounds !== undefined) input.maxGoalRounds = command.maxGoalRounds
-      return done('Goal updated.', goals.edit(agent, ref, input))
-    }
+    case 'edit': return done('Goal updated.', goals.edit(agent, ref, editInput(command.objective, command.maxGoalRounds)))
     case 'pause': return done('Goal paused.', goals.pause(agent, ref))
     case 'resume': return done('Goal resumed.', goals.resume(agent, ref))
     case 'clear':

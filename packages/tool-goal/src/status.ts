@@ -18,7 +18,10 @@ function describePhase(goal: GoalState): string {
   return goal.activation === 'armed' ? 'active (armed: rounds run automatically)' : 'active (disarmed: /goal resume to continue)'
 }
 
-/** The goal as the model sees it in tool results: snake_case, matching the tool arguments. */
+/**
+ * The goal as the model sees it in tool results: snake_case, matching the tool arguments. Activation is
+ * left out on purpose: tool results are persisted, and activation must never reach a session file.
+ */
 export function goalView(goal: GoalState | undefined): Record<string, unknown> | null {
   if (!goal) return null
   return {
@@ -26,7 +29,6 @@ export function goalView(goal: GoalState | undefined): Record<string, unknown> |
     revision: goal.revision,
     objective: goal.objective,
     phase: goal.phase,
-    activation: goal.activation,
     rounds_used: goal.roundsStarted,
     max_rounds: goal.maxGoalRounds,
     ...(goal.blockedReason ? { blocked_reason: goal.blockedReason } : {}),

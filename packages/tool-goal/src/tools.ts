@@ -2,6 +2,7 @@ import type { Context } from 'cordis'
 import type { BlockedReason, GoalRef, GoalState } from '@goalkeeper/goal'
 import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { authorityOf, checkAuthority, type UpdateAction } from './authority.ts'
+import { editInput } from './edit-input.ts'
 import { goalView } from './status.ts'
 import { wrapUpMessage } from './prompt.ts'
 
@@ -111,12 +112,7 @@ export function goalTools(ctx: Context, config: ToolGoalConfig): ToolDefinition[
 function update(ctx: Context, call: ToolCallContext, ref: GoalRef, args: UpdateArgs): GoalState {
   const goals = ctx.goals
   switch (args.action) {
-    case 'edit': {
-      const input: { objective?: string; maxGoalRounds?: number } = {}
-      if (args.objective !== undefined) input.objective = args.objective
-      if (args.max_rounds !== undefined) input.maxGoalRounds = args.max_rounds
-      return goals.edit(call.agent, ref, input)
-    }
+    case 'edit': return goals.edit(call.agent, ref, editInput(args.objective, args.max_rounds))
     case 'pause': return goals.pause(call.agent, ref)
     case 'resume': return goals.resume(call.agent, ref)
     case 'complete': return goals.complete(call.agent, ref)

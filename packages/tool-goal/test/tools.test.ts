@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
@@ -45,8 +46,10 @@ describe('goal tools in a human turn', () => {
     const outcomes = toolOutcomes(h, agent)
     expect(outcomes.map((o) => [o.name, o.ok])).toEqual([['create_goal', true], ['get_goal', true], ['update_goal', true], ['update_goal', true], ['update_goal', true]])
     expect(JSON.parse(outcomes[1].content)).toEqual({
-      goal: { goal_id: goal.id, revision: 1, objective: 'Fix the build', phase: 'active', activation: 'armed', rounds_used: 0, max_rounds: 4 },
+      goal: { goal_id: goal.id, revision: 1, objective: 'Fix the build', phase: 'active', rounds_used: 0, max_rounds: 4 },
     })
+    await h.root.sessions.flush(agent.session)
+    expect(fs.readFileSync(agent.session.file, 'utf8')).not.toMatch(/activation|armed/)
     expect(h.root.goals.get(agent)).toMatchObject({ objective: 'Fix the build on CI', maxGoalRounds: 6, phase: 'active', revision: 4 })
   })
 

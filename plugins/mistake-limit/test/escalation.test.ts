@@ -1,0 +1,103 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { createHarness, type Harness } from '../../../tests/harness.ts'
+import * as goalPlugin from '@goalkeeper/goal'
+import * as loopGuard from '@goalkeeper/loop-guard'
+import * as mistakeLimit from '@goalkeeper/mistake-limit'
+import type { MistakeLimitState } from '@goalkeeper/mistake-limit'
+import { call, done, outcomes, pluginMessages, prompt, repeat, tools, userTexts } from '../../loop-guard/test/util.ts'
+
+let h: Harness
+beforeEach(async () => {
+  h = await createHarness()
+  await fs.writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')
+})
+afterEach(() => h.dispose())
+
+const read = () => tools(call('read_file', { path: 'a.txt' }))
+const readMissing = () => tools(call('read_file', { path: 'missing.txt' }))
+
+describe('mistake-limit answering loop-guard escalations', () => {
+  it('treats a hard loop escalation as a limit hit; continue lets loop-guard steer the guidance and start over', async () => {
+    const states: MistakeLimitState[] = []
+    h.root.on('mistake-limit/reached', (_agent, state) => {
+      states.push(state)
+      return { action: 'continue', guidance: 'Stop re-reading a.txt; write the summary.' }
+    })
+    await h.load(mistakeLimit, {})
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    // Identical successful reads: success does not protect against the loop escalation.
+    h.scripted.push(...repeat(7, read), done())
+    await prompt(agent, 'go')
+
+    expect(states).toHaveLength(1)
+    expect(states[0]).toMatchObject({
+      turn: 1, count: 6, limit: 6, cause: 'policy-escalation',
+      escalation: { source: 'loop-guard', code: 'repeated-tool-call', turn: 1 },
+    })
+    expect(userTexts(h.scripted.requests[5]).at(-1)).toBe('Stop re-reading a.txt; write the summary.')
+    // Loop state was reset by the continue: the 2 later repeats stay below the soft threshold.
+    expect(pluginMessages(h.records(agent), 'loop-guard')).toEqual([expect.stringMatching(/^Loop guard: .* 3 times/), 'Stop re-reading a.txt; write the summary.'])
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+  })
+
+  it('a stop from the hook blocks the goal with repeated-tool-call, the truthful cause, and names the decision', async () => {
+    h.root.on('mistake-limit/reached', () => ({ action: 'stop', reason: 'unattended' }))
+    await h.load(goalPlugin, {})
+    await h.load(mistakeLimit, {})
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    const goal = h.root.goals.create(agent, { objective: 'summarise' })
+    h.scripted.push(...repeat(6, read))
+    await prompt(agent, 'round 1', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 })
+    expect(h.root.goals.get(agent)!.blockedReason).toEqual({
+      code: 'repeated-tool-call',
+      message: '`read_file` {"path":"a.txt"} was called 5 times in a row with the same arguments and returned the same result each time. Decision: unattended.',
+    })
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+  })
+
+  it('asks once and stops once when the loop escalation and its own limit land on the same step', async () => {
+    let asked = 0
+    h.root.on('mistake-limit/reached', () => (++asked, { action: 'stop' }))
+    await h.load(goalPlugin, {})
+    await h.load(mistakeLimit, { limit: 5 })
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    const goal = h.root.goals.create(agent, { objective: 'summarise' })
+    const changes = h.events(['goal/changed'])
+    h.scripted.push(...repeat(6, readMissing))
+    await prompt(agent, 'round 1', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 })
+    expect(asked).toBe(1)
+    expect(changes).toHaveLength(1)
+    expect(h.root.goals.get(agent)!.blockedReason?.code).toBe('repeated-tool-call')
+    expect(h.logs.filter((l) => l.name === 'mistake-limit' || l.name === 'loop-guard').filter((l) => l.level === 'warn')).toEqual([])
+  })
+
+  it('the same holds when mistake-limit is loaded after loop-guard', async () => {
+    let asked = 0
+    h.root.on('mistake-limit/reached', () => (++asked, { action: 'continue', guidance: 'think again' }))
+    await h.load(loopGuard, {})
+    await h.load(mistakeLimit, { limit: 5 })
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(5, readMissing), done())
+    await prompt(agent, 'go')
+    expect(asked).toBe(1)
+    expect(pluginMessages(h.records(agent), 'mistake-limit')).toEqual([])
+    expect(pluginMessages(h.records(agent), 'loop-guard').at(-1)).toBe('think again')
+  })
+
+  it('with answerEscalations off, loop-guard decides alone and the hook is not asked', async () => {
+    let asked = 0
+    h.root.on('mistake-limit/reached', () => (++asked, { action: 'continue' }))
+    await h.load(mistakeLimit, { answerEscalations: false })
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(6, read))
+    await prompt(agent, 'go')
+    expect(asked).toBe(0)
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+  })
+})

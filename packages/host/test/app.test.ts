@@ -1,31 +1,21 @@
 import path from 'node:path'
 import { Context } from 'cordis'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import * as host from '../src/index.ts'
-import { makeFixtureDir, type Probe, removeDir, resetProbe, writeYml } from './fixtures.ts'
+import { writeYml, useFixtures } from './fixtures.ts'
 
-let dir: string
-let probe: Probe
-
-beforeEach(async () => {
-  dir = await makeFixtureDir()
-  probe = resetProbe()
-})
-
-afterEach(async () => {
-  await removeDir(dir)
-})
+const fixtures = useFixtures()
 
 describe('startApp', () => {
   it('loads the composition; its shutdown is ordered and its log lines still reach the exporter', async () => {
-    await writeYml(dir, '- id: a\n  name: ./counter.mjs\n  config: { label: a }\n- id: b\n  name: ./counter.mjs\n  config: { label: b }\n')
+    await writeYml(fixtures.dir, '- id: a\n  name: ./counter.mjs\n  config: { label: a }\n- id: b\n  name: ./counter.mjs\n  config: { label: b }\n')
     const chunks: string[] = []
-    const app = await host.startApp({ cwd: dir, logLevel: 'debug', env: {}, stderr: { write: (text: string) => chunks.push(text) } })
+    const app = await host.startApp({ cwd: fixtures.dir, logLevel: 'debug', env: {}, stderr: { write: (text: string) => chunks.push(text) } })
     expect(app.report.ok).toBe(true)
-    expect(app.loader.file).toBe(path.join(dir, 'cordis.yml'))
+    expect(app.loader.file).toBe(path.join(fixtures.dir, 'cordis.yml'))
 
     await Promise.all([app.shutdown(), app.shutdown(), app.closed])
-    expect(probe.log.filter((line) => line.startsWith('dispose-end'))).toEqual(['dispose-end b', 'dispose-end a'])
+    expect(fixtures.probe.log.filter((line) => line.startsWith('dispose-end'))).toEqual(['dispose-end b', 'dispose-end a'])
     const text = chunks.join('')
     expect(text.indexOf('[D] loader unloaded entry "b"')).toBeGreaterThan(-1)
     expect(text.indexOf('[D] loader unloaded entry "a"')).toBeGreaterThan(text.indexOf('[D] loader unloaded entry "b"'))
@@ -33,19 +23,19 @@ describe('startApp', () => {
   })
 
   it('fails with a HostError naming the file when it is missing', async () => {
-    const start = host.startApp({ cwd: dir, config: 'absent.yml', stderr: { write: () => true } })
+    const start = host.startApp({ cwd: fixtures.dir, config: 'absent.yml', stderr: { write: () => true } })
     await expect(start).rejects.toBeInstanceOf(host.HostError)
-    await expect(start).rejects.toThrow(`cannot read ${path.join(dir, 'absent.yml')}`)
+    await expect(start).rejects.toThrow(`cannot read ${path.join(fixtures.dir, 'absent.yml')}`)
   })
 })
 
 describe('host plugin', () => {
   it('loads a nested cordis.yml into its own fiber and unloads it with the fiber', async () => {
-    const { file } = await writeYml(dir, '- id: inner\n  name: ./counter.mjs\n  config: { label: inner }\n', 'nested.yml')
+    const { file } = await writeYml(fixtures.dir, '- id: inner\n  name: ./counter.mjs\n  config: { label: inner }\n', 'nested.yml')
     const root = new Context()
     const fiber = await root.plugin(host, { file })
-    expect(probe.applies).toEqual({ inner: 1 })
+    expect(fixtures.probe.applies).toEqual({ inner: 1 })
     await fiber.dispose()
-    expect(probe.log).toEqual(['apply inner', 'dispose-start inner', 'dispose-end inner'])
+    expect(fixtures.probe.log).toEqual(['apply inner', 'dispose-start inner', 'dispose-end inner'])
   })
 })

@@ -2,23 +2,18 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { makeFixtureDir, removeDir, writeYml } from './fixtures.ts'
+import { afterEach, describe, expect, it } from 'vitest'
+import { useFixtures, writeYml } from './fixtures.ts'
 
 const hostDir = path.resolve(fileURLToPath(import.meta.url), '../..')
 const repoRoot = path.resolve(hostDir, '../..')
 const cli = path.join(hostDir, 'src/cli.ts')
 
-let dir: string
+const fixtures = useFixtures()
 const children: ChildProcess[] = []
 
-beforeEach(async () => {
-  dir = await makeFixtureDir()
-})
-
-afterEach(async () => {
+afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  await removeDir(dir)
 })
 
 interface Run {
@@ -77,13 +72,13 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
 
   it('--version prints the package version, also through the bin from any directory', async () => {
     const { version } = JSON.parse(await readFile(path.join(hostDir, 'package.json'), 'utf8'))
-    const { code, stdout } = await run(['--version'], { bin: true, cwd: dir })
+    const { code, stdout } = await run(['--version'], { bin: true, cwd: fixtures.dir })
     expect(code).toBe(0)
     expect(stdout).toBe(`${version}\n`)
   })
 
   it('check on a good composition: the report on stdout, nothing on stderr, exit 0', async () => {
-    const { file } = await writeYml(dir, good)
+    const { file } = await writeYml(fixtures.dir, good)
     const { code, stdout, stderr } = await run(['--config', file, 'check'])
     expect(stderr).toBe('')
     expect(code).toBe(0)
@@ -93,8 +88,8 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
   })
 
   it('check on a bad composition: failures on stdout and stderr, no stack trace, exit 64', async () => {
-    await writeYml(dir, `${good}- id: bad\n  name: ./counter.mjs\n  config: { maxSteps: x }\n- id: boom\n  name: ./throws.mjs\n`)
-    const { code, stdout, stderr } = await run(['--cwd', dir, 'check'])
+    await writeYml(fixtures.dir, `${good}- id: bad\n  name: ./counter.mjs\n  config: { maxSteps: x }\n- id: boom\n  name: ./throws.mjs\n`)
+    const { code, stdout, stderr } = await run(['--cwd', fixtures.dir, 'check'])
     expect(code).toBe(64)
     expect(stdout).toContain('entry "bad": config.maxSteps: expected a number, got "x"')
     expect(stdout).toContain('4 entries: 2 loaded, 2 failed')
@@ -105,7 +100,7 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
   })
 
   it('--log-level debug adds stack traces; --json prints one JSON report', async () => {
-    const { file } = await writeYml(dir, '- id: boom\n  name: ./throws.mjs\n')
+    const { file } = await writeYml(fixtures.dir, '- id: boom\n  name: ./throws.mjs\n')
     const [debug, json] = await Promise.all([
       run(['--config', file, '--log-level', 'debug', 'check']),
       run(['--config', file, '--json', 'check']),
@@ -118,10 +113,10 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
   })
 
   it('a missing cordis.yml or a bad option is one line with a hint on stderr, exit 64', async () => {
-    const [missing, option, bare] = await Promise.all([run(['--cwd', dir, 'check']), run(['--frobnicate', 'check']), run([])])
+    const [missing, option, bare] = await Promise.all([run(['--cwd', fixtures.dir, 'check']), run(['--frobnicate', 'check']), run([])])
     expect(missing.code).toBe(64)
     expect(missing.stdout).toBe('')
-    expect(missing.stderr).toBe(`goalkeeper: cannot read ${path.join(dir, 'cordis.yml')}: ENOENT: no such file or directory, open '${path.join(dir, 'cordis.yml')}' (hint: pass --config PATH, or run where cordis.yml is)\n`)
+    expect(missing.stderr).toBe(`goalkeeper: cannot read ${path.join(fixtures.dir, 'cordis.yml')}: ENOENT: no such file or directory, open '${path.join(fixtures.dir, 'cordis.yml')}' (hint: pass --config PATH, or run where cordis.yml is)\n`)
     expect(option.code).toBe(64)
     expect(option.stderr).toBe(`goalkeeper: unknown option '--frobnicate' (see goalkeeper --help)\n`)
     expect(bare.code).toBe(64)
@@ -129,7 +124,7 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
   })
 
   it('SIGTERM while check --watch runs: ordered shutdown, exit 0', async () => {
-    const { file } = await writeYml(dir, good)
+    const { file } = await writeYml(fixtures.dir, good)
     const handle = start(['--config', file, '-v', 'check', '--watch'])
     await handle.stderrMatches(/watching .* for changes/)
     handle.child.kill('SIGTERM')
@@ -147,10 +142,10 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
   })
 
   it('check --watch reloads on an edit of the file and prints the new report', async () => {
-    const { file } = await writeYml(dir, good)
+    const { file } = await writeYml(fixtures.dir, good)
     const handle = start(['--config', file, '-v', 'check', '--watch'])
     await handle.stderrMatches(/watching .* for changes/)
-    await writeYml(dir, good.replace('label: second', 'label: changed'))
+    await writeYml(fixtures.dir, good.replace('label: second', 'label: changed'))
     await handle.stderrMatches(/\[I\] loader reloaded .*: 1 reloaded, 1 unchanged/)
     handle.child.kill('SIGINT')
     expect(await handle.exit).toBe(0)
@@ -159,7 +154,7 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
   })
 
   it('a second signal during a stuck shutdown forces exit 130', async () => {
-    const { file } = await writeYml(dir, '- id: stuck\n  name: ./hang.mjs\n')
+    const { file } = await writeYml(fixtures.dir, '- id: stuck\n  name: ./hang.mjs\n')
     const handle = start(['--config', file, 'check', '--watch'])
     await handle.stderrMatches(/watching .* for changes/)
     handle.child.kill('SIGTERM')

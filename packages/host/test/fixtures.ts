@@ -3,6 +3,8 @@ import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { Context, Logger } from 'cordis'
+import { afterEach, beforeEach } from 'vitest'
+import type { Loader } from '../src/index.ts'
 
 /**
  * Fixture plugins, written as real .mjs files next to a temp cordis.yml. They report to the test through
@@ -162,4 +164,21 @@ export function captureContext() {
   }
   root.logger.exporter(exporter)
   return { root, logs }
+}
+
+/**
+ * Per-test fixture dir and probe; loaders pushed to `loaders` are disposed after the test, before the
+ * dir is removed.
+ */
+export function useFixtures() {
+  const fixtures = { dir: '', probe: undefined as unknown as Probe, loaders: [] as Loader[] }
+  beforeEach(async () => {
+    fixtures.dir = await makeFixtureDir()
+    fixtures.probe = resetProbe()
+  })
+  afterEach(async () => {
+    for (const loader of fixtures.loaders.splice(0)) await loader.dispose()
+    await removeDir(fixtures.dir)
+  })
+  return fixtures
 }

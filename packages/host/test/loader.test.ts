@@ -1,27 +1,15 @@
 import { readFile } from 'node:fs/promises'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Loader } from '../src/index.ts'
-import { captureContext, makeFixtureDir, type Probe, removeDir, resetProbe, writeYml } from './fixtures.ts'
+import { captureContext, writeYml, useFixtures } from './fixtures.ts'
 
-let dir: string
-let probe: Probe
-const loaders: Loader[] = []
-
-beforeEach(async () => {
-  dir = await makeFixtureDir()
-  probe = resetProbe()
-})
-
-afterEach(async () => {
-  for (const loader of loaders.splice(0)) await loader.dispose()
-  await removeDir(dir)
-})
+const fixtures = useFixtures()
 
 async function load(text: string, env: Record<string, string> = {}) {
-  const { file, bytes } = await writeYml(dir, text)
+  const { file, bytes } = await writeYml(fixtures.dir, text)
   const { root, logs } = captureContext()
   const loader = new Loader(root, { file, env })
-  loaders.push(loader)
+  fixtures.loaders.push(loader)
   const report = await loader.load()
   return { loader, report, logs, file, bytes }
 }
@@ -31,7 +19,7 @@ const statuses = (loader: Loader) => Object.fromEntries(loader.entries.map((entr
 describe('loading cordis.yml', () => {
   it('loads a valid composition, resolving package names and relative paths from the file directory', async () => {
     const loaded: string[] = []
-    const { file, bytes } = await writeYml(dir, `
+    const { file, bytes } = await writeYml(fixtures.dir, `
 # a comment that must survive
 - id: pkg
   name: '@fixture/counter'
@@ -43,15 +31,15 @@ describe('loading cordis.yml', () => {
 `)
     const { root } = captureContext()
     const loader = new Loader(root, { file, env: {} })
-    loaders.push(loader)
+    fixtures.loaders.push(loader)
     loader.on('entry-loaded', (entry) => loaded.push(entry.id))
     const report = await loader.load()
 
     expect(report.ok).toBe(true)
     expect(report.loaded).toEqual(['pkg', 'local'])
     expect(loaded).toEqual(['pkg', 'local'])
-    expect(probe.configs.pkg).toEqual({ label: 'pkg', maxSteps: 3 })
-    expect(probe.applies).toEqual({ pkg: 1, local: 1 })
+    expect(fixtures.probe.configs.pkg).toEqual({ label: 'pkg', maxSteps: 3 })
+    expect(fixtures.probe.applies).toEqual({ pkg: 1, local: 1 })
     expect(loader.get('pkg')?.fiber?.state).toBe(2)
     expect(await readFile(file)).toEqual(bytes)
   })
@@ -74,7 +62,7 @@ describe('loading cordis.yml', () => {
     expect(report.loaded).toEqual(['first', 'last'])
     expect(loader.get('agent')?.error).toBe(line)
     expect(logs).toContain(`[error] loader ${line}`)
-    expect(probe.applies).toEqual({ first: 1, last: 1 })
+    expect(fixtures.probe.applies).toEqual({ first: 1, last: 1 })
   })
 
   it('reports a package that can not be found', async () => {
@@ -115,7 +103,7 @@ describe('loading cordis.yml', () => {
 `)
     expect(report.ok).toBe(true)
     expect(report.disabled).toEqual(['off'])
-    expect(probe.applies).toEqual({ on: 1 })
+    expect(fixtures.probe.applies).toEqual({ on: 1 })
     expect(loader.get('off')?.fiber).toBeUndefined()
   })
 
@@ -140,7 +128,7 @@ describe('loading cordis.yml', () => {
   name: ./raw.mjs
   config: { label: missing, token: '\${GK_NOT_SET}' }
 `, { GK_HOST: 'localhost', GK_PORT: '8080', GK_VERBOSE: 'true', GK_EMPTY: '', GK_KEY: 'k-1' })
-    expect(probe.configs.raw).toEqual({
+    expect(fixtures.probe.configs.raw).toEqual({
       label: 'raw',
       url: 'http://localhost:8080/v1',
       port: 8080,
@@ -154,7 +142,7 @@ describe('loading cordis.yml', () => {
     expect(report.failed).toEqual(['missing'])
     const line = 'entry "missing": config.token: environment variable GK_NOT_SET is not set (write ${GK_NOT_SET:-} to make it optional)'
     expect(logs).toContain(`[error] loader ${line}`)
-    expect(probe.configs.missing).toBeUndefined()
+    expect(fixtures.probe.configs.missing).toBeUndefined()
   })
 
   it('loads nested groups; a disabled group disables its entries', async () => {
@@ -187,7 +175,7 @@ describe('loading cordis.yml', () => {
     expect(loader.get('two')?.groups).toEqual(['tools', 'inner'])
     expect(statuses(loader)).toMatchObject({ tools: 'loaded', inner: 'loaded', guards: 'disabled', broken: 'failed' })
     expect(loader.get('broken')?.error).toBe('entry "broken": config: a group\'s config must be a list of entries, got a mapping')
-    expect(probe.applies).toEqual({ one: 1, two: 1 })
+    expect(fixtures.probe.applies).toEqual({ one: 1, two: 1 })
   })
 
   it('reports malformed entries and duplicate ids without stopping the others', async () => {
@@ -212,7 +200,7 @@ describe('loading cordis.yml', () => {
       'entry "twice" (#4): id: "twice" is already used by entry #3',
     ])
     expect(report.loaded).toEqual(['twice', './counter.mjs'])
-    expect(probe.applies).toEqual({ twice: 1, anonymous: 1 })
+    expect(fixtures.probe.applies).toEqual({ twice: 1, anonymous: 1 })
   })
 
   it('reports an entry that waits for a service nothing provides', async () => {
@@ -234,14 +222,14 @@ describe('loading cordis.yml', () => {
 `)
     expect(report.ok).toBe(true)
     expect(report.loaded).toEqual(['consumer', 'provider'])
-    expect(probe.log).toEqual(['apply provider', 'apply consumer'])
+    expect(fixtures.probe.log).toEqual(['apply provider', 'apply consumer'])
   })
 
   it('refuses a file that is not YAML or not a list, naming the position', async () => {
-    const { file } = await writeYml(dir, '- id: a\n  name: [unclosed\n')
+    const { file } = await writeYml(fixtures.dir, '- id: a\n  name: [unclosed\n')
     const { root } = captureContext()
     await expect(new Loader(root, { file }).load()).rejects.toThrow(/cordis\.yml: .* at line 3, column 1$/)
-    await writeYml(dir, 'id: a\nname: ./counter.mjs\n')
+    await writeYml(fixtures.dir, 'id: a\nname: ./counter.mjs\n')
     await expect(new Loader(root, { file }).load()).rejects.toThrow('expected a list of entries at the top level, got a mapping')
   })
 })

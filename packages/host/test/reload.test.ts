@@ -1,29 +1,17 @@
 import { readFile, writeFile } from 'node:fs/promises'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type EntryInfo, Loader, type LoadReport } from '../src/index.ts'
-import { captureContext, makeFixtureDir, type Probe, removeDir, resetProbe, writeYml } from './fixtures.ts'
+import { captureContext, writeYml, useFixtures } from './fixtures.ts'
 
-let dir: string
-let probe: Probe
-const loaders: Loader[] = []
-
-beforeEach(async () => {
-  dir = await makeFixtureDir()
-  probe = resetProbe()
-})
-
-afterEach(async () => {
-  for (const loader of loaders.splice(0)) await loader.dispose()
-  await removeDir(dir)
-})
+const fixtures = useFixtures()
 
 const counterEntry = (id: string, extra = '') => `- id: ${id}\n  name: ./counter.mjs\n  config: { label: ${id}${extra} }\n`
 
 async function start(text: string) {
-  const { file } = await writeYml(dir, text)
+  const { file } = await writeYml(fixtures.dir, text)
   const { root, logs } = captureContext()
   const loader = new Loader(root, { file, env: {}, debounceMs: 20 })
-  loaders.push(loader)
+  fixtures.loaders.push(loader)
   const report = await loader.load()
   return { loader, report, logs, file }
 }
@@ -39,7 +27,7 @@ describe('hot reload', () => {
     const { loader, file } = await start(counterEntry('keep') + counterEntry('change') + counterEntry('drop'))
     const keepFiber = loader.get('keep')?.fiber
     const changeFiber = loader.get('change')?.fiber
-    probe.state.keep.hits = 41
+    fixtures.probe.state.keep.hits = 41
 
     const unloaded: string[] = []
     loader.on('entry-unloaded', (entry) => unloaded.push(entry.id))
@@ -47,11 +35,11 @@ describe('hot reload', () => {
     const report = await loader.reload()
 
     expect(report.changes).toEqual({ added: ['new'], removed: ['drop'], reloaded: ['change'], unchanged: ['keep'] })
-    expect(probe.applies).toEqual({ keep: 1, change: 2, drop: 1, new: 1 })
-    expect(probe.state.keep.hits).toBe(41)
+    expect(fixtures.probe.applies).toEqual({ keep: 1, change: 2, drop: 1, new: 1 })
+    expect(fixtures.probe.state.keep.hits).toBe(41)
     expect(loader.get('keep')?.fiber).toBe(keepFiber)
     expect(loader.get('change')?.fiber).not.toBe(changeFiber)
-    expect(probe.configs.change).toEqual({ label: 'change', maxSteps: 5 })
+    expect(fixtures.probe.configs.change).toEqual({ label: 'change', maxSteps: 5 })
     expect(unloaded).toEqual(['drop', 'change'])
     expect(loader.entries.map((entry) => entry.id)).toEqual(['keep', 'change', 'new'])
     expect(await readFile(file)).toEqual(bytes)
@@ -61,30 +49,30 @@ describe('hot reload', () => {
     const { loader, file } = await start(counterEntry('a') + counterEntry('b'))
     await edit(file, counterEntry('a') + counterEntry('b') + '  disabled: true\n')
     expect((await loader.reload()).disabled).toEqual(['b'])
-    expect(probe.log).toContain('dispose-end b')
+    expect(fixtures.probe.log).toContain('dispose-end b')
     await edit(file, counterEntry('a') + counterEntry('b'))
     expect((await loader.reload()).loaded).toEqual(['a', 'b'])
-    expect(probe.applies).toEqual({ a: 1, b: 2 })
+    expect(fixtures.probe.applies).toEqual({ a: 1, b: 2 })
   })
 
   it('removing an entry awaits its async teardown before the reload resolves', async () => {
     const { loader, file } = await start(counterEntry('stay') + '- id: slow\n  name: ./slow.mjs\n')
     let release!: () => void
-    probe.release = new Promise<void>((resolve) => (release = resolve))
-    const started = new Promise<void>((resolve) => (probe.teardownStarted = resolve))
+    fixtures.probe.release = new Promise<void>((resolve) => (release = resolve))
+    const started = new Promise<void>((resolve) => (fixtures.probe.teardownStarted = resolve))
 
     await edit(file, counterEntry('stay'))
     const reloading = loader.reload().then((report) => {
-      probe.log.push('reload resolved')
+      fixtures.probe.log.push('reload resolved')
       return report
     })
     await started
-    probe.log.push('released')
+    fixtures.probe.log.push('released')
     release()
     const report = await reloading
 
     expect(report.changes.removed).toEqual(['slow'])
-    expect(probe.log.slice(-4)).toEqual(['teardown-start slow', 'released', 'teardown-end slow', 'reload resolved'])
+    expect(fixtures.probe.log.slice(-4)).toEqual(['teardown-start slow', 'released', 'teardown-end slow', 'reload resolved'])
     expect(report.loaded).toEqual(['stay'])
   })
 
@@ -99,7 +87,7 @@ describe('hot reload', () => {
     expect(logs.some((line) => line.startsWith('[error] loader') && line.includes('keeping the running composition'))).toBe(true)
     expect(loader.get('a')?.fiber).toBe(fiber)
     expect(loader.get('a')?.status).toBe('loaded')
-    expect(probe.applies).toEqual({ a: 1 })
+    expect(fixtures.probe.applies).toEqual({ a: 1 })
     expect(await readFile(file)).toEqual(bytes)
   })
 
@@ -120,7 +108,7 @@ describe('hot reload', () => {
     const report = await reloaded
 
     expect(report.changes.added).toEqual(['b'])
-    expect(probe.applies).toEqual({ a: 1, b: 1 })
+    expect(fixtures.probe.applies).toEqual({ a: 1, b: 1 })
     await loader.dispose()
     expect(loader.watching).toBe(false)
     expect(await readFile(file)).toEqual(bytes)
@@ -135,7 +123,7 @@ describe('shutdown', () => {
     loader.on('entry-unloaded', (entry) => unloaded.push(entry))
     await loader.dispose()
 
-    expect(probe.log.filter((line) => line.startsWith('dispose'))).toEqual([
+    expect(fixtures.probe.log.filter((line) => line.startsWith('dispose'))).toEqual([
       'dispose-start third', 'dispose-end third',
       'dispose-start second', 'dispose-end second',
       'dispose-start first', 'dispose-end first',
@@ -149,6 +137,6 @@ describe('shutdown', () => {
   it('a consumer goes before the service it injects', async () => {
     const { loader } = await start('- id: provider\n  name: ./provider.mjs\n- id: consumer\n  name: ./consumer.mjs\n')
     await loader.dispose()
-    expect(probe.log).toEqual(['apply provider', 'apply consumer', 'dispose consumer'])
+    expect(fixtures.probe.log).toEqual(['apply provider', 'apply consumer', 'dispose consumer'])
   })
 })

@@ -22,8 +22,8 @@ function watchTimers(delay: number) {
   const cleared = new Set<unknown>()
   const realSet = globalThis.setTimeout
   const realClear = globalThis.clearTimeout
-  vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number, ...rest: unknown[]) => {
-    const handle = realSet(fn, ms, ...rest)
+  vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number) => {
+    const handle = realSet(fn, ms)
     if (ms === delay) started.add(handle)
     return handle
   }) as typeof setTimeout)

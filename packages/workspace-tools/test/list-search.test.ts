@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -95,6 +96,13 @@ describe('search', () => {
 
   it('says when nothing matched', async () => {
     expect((await t.run('search', { pattern: 'zebra' })).content).toMatch(/^No matches for \/zebra\/i in \. \(\d+ file\(s\) searched\)\.$/)
+  })
+
+  it('refuses special files instead of blocking on them, and skips them in directories', async () => {
+    execFileSync('mkfifo', [path.join(t.workspace, 'src/pipe')])
+    expect((await t.run('search', { pattern: 'x', path: 'src/pipe' })).error?.code).toBe('NOT_A_FILE')
+    expect((await t.run('read_file', { path: 'src/pipe' })).error?.code).toBe('NOT_A_FILE')
+    expect((await t.run('search', { pattern: 'helper', path: 'src' })).content).toBe('src/util/deep.ts:1: function helper() { return 1 }')
   })
 
   it('explains an invalid regular expression', async () => {

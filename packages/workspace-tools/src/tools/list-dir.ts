@@ -36,7 +36,10 @@ export function listDirTool(ws: Workspace): ToolDefinition<Args> {
 
       const walk = async (dir: string, prefix: string, level: number): Promise<void> => {
         checkAborted(call)
-        const entries: Dirent[] = await readdir(dir, { withFileTypes: true }).catch((error) => fsError(error, prefix || shown))
+        // Only the requested directory must be readable; an unreadable subdirectory is marked, not fatal.
+        const entries: Dirent[] | undefined = await readdir(dir, { withFileTypes: true })
+          .catch((error) => (level === 1 ? fsError(error, shown) : undefined))
+        if (!entries) return void (lines[lines.length - 1] += ' (unreadable)')
         entries.sort((a, b) => byName(a.name, b.name))
         for (const entry of entries) {
           if (lines.length >= cap) return void (capped = true)

@@ -85,6 +85,7 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
         }
       }
       if (info.isDirectory()) await walk(real, '')
+      else if (!info.isFile()) throw new WorkspaceError('NOT_A_FILE', `"${shown}" is neither a regular file nor a directory.`)
       else if (info.size > MAX_FILE_BYTES) skippedLarge += 1
       else await searchFile(real)
 

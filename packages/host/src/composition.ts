@@ -30,7 +30,7 @@ export class CompositionError extends Error {
 const FIELDS = ['id', 'name', 'config', 'disabled', 'group']
 
 export function parseComposition(text: string, env: Env): EntrySpec[] {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true })
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, merge: true })
   // yaml's pretty message is `what at line L, column C:` followed by an excerpt; keep the first line.
   if (doc.errors.length) throw new CompositionError(doc.errors[0].message.split('\n')[0].replace(/:$/, ''))
   const value: unknown = doc.toJS()

@@ -88,11 +88,15 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
   })
 
   it('check on a bad composition: failures on stdout and stderr, no stack trace, exit 64', async () => {
-    await writeYml(fixtures.dir, `${good}- id: bad\n  name: ./counter.mjs\n  config: { maxSteps: x }\n- id: boom\n  name: ./throws.mjs\n`)
-    const { code, stdout, stderr } = await run(['--cwd', fixtures.dir, 'check'])
+    const secret = 'sk-test-0123456789'
+    await writeYml(fixtures.dir, `${good}- id: bad\n  name: ./counter.mjs\n  config: { maxSteps: x }\n- id: boom\n  name: ./throws.mjs\n`
+      + `- id: leaky\n  name: ./counter.mjs\n  config:\n    maxSteps: \${GK_TEST_API_KEY}\n`)
+    const { code, stdout, stderr } = await run(['--cwd', fixtures.dir, 'check'], { env: { GK_TEST_API_KEY: secret } })
     expect(code).toBe(64)
     expect(stdout).toContain('entry "bad": config.maxSteps: expected a number, got "x"')
-    expect(stdout).toContain('4 entries: 2 loaded, 2 failed')
+    expect(stdout).toContain('5 entries: 2 loaded, 3 failed')
+    expect(stdout).toContain('entry "leaky": config.maxSteps: expected a number, got "[redacted GK_TEST_API_KEY]"')
+    expect(stdout + stderr).not.toContain(secret)
     expect(stderr).toContain('[E] loader entry "bad": config.maxSteps: expected a number, got "x"\n')
     expect(stderr).toContain('[E] throws Error: boom in apply\n')
     expect(stderr).not.toMatch(/\n\s+at /)

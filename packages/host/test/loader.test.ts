@@ -145,6 +145,18 @@ describe('loading cordis.yml', () => {
     expect(fixtures.probe.configs.missing).toBeUndefined()
   })
 
+  it('resolves YAML anchors and merge keys, so entries can share config', async () => {
+    await load(`
+- id: base
+  name: ./raw.mjs
+  config: &shared { label: base, retries: 2 }
+- id: derived
+  name: ./raw.mjs
+  config: { <<: *shared, label: derived }
+`)
+    expect(fixtures.probe.configs.derived).toEqual({ label: 'derived', retries: 2 })
+  })
+
   it('loads nested groups; a disabled group disables its entries', async () => {
     const { report, loader } = await load(`
 - id: tools

@@ -23,7 +23,6 @@ const KEPT_FAILURES = 10
 
 /** One decision per agent at a time; an escalation arriving meanwhile joins it instead of asking twice. */
 interface Decision {
-  state: MistakeLimitState
   verdict: Promise<PolicyVerdict | 'abandoned'>
   /** Set when a policy/escalate joined: the escalating plugin then acts on the verdict, not us. */
   escalated: boolean
@@ -75,7 +74,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   /** Starts the decision synchronously, so a same-step escalation can find and join it. */
   function decide(agent: Agent, st: AgentState, state: MistakeLimitState, escalated: boolean): Decision {
     logger.info('limit reached for agent %s (%s, %d/%d)', agent.id, state.cause, state.count, state.limit)
-    const decision: Decision = { state, escalated, verdict: undefined! }
+    const decision: Decision = { escalated, verdict: undefined! }
     decision.verdict = resolveVerdict(agent, st, state).then((verdict) => {
       st.pending = undefined
       // Both answers end the streak: a continue must not re-trigger at once, a stop must not carry over.
@@ -116,7 +115,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     if (unloading.signal.aborted || agent.disposed) return
     const st = stateOf(agent)
     const decision = st.pending ?? decide(agent, st, {
-      turn: escalation.turn, step: -1, count: config.limit, limit: config.limit, cause: 'policy-escalation',
+      turn: escalation.turn, count: config.limit, limit: config.limit, cause: 'policy-escalation',
       failures: [...st.failures], escalation,
     }, true)
     decision.escalated = true

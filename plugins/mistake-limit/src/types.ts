@@ -11,7 +11,8 @@ export interface MistakeFailure {
 /** What a `mistake-limit/reached` listener is told. */
 export interface MistakeLimitState {
   turn: number
-  step: number
+  /** The step that reached the limit; absent for a policy escalation, which names only its turn. */
+  step?: number
   /** Consecutive mistake steps; equals `limit` when a policy escalation forced the limit. */
   count: number
   limit: number

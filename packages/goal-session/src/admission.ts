@@ -3,7 +3,7 @@ import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
 import type { UserMessage } from '@goalkeeper/session'
 import { errorMessage } from './goal-actions.ts'
-import { isExactly, isGoalSourced, roundMismatch, type Reservation } from './reservation.ts'
+import { goalMoved, isExactly, isGoalSourced, roundMismatch, type Reservation } from './reservation.ts'
 
 /** What the admission fence needs from the driver. */
 export interface AdmissionHost {
@@ -85,7 +85,13 @@ function staleness(host: AdmissionHost, agent: Agent, res: Reservation): string 
   if (res.stale) return 'other input was queued after it'
   if (res.cancelled) return 'it was cancelled'
   if (res.rejected) return 'it was already refused'
-  return roundMismatch(host.goalOf(agent), res.source)
+  const goal = host.goalOf(agent)
+  const moved = goalMoved(goal, res.source)
+  if (moved) return moved
+  const mismatch = roundMismatch(goal, res.source)
+  // Same goal, same revision, yet not the next round: re-reserving would meet the same verdict forever.
+  if (mismatch) host.fail(agent, 'admission', new Error(`goal round ${res.source.round} does not fit its unchanged goal: ${mismatch}`))
+  return mismatch
 }
 
 function fenceAfter(host: AdmissionHost, agent: Agent, candidate: Reservation | undefined, decision: PromptDecision): PromptDecision {

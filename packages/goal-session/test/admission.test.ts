@@ -54,6 +54,19 @@ describe('admission fence', () => {
     expect(goal).toMatchObject({ objective: 'Ship it, with docs', roundsStarted: 1, blockedReason: { code: 'round-limit' } })
   })
 
+  it('drops a queued round when the goal is disarmed before admission, without using a round', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.root.on('agent/queued', (a: Agent, message: UserMessage) => {
+      if (isGoalMessage(message)) queueMicrotask(() => h.root.goals.disarm(a))
+    })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
+    expect(turnsBySource(h.records(agent))).toEqual([])
+    expect(recordsOf(h.records(agent), 'input/rejected')).toHaveLength(1)
+  })
+
   it('blocks prompt-rejected when a downstream hook rejects a valid round', async () => {
     s = await setup()
     const { h, agent } = s

@@ -112,27 +112,19 @@ export class JsonlWriter {
   }
 
   private async runCycle(sync: boolean): Promise<void> {
-    if (this.detached) await this.reattach()
-    const lastSeq = this.appendedSeq
-    const chunk = this.take()
-    if (chunk) {
+    // A file found detached is recreated and written again at once; the second failure is reported.
+    for (let attempt = 0; ; attempt++) {
+      if (this.detached) await this.reattach()
+      await this.writeQueued()
+      if (!sync) return
       try {
-        await writeAll(this.handle, chunk, this.size)
+        await this.handle.sync()
+        await this.verify()
+        break
       } catch (error) {
-        this.retry = this.retry ? Buffer.concat([chunk, this.retry]) : chunk
-        throw error
+        this.rewind()
+        if (!this.detached || attempt > 0) throw error
       }
-      this.size += chunk.length
-      this.unsynced.push(chunk)
-      this.writtenSeq = lastSeq
-    }
-    if (!sync) return
-    try {
-      await this.handle.sync()
-      await this.verify()
-    } catch (error) {
-      this.rewind()
-      throw error
     }
     this.durableSize = this.size
     this.unsynced = []
@@ -140,6 +132,21 @@ export class JsonlWriter {
       this.syncedSeq = this.writtenSeq
       this.options.onDurable(this.syncedSeq)
     }
+  }
+
+  private async writeQueued(): Promise<void> {
+    const lastSeq = this.appendedSeq
+    const chunk = this.take()
+    if (!chunk) return
+    try {
+      await writeAll(this.handle, chunk, this.size)
+    } catch (error) {
+      this.retry = this.retry ? Buffer.concat([chunk, this.retry]) : chunk
+      throw error
+    }
+    this.size += chunk.length
+    this.unsynced.push(chunk)
+    this.writtenSeq = lastSeq
   }
 
   private take(): Buffer | undefined {
@@ -191,7 +198,12 @@ export class JsonlWriter {
       return
     }
     const prefix = await readAll(this.handle, this.durableSize)
-    await createFileExclusive(this.file, prefix)
+    try {
+      await createFileExclusive(this.file, prefix)
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException
+      throw Object.assign(new Error(`${this.file} no longer exists and cannot be recreated: ${message}`, { cause: error }), { code })
+    }
     const old = this.handle
     this.handle = await open(this.file, 'r+')
     this.detached = false

@@ -1,0 +1,182 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { RepairReport, Session } from '@goalkeeper/session'
+import { readLines, start, type Started, tempDir, writeSession } from './helpers.ts'
+
+let apps: Started[] = []
+const launch = async (dir: string) => {
+  const app = await start(dir)
+  apps.push(app)
+  return app
+}
+afterEach(async () => {
+  for (const app of apps.reverse()) await app.fiber.dispose()
+  apps = []
+})
+
+const INTERRUPTED = { ok: false, content: expect.any(String), error: { code: 'INTERRUPTED', message: expect.any(String) } }
+
+async function snapshot(file: string) {
+  const [bytes, stat] = await Promise.all([fs.readFile(file), fs.stat(file)])
+  return { bytes, mtimeMs: stat.mtimeMs, size: stat.size }
+}
+
+describe('crash repair on open for writing', () => {
+  it('cuts a torn last line, keeps its bytes in a side file and reports it', async () => {
+    const dir = await tempDir()
+    const torn = '{"seq":3,"at":1003,"type":"test/item","data":{"ha'
+    const file = await writeSession(dir, 'torn', [{ type: 'test/item', data: 1 }, { type: 'test/item', data: 2 }], torn)
+    const good = (await fs.readFile(file, 'utf8')).slice(0, -torn.length)
+    const { root, sessions, waitLog } = await launch(dir)
+    const reported = new Promise<[Session, RepairReport]>((resolve) => root.on('session/repaired', (s, r) => resolve([s, r])))
+
+    const session = await sessions.open('torn')
+    const [eventSession, report] = await reported
+    expect(eventSession).toBe(session)
+    expect(session.repair).toBe(report)
+    expect(report).toEqual({ sessionId: 'torn', file, tornBytes: Buffer.byteLength(torn), sideFile: expect.stringMatching(/torn\.jsonl\.torn-\d+$/), appended: [] })
+    expect(await fs.readFile(report.sideFile!, 'utf8')).toBe(torn)
+    expect(await fs.readFile(file, 'utf8')).toBe(good)
+    expect(session.records.map((r) => r.data)).toEqual([expect.anything(), 1, 2])
+    expect((await waitLog((l) => l.type === 'warn' && l.text.includes('torn'))).text).toContain(report.sideFile)
+
+    session.append('test/item', 3)
+    await sessions.flush(session)
+    expect((await readLines(file)).map((r) => r.seq)).toEqual([0, 1, 2, 3])
+  })
+
+  it('treats an unparsable complete last line as torn', async () => {
+    const dir = await tempDir()
+    const garbage = '\0\0\0\0\0\0\n'
+    const file = await writeSession(dir, 'zeros', [{ type: 'test/item', data: 1 }], garbage)
+    const { sessions } = await launch(dir)
+    const session = await sessions.open('zeros')
+    expect(session.repair?.tornBytes).toBe(garbage.length)
+    expect(await fs.readFile(session.repair!.sideFile!, 'utf8')).toBe(garbage)
+    expect(await readLines(file)).toEqual(session.records)
+  })
+
+  it('closes open tool calls, the open step and the open turn as interrupted', async () => {
+    const dir = await tempDir()
+    const calls = [
+      { id: 'c1', name: 'read', arguments: '{"path":"a"}' },
+      { id: 'c2', name: 'run', arguments: '{}' },
+      { id: 'c3', name: 'edit', arguments: '{"x":1}' },
+    ]
+    const file = await writeSession(dir, 'crashed', [
+      { type: 'turn/start', data: { turn: 1 } },
+      { type: 'step/start', data: { turn: 1, step: 1 } },
+      { type: 'assistant/message', data: { turn: 1, step: 1, text: '', toolCalls: calls } },
+      { type: 'tool/call', data: { turn: 1, step: 1, callId: 'c1', name: 'read', arguments: '{"path":"a"}' } },
+      { type: 'tool/result', data: { turn: 1, step: 1, callId: 'c1', ok: true, content: 'file a' } },
+      { type: 'tool/call', data: { turn: 1, step: 1, callId: 'c2', name: 'run', arguments: '{}' } },
+    ])
+    const { sessions } = await launch(dir)
+    const session = await sessions.open('crashed')
+    const appended = session.records.slice(7)
+    expect(appended.map((r) => [r.seq, r.type])).toEqual([
+      [7, 'tool/result'],
+      [8, 'tool/call'],
+      [9, 'tool/result'],
+      [10, 'step/end'],
+      [11, 'turn/end'],
+    ])
+    expect(appended[0].data).toEqual({ turn: 1, step: 1, callId: 'c2', ...INTERRUPTED })
+    expect(appended[1].data).toEqual({ turn: 1, step: 1, callId: 'c3', name: 'edit', arguments: '{"x":1}' })
+    expect(appended[2].data).toEqual({ turn: 1, step: 1, callId: 'c3', ...INTERRUPTED })
+    expect(appended[3].data).toEqual({ turn: 1, step: 1 })
+    expect(appended[4].data).toEqual({ turn: 1, outcome: { kind: 'interrupted' } })
+    expect(session.repair).toEqual({ sessionId: 'crashed', file, tornBytes: 0, appended })
+    expect(await readLines(file)).toEqual(session.records)
+
+    // The repair is durable and complete: a second open finds nothing to do.
+    await sessions.close(session)
+    const again = await sessions.open('crashed')
+    expect(again.repair).toBeUndefined()
+    expect(again.records).toHaveLength(12)
+  })
+
+  it('ends an open turn whose step already ended, and leaves finished turns alone', async () => {
+    const dir = await tempDir()
+    await writeSession(dir, 'between', [
+      { type: 'turn/start', data: { turn: 1 } },
+      { type: 'turn/end', data: { turn: 1, outcome: { kind: 'completed' } } },
+      { type: 'turn/start', data: { turn: 2 } },
+      { type: 'step/start', data: { turn: 2, step: 1 } },
+      { type: 'step/end', data: { turn: 2, step: 1 } },
+    ])
+    const { sessions } = await launch(dir)
+    const session = await sessions.open('between')
+    expect(session.repair?.appended.map((r) => [r.type, r.data])).toEqual([['turn/end', { turn: 2, outcome: { kind: 'interrupted' } }]])
+  })
+
+  it('appends nothing and reports nothing for a cleanly closed session', async () => {
+    const dir = await tempDir()
+    const file = await writeSession(dir, 'clean', [{ type: 'turn/start', data: { turn: 1 } }, { type: 'turn/end', data: { turn: 1, outcome: { kind: 'completed' } } }])
+    const before = await snapshot(file)
+    const { root, sessions } = await launch(dir)
+    let reported = false
+    root.on('session/repaired', () => void (reported = true))
+    const session = await sessions.open('clean')
+    expect(session.repair).toBeUndefined()
+    expect(reported).toBe(false)
+    expect((await snapshot(file)).bytes).toEqual(before.bytes)
+  })
+})
+
+describe('corruption and read-only opens', () => {
+  it('fails on a corrupt line before the last, naming file and line, and leaves the file untouched', async () => {
+    const dir = await tempDir()
+    const file = await writeSession(dir, 'corrupt', [{ type: 'turn/start', data: { turn: 1 } }], '{"seq":2,"at":1,"type":"x","data":{"secret":"sk-123"\n{"seq":3,"at":1,"type":"x","data":{}}\n')
+    const before = await snapshot(file)
+    const { sessions } = await launch(dir)
+    for (const options of [{}, { readOnly: true }]) {
+      const error = await sessions.open('corrupt', options).then(() => undefined, (e: unknown) => e)
+      expect(error).toMatchObject({ name: 'SessionError', code: 'SESSION_CORRUPT', file, line: 3, message: expect.stringContaining(`${file}:3`) })
+      expect((error as Error).message).not.toContain('sk-123')
+    }
+    expect(await snapshot(file)).toEqual(before)
+    expect(await fs.readdir(dir)).toEqual(['corrupt.jsonl'])
+    expect(sessions.get('corrupt')).toBeUndefined()
+  })
+
+  it('fails on a gap in seq with the line that breaks contiguity', async () => {
+    const dir = await tempDir()
+    const file = path.join(dir, 'gap.jsonl')
+    const lines = [
+      { seq: 0, at: 1, type: 'session/header', data: { version: 1, id: 'gap', createdAt: 1, cwd: '/' } },
+      { seq: 1, at: 1, type: 'x', data: {} },
+      { seq: 3, at: 1, type: 'x', data: {} },
+      { seq: 4, at: 1, type: 'x', data: {} },
+    ]
+    await fs.writeFile(file, lines.map((l) => `${JSON.stringify(l)}\n`).join(''))
+    const { sessions } = await launch(dir)
+    await expect(sessions.open('gap')).rejects.toMatchObject({ code: 'SESSION_BAD_SEQ', line: 3, file })
+  })
+
+  it('never writes on a read-only open, even with a torn line and an open turn', async () => {
+    const dir = await tempDir()
+    const file = await writeSession(dir, 'view', [{ type: 'turn/start', data: { turn: 1 } }, { type: 'step/start', data: { turn: 1, step: 1 } }], '{"seq":3,"at"')
+    const before = await snapshot(file)
+    const { sessions } = await launch(dir)
+    const session = await sessions.open('view', { readOnly: true })
+    expect(session.readOnly).toBe(true)
+    expect(session.repair).toBeUndefined()
+    expect(session.records.map((r) => r.type)).toEqual(['session/header', 'turn/start', 'step/start'])
+    expect(() => session.append('x', {})).toThrow(expect.objectContaining({ code: 'SESSION_READ_ONLY' }))
+    await sessions.flush(session)
+    await sessions.close(session)
+    expect(await snapshot(file)).toEqual(before)
+    expect(await fs.readdir(dir)).toEqual(['view.jsonl'])
+  })
+
+  it('fails on a file without a complete header', async () => {
+    const dir = await tempDir()
+    await fs.writeFile(path.join(dir, 'empty.jsonl'), '')
+    await fs.writeFile(path.join(dir, 'other.jsonl'), `${JSON.stringify({ seq: 0, at: 1, type: 'session/header', data: { version: 1, id: 'someone-else', createdAt: 1, cwd: '/' } })}\n`)
+    const { sessions } = await launch(dir)
+    await expect(sessions.open('empty')).rejects.toMatchObject({ code: 'SESSION_CORRUPT', line: 1 })
+    await expect(sessions.open('other')).rejects.toThrow(/does not match the file name/)
+  })
+})

@@ -1,17 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { ToolCallContext } from '@goalkeeper/tools'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
-import { describeRecords, nextEvent, testTools, timeline } from './helpers.ts'
+import { describeRecords, it, nextEvent, timeline } from './helpers.ts'
 
 describe('cancel', () => {
-  let h: Harness
-  beforeEach(async () => {
-    h = await createHarness({ workspaceTools: false })
-    await h.load(testTools)
-  })
-  afterEach(() => h.dispose())
 
-  it('on an idle agent with an empty inbox is a no-op and emits nothing', async () => {
+  it('on an idle agent with an empty inbox is a no-op and emits nothing', async ({ h }) => {
     const agent = await h.createAgent()
     const events = h.events(['agent/cancel-requested', 'agent/status', 'session/event'])
     expect(agent.cancel('user')).toBe(false)
@@ -19,7 +12,7 @@ describe('cancel', () => {
     expect(events).toEqual([])
   })
 
-  it('while queued removes the inputs before any turn', async () => {
+  it('while queued removes the inputs before any turn', async ({ h }) => {
     const agent = await h.createAgent()
     const events = h.events(['agent/cancel-requested', 'agent/status', 'session/event'])
     const message = agent.send({ content: 'never' })
@@ -30,7 +23,7 @@ describe('cancel', () => {
     expect(h.scripted.requests).toEqual([])
   })
 
-  it('while the batch is under decision rejects the batch and ignores the decision', async () => {
+  it('while the batch is under decision rejects the batch and ignores the decision', async ({ h }) => {
     const agent = await h.createAgent()
     let release!: () => void
     const held = new Promise<void>((resolve) => { release = resolve })
@@ -50,7 +43,7 @@ describe('cancel', () => {
     expect(agent.status).toBe('idle')
   })
 
-  it('while the model streams aborts the turn with the reason as cause', async () => {
+  it('while the model streams aborts the turn with the reason as cause', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ kind: 'hang', text: 'I will now think forever' })
     const events = h.events(['agent/cancel-requested', 'agent/turn-end', 'agent/error', 'agent/step-end'])
@@ -68,7 +61,7 @@ describe('cancel', () => {
     expect('I will now think forever'.startsWith(partial) && partial.length > 0).toBe(true)
   })
 
-  it('while a tool runs aborts it through its signal and closes every call with a result', async () => {
+  it('while a tool runs aborts it through its signal and closes every call with a result', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ toolCalls: [{ name: 'wait' }, { name: 'echo', arguments: { text: 'never' } }] })
     const waiting = nextEvent(h.root, 'test/waiting')
@@ -84,7 +77,7 @@ describe('cancel', () => {
     expect(h.records(agent).at(-1)!.data).toMatchObject({ outcome: { kind: 'aborted', cause: 'parent' } })
   })
 
-  it('keeps replacement work that an agent/cancel-requested listener queues', async () => {
+  it('keeps replacement work that an agent/cancel-requested listener queues', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ kind: 'hang' }, { text: 'replaced' })
     h.root.once('agent/cancel-requested', (target) => { target.send({ content: 'replacement' }) })
@@ -100,7 +93,7 @@ describe('cancel', () => {
     ])
   })
 
-  it('policy cancel of a turn keeps the inbox and only acts while that turn is open', async () => {
+  it('policy cancel of a turn keeps the inbox and only acts while that turn is open', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ kind: 'hang' }, { text: 'next one' })
     const started = nextEvent(h.root, 'agent/turn-start')
@@ -121,7 +114,7 @@ describe('cancel', () => {
     expect(h.records(agent).find((r) => r.type === 'turn/end')!.data).toMatchObject({ outcome: { kind: 'aborted', cause: 'policy' } })
   })
 
-  it('from a step-end listener stops the turn before the next model call', async () => {
+  it('from a step-end listener stops the turn before the next model call', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] })
     h.root.on('agent/step-end', (target, turn) => { target.cancel('policy', { turn }) })

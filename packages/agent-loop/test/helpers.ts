@@ -1,7 +1,21 @@
+import { it as base } from 'vitest'
 import type { Context, Events } from 'cordis'
 import type { SessionRecord } from '@goalkeeper/session'
 import type { ToolCallContext } from '@goalkeeper/tools'
-import type { CapturedEvent } from '../../../tests/harness.ts'
+import { createHarness, type CapturedEvent, type Harness } from '../../../tests/harness.ts'
+
+/** `it` with a fresh harness per test (real sessions, scripted model, the test tools below), disposed after it. */
+export const it = base.extend<{ h: Harness }>({
+  h: async ({}, use) => {
+    const h = await createHarness({ workspaceTools: false })
+    try {
+      await h.load(testTools)
+      await use(h)
+    } finally {
+      await h.dispose()
+    }
+  },
+})
 
 /** Resolves with the arguments of the next `name` event that passes `filter`. */
 export function nextEvent<K extends keyof Events>(root: Context, name: K, filter: (...args: Parameters<Events[K]>) => boolean = () => true) {

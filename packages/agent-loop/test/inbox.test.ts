@@ -1,14 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { UserMessage } from '@goalkeeper/session'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
-import { describeRecords, timeline } from './helpers.ts'
+import { describeRecords, it, timeline } from './helpers.ts'
 
 describe('inbox, batches and admission', () => {
-  let h: Harness
-  beforeEach(async () => { h = await createHarness({ workspaceTools: false }) })
-  afterEach(() => h.dispose())
 
-  it('send records the message, emits agent/queued synchronously and returns the recorded message', async () => {
+  it('send records the message, emits agent/queued synchronously and returns the recorded message', async ({ h }) => {
     const agent = await h.createAgent()
     const queued: UserMessage[] = []
     h.root.on('agent/queued', (_agent, message) => { queued.push(message) })
@@ -23,7 +19,7 @@ describe('inbox, batches and admission', () => {
     expect(agent.queued).toEqual([])
   })
 
-  it('refuses bad input with a clear error and records nothing', async () => {
+  it('refuses bad input with a clear error and records nothing', async ({ h }) => {
     const agent = await h.createAgent()
     const before = h.records(agent).length
     expect(() => agent.send({ content: '' })).toThrow(/non-empty content/)
@@ -37,7 +33,7 @@ describe('inbox, batches and admission', () => {
     await agent.whenIdle()
   })
 
-  it('two sends in the same tick share one batch and one turn', async () => {
+  it('two sends in the same tick share one batch and one turn', async ({ h }) => {
     const agent = await h.createAgent()
     const events = h.events(['agent/prompt-submit'])
     h.scripted.push({ text: 'both' })
@@ -54,7 +50,7 @@ describe('inbox, batches and admission', () => {
     expect(h.scripted.requests[0].messages.map((m: any) => m.content[0].text)).toEqual(['a', 'b'])
   })
 
-  it('a human message queued during a turn runs as the next turn', async () => {
+  it('a human message queued during a turn runs as the next turn', async ({ h }) => {
     const agent = await h.createAgent()
     const events = h.events(['agent/status', 'agent/prompt-submit', 'agent/turn-end'])
     h.scripted.push(() => {
@@ -74,7 +70,7 @@ describe('inbox, batches and admission', () => {
     ])
   })
 
-  it('a decision that opens no turn still ends in idle', async () => {
+  it('a decision that opens no turn still ends in idle', async ({ h }) => {
     const agent = await h.createAgent()
     h.root.on('agent/prompt-submit', async () => ({ kind: 'submit', messages: [] }))
     const events = h.events(['agent/status', 'agent/turn-start'])
@@ -86,7 +82,7 @@ describe('inbox, batches and admission', () => {
     expect(h.records(agent).at(-1)!.data).toMatchObject({ reason: 'dropped' })
   })
 
-  it('listeners drop messages by editing the submission or filtering the decision', async () => {
+  it('listeners drop messages by editing the submission or filtering the decision', async ({ h }) => {
     const agent = await h.createAgent()
     h.root.on('agent/prompt-submit', async (_agent, submission, next) => {
       submission.messages = submission.messages.filter((m) => m.content[0].text !== 'b')
@@ -107,7 +103,7 @@ describe('inbox, batches and admission', () => {
     expect(h.records(agent).filter((r) => r.type === 'user/message').map((r: any) => r.data.id)).toEqual([ids.a])
   })
 
-  it('a reject decision rejects the whole batch with its reason and opens no turn', async () => {
+  it('a reject decision rejects the whole batch with its reason and opens no turn', async ({ h }) => {
     const agent = await h.createAgent()
     h.root.on('agent/prompt-submit', async () => ({ kind: 'reject', reason: 'quiet hours' }))
     const errors = h.events(['agent/error'])
@@ -120,7 +116,7 @@ describe('inbox, batches and admission', () => {
     expect(agent.status).toBe('idle')
   })
 
-  it('a throwing listener rejects the batch, reports agent/error and the loop survives', async () => {
+  it('a throwing listener rejects the batch, reports agent/error and the loop survives', async ({ h }) => {
     const agent = await h.createAgent()
     const dispose = h.root.on('agent/prompt-submit', async () => { throw new Error('listener broke') })
     const errors = h.events(['agent/error'])
@@ -137,11 +133,11 @@ describe('inbox, batches and admission', () => {
     expect(h.records(agent).at(-1)).toMatchObject({ type: 'turn/end', data: { outcome: { kind: 'completed' } } })
   })
 
-  it.each([
+  it.for<[string, (submission: any) => unknown]>([
     ['not a decision', () => 42],
     ['a message outside the batch', () => ({ kind: 'submit', messages: [{ id: 'forged', content: [{ type: 'text', text: 'x' }], source: { kind: 'human' } }] })],
     ['a rewritten source', (submission: any) => ({ kind: 'submit', messages: submission.messages.map((m: any) => ({ ...m, source: { kind: 'goal', goalId: 'g', revision: 1, round: 1 } })) })],
-  ])('a decision naming %s rejects the whole batch', async (_label, decide) => {
+  ])('a decision naming %s rejects the whole batch', async ([, decide], { h }) => {
     const agent = await h.createAgent()
     h.root.on('agent/prompt-submit', (async (_agent: unknown, submission: unknown) => decide(submission as any)) as any)
     const errors = h.events(['agent/error'])
@@ -151,7 +147,7 @@ describe('inbox, batches and admission', () => {
     expect(errors.map((e) => (e.args[2] as any).code)).toEqual(['INVALID_DECISION'])
   })
 
-  it('a decision may return equal copies of batch messages', async () => {
+  it('a decision may return equal copies of batch messages', async ({ h }) => {
     const agent = await h.createAgent()
     h.root.on('agent/prompt-submit', async (_agent, submission) => ({ kind: 'submit', messages: submission.messages.map((m) => structuredClone(m)) }))
     h.scripted.push({ text: 'ok' })

@@ -2,19 +2,13 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect } from 'vitest'
 import { createHarness, type Harness } from '../../../tests/harness.ts'
-import { describeRecords, nextEvent, testTools, timeline } from './helpers.ts'
+import { describeRecords, it, nextEvent, testTools, timeline } from './helpers.ts'
 
 describe('dispose and unload', () => {
-  let h: Harness
-  beforeEach(async () => {
-    h = await createHarness({ workspaceTools: false })
-    await h.load(testTools)
-  })
-  afterEach(() => h.dispose())
 
-  it('unloading agent-loop mid-turn ends the turn disposed, without a cancel event, and waits for quiescence', async () => {
+  it('unloading agent-loop mid-turn ends the turn disposed, without a cancel event, and waits for quiescence', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ kind: 'hang' })
     const started = nextEvent(h.root, 'agent/turn-start')
@@ -29,7 +23,7 @@ describe('dispose and unload', () => {
     expect(h.root.get('agents')).toBeUndefined()
   })
 
-  it('agent.dispose ends the turn, closes the session it created and refuses new work', async () => {
+  it('agent.dispose ends the turn, closes the session it created and refuses new work', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ toolCalls: [{ name: 'wait' }] })
     const waiting = nextEvent(h.root, 'test/waiting')
@@ -46,7 +40,7 @@ describe('dispose and unload', () => {
     expect(describeRecords(h.readFile(agent)).slice(-4)).toEqual(['tool/call wait', 'tool/result ABORTED', 'step/end 1.1', 'turn/end 1 disposed'])
   })
 
-  it('a failed flush is reported as FLUSH_FAILED for that turn and the agent stays usable', async () => {
+  it('a failed flush is reported as FLUSH_FAILED for that turn and the agent stays usable', async ({ h }) => {
     const agent = await h.createAgent()
     const file = agent.session.file
     h.scripted.push({ text: 'one' }, () => {

@@ -1,63 +1,57 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { MODEL_ERROR_CODES } from '@goalkeeper/model'
-import type { StepSummary } from '@goalkeeper/agent-loop'
+import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { createHarness, type Harness } from '../../../tests/harness.ts'
-import { testTools } from './helpers.ts'
+import { it } from './helpers.ts'
+
+const lastOutcome = (h: Harness, agent: Agent) => (h.records(agent).at(-1)!.data as any).outcome
 
 describe('turn outcomes', () => {
-  let h: Harness
-  beforeEach(async () => {
-    h = await createHarness({ workspaceTools: false })
-    await h.load(testTools)
-  })
-  afterEach(() => h.dispose())
 
-  const lastOutcome = (agent: { session: any }) => (h.records(agent as any).at(-1)!.data as any).outcome
-
-  it.each(MODEL_ERROR_CODES)('a model error %s ends the turn as an error with that code', async (code) => {
+  it.for(MODEL_ERROR_CODES)('a model error %s ends the turn as an error with that code', async (code, { h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ kind: 'error', code, message: `scripted ${code}` })
     const errors = h.events(['agent/error', 'agent/turn-end'])
     agent.send({ content: 'go' })
     await agent.whenIdle()
-    expect(lastOutcome(agent)).toEqual({ kind: 'error', code, message: `scripted ${code}` })
+    expect(lastOutcome(h, agent)).toEqual({ kind: 'error', code, message: `scripted ${code}` })
     expect(errors.map((e) => e.name)).toEqual(['agent/error', 'agent/turn-end'])
     expect(errors[0].args.slice(1)).toEqual([1, { code, message: `scripted ${code}` }])
   })
 
-  it('max-tokens ends the turn as max-tokens without an agent/error', async () => {
+  it('max-tokens ends the turn as max-tokens without an agent/error', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ kind: 'max-tokens', text: 'cut off' })
     const errors = h.events(['agent/error'])
     agent.send({ content: 'go' })
     await agent.whenIdle()
-    expect(lastOutcome(agent)).toEqual({ kind: 'max-tokens' })
+    expect(lastOutcome(h, agent)).toEqual({ kind: 'max-tokens' })
     expect(errors).toEqual([])
   })
 
-  it('a missing provider is an INTERNAL error outcome, not a crash', async () => {
+  it('a missing provider is an INTERNAL error outcome, not a crash', async ({ h }) => {
     const agent = await h.createAgent({ model: 'absent' })
     agent.send({ content: 'go' })
     await agent.whenIdle()
-    expect(lastOutcome(agent)).toEqual({ kind: 'error', code: 'INTERNAL', message: expect.stringContaining('"absent"') })
+    expect(lastOutcome(h, agent)).toEqual({ kind: 'error', code: 'INTERNAL', message: expect.stringContaining('"absent"') })
     h.scripted.push({ text: 'still alive' })
     const other = await h.createAgent()
     other.send({ content: 'go' })
     await other.whenIdle()
-    expect(lastOutcome(other)).toEqual({ kind: 'completed' })
+    expect(lastOutcome(h, other)).toEqual({ kind: 'completed' })
   })
 
-  it('the step bound ends the turn with MAX_STEPS', async () => {
+  it('the step bound ends the turn with MAX_STEPS', async ({ h }) => {
     const agent = await h.createAgent({ maxSteps: 2 })
     const echo = { toolCalls: [{ name: 'echo', arguments: { text: 'again' } }] }
     h.scripted.push(echo, echo, { text: 'never asked' })
     agent.send({ content: 'go' })
     await agent.whenIdle()
     expect(h.scripted.requests).toHaveLength(2)
-    expect(lastOutcome(agent)).toMatchObject({ kind: 'error', code: 'MAX_STEPS' })
+    expect(lastOutcome(h, agent)).toMatchObject({ kind: 'error', code: 'MAX_STEPS' })
   })
 
-  it('invalid tool arguments, unknown tools and throwing tools become readable tool errors', async () => {
+  it('invalid tool arguments, unknown tools and throwing tools become readable tool errors', async ({ h }) => {
     const agent = await h.createAgent()
     const summaries: StepSummary[] = []
     h.root.on('agent/step-end', (_agent, _turn, _step, summary) => { summaries.push(summary) })
@@ -81,7 +75,7 @@ describe('turn outcomes', () => {
     expect(toolMessages[1].content).toMatch(/text/)
     expect(toolMessages[3].content).toMatch(/boom failed/)
     expect(summaries[0]).toMatchObject({ turn: 1, step: 1, succeeded: 0, failed: 4, finish: 'tool-calls' })
-    expect(lastOutcome(agent)).toEqual({ kind: 'completed' })
+    expect(lastOutcome(h, agent)).toEqual({ kind: 'completed' })
   })
 
   it('creating an agent with no registered model of the preference list is a clear error', async () => {

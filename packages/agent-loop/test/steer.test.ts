@@ -1,18 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
-import { describeRecords, nextEvent, testTools } from './helpers.ts'
+import { describe, expect } from 'vitest'
+import { describeRecords, it, nextEvent } from './helpers.ts'
 
 const hint = { content: 'Try a different approach.', source: { kind: 'plugin', name: 'loop-guard' } } as const
 
 describe('steer', () => {
-  let h: Harness
-  beforeEach(async () => {
-    h = await createHarness({ workspaceTools: false })
-    await h.load(testTools)
-  })
-  afterEach(() => h.dispose())
 
-  it('after the model\'s last step forces one more step that carries the steered text', async () => {
+  it('after the model\'s last step forces one more step that carries the steered text', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ text: 'All done.' }, { text: 'Taking the hint.' })
     h.root.once('agent/step-end', (target) => { target.steer(hint) })
@@ -28,7 +21,7 @@ describe('steer', () => {
     expect(last).toEqual({ role: 'user', content: [{ type: 'text', text: 'Try a different approach.' }] })
   })
 
-  it('made during a step joins the next step and the turn sources', async () => {
+  it('made during a step joins the next step and the turn sources', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, { toolCalls: [{ name: 'context' }] }, { text: 'ok' })
     h.root.once('agent/tool-start', (target) => { target.steer(hint) })
@@ -41,7 +34,7 @@ describe('steer', () => {
     expect(context.turnSources).toEqual([{ kind: 'human' }, { kind: 'plugin', name: 'loop-guard' }])
   })
 
-  it('while the turn is being aborted is still recorded before turn/end', async () => {
+  it('while the turn is being aborted is still recorded before turn/end', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ kind: 'hang' })
     h.root.once('agent/cancel-requested', (target) => { target.steer(hint) })
@@ -53,7 +46,7 @@ describe('steer', () => {
     expect(describeRecords(h.records(agent)).slice(-3)).toEqual(['step/end 1.1', 'user/message Try a different approach.', 'turn/end 1 aborted'])
   })
 
-  it('on an idle agent queues the message like send, with a plugin source by default', async () => {
+  it('on an idle agent queues the message like send, with a plugin source by default', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push({ text: 'ok' })
     const message = agent.steer({ content: 'wake up' })

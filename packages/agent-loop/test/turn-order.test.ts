@@ -1,6 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
-import { describeRecords, testTools, timeline } from './helpers.ts'
+import { describe, expect } from 'vitest'
+import { describeRecords, it, timeline } from './helpers.ts'
 
 const TRACKED = [
   'session/event', 'session/flush', 'agent/queued', 'agent/status', 'agent/prompt-submit', 'agent/turn-start',
@@ -8,14 +7,8 @@ const TRACKED = [
 ]
 
 describe('turn order', () => {
-  let h: Harness
-  beforeEach(async () => {
-    h = await createHarness({ workspaceTools: false })
-    await h.load(testTools)
-  })
-  afterEach(() => h.dispose())
 
-  it('records, events, status and flush of a turn with two tool calls follow DESIGN.md section 6', async () => {
+  it('records, events, status and flush of a turn with two tool calls follow DESIGN.md section 6', async ({ h }) => {
     const agent = await h.createAgent()
     h.scripted.push(
       { text: 'Looking.', toolCalls: [{ name: 'echo', arguments: { text: 'a' } }, { name: 'echo', arguments: { text: 'b' } }] },
@@ -61,7 +54,7 @@ describe('turn order', () => {
     expect(admitted.id).toBe(queued.message.id)
   })
 
-  it('derives each model request from the session log', async () => {
+  it('derives each model request from the session log', async ({ h }) => {
     const agent = await h.createAgent({ system: 'Agent-specific rules.' })
     h.root.on('agent/system-prompt', (_agent, parts) => { parts.push('Section from a plugin.') })
     h.scripted.push({ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'pong' } }] }, { text: 'Finished.' })
@@ -82,7 +75,7 @@ describe('turn order', () => {
     expect(first.tools.map((tool) => tool.name).sort()).toEqual(['boom', 'context', 'echo', 'wait'])
   })
 
-  it('passes the turn sources, cwd and ids to tools and numbers turns from the session', async () => {
+  it('passes the turn sources, cwd and ids to tools and numbers turns from the session', async ({ h }) => {
     const agent = await h.createAgent({ tools: ['context'] })
     h.scripted.push({ text: 'one' }, { toolCalls: [{ id: 'k1', name: 'context' }] }, { text: 'two' })
     agent.send({ content: 'first' })

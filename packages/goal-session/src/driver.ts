@@ -166,11 +166,8 @@ export class RoundDriver implements AdmissionHost {
     const st = this.states.get(agentLike.id)
     if (!st) return
     this.states.delete(agentLike.id)
-    const res = st.reservation
-    if (res) {
-      this.dropReservation(st, res)
-      this.actions.disarm(st.agent, 'the agent was disposed during a goal round')
-    }
+    // Activation is process-local and goes with the agent; the goal package forgets it too.
+    if (st.reservation) this.dropReservation(st, st.reservation)
   }
 
   // --- round bookkeeping ---------------------------------------------------------------------------
@@ -180,6 +177,11 @@ export class RoundDriver implements AdmissionHost {
     if (!res || !messages.some((m) => m.id === res.id)) return
     res.turn = turn
     res.phase = 'admitted'
+    if (this.closed) {
+      // Admitted just before the unload closed admission: the shutdown cancels it, so must this.
+      st.agent.cancel('parent', { turn })
+      return
+    }
     this.logger.info('goal round %d/%s of agent %s started (turn %d)', res.source.round, this.goalOf(st.agent)?.maxGoalRounds ?? '?', st.agent.id, turn)
   }
 
@@ -363,16 +365,18 @@ export class RoundDriver implements AdmissionHost {
     } catch {
       // the agents service may already be gone in a whole-tree shutdown
     }
-    for (const agent of agents) this.actions.disarm(agent, 'the round driver is unloading')
+    for (const agent of agents) if (!agent.disposed) this.actions.disarm(agent, 'the round driver is unloading')
     const waits: Promise<unknown>[] = []
     const settleAgents: Agent[] = []
     for (const st of states) {
       if (st.pass) waits.push(st.pass)
       const res = st.reservation
       if (!res || st.agent.disposed) continue
-      if (res.phase === 'admitted' && res.outcome === undefined) {
+      // Scoped to the round's turn so queued human input survives; a round whose turn has not opened
+      // yet is cancelled by `onTurnStart`, and one still waiting is dropped by the closed fence.
+      if (res.turn !== undefined && res.outcome === undefined) {
         try {
-          st.agent.cancel('parent', res.turn !== undefined ? { turn: res.turn } : undefined)
+          st.agent.cancel('parent', { turn: res.turn })
         } catch (error) {
           this.logger.error('cancelling goal round %d of agent %s failed: %s', res.source.round, st.agent.id, describeError(error))
         }

@@ -38,6 +38,8 @@ export class GoalActions {
       this.ctx.goals.disarm(agent)
       this.logger.info('goal %s of agent %s disarmed: %s', goal.id, agent.id, why)
     } catch (error) {
+      // An agent the goal service no longer knows has no activation left to drop.
+      if ((error as { code?: unknown })?.code === 'GOAL_NO_AGENT') return
       this.logger.error('disarming the goal of agent %s (%s) failed: %s', agent.id, why, describeError(error))
     }
   }

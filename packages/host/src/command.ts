@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import type { App, StartAppOptions } from './app.ts'
+import type { CliIO } from './program.ts'
 
 /** The global options, resolved: `goalkeeper [global options] <command>`. */
 export interface GlobalOptions {
@@ -17,6 +18,8 @@ export interface GlobalOptions {
 /** What a command gets from the CLI framework. */
 export interface CommandContext {
   globals: GlobalOptions
+  /** The raw streams, for commands that stream output or read input; prefer print/note for lines. */
+  io: CliIO
   /**
    * Loads the composition with the global options (overridable), with SIGINT/SIGTERM handling installed.
    * Every app started here is shut down in order when the command returns.

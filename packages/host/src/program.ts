@@ -13,6 +13,8 @@ import { redact } from './redact.ts'
 export interface CliIO {
   stdout: { write(text: string): unknown; isTTY?: boolean }
   stderr: { write(text: string): unknown; isTTY?: boolean }
+  /** Input for interactive commands (chat); default process.stdin. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean }
 }
 
 interface RawGlobals {
@@ -103,6 +105,7 @@ function resolveGlobals(raw: RawGlobals): GlobalOptions {
 function createContext(globals: GlobalOptions, io: CliIO, apps: App[]): CommandContext {
   return {
     globals,
+    io,
     async startApp(overrides: Partial<StartAppOptions> = {}) {
       const app = await startApp({
         config: globals.config,

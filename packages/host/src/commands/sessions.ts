@@ -1,0 +1,73 @@
+import { foldGoal, type Goal } from '@goalkeeper/goal'
+import type { SessionService, SessionSummary } from '@goalkeeper/session'
+import { InvalidArgumentError } from 'commander'
+import { defineCommand } from '../command.ts'
+import { describeError } from '../errors.ts'
+import { ExitCode } from '../exit-codes.ts'
+import { assertServices } from './support/services.ts'
+import { formatTime, oneLine, table } from './support/text.ts'
+
+interface Row extends SessionSummary {
+  goal: Goal | null
+  /** Why the goal could not be read (a corrupt log). */
+  goalError?: string
+}
+
+function parseLimit(value: string): number {
+  const limit = Number(value)
+  if (!/^\d+$/.test(value) || limit < 1) throw new InvalidArgumentError('expected a positive whole number.')
+  return limit
+}
+
+/** The goal of a saved session, from a read-only open (never repaired, never written) and the goal fold. */
+async function readGoal(sessions: SessionService, summary: SessionSummary): Promise<Pick<Row, 'goal' | 'goalError'>> {
+  try {
+    const session = await sessions.open(summary.id, { readOnly: true })
+    try {
+      return { goal: foldGoal(session.records) ?? null }
+    } finally {
+      await sessions.close(session)
+    }
+  } catch (error) {
+    return { goal: null, goalError: describeError(error) }
+  }
+}
+
+function goalCell(row: Row): string {
+  if (row.goalError) return 'unreadable'
+  if (!row.goal) return '-'
+  const reason = row.goal.phase === 'blocked' && row.goal.blockedReason ? ` (${row.goal.blockedReason.code})` : ''
+  return `${row.goal.phase}${reason} ${row.goal.roundsStarted}/${row.goal.maxGoalRounds}`
+}
+
+export default defineCommand({
+  name: 'sessions',
+  description: 'list recent sessions: id, start, last activity, goal phase and rounds, title (read-only)',
+  configure: (command) =>
+    command
+      .option('-n, --limit <n>', 'how many sessions, newest activity first', parseLimit, 20)
+      .option('--all', 'list every session')
+      .addHelpText('after', '\nWith --json: one object per session and line. Session files are only read, never repaired or written.'),
+  async run(cli, _args, options) {
+    const app = await cli.startApp()
+    assertServices(app, ['sessions'], 'sessions')
+    const sessions = app.ctx.get('sessions')!
+    const summaries = await sessions.list()
+    const chosen = options.all ? summaries : summaries.slice(0, options.limit)
+    const rows: Row[] = []
+    for (const summary of chosen) rows.push({ ...summary, ...(await readGoal(sessions, summary)) })
+    if (cli.globals.json) {
+      for (const row of rows) cli.printJson(row)
+      return ExitCode.OK
+    }
+    if (!rows.length) {
+      cli.note(`no sessions yet in ${sessions.dir}`)
+      return ExitCode.OK
+    }
+    const header = ['ID', 'STARTED', 'LAST ACTIVITY', 'GOAL', 'TITLE']
+    const cells = rows.map((row) => [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)])
+    for (const line of table([header, ...cells])) cli.print(line)
+    if (summaries.length > rows.length) cli.note(`${summaries.length - rows.length} older sessions not shown (--all lists them)`)
+    return ExitCode.OK
+  },
+})

@@ -1,0 +1,31 @@
+import { defineCommand } from '../command.ts'
+import { ExitCode } from '../exit-codes.ts'
+import { asHostError } from './support/work.ts'
+import { assertServices } from './support/services.ts'
+import { resolveSessionId } from './support/session-id.ts'
+import { renderTranscript } from './support/transcript.ts'
+
+export default defineCommand({
+  name: 'show',
+  description: 'print a session as a readable transcript, or with --json its raw records (read-only)',
+  configure: (command) =>
+    command
+      .argument('<id>', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
+      .option('--full', 'show tool results, arguments and goal round prompts whole')
+      .addHelpText('after', '\nThe session file is only read, never repaired or written.'),
+  async run(cli, [id], options) {
+    const app = await cli.startApp()
+    assertServices(app, ['sessions'], 'show')
+    const sessions = app.ctx.get('sessions')!
+    const session = await sessions.open(await resolveSessionId(sessions, String(id)), { readOnly: true }).catch((error) => {
+      throw asHostError(error)
+    })
+    try {
+      if (cli.globals.json) for (const record of session.records) cli.printJson(record)
+      else for (const line of renderTranscript(session.records, { full: !!options.full })) cli.print(line)
+    } finally {
+      await sessions.close(session)
+    }
+    return ExitCode.OK
+  },
+})

@@ -1,0 +1,41 @@
+import type { Goal, GoalActivation, GoalChange, GoalState } from '@goalkeeper/goal'
+import { oneLine } from './text.ts'
+
+const rounds = (goal: Goal) => `${goal.roundsStarted}/${goal.maxGoalRounds}`
+
+/** One progress line for a goal mutation. */
+export function describeGoalChange(change: GoalChange): string {
+  const goal = change.goal
+  if (!goal) return 'goal cleared'
+  switch (change.op) {
+    case 'create': return `goal set: ${JSON.stringify(oneLine(goal.objective, 100))} (at most ${goal.maxGoalRounds} rounds)`
+    case 'edit': return `goal edited: ${JSON.stringify(oneLine(goal.objective, 100))} (at most ${goal.maxGoalRounds} rounds, ${goal.phase})`
+    case 'pause': return `goal paused after round ${rounds(goal)}`
+    case 'resume': return `goal resumed after round ${rounds(goal)}`
+    case 'complete': return `goal complete after round ${rounds(goal)}`
+    case 'block': return `goal blocked after round ${rounds(goal)}: ${goal.blockedReason?.code}: ${oneLine(goal.blockedReason?.message ?? '', 200)}`
+    default: return `goal ${change.op}: ${goal.phase}`
+  }
+}
+
+/** Activation only tells something new while the goal is active (other phases are always disarmed). */
+export function describeActivation(activation: GoalActivation, goal: GoalState | undefined): string | undefined {
+  if (goal?.phase !== 'active') return undefined
+  return activation === 'armed' ? 'goal armed: rounds run automatically' : 'goal disarmed: no automatic rounds until it is resumed'
+}
+
+/** The final goal summary printed on stdout. */
+export function goalSummary(goal: GoalState | undefined): string {
+  if (!goal) return 'No goal: it was cleared.'
+  const objective = JSON.stringify(oneLine(goal.objective, 200))
+  switch (goal.phase) {
+    case 'complete': return `Goal complete after ${rounds(goal)} rounds: ${objective}`
+    case 'paused': return `Goal paused after ${rounds(goal)} rounds: ${objective}`
+    case 'blocked': {
+      const reason = goal.blockedReason
+      const why = reason?.code === 'round-limit' ? 'out of rounds' : `blocked (${reason?.code})`
+      return `Goal ${why} after ${rounds(goal)} rounds: ${objective}\n${reason?.message ?? ''}`.trimEnd()
+    }
+    default: return `Goal active (${goal.activation}) after ${rounds(goal)} rounds: ${objective}`
+  }
+}

@@ -1,0 +1,28 @@
+import path from 'node:path'
+import type { GlobalOptions } from '../../command.ts'
+
+// Captured when the command modules load, before `--cwd` changes the process's directory: hints are
+// meant to be pasted into the shell the person ran goalkeeper from.
+const launchDir = process.cwd()
+
+function quote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+}
+
+/**
+ * A goalkeeper command line that repeats the global options that matter (`--cwd`, `--config`), so a hint
+ * works when pasted as is: `goalkeeper --cwd demo goal --session ID`.
+ */
+export function cliCommand(globals: Pick<GlobalOptions, 'cwd' | 'config'>, ...words: string[]): string {
+  const parts = ['goalkeeper']
+  if (path.resolve(globals.cwd) !== launchDir) {
+    const relative = path.relative(launchDir, globals.cwd)
+    parts.push('--cwd', quote(relative && !relative.startsWith('..') ? relative : globals.cwd))
+  }
+  // --config is read relative to --cwd, so it is given relative to that directory (or absolute).
+  if (globals.config !== path.join(globals.cwd, 'cordis.yml')) {
+    const relative = path.relative(globals.cwd, globals.config)
+    parts.push('--config', quote(relative && !relative.startsWith('..') ? relative : globals.config))
+  }
+  return [...parts, ...words.map(quote)].join(' ')
+}

@@ -1,0 +1,136 @@
+import type { Context } from 'cordis'
+import type { Agent, AgentErrorInfo, ToolCallInfo } from '@goalkeeper/agent-loop'
+import type { GoalActivation, GoalChange } from '@goalkeeper/goal'
+import type { Session, SessionRecord, TurnOutcome, UserMessage } from '@goalkeeper/session'
+import type { ToolResult } from '@goalkeeper/tools'
+import type { App } from '../../app.ts'
+import { summarizeChanges } from '../../report.ts'
+import { describeActivation, describeGoalChange } from './goal-text.ts'
+import type { Terminal } from './terminal.ts'
+import { oneLine, shortArguments } from './text.ts'
+
+/**
+ * Shows one agent's work while it happens: streamed text, rounds, tool calls and failures, goal changes
+ * and activation, on stderr; with `--json`, every session record and goal event as JSON lines on stdout.
+ */
+export class LiveView {
+  private agent: Agent | undefined
+  /** JSON mode: the first seq each session appended before the agent was known (a resume's repair records). */
+  private firstSeen = new Map<string, number>()
+  /** JSON mode: the next record of the agent's session to print. */
+  private nextSeq = 0
+  private disposers: (() => void)[] = []
+  /** Set when the goal changed while this view watched (a model may create one in a plain run). */
+  goalChanged = false
+
+  constructor(private ctx: Context, private term: Terminal) {
+    this.listen()
+  }
+
+  /**
+   * Starts showing `agent`'s events. With --json, a new session is printed from its header; a resumed one
+   * from the first record this process appended (its old history is `goalkeeper show --json`).
+   */
+  follow(agent: Agent, resumed: boolean): void {
+    this.agent = agent
+    const records = agent.session.records
+    this.nextSeq = resumed ? (this.firstSeen.get(agent.id) ?? records.length) : 0
+    this.firstSeen.clear()
+    this.printRecords(records)
+  }
+
+  dispose(): void {
+    for (const dispose of this.disposers.splice(0)) dispose()
+    this.term.endStream()
+  }
+
+  private mine(agent: { id: string }): boolean {
+    return agent.id === this.agent?.id
+  }
+
+  private listen() {
+    const { ctx, term } = this
+    const add = (dispose: () => void) => this.disposers.push(dispose)
+    add(ctx.on('session/event', (session: Session, record: SessionRecord) => {
+      if (!term.json) return
+      if (!this.agent) {
+        if (!this.firstSeen.has(session.id)) this.firstSeen.set(session.id, record.seq)
+      } else if (session.id === this.agent.id) this.printRecords(session.records)
+    }))
+    add(ctx.on('agent/text-delta', (agent: Agent, _turn: number, _step: number, text: string) => {
+      if (this.mine(agent)) term.delta(text)
+    }))
+    add(ctx.on('agent/turn-start', (agent: Agent, _turn: number, messages: UserMessage[]) => {
+      if (!this.mine(agent)) return
+      const source = messages.find((message) => message.source?.kind === 'goal')?.source
+      if (source?.kind !== 'goal') return
+      const max = this.goal(agent)?.maxGoalRounds
+      term.progress(`round ${source.round}${max ? `/${max}` : ''}`)
+    }))
+    add(ctx.on('agent/tool-start', (agent: Agent, call: ToolCallInfo) => {
+      if (this.mine(agent)) term.progress(`  ${call.name} ${shortArguments(call.arguments)}`)
+    }))
+    add(ctx.on('agent/tool-end', (agent: Agent, call: ToolCallInfo, result: ToolResult) => {
+      if (!this.mine(agent) || result.ok) return
+      const code = result.error?.code ?? 'TOOL_FAILED'
+      term.progress(`  ${call.name} failed: ${code}: ${oneLine(result.error?.message ?? result.content, 160)}`)
+    }))
+    add(ctx.on('agent/turn-end', (agent: Agent, turn: number, outcome: TurnOutcome) => {
+      if (!this.mine(agent)) return
+      term.endStream()
+      const ending = describeEnding(outcome)
+      if (ending) term.progress(`turn ${turn} ${ending}`)
+    }))
+    add(ctx.on('agent/error', (agent: Agent, turn: number | undefined, error: AgentErrorInfo) => {
+      if (this.mine(agent)) term.progress(`error${turn === undefined ? '' : ` in turn ${turn}`}: ${error.code}: ${oneLine(error.message, 200)}`)
+    }))
+    add(ctx.on('goal/changed', (agent: Agent, change: GoalChange) => {
+      if (!this.mine(agent)) return
+      this.goalChanged = true
+      term.record({ type: 'goal', session: agent.id, op: change.op, seq: change.seq, goal: change.goal ?? null })
+      term.progress(describeGoalChange(change))
+    }))
+    add(ctx.on('goal/activation', (agent: Agent, activation: GoalActivation) => {
+      if (!this.mine(agent)) return
+      term.record({ type: 'activation', session: agent.id, activation })
+      const line = describeActivation(activation, this.goal(agent))
+      if (line) term.progress(line)
+    }))
+  }
+
+  /** Prints the records from `nextSeq` on: contiguous, each once, whichever way they became known. */
+  private printRecords(records: readonly SessionRecord[]) {
+    if (!this.term.json || !this.agent) return
+    for (; this.nextSeq < records.length; this.nextSeq++) this.term.record({ type: 'record', session: this.agent.id, record: records[this.nextSeq] })
+  }
+
+  private goal(agent: Agent) {
+    try {
+      return this.ctx.get('goals')?.get(agent)
+    } catch {
+      return undefined
+    }
+  }
+}
+
+/** How a turn ended, for anything but a normal completion (errors are shown by `agent/error`). */
+function describeEnding(outcome: TurnOutcome): string | undefined {
+  switch (outcome.kind) {
+    case 'completed':
+    case 'error':
+      return undefined
+    case 'aborted': return `cancelled (${outcome.cause})`
+    case 'max-tokens': return 'stopped at the output token limit'
+    case 'disposed': return 'ended: the agent was shut down'
+    case 'interrupted': return 'ended: interrupted by a restart'
+    default: return `ended: ${(outcome as { kind: string }).kind}`
+  }
+}
+
+/** Under --watch, one line per reload of the composition. */
+export function showReloads(app: App, term: Terminal): () => void {
+  return app.loader.on('reload', (report) => {
+    if (report.error) term.note(`reload failed: ${report.error}; kept the running composition`)
+    else term.note(`reloaded ${report.file}: ${summarizeChanges(report.changes)}${report.ok ? '' : ` (${report.failed.length + report.waiting.length} not loaded)`}`)
+  })
+}

@@ -1,0 +1,32 @@
+import type { GoalState } from '@goalkeeper/goal'
+import type { TurnOutcome } from '@goalkeeper/session'
+import { ExitCode } from '../../exit-codes.ts'
+
+/**
+ * The exit code for where a goal ended: complete 0, blocked 2, out of rounds (blocked `round-limit`) 4,
+ * and 3 for every state that stopped without an outcome (paused, disarmed while active, cleared).
+ */
+export function goalExitCode(goal: GoalState | undefined): ExitCode {
+  if (!goal) return ExitCode.PAUSED
+  if (goal.phase === 'complete') return ExitCode.OK
+  if (goal.phase === 'blocked') return goal.blockedReason?.code === 'round-limit' ? ExitCode.ROUND_LIMIT : ExitCode.BLOCKED
+  return ExitCode.PAUSED
+}
+
+/** The exit code for the last turn of a plain prompt: completed 0, cancelled 3, anything else 70. */
+export function turnExitCode(outcome: TurnOutcome | undefined): ExitCode {
+  if (!outcome || outcome.kind === 'completed') return ExitCode.OK
+  if (outcome.kind === 'aborted') return ExitCode.PAUSED
+  return ExitCode.RUNTIME
+}
+
+/** Help text shared by the agent commands. */
+export const EXIT_CODE_HELP = `
+Exit codes:
+  0    done: the turn completed, or the goal is complete
+  2    the goal is blocked
+  3    paused or cancelled (Ctrl-C, /goal pause), or the goal stopped without an outcome
+  4    the goal ran out of rounds (blocked with round-limit)
+  64   bad command line or configuration (unreadable cordis.yml, an entry that did not load)
+  70   runtime error (a model or session error, a failed turn)
+  130  forced exit by a repeated signal during shutdown`

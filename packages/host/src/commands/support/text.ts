@@ -1,0 +1,41 @@
+/** Whitespace collapsed to single spaces, cut to `max` characters with an ellipsis. */
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim()
+  const chars = Array.from(flat)
+  return chars.length <= max ? flat : `${chars.slice(0, Math.max(1, max - 1)).join('')}…`
+}
+
+/** At most `lines` lines and `chars` characters, with a note of what was left out. */
+export function excerpt(text: string, lines: number, chars: number): string {
+  const all = text.split('\n')
+  let shown = all.slice(0, lines).join('\n')
+  if (shown.length > chars) shown = shown.slice(0, chars)
+  const hidden = text.length - shown.length
+  return hidden > 0 ? `${shown.trimEnd()}\n[… ${hidden} more characters]` : shown
+}
+
+/** Tool-call arguments in one short line: compact JSON when they parse, else the raw text. */
+export function shortArguments(raw: string, max = 100): string {
+  let text = raw.trim() || '{}'
+  try {
+    text = JSON.stringify(JSON.parse(text))
+  } catch {
+    // Malformed arguments are shown as the model wrote them.
+  }
+  return oneLine(text, max)
+}
+
+const pad = (value: number) => String(value).padStart(2, '0')
+
+/** `2026-11-29 21:14` in local time: minutes are what a person scanning a list needs. */
+export function formatTime(ms: number): string {
+  const date = new Date(ms)
+  if (Number.isNaN(date.getTime())) return '-'
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`
+}
+
+/** Left-aligned columns separated by two spaces; the last column is not padded. */
+export function table(rows: string[][]): string[] {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => Array.from(row[column] ?? '').length))) ?? []
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column] - Array.from(cell).length))).join('  ').trimEnd())
+}

@@ -1,0 +1,216 @@
+import type { Agent } from '@goalkeeper/agent-loop'
+import type { GoalService, GoalState } from '@goalkeeper/goal'
+import type { SessionRecord, TurnOutcome } from '@goalkeeper/session'
+import type { App } from '../../app.ts'
+import type { CommandContext } from '../../command.ts'
+import { describeError, HostError } from '../../errors.ts'
+import { ExitCode } from '../../exit-codes.ts'
+import { cliCommand } from './hints.ts'
+import { describeInterrupt, interruptWork } from './interrupt.ts'
+import { LiveView, showReloads } from './live-view.ts'
+import { assertComposition, assertServices, hasPlugin } from './services.ts'
+import { resolveSessionId } from './session-id.ts'
+import { Terminal } from './terminal.ts'
+import { oneLine } from './text.ts'
+
+export interface WorkOptions {
+  /** Id (or unambiguous part) of a saved session to continue; a new session otherwise. */
+  session?: string
+  /** What the command is called in error messages. */
+  purpose: string
+  /** The command drives a goal: ctx.goals and the round driver must be loaded. */
+  goals?: boolean
+}
+
+export type RestState = 'rest' | 'gone'
+
+const USAGE_CODES = new Set(['NO_MODEL', 'SESSION_NOT_FOUND', 'SESSION_CORRUPT', 'AGENT_EXISTS', 'INVALID_OPTIONS'])
+
+/**
+ * One agent command's run: the composition, one agent on a new or resumed session, the live view of its
+ * work, Ctrl-C handling, and the wait until it is at rest. Created with `AgentWork.open`.
+ */
+export class AgentWork {
+  /** Records the session had before this command started; its own output is what follows. */
+  readonly startSeq: number
+  private interruptedOnce = false
+  private stopInterrupts: () => void
+  private stopReloads: () => void
+
+  private constructor(
+    readonly cli: CommandContext,
+    readonly app: App,
+    readonly term: Terminal,
+    readonly agent: Agent,
+    private view: LiveView,
+    readonly resumed: boolean,
+  ) {
+    this.startSeq = resumed ? agent.session.records.length : 0
+    this.stopInterrupts = app.onInterrupt(() => this.interrupt())
+    this.stopReloads = showReloads(app, term)
+  }
+
+  static async open(cli: CommandContext, options: WorkOptions): Promise<AgentWork> {
+    const term = new Terminal(cli.io, cli.globals.json)
+    const app = await cli.startApp()
+    assertComposition(app)
+    assertServices(app, options.goals ? ['sessions', 'agents', 'goals'] : ['sessions', 'agents'], options.purpose)
+    if (options.goals && !hasPlugin(app, 'goal-session')) {
+      throw new HostError(`${options.purpose} needs the goal round driver (@goalkeeper/goal-session), which ${app.report.file} does not load`, {
+        hint: 'add an entry `name: \'@goalkeeper/goal-session\'` to cordis.yml',
+      })
+    }
+    // Listening starts before the agent exists, so that --json shows the new session's header too.
+    const view = new LiveView(app.ctx, term)
+    let agent: Agent
+    try {
+      agent = options.session
+        ? await app.ctx.get('agents')!.resume(await resolveSessionId(app.ctx.get('sessions')!, options.session))
+        : await app.ctx.get('agents')!.create({ cwd: cli.globals.cwd })
+    } catch (error) {
+      view.dispose()
+      throw asHostError(error)
+    }
+    view.follow(agent, !!options.session)
+    const work = new AgentWork(cli, app, term, agent, view, !!options.session)
+    work.introduce()
+    return work
+  }
+
+  get goals(): GoalService | undefined {
+    return this.app.ctx.get('goals')
+  }
+
+  /** The session's goal; undefined when there is none, no goal plugin, or its log is corrupt (reported once). */
+  goal(): GoalState | undefined {
+    try {
+      return this.goals?.get(this.agent)
+    } catch (error) {
+      this.term.note(`cannot read the goal: ${describeError(error)}`)
+      return undefined
+    }
+  }
+
+  /** Resolves once the agent is idle with an empty inbox and no goal that is active and armed (or it is gone). */
+  untilRest(): Promise<RestState> {
+    return new Promise((resolve) => {
+      const stops: (() => void)[] = []
+      let settled = false
+      const finish = (state: RestState) => {
+        if (settled) return
+        settled = true
+        for (const stop of stops.splice(0)) stop()
+        resolve(state)
+      }
+      const check = () => {
+        if (this.agent.disposed) finish('gone')
+        else if (this.atRest()) finish('rest')
+      }
+      const ctx = this.app.ctx as any
+      for (const name of ['agent/status', 'agent/queued', 'agent/disposed', 'goal/changed', 'goal/activation']) {
+        // A microtask later, so that the listeners of the same event (the round driver) have acted.
+        stops.push(ctx.on(name, () => void queueMicrotask(check)))
+      }
+      void this.app.closed.then(() => finish('gone'))
+      check()
+    })
+  }
+
+  private atRest(): boolean {
+    if (this.agent.status !== 'idle' || this.agent.queued.length) return false
+    const goal = this.goal()
+    // Without a round driver nothing would ever run the goal's rounds: waiting would never end.
+    return !(goal?.phase === 'active' && goal.activation === 'armed' && hasPlugin(this.app, 'goal-session'))
+  }
+
+  /** This command's records (for a resumed session, those appended after it was opened). */
+  records(): SessionRecord[] {
+    return this.agent.session.records.slice(this.startSeq)
+  }
+
+  /** The last assistant text of this command's turns: the final answer. */
+  answer(): string | undefined {
+    const records = this.records()
+    for (let index = records.length - 1; index >= 0; index--) {
+      const record = records[index]
+      if (record.type !== 'assistant/message') continue
+      const text = (record.data as { text?: string }).text?.trim()
+      if (text) return text
+    }
+    return undefined
+  }
+
+  /** How this command's last turn ended, if it ran one. */
+  lastOutcome(): TurnOutcome | undefined {
+    const ends = this.records().filter((record) => record.type === 'turn/end')
+    return (ends.at(-1)?.data as { outcome?: TurnOutcome } | undefined)?.outcome
+  }
+
+  get goalChanged(): boolean {
+    return this.view.goalChanged
+  }
+
+  /** Ends the run: stops listening, prints the JSON result line, returns the exit code. */
+  finish(exitCode: number, extra: Record<string, unknown> = {}): number {
+    this.stopInterrupts()
+    this.stopReloads()
+    this.view.dispose()
+    // A second Ctrl-C during the ordered shutdown that follows exits with the same code.
+    if (this.app.signals) this.app.signals.exitCode = exitCode
+    const goal = this.goal()
+    this.term.record({ type: 'result', session: this.agent.id, exitCode, outcome: this.lastOutcome() ?? null, answer: this.answer() ?? null, goal: goal ?? null, ...extra })
+    return exitCode
+  }
+
+  /** A hint line with an exact command: `to continue: goalkeeper goal --session ID`. */
+  hint(text: string, ...words: string[]): void {
+    this.term.note(`${text}: ${cliCommand(this.cli.globals, ...words)}`)
+  }
+
+  /** The first SIGINT stops the running work; the next one is left to the ordered shutdown. */
+  private interrupt(): boolean {
+    if (this.interruptedOnce) return false
+    const action = interruptWork(this.agent, this.goals)
+    if (!action) return false
+    this.interruptedOnce = true
+    if (this.app.signals) this.app.signals.exitCode = ExitCode.PAUSED
+    this.term.note(`${describeInterrupt(action)} (Ctrl-C again to shut down)`)
+    return true
+  }
+
+  private introduce() {
+    const { agent, term } = this
+    term.note(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in ${agent.session.header.cwd}`)
+    term.note(describeModel(this.app, agent))
+    const repair = agent.session.repair
+    if (repair) {
+      const torn = repair.tornBytes ? `cut a torn last line (${repair.tornBytes} bytes, kept in ${repair.sideFile}), ` : ''
+      term.note(`the session was repaired after a crash: ${torn}${repair.appended.length} repair records appended`)
+    }
+    if (!this.resumed) return
+    if (agent.queued.length) term.note(`${agent.queued.length} unanswered input${agent.queued.length === 1 ? '' : 's'} restored from the session`)
+    const goal = this.goal()
+    if (goal && goal.phase !== 'complete') {
+      term.note(`the session has a goal, loaded disarmed (${goal.phase}, ${goal.roundsStarted}/${goal.maxGoalRounds} rounds): ${JSON.stringify(oneLine(goal.objective, 80))}`)
+    }
+  }
+}
+
+function describeModel(app: App, agent: Agent): string {
+  if (agent.model !== 'scripted') return `model ${agent.model} (a real model provider; the offline scripted model is not used)`
+  const realModels = hasPlugin(app, 'model-openai')
+  return realModels
+    ? 'model scripted (offline; export DEEPSEEK_API_KEY or OPENAI_API_KEY to switch to a real model, no edit of cordis.yml needed)'
+    : 'model scripted (offline)'
+}
+
+/** Errors of the agent and session services are bad input or state: one line, no stack. */
+export function asHostError(error: unknown): unknown {
+  if (error instanceof HostError) return error
+  const code = (error as { code?: unknown })?.code
+  if (error instanceof TypeError && /session id/.test(error.message)) return new HostError(error.message, { cause: error })
+  if (typeof code !== 'string') return error
+  const exitCode = USAGE_CODES.has(code) || code.startsWith('GOAL_') ? ExitCode.USAGE : ExitCode.RUNTIME
+  const hint = code === 'NO_MODEL' ? 'load a model provider in cordis.yml' : undefined
+  return new HostError(describeError(error), { exitCode, hint, cause: error })
+}

@@ -32,7 +32,7 @@ export async function listSessions(dir: string, open: ReadonlyMap<string, Sessio
     } catch (error) {
       // Removed between readdir and read: not worth a warning.
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-      logger.warn('skipping session file %s: %s', file, (error as Error).message)
+      logger.warn('skipping session %s: %s', id, (error as Error).message)
     }
   }
   let next = 0

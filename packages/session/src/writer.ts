@@ -6,7 +6,7 @@ export interface WriterOptions {
   delayMs: number
   /** Queue size (in characters) that triggers a background write without waiting for the delay. */
   maxBatchBytes: number
-  /** A background write failed; its lines stay queued for the next attempt. */
+  /** A background write failed (reported once until a write succeeds); its lines stay queued for the next attempt. */
   onBackgroundError(error: unknown): void
   /** Every line up to `seq` is now written, fsync'd and verified to be at the file's path. */
   onDurable(seq: number): void
@@ -37,6 +37,7 @@ export class JsonlWriter {
   private nextSync?: Promise<void>
   private timer?: NodeJS.Timeout
   private stopped = false
+  private failing = false
 
   constructor(readonly file: string, private handle: FileHandle, private size: number, lastSeq: number, private options: WriterOptions) {
     this.durableSize = size
@@ -92,7 +93,14 @@ export class JsonlWriter {
   private startBackground() {
     this.timer = undefined
     if (this.cycle || this.nextSync || this.detached || this.stopped) return
-    this.start(false).catch((error) => this.options.onBackgroundError(error))
+    this.start(false).then(
+      () => (this.failing = false),
+      (error) => {
+        // One report per streak of failures: a full disk would otherwise log on every retry.
+        if (!this.failing) this.options.onBackgroundError(error)
+        this.failing = true
+      },
+    )
   }
 
   private start(sync: boolean): Promise<void> {

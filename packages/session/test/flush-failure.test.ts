@@ -1,18 +1,13 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { readLines, start, type Started, tempDir } from './helpers.ts'
+import { describe, expect, it } from 'vitest'
+import { appsPerTest, readLines, tempDir } from './helpers.ts'
 
 // Permissions do not stop root, so failures are provoked by taking the file away from its path.
-let apps: Started[] = []
-afterEach(async () => {
-  for (const app of apps.reverse()) await app.fiber.dispose()
-  apps = []
-})
+const launch = appsPerTest()
 
 async function sessionWithRecords(dir: string) {
-  const app = await start(dir)
-  apps.push(app)
+  const app = await launch(dir)
   const session = await app.sessions.create({ cwd: dir })
   for (let i = 0; i < 3; i++) session.append('test/item', { i })
   await app.sessions.flush(session)
@@ -20,8 +15,7 @@ async function sessionWithRecords(dir: string) {
 }
 
 async function reopenElsewhere(dir: string, id: string) {
-  const app = await start(dir)
-  apps.push(app)
+  const app = await launch(dir)
   return app.sessions.open(id, { readOnly: true })
 }
 

@@ -1,4 +1,4 @@
-import { expect } from 'vitest'
+import { afterEach, expect, onTestFinished } from 'vitest'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -48,8 +48,25 @@ export async function start(dir: string, config: Partial<plugin.Config> = {}): P
   return { root, fiber, sessions: root.sessions, logs, waitLog }
 }
 
-export function tempDir(): Promise<string> {
-  return fs.mkdtemp(path.join(os.tmpdir(), 'gk-'))
+/** A `start` for one test file whose apps are disposed after each test. */
+export function appsPerTest(): (dir: string, config?: Partial<plugin.Config>) => Promise<Started> {
+  let apps: Started[] = []
+  afterEach(async () => {
+    for (const app of apps.reverse()) await app.fiber.dispose()
+    apps = []
+  })
+  return async (dir, config) => {
+    const app = await start(dir, config)
+    apps.push(app)
+    return app
+  }
+}
+
+/** A fresh directory, removed when the test has finished (after its apps are disposed). */
+export async function tempDir(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-'))
+  onTestFinished(() => fs.rm(dir, { recursive: true, force: true }))
+  return dir
 }
 
 export async function readLines(file: string): Promise<any[]> {

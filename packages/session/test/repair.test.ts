@@ -1,19 +1,10 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { RepairReport, Session } from '@goalkeeper/session'
-import { readLines, start, type Started, tempDir, writeSession } from './helpers.ts'
+import { appsPerTest, readLines, tempDir, writeSession } from './helpers.ts'
 
-let apps: Started[] = []
-const launch = async (dir: string) => {
-  const app = await start(dir)
-  apps.push(app)
-  return app
-}
-afterEach(async () => {
-  for (const app of apps.reverse()) await app.fiber.dispose()
-  apps = []
-})
+const launch = appsPerTest()
 
 const INTERRUPTED = { ok: false, content: expect.any(String), error: { code: 'INTERRUPTED', message: expect.any(String) } }
 

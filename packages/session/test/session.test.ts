@@ -1,19 +1,10 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Session, SessionError, type SessionRecord } from '@goalkeeper/session'
-import { human, readLines, start, type Started, tempDir } from './helpers.ts'
+import { appsPerTest, human, readLines, start, tempDir } from './helpers.ts'
 
-let apps: Started[] = []
-const launch = async (dir: string, config?: Parameters<typeof start>[1]) => {
-  const app = await start(dir, config)
-  apps.push(app)
-  return app
-}
-afterEach(async () => {
-  for (const app of apps.reverse()) await app.fiber.dispose()
-  apps = []
-})
+const launch = appsPerTest()
 
 describe('append, flush and reopen', () => {
   it('reopens a flushed session with identical records', async () => {

@@ -1,7 +1,7 @@
 import { dispatchIsolated } from '@goalkeeper/session'
 import type { Session, TurnOutcome, UserMessage } from '@goalkeeper/session'
 import type { Agent, AgentStatus, CancelReason, MessageInput } from './types.ts'
-import type { AgentSettings, LoopHost, PendingDecision, TurnState } from './host.ts'
+import type { AgentSettings, LoopHost, PendingDecision, TurnState } from './state.ts'
 import type { SessionFold } from './fold.ts'
 import { AgentLoopError, describe } from './errors.ts'
 import { HUMAN, STEER, toUserMessage } from './message.ts'

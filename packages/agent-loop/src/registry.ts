@@ -1,7 +1,7 @@
 import { dispatchIsolated } from '@goalkeeper/session'
 import type { Session } from '@goalkeeper/session'
 import type { Agent, AgentService, CreateAgentOptions } from './types.ts'
-import type { AgentSettings, LoopHost } from './host.ts'
+import type { AgentSettings, LoopHost } from './state.ts'
 import { LoopAgent } from './agent.ts'
 import { AgentLoopError, describe } from './errors.ts'
 import { foldSession } from './fold.ts'

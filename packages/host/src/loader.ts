@@ -128,8 +128,10 @@ export class Loader {
     return this.serialize(async () => {
       if (this.disposed) return
       this.disposed = true
-      for (const slot of [...this.slots.values()].reverse()) await this.unload(slot)
-      this.slots.clear()
+      for (const [key, slot] of [...this.slots].reverse()) {
+        await this.unload(slot)
+        this.slots.delete(key)
+      }
     })
   }
 
@@ -210,7 +212,7 @@ export class Loader {
 
   private changed(slot: Slot, spec: EntrySpec): boolean {
     const old = slot.spec
-    if (slot.error || spec.error || slot.fiber?.state === FAILED) return true
+    if (slot.error || spec.error || slot.fiber?.state === FAILED || slot.fiber?.state === DISPOSED) return true
     return old.kind !== spec.kind || old.name !== spec.name || old.disabled !== spec.disabled || !isDeepStrictEqual(old.config, spec.config)
   }
 

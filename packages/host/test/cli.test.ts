@@ -36,7 +36,7 @@ function start(args: string[], options: { bin?: boolean; cwd?: string; env?: Rec
   children.push(child)
   let out = ''
   let err = ''
-  const waiters: { pattern: RegExp; resolve: () => void }[] = []
+  const waiters: { pattern: RegExp; resolve: () => void; reject: (error: Error) => void }[] = []
   child.stdout!.on('data', (chunk) => (out += chunk))
   child.stderr!.on('data', (chunk) => {
     err += chunk
@@ -45,9 +45,15 @@ function start(args: string[], options: { bin?: boolean; cwd?: string; env?: Rec
       waiter.resolve()
     }
   })
-  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+  const exit = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      // A child that dies before printing what a test waits for fails that test at once, with its output.
+      for (const waiter of waiters.splice(0)) waiter.reject(new Error(`exited with ${code} before ${waiter.pattern}:\n${err}`))
+      resolve(code)
+    }),
+  )
   const stderrMatches = (pattern: RegExp) =>
-    pattern.test(err) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ pattern, resolve }))
+    pattern.test(err) ? Promise.resolve() : new Promise<void>((resolve, reject) => waiters.push({ pattern, resolve, reject }))
   return { child, stdout: () => out, stderr: () => err, exit, stderrMatches }
 }
 
@@ -72,8 +78,8 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
 
   it('--version prints the package version, also through the bin from any directory', async () => {
     const { version } = JSON.parse(await readFile(path.join(hostDir, 'package.json'), 'utf8'))
-    const { code, stdout } = await run(['--version'], { bin: true, cwd: fixtures.dir })
-    expect(code).toBe(0)
+    const { code, stdout, stderr } = await run(['--version'], { bin: true, cwd: fixtures.dir })
+    expect(code, stderr).toBe(0)
     expect(stdout).toBe(`${version}\n`)
   })
 
@@ -81,7 +87,7 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
     const { file } = await writeYml(fixtures.dir, good)
     const { code, stdout, stderr } = await run(['--config', file, 'check'])
     expect(stderr).toBe('')
-    expect(code).toBe(0)
+    expect(code, stderr).toBe(0)
     expect(stdout).toContain(`composition ${file}`)
     expect(stdout).toMatch(/loaded\s+first\s+\.\/noisy\.mjs/)
     expect(stdout).toContain('2 entries: 2 loaded\n')
@@ -92,7 +98,7 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
     await writeYml(fixtures.dir, `${good}- id: bad\n  name: ./counter.mjs\n  config: { maxSteps: x }\n- id: boom\n  name: ./throws.mjs\n`
       + `- id: leaky\n  name: ./counter.mjs\n  config:\n    maxSteps: \${GK_TEST_API_KEY}\n`)
     const { code, stdout, stderr } = await run(['--cwd', fixtures.dir, 'check'], { env: { GK_TEST_API_KEY: secret } })
-    expect(code).toBe(64)
+    expect(code, stderr).toBe(64)
     expect(stdout).toContain('entry "bad": config.maxSteps: expected a number, got "x"')
     expect(stdout).toContain('5 entries: 2 loaded, 3 failed')
     expect(stdout).toContain('entry "leaky": config.maxSteps: expected a number, got "[redacted GK_TEST_API_KEY]"')
@@ -132,7 +138,7 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
     const handle = start(['--config', file, '-v', 'check', '--watch'])
     await handle.stderrMatches(/watching .* for changes/)
     handle.child.kill('SIGTERM')
-    expect(await handle.exit).toBe(0)
+    expect(await handle.exit, handle.stderr()).toBe(0)
     const lines = handle.stderr().split('\n').filter((line) => line.startsWith('[I] noisy'))
     expect(lines).toEqual([
       '[I] noisy start first',
@@ -152,7 +158,7 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
     await writeYml(fixtures.dir, good.replace('label: second', 'label: changed'))
     await handle.stderrMatches(/\[I\] loader reloaded .*: 1 reloaded, 1 unchanged/)
     handle.child.kill('SIGINT')
-    expect(await handle.exit).toBe(0)
+    expect(await handle.exit, handle.stderr()).toBe(0)
     expect(handle.stdout()).toContain('reloaded: 1 reloaded, 1 unchanged\n')
     expect(handle.stderr()).toContain('[I] noisy start changed')
   })
@@ -164,7 +170,7 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
     handle.child.kill('SIGTERM')
     await handle.stderrMatches(/teardown that never ends/)
     handle.child.kill('SIGTERM')
-    expect(await handle.exit).toBe(130)
+    expect(await handle.exit, handle.stderr()).toBe(130)
     expect(handle.stderr()).toContain('goalkeeper: SIGTERM during shutdown: exiting now')
   })
 })

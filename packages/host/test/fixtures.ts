@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { Context, Logger } from 'cordis'
-import { afterEach, beforeEach } from 'vitest'
+import { afterEach, beforeEach, expect } from 'vitest'
 import type { Loader } from '../src/index.ts'
 
 /**
@@ -147,11 +147,16 @@ export async function removeDir(dir: string) {
   await rm(dir, { recursive: true, force: true })
 }
 
+/** Every yml a test wrote, with its bytes: `useFixtures` checks after each test that nothing rewrote it. */
+const written = new Map<string, Buffer>()
+
 /** Writes cordis.yml in `dir` and returns its path and bytes. */
 export async function writeYml(dir: string, text: string, name = 'cordis.yml') {
   const file = path.join(dir, name)
   await writeFile(file, text)
-  return { file, bytes: await readFile(file) }
+  const bytes = await readFile(file)
+  written.set(file, bytes)
+  return { file, bytes }
 }
 
 /** A fresh root context whose log lines are captured as `[type] name text`. */
@@ -167,7 +172,8 @@ export function captureContext() {
 }
 
 /**
- * Per-test fixture dir and probe; loaders pushed to `loaders` are disposed after the test, before the
+ * Per-test fixture dir and probe. After the test: loaders pushed to `loaders` are disposed, every yml
+ * written with `writeYml` must still hold exactly the bytes written (the loader never writes), and the
  * dir is removed.
  */
 export function useFixtures() {
@@ -178,6 +184,9 @@ export function useFixtures() {
   })
   afterEach(async () => {
     for (const loader of fixtures.loaders.splice(0)) await loader.dispose()
+    const files = [...written].filter(([file]) => file.startsWith(fixtures.dir))
+    written.clear()
+    for (const [file, bytes] of files) expect(await readFile(file), `${file} was rewritten`).toEqual(bytes)
     await removeDir(fixtures.dir)
   })
   return fixtures

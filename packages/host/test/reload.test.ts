@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type EntryInfo, Loader, type LoadReport } from '../src/index.ts'
 import { captureContext, writeYml, useFixtures } from './fixtures.ts'
@@ -16,10 +17,9 @@ async function start(text: string) {
   return { loader, report, logs, file }
 }
 
-/** Rewrites the file and returns its bytes, to check later that nothing else wrote it. */
+/** Rewrites the file (through writeYml, so the after-test byte check knows the new content). */
 async function edit(file: string, text: string) {
-  await writeFile(file, text)
-  return readFile(file)
+  return (await writeYml(path.dirname(file), text, path.basename(file))).bytes
 }
 
 describe('hot reload', () => {

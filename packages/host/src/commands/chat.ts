@@ -1,10 +1,193 @@
+import { clearLine, createInterface, cursorTo, type Interface } from 'node:readline'
+import type { Context } from 'cordis'
+import { executeGoalCommand, GOAL_COMMAND_USAGE, parseGoalCommand } from '@goalkeeper/tool-goal'
+import type { Agent } from '@goalkeeper/agent-loop'
 import { defineCommand } from '../command.ts'
+import { describeError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
+import { untilAnswered } from './support/answered.ts'
+import { describeInterrupt, interruptWork } from './support/interrupt.ts'
+import { EXIT_CODE_HELP, goalExitCode, turnExitCode } from './support/outcome.ts'
+import { hasPlugin } from './support/services.ts'
+import { AgentWork } from './support/work.ts'
+
+const HELP = [
+  'Type a message and press Enter to send it. While a goal runs, what you type goes first: the next round waits.',
+  GOAL_COMMAND_USAGE,
+  '/help                      this text',
+  '/exit                      leave (or Ctrl-D); Ctrl-C cancels the running turn, twice at an empty prompt leaves',
+].join('\n')
 
 export default defineCommand({
   name: 'chat',
-  description: 'talk with the agent; /goal commands manage the session goal',
-  async run() {
-    return ExitCode.OK
+  description: 'talk with the agent in a session; /goal commands set and steer the session goal',
+  configure: (command) =>
+    command
+      .option('--session <id>', 'continue a saved session (id, or an unambiguous part of it)')
+      .addHelpText('after', `
+Lines are read from stdin: a terminal gets a prompt, piped input is processed line by line (each message
+waits for its answer), and at the end of input chat waits until the agent is idle and the goal has settled.
+
+${HELP}
+${EXIT_CODE_HELP}
+At the end, chat exits with the code of the session's goal as \`goalkeeper goal\` would (0 without a goal,
+unless the last turn failed).`),
+  async run(cli, _args, options) {
+    const work = await AgentWork.open(cli, { session: options.session, purpose: 'chat', repeatInterrupts: true })
+    const input = cli.io.stdin ?? process.stdin
+    const chat = new Chat(work, input)
+    return chat.run()
   },
 })
+
+class Chat {
+  private readonly interactive: boolean
+  private readonly rl: Interface
+  private queue: Promise<void> = Promise.resolve()
+  private promptShown = false
+  private closed = false
+  /** A Ctrl-C at an empty, idle prompt arms this; a second one leaves. */
+  private leaveArmed = false
+  /** A context that injects `goals` (what executeGoalCommand reads); follows reloads of the goal plugin. */
+  private goalContext: Context | undefined
+
+  constructor(private work: AgentWork, input: NodeJS.ReadableStream & { isTTY?: boolean }) {
+    // A prompt only makes sense when a person both types and reads; anything else is line mode.
+    this.interactive = !!input.isTTY && !!work.cli.io.stdout.isTTY
+    const output = work.cli.io.stdout as NodeJS.WritableStream
+    this.rl = createInterface({ input, output: this.interactive ? output : undefined, terminal: this.interactive, prompt: '> ' })
+    if (this.interactive) {
+      work.term.surface = {
+        hide: () => {
+          if (!this.promptShown) return
+          clearLine(output, 0)
+          cursorTo(output, 0)
+          this.promptShown = false
+        },
+        show: () => this.showPrompt(),
+      }
+    }
+  }
+
+  async run(): Promise<number> {
+    const { work } = this
+    const ended = new Promise<void>((resolve) => this.rl.once('close', () => resolve()))
+    this.rl.on('line', (line) => {
+      this.promptShown = false
+      this.leaveArmed = false
+      this.queue = this.queue.then(() => this.handle(line)).catch((error) => work.term.note(`error: ${describeError(error)}`))
+    })
+    this.rl.on('SIGINT', () => this.onCtrlC())
+    this.followTurns()
+    work.app.ctx.inject(['goals'], (ctx) => {
+      this.goalContext = ctx
+      return () => {
+        if (this.goalContext === ctx) this.goalContext = undefined
+      }
+    })
+    if (this.interactive) {
+      work.term.note(`chat in session ${work.agent.id}; /help lists the commands, Ctrl-D leaves`)
+      if (this.work.goals && !hasPlugin(work.app, 'goal-session')) work.term.note('no goal round driver is loaded: a goal will not run rounds by itself')
+      this.showPrompt()
+    }
+    // Restored human inputs of a resumed session run first.
+    work.agent.wake()
+    await Promise.race([ended, work.app.closed])
+    this.closed = true
+    await this.queue
+    if (!this.interactive) await work.untilRest()
+    return this.leave()
+  }
+
+  private async handle(text: string): Promise<void> {
+    const line = text.trim()
+    if (this.closed && this.interactive) return
+    if (line === '/exit' || line === '/quit') return void this.rl.close()
+    if (line === '/help') return this.after(() => this.work.term.out(HELP))
+    if (!line) return this.after(() => {})
+    const command = parseGoalCommand(line)
+    if (command) return this.after(() => this.goalCommand(command))
+    const message = this.work.agent.send({ content: line })
+    await untilAnswered(this.work.app.ctx, this.work.agent, message.id, this.work.app.closed)
+    this.showPrompt()
+  }
+
+  private after(action: () => void) {
+    action()
+    this.showPrompt()
+  }
+
+  private goalCommand(command: NonNullable<ReturnType<typeof parseGoalCommand>>) {
+    const { term, agent } = this.work
+    if (!this.goalContext) {
+      term.note('/goal needs the goal plugin (@goalkeeper/goal), which this composition does not load')
+      return
+    }
+    const result = executeGoalCommand(this.goalContext, agent, command)
+    term.record({ type: 'command', session: agent.id, command: command.kind, ok: result.ok, code: result.code ?? null, message: result.message, goal: result.goal ?? null })
+    if (result.ok) term.out(result.message)
+    else term.note(result.message)
+  }
+
+  /** Piped or --json runs have no streamed text: each turn's answer is printed when the turn ends. */
+  private followTurns() {
+    const { term, agent, app } = this.work
+    if (term.streaming) return
+    const stop = app.ctx.on('agent/turn-end', (ended: Agent, turn: number) => {
+      if (ended.id !== agent.id) return
+      const answer = lastText(agent, turn)
+      if (answer) term.out(answer)
+    })
+    void app.closed.then(stop)
+  }
+
+  private onCtrlC() {
+    const { work } = this
+    const action = interruptWork(work.agent, work.goals)
+    if (action) {
+      this.leaveArmed = false
+      work.term.note(describeInterrupt(action))
+      return
+    }
+    if (this.rl.line) {
+      // Like a shell: Ctrl-C drops what was typed.
+      this.leaveArmed = false
+      this.rl.write(null, { ctrl: true, name: 'u' })
+      return
+    }
+    if (this.leaveArmed) return void this.rl.close()
+    this.leaveArmed = true
+    work.term.note('press Ctrl-C again to leave (or Ctrl-D)')
+  }
+
+  private showPrompt() {
+    if (!this.interactive || this.closed || this.promptShown) return
+    this.promptShown = true
+    this.rl.prompt(true)
+  }
+
+  private leave(): number {
+    const { work } = this
+    this.work.term.surface = undefined
+    this.rl.close()
+    const goal = work.goal()
+    if (goal && goal.phase !== 'complete') {
+      work.hint(`the goal is ${goal.phase}; to continue it, run /goal resume in`, 'chat', '--session', work.agent.id)
+    } else if (this.interactive) {
+      work.hint('to continue this session', 'chat', '--session', work.agent.id)
+    }
+    const outcome = work.lastOutcome()
+    return work.finish(goal ? goalExitCode(goal) : outcome ? turnExitCode(outcome) : ExitCode.OK)
+  }
+}
+
+function lastText(agent: Agent, turn: number): string | undefined {
+  const records = agent.session.records
+  for (let index = records.length - 1; index >= 0; index--) {
+    const record = records[index]
+    const data = record.data as { turn?: number; text?: string }
+    if (record.type === 'turn/start' && data.turn === turn) return undefined
+    if (record.type === 'assistant/message' && data.turn === turn && data.text?.trim()) return data.text.trim()
+  }
+  return undefined
+}

@@ -15,6 +15,7 @@ export function reportResult(work: AgentWork, state: RestState, options: { goal:
   if (state === 'gone') term.note('the agent was shut down before its work ended')
   const answer = work.answer()
   if (answer && !term.streaming) term.out(answer)
+  work.hint('the session is saved; to read it', 'show', work.agent.id)
   const goal = work.goal()
   if (options.goal || (work.goalChanged && goal)) {
     term.out(goalSummary(goal))

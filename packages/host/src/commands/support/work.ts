@@ -20,6 +20,8 @@ export interface WorkOptions {
   purpose: string
   /** The command drives a goal: ctx.goals and the round driver must be loaded. */
   goals?: boolean
+  /** Every SIGINT (not only the first) stops running work when there is some (chat). */
+  repeatInterrupts?: boolean
 }
 
 export type RestState = 'rest' | 'gone'
@@ -44,6 +46,7 @@ export class AgentWork {
     readonly agent: Agent,
     private view: LiveView,
     readonly resumed: boolean,
+    private repeatInterrupts: boolean,
   ) {
     this.startSeq = resumed ? agent.session.records.length : 0
     this.stopInterrupts = app.onInterrupt(() => this.interrupt())
@@ -72,7 +75,7 @@ export class AgentWork {
       throw asHostError(error)
     }
     view.follow(agent, !!options.session)
-    const work = new AgentWork(cli, app, term, agent, view, !!options.session)
+    const work = new AgentWork(cli, app, term, agent, view, !!options.session, !!options.repeatInterrupts)
     work.introduce()
     return work
   }
@@ -167,14 +170,17 @@ export class AgentWork {
     this.term.note(`${text}: ${cliCommand(this.cli.globals, ...words)}`)
   }
 
-  /** The first SIGINT stops the running work; the next one is left to the ordered shutdown. */
-  private interrupt(): boolean {
-    if (this.interruptedOnce) return false
+  /**
+   * A SIGINT stops the running work; with nothing running (or after the first one, unless interrupts
+   * repeat) it is left to the ordered shutdown. Returns whether it was handled here.
+   */
+  interrupt(): boolean {
+    if (this.interruptedOnce && !this.repeatInterrupts) return false
     const action = interruptWork(this.agent, this.goals)
     if (!action) return false
     this.interruptedOnce = true
-    if (this.app.signals) this.app.signals.exitCode = ExitCode.PAUSED
-    this.term.note(`${describeInterrupt(action)} (Ctrl-C again to shut down)`)
+    if (this.app.signals && !this.repeatInterrupts) this.app.signals.exitCode = ExitCode.PAUSED
+    this.term.note(`${describeInterrupt(action)}${this.repeatInterrupts ? '' : ' (Ctrl-C again to shut down)'}`)
     return true
   }
 

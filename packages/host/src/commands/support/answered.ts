@@ -1,0 +1,45 @@
+import type { Agent } from '@goalkeeper/agent-loop'
+import type { SessionRecord } from '@goalkeeper/session'
+import type { Context } from 'cordis'
+
+/**
+ * Resolves when the message with `messageId` has had its answer: the turn that admitted it ended, or it
+ * was cancelled or rejected before a turn took it. Also resolves when the agent or the app goes away.
+ * Follows the session log, so it does not matter which event order the loop uses.
+ */
+export function untilAnswered(ctx: Context, agent: Agent, messageId: string, closed: Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    let cursor = agent.session.records.findIndex((record) => record.type === 'input/queued' && (record.data as any)?.message?.id === messageId)
+    let openTurn: number | undefined
+    let ourTurn: number | undefined
+    const stops: (() => void)[] = []
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      for (const stop of stops.splice(0)) stop()
+      resolve()
+    }
+    const step = (record: SessionRecord) => {
+      const data = record.data as any
+      if (record.type === 'turn/start') openTurn = data.turn
+      else if (record.type === 'user/message' && data?.id === messageId) ourTurn = openTurn
+      else if (record.type === 'turn/end' && ourTurn !== undefined && data.turn === ourTurn) finish()
+      else if ((record.type === 'input/cancelled' || record.type === 'input/rejected') && data?.messageId === messageId) finish()
+    }
+    const advance = () => {
+      const records = agent.session.records
+      if (cursor < 0) cursor = 0
+      while (!done && cursor < records.length) step(records[cursor++])
+    }
+    stops.push(ctx.on('session/event', (session) => {
+      if (session.id === agent.id) advance()
+    }))
+    stops.push(ctx.on('agent/disposed', (gone: Agent) => {
+      if (gone.id === agent.id) finish()
+    }))
+    void closed.then(finish)
+    advance()
+    if (agent.disposed) finish()
+  })
+}

@@ -56,12 +56,20 @@ export class LoopAgent implements Agent {
     return message
   }
 
-  /** With a turn open the message joins its next step; otherwise it is queued like `send`. */
+  /**
+   * With a turn open the message joins its next step; otherwise it is queued like `send`.
+   * Steered messages skip `agent/prompt-submit`, so only plugin sources are accepted: a human or goal
+   * source here would let a plugin forge authority or a goal round past the admission fences.
+   */
   steer(input: MessageInput): UserMessage {
     this.assertUsable('steer')
+    const candidate = toUserMessage(input, STEER)
+    if (candidate.source.kind !== 'plugin') {
+      throw new AgentLoopError('INVALID_MESSAGE', `steer() takes plugin-sourced messages only, not ${candidate.source.kind}; use send() for human or goal input`)
+    }
     const state = this.current
-    if (!state) return this.send({ ...input, source: input?.source ?? STEER })
-    const message = this.claim(toUserMessage(input, STEER))
+    if (!state) return this.send(candidate)
+    const message = this.claim(candidate)
     this.knownIds.add(message.id)
     state.steered.push(message)
     return message

@@ -25,7 +25,7 @@ export interface Agent extends ToolAgent {
   readonly disposed: boolean
   /** Appends `input/queued`, emits `agent/queued` synchronously, returns the recorded message. */
   send(message: MessageInput): UserMessage
-  /** Adds a message to the next step of the running turn (or the next batch when idle). */
+  /** Adds a plugin-sourced message to the next step of the running turn (or the next batch when idle); other sources throw. */
   steer(message: MessageInput): UserMessage
   /**
    * Takes the inbox as a batch in a later macrotask if it is not empty (returns whether work is pending).

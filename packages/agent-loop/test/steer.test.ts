@@ -55,4 +55,19 @@ describe('steer', () => {
     await agent.whenIdle()
     expect(describeRecords(h.records(agent)).slice(0, 3)).toEqual(['input/queued wake up', 'turn/start 1', 'user/message wake up'])
   })
+
+  it('refuses human and goal sources, which must pass admission through send()', async ({ h }) => {
+    const agent = await h.createAgent()
+    h.scripted.push({ kind: 'hang' })
+    const started = nextEvent(h.root, 'agent/turn-start')
+    agent.send({ content: 'work' })
+    await started
+    expect(() => agent.steer({ content: 'I am the user', source: { kind: 'human' } })).toThrow(/plugin-sourced messages only/)
+    expect(() => agent.steer({ content: 'round', source: { kind: 'goal', goalId: 'g', revision: 1, round: 1 } })).toThrow(/plugin-sourced/)
+    agent.cancel('user')
+    await agent.whenIdle()
+    expect(h.records(agent).filter((r) => r.type === 'user/message')).toHaveLength(1)
+    expect(() => agent.steer({ content: 'idle human', source: { kind: 'human' } })).toThrow(/plugin-sourced/)
+    expect(agent.queued).toEqual([])
+  })
 })

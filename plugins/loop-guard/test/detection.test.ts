@@ -136,17 +136,15 @@ describe('loop-guard detection', () => {
     expect(pluginMessages(h.records(agent), 'loop-guard')).toEqual([])
   })
 
-  it('resets on a human message steered into the running turn', async () => {
+  it('does not reset on a plugin message steered into the running turn', async () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
     h.scripted.push(tools(read('a.txt')), tools(read('a.txt')), () => {
-      agent.steer({ content: 'I changed a.txt, read it again', source: { kind: 'human' } })
+      agent.steer({ content: 'a.txt changed, read it again', source: { kind: 'plugin', name: 'watcher' } })
       return tools(read('a.txt'))
     }, tools(read('a.txt')), tools(read('a.txt')), done())
     await prompt(agent, 'go')
-    // The third read still earns its hint; the human message then starts the count over, so no stop.
-    expect(pluginMessages(h.records(agent), 'loop-guard')).toHaveLength(1)
-    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
   })
 
   it('does not reset on a plugin-sourced turn', async () => {

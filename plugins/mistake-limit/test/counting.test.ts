@@ -103,15 +103,15 @@ describe('mistake-limit counting', () => {
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }, { kind: 'completed' }])
   })
 
-  it('resets on a human message steered into the running turn', async () => {
+  it('does not reset on a plugin message steered into the running turn', async () => {
     await h.load(mistakeLimit, { limit: 3 })
     const agent = await h.createAgent()
     h.scripted.push(tools(fail()), () => {
-      agent.steer({ content: 'the file is called a.txt', source: { kind: 'human' } })
+      agent.steer({ content: 'the file is called a.txt', source: { kind: 'plugin', name: 'hints' } })
       return tools(fail())
-    }, tools(fail()), tools(fail()), done())
+    }, tools(fail()), done())
     await prompt(agent, 'go')
-    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
   })
 
   it('does not keep the count at the limit after a stop', async () => {

@@ -36,7 +36,12 @@ export class SessionStore implements SessionService {
 
   constructor(private ctx: Context, private options: StoreOptions) {
     this.dir = path.resolve(options.dir)
-    this.now = options.clock ?? Date.now
+    const clock = options.clock ?? Date.now
+    // A broken injected clock must not write `"at":NaN`, which is not JSON.
+    this.now = () => {
+      const now = clock()
+      return Number.isFinite(now) ? now : Date.now()
+    }
     this.logger = ctx.logger('session')
     this.host = {
       now: this.now,

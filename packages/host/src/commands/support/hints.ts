@@ -15,14 +15,14 @@ function quote(word: string): string {
  */
 export function cliCommand(globals: Pick<GlobalOptions, 'cwd' | 'config'>, ...words: string[]): string {
   const parts = ['goalkeeper']
-  if (path.resolve(globals.cwd) !== launchDir) {
-    const relative = path.relative(launchDir, globals.cwd)
-    parts.push('--cwd', quote(relative && !relative.startsWith('..') ? relative : globals.cwd))
-  }
+  if (path.resolve(globals.cwd) !== launchDir) parts.push('--cwd', quote(shorter(launchDir, globals.cwd)))
   // --config is read relative to --cwd, so it is given relative to that directory (or absolute).
-  if (globals.config !== path.join(globals.cwd, 'cordis.yml')) {
-    const relative = path.relative(globals.cwd, globals.config)
-    parts.push('--config', quote(relative && !relative.startsWith('..') ? relative : globals.config))
-  }
+  if (globals.config !== path.join(globals.cwd, 'cordis.yml')) parts.push('--config', quote(shorter(globals.cwd, globals.config)))
   return [...parts, ...words.map(quote)].join(' ')
+}
+
+/** `target` relative to `base` when that is shorter to read, else absolute. */
+function shorter(base: string, target: string): string {
+  const relative = path.relative(base, target)
+  return relative && relative.length < target.length ? relative : target
 }

@@ -15,14 +15,12 @@ export function reportResult(work: AgentWork, state: RestState, options: { goal:
   if (state === 'gone') term.note('the agent was shut down before its work ended')
   const answer = work.answer()
   if (answer && !term.streaming) term.out(answer)
-  work.hint('the session is saved; to read it', 'show', work.agent.id)
   const goal = work.goal()
-  if (options.goal || (work.goalChanged && goal)) {
-    term.out(goalSummary(goal))
-    continuationHint(work, goal)
-    return work.finish(goalExitCode(goal))
-  }
+  const showGoal = options.goal || (work.goalChanged && !!goal)
+  if (showGoal) term.out(goalSummary(goal))
+  work.hint('the session is saved; to read it', 'show', work.agent.id)
   continuationHint(work, goal)
+  if (showGoal) return work.finish(goalExitCode(goal))
   return work.finish(state === 'gone' ? ExitCode.RUNTIME : turnExitCode(work.lastOutcome()))
 }
 

@@ -1,0 +1,43 @@
+// `npm start`: the offline demo. Copies demo/workspace/ to a fresh .goalkeeper/demo-workspace/ and runs
+// one goal there with the default cordis.yml, so the repository tree itself is never modified.
+import { spawn } from 'node:child_process'
+import { cp, mkdir, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const workspace = path.join('.goalkeeper', 'demo-workspace')
+const objective = 'Create NOTES.md in the workspace with a summary of every file in it'
+// Relative to the workspace, because --config is read from the --cwd directory.
+const globals = ['--cwd', workspace, '--config', path.join('..', '..', 'cordis.yml')]
+const say = (text) => process.stderr.write(`${text}\n`)
+
+await rm(path.join(root, workspace), { recursive: true, force: true })
+await mkdir(path.join(root, '.goalkeeper'), { recursive: true })
+await cp(path.join(root, 'demo', 'workspace'), path.join(root, workspace), { recursive: true })
+
+const realModel = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY'].find((name) => process.env[name])
+say('goalkeeper demo: an agent pursues a goal in automatic rounds until it is done.')
+say(`  goal:       ${objective}`)
+say(`  workspace:  ${workspace}/ (a fresh copy of demo/workspace/; the repository is not touched)`)
+say(realModel
+  ? `  model:      a real one, because ${realModel} is set`
+  : '  model:      the offline scripted demo model (export DEEPSEEK_API_KEY or OPENAI_API_KEY to use a real one)')
+say('')
+
+// The child handles Ctrl-C itself (the first one pauses the goal); this wrapper only waits for it.
+process.on('SIGINT', () => {})
+const child = spawn(process.execPath, ['--import', 'tsx', 'packages/host/src/cli.ts', ...globals, 'goal', objective, '--max-rounds', '5'], {
+  cwd: root,
+  stdio: 'inherit',
+})
+const code = await new Promise((resolve) => child.on('close', (status, signal) => resolve(status ?? (signal ? 130 : 1))))
+
+say('')
+say(code === 0
+  ? 'Demo complete: the goal is done (exit code 0).'
+  : `The demo goal stopped with exit code ${code}; the lines above say why (\`goalkeeper goal --help\` lists the codes).`)
+say(`  see the result:   cat ${path.join(workspace, 'NOTES.md')}`)
+say(`  try it yourself:  npm run goalkeeper -- ${globals.join(' ')} chat`)
+say('  every command:    npm run goalkeeper -- --help')
+process.exitCode = code

@@ -47,6 +47,28 @@ export async function admitBatch(agent: LoopAgent, batch: UserMessage[]): Promis
   return checked.messages
 }
 
+/**
+ * Runs `agent/admit` synchronously over the admitted messages. The caller opens the turn in the same tick, so
+ * a check made here (for example "is this still the legal next goal round?") cannot be overtaken by a
+ * mutation that lands between the waterfall's end and the turn's records.
+ */
+export function lastWord(agent: LoopAgent, admitted: UserMessage[]): UserMessage[] {
+  const { ctx } = agent.host
+  return admitted.filter((message) => {
+    let verdict: unknown
+    try {
+      verdict = ctx.bail('agent/admit', agent, message)
+    } catch (error) {
+      verdict = `an agent/admit listener failed: ${describe(error)}`
+      agent.host.logger.warn('%s: message %s vetoed: %s', agent.id, message.id, verdict)
+      dispatchIsolated(ctx, 'agent/error', agent, undefined, { code: 'ADMIT_FAILED', message: verdict as string, cause: error })
+    }
+    if (typeof verdict !== 'string' || !verdict) return true
+    reject(agent, message, verdict)
+    return false
+  })
+}
+
 export function reject(agent: LoopAgent, message: UserMessage, reason: string) {
   agent.session.append('input/rejected', { messageId: message.id, reason })
 }

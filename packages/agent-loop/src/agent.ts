@@ -6,7 +6,7 @@ import type { SessionFold } from './fold.ts'
 import { AgentLoopError, describe } from './errors.ts'
 import { HUMAN, STEER, toUserMessage } from './message.ts'
 import { History } from './history.ts'
-import { admitBatch, reject, rejectCancelled } from './admission.ts'
+import { admitBatch, lastWord, reject, rejectCancelled } from './admission.ts'
 import { runTurn } from './turn.ts'
 
 const CANCEL_REASONS: readonly CancelReason[] = ['user', 'parent', 'shutdown', 'policy']
@@ -160,8 +160,9 @@ export class LoopAgent implements Agent {
     try {
       while (this.inbox.length && !this.disposed) {
         this.setStatus('running')
-        const admitted = await admitBatch(this, this.inbox.splice(0))
-        if (admitted.length && !this.disposed) await this.flushAfter(await runTurn(this, admitted))
+        const decided = await admitBatch(this, this.inbox.splice(0))
+        const admitted = decided.length && !this.disposed ? lastWord(this, decided) : []
+        if (admitted.length) await this.flushAfter(await runTurn(this, admitted))
         // Inputs queued meanwhile form the next batch, taken in a later macrotask like the first one.
         if (this.inbox.length && !this.disposed) await nextMacrotask()
       }

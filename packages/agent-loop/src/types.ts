@@ -129,6 +129,12 @@ declare module 'cordis' {
     'agent/queued'(agent: Agent, message: UserMessage): void
     'agent/prompt-submit'(agent: Agent, submission: Submission, next: () => Promise<PromptDecision>): Promise<PromptDecision>
     'agent/cancel-requested'(agent: Agent, reason: CancelReason): void
+    /**
+     * Extension: synchronous last word on each admitted message, right before `turn/start` is written, in the
+     * same tick as its `user/message` record (nothing can interleave). Return a reason string to veto the
+     * message (`input/rejected` with that reason); a throwing listener vetoes it too.
+     */
+    'agent/admit'(agent: Agent, message: UserMessage): string | undefined | void
     'agent/turn-start'(agent: Agent, turn: number, messages: UserMessage[]): void
     'agent/tool-start'(agent: Agent, call: ToolCallInfo): void
     'agent/tool-end'(agent: Agent, call: ToolCallInfo, result: ToolResult): void

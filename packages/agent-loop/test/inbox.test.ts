@@ -147,6 +147,25 @@ describe('inbox, batches and admission', () => {
     expect(errors.map((e) => (e.args[2] as any).code)).toEqual(['INVALID_DECISION'])
   })
 
+  it('agent/admit vetoes single messages right before the turn opens; a throwing listener vetoes too', async ({ h }) => {
+    const agent = await h.createAgent()
+    h.root.on('agent/admit', (_agent, message) => message.content[0].text === 'veto me' ? 'not today' : undefined)
+    h.root.on('agent/admit', (_agent, message) => { if (message.content[0].text === 'break') throw new Error('admit broke') })
+    const errors = h.events(['agent/error'])
+    h.scripted.push({ text: 'ok' })
+    agent.send({ content: 'veto me' })
+    agent.send({ content: 'keep me' })
+    agent.send({ content: 'break' })
+    await agent.whenIdle()
+    expect(describeRecords(h.records(agent)).slice(0, 7)).toEqual([
+      'input/queued veto me', 'input/queued keep me', 'input/queued break',
+      'input/rejected', 'input/rejected', 'turn/start 1', 'user/message keep me',
+    ])
+    expect(h.records(agent).filter((r) => r.type === 'input/rejected').map((r: any) => r.data.reason))
+      .toEqual(['not today', expect.stringContaining('admit broke')])
+    expect(errors.map((e) => (e.args[2] as any).code)).toEqual(['ADMIT_FAILED'])
+  })
+
   it('a decision may return equal copies of batch messages', async ({ h }) => {
     const agent = await h.createAgent()
     h.root.on('agent/prompt-submit', async (_agent, submission) => ({ kind: 'submit', messages: submission.messages.map((m) => structuredClone(m)) }))

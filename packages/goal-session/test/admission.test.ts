@@ -40,6 +40,25 @@ describe('admission fence', () => {
     expect(h.scripted.requests).toHaveLength(0)
   })
 
+  it('vetoes the round as the turn opens when the goal is paused after the waterfall returned', async () => {
+    s = await setup()
+    const { h, agent } = s
+    // Outermost of all: the pause lands in the microtasks between the waterfall's end and the turn's records.
+    h.root.on('agent/prompt-submit', async (a: Agent, submission: Submission, next: () => Promise<PromptDecision>) => {
+      const decision = await next()
+      if (submission.messages.some(isGoalMessage)) queueMicrotask(() => h.root.goals.pause(a, h.root.goals.get(a)!))
+      return decision
+    }, { prepend: true })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'paused', roundsStarted: 0, activation: 'disarmed' })
+    const records = h.records(agent)
+    expect(turnsBySource(records)).toEqual([])
+    expect(recordsOf(records, 'input/rejected').map((data: any) => data.reason)).toEqual(['illegal-goal-round'])
+    expect(h.scripted.requests).toHaveLength(0)
+    expect(h.errors().filter((line) => /corrupt/i.test(line))).toEqual([])
+  })
+
   it('re-reserves the round on the new revision when a downstream hook edits the goal during admission', async () => {
     s = await setup()
     const { h, agent } = s

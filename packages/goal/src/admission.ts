@@ -1,5 +1,6 @@
 import type { Context } from 'cordis'
 import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
+import type { UserMessage } from '@goalkeeper/session'
 import { isGoalSourced, roundViolation } from './rounds.ts'
 import type { GoalService, GoalState } from './types.ts'
 
@@ -32,5 +33,26 @@ export function createRoundAdmission(ctx: Context, goals: GoalService) {
       return true
     })
     return messages.length === decision.messages.length ? decision : { ...decision, messages }
+  }
+}
+
+/**
+ * `agent/admit` listener: the same legality check, made synchronously in the tick the turn opens, so a goal
+ * mutation that lands after the waterfall returned cannot leave an illegal round in the log.
+ */
+export function createRoundLastWord(ctx: Context, goals: GoalService) {
+  const logger = ctx.logger('goal')
+  return (agent: Agent, message: UserMessage): string | undefined => {
+    if (!isGoalSourced(message)) return
+    let goal: GoalState | undefined
+    try {
+      goal = goals.get(agent)
+    } catch {
+      return 'goal-state-unavailable'
+    }
+    const violation = roundViolation(goal, message.source)
+    if (!violation) return
+    logger.info('agent %s: vetoed goal-sourced message %s as the turn opened: %s', agent.id, message.id, violation)
+    return 'illegal-goal-round'
   }
 }

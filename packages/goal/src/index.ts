@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
-import { createRoundAdmission } from './admission.ts'
+import { createRoundAdmission, createRoundLastWord } from './admission.ts'
 import { GoalRegistry, type GoalConfig } from './service.ts'
 
 export * from './types.ts'
@@ -27,6 +27,7 @@ export const apply = (ctx: Context, config: GoalConfig) => {
     yield ctx.on('agent/disposed', (agent) => goals.forget(agent))
     // Prepended: every listener that does not prepend runs inside this one and cannot re-add a dropped round.
     yield ctx.on('agent/prompt-submit', admitRounds, { prepend: true })
+    yield ctx.on('agent/admit', createRoundLastWord(ctx, goals))
     yield ctx.provide('goals', goals)
   }, 'goal')
 }

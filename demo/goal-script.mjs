@@ -120,10 +120,15 @@ function describe(lines) {
 
 // The conversation, as the request shows it.
 
-/** Index of the user message that opened the current turn: steered messages follow a tool result. */
+/**
+ * Index of the user message that opened the current turn: a goal round prompt, or a message that does not
+ * follow a tool result (steered messages do; so does a message after a turn cancelled mid-tools, a case the
+ * demo reads as part of the turn before).
+ */
 function turnStart(messages) {
   for (let index = messages.length - 1; index >= 0; index--) {
-    if (messages[index].role === 'user' && messages[index - 1]?.role !== 'tool') return index
+    if (messages[index].role !== 'user') continue
+    if (textOf(messages[index]).startsWith('<goal_round>') || messages[index - 1]?.role !== 'tool') return index
   }
   return -1
 }

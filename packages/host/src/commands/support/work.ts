@@ -38,6 +38,7 @@ export class AgentWork {
   private interruptedOnce = false
   private stopInterrupts: () => void
   private stopReloads: () => void
+  private keepAlive: NodeJS.Timeout
 
   private constructor(
     readonly cli: CommandContext,
@@ -51,6 +52,10 @@ export class AgentWork {
     this.startSeq = resumed ? agent.session.records.length : 0
     this.stopInterrupts = app.onInterrupt(() => this.interrupt())
     this.stopReloads = showReloads(app, term)
+    // A model call may wait on something that holds no handle (a scripted hang, a stalled provider);
+    // without this timer Node would end the process mid-turn (exit 13) instead of waiting for it or a Ctrl-C.
+    this.keepAlive = setInterval(() => {}, 1 << 30)
+    void app.closed.then(() => clearInterval(this.keepAlive))
   }
 
   static async open(cli: CommandContext, options: WorkOptions): Promise<AgentWork> {
@@ -155,6 +160,7 @@ export class AgentWork {
 
   /** Ends the run: stops listening, prints the JSON result line, returns the exit code. */
   finish(exitCode: number, extra: Record<string, unknown> = {}): number {
+    clearInterval(this.keepAlive)
     this.stopInterrupts()
     this.stopReloads()
     this.view.dispose()

@@ -1,0 +1,233 @@
+// Child-process helpers for the agent command tests (cli-*.test.ts): a temp project with its own
+// cordis.yml (the real plugins, only the model scripted by a module written per test) and a runner
+// that waits on output lines and the exit, never on timers.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach } from 'vitest'
+
+const hostDir = path.resolve(fileURLToPath(import.meta.url), '../..')
+export const repoRoot = path.resolve(hostDir, '../..')
+const cli = path.join(hostDir, 'src/cli.ts')
+
+export interface Project {
+  dir: string
+  /** The agent's workspace (`--cwd`). */
+  workspace: string
+  sessions: string
+  yml: string
+  script: string
+  /** Global options that point the CLI at this project. */
+  globals: string[]
+}
+
+export interface ProjectOptions {
+  /** Body of the scripted model module; it sees the helpers of SCRIPT_PRELUDE. */
+  script: string
+  /** Extra config per entry id (merged into the defaults), e.g. `{ 'tool-goal': { blockedThreshold: 0 } }`. */
+  config?: Record<string, Record<string, unknown>>
+  /** Extra yml text appended after the entries. */
+  extraYml?: string
+  /** Replaces the generated cordis.yml. */
+  yml?: string
+}
+
+/** Helpers every test script can use; `dir` is the project directory. */
+const SCRIPT_PRELUDE = `
+import { existsSync, watch, writeFileSync, appendFileSync } from 'node:fs'
+import path from 'node:path'
+const dir = path.dirname(new URL(import.meta.url).pathname)
+const textOf = (message) => (message?.content ?? []).map((block) => block.text ?? '').join('\\n')
+/** The user message that opened the current turn: a goal round, or one that does not follow a tool result (a steer does). */
+const opening = (request) => {
+  const messages = request.messages
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role !== 'user') continue
+    if (textOf(messages[i]).startsWith('<goal_round>') || messages[i - 1]?.role !== 'tool') return { index: i, text: textOf(messages[i]) }
+  }
+  return { index: -1, text: '' }
+}
+/** The goal round number of the current turn, or 0 for a human turn. */
+const roundOf = (request) => Number(/^<goal_round>[\\s\\S]*?\\nRound: (\\d+)\\//.exec(opening(request).text)?.[1] ?? 0)
+/** Tool messages of the current turn. */
+const turnResults = (request) => request.messages.slice(opening(request).index + 1).filter((message) => message.role === 'tool')
+/** Resolves when the file dir/name exists (fs.watch, no polling). */
+const released = (name) => new Promise((resolve) => {
+  const file = path.join(dir, name)
+  if (existsSync(file)) return resolve()
+  const watcher = watch(dir, () => { if (existsSync(file)) { watcher.close(); resolve() } })
+  if (existsSync(file)) { watcher.close(); resolve() }
+})
+const say = (line) => process.stderr.write('script: ' + line + '\\n')
+const many = (step, count = 100) => Array.from({ length: count }, () => step)
+const completeGoal = (request) => {
+  const results = turnResults(request)
+  const read = results.filter((result) => result.name === 'get_goal').at(-1)
+  const updated = results.find((result) => result.name === 'update_goal')
+  if (updated) return { text: 'Goal done: everything is verified.' }
+  if (!read) return { text: 'Checking the goal.', toolCalls: [{ name: 'get_goal', arguments: {} }] }
+  const goal = JSON.parse(read.content).goal
+  return { text: 'Completing.', toolCalls: [{ name: 'update_goal', arguments: { goal_id: goal.goal_id, revision: goal.revision, action: 'complete' } }] }
+}
+`
+
+const ENTRIES: [id: string, name: string][] = [
+  ['session', '@goalkeeper/session'],
+  ['model', '@goalkeeper/model'],
+  ['tools', '@goalkeeper/tools'],
+  ['workspace-tools', '@goalkeeper/workspace-tools'],
+  ['agent-loop', '@goalkeeper/agent-loop'],
+  ['goal', '@goalkeeper/goal'],
+  ['tool-goal', '@goalkeeper/tool-goal'],
+  ['loop-guard', '@goalkeeper/loop-guard'],
+  ['mistake-limit', '@goalkeeper/mistake-limit'],
+  ['goal-session', '@goalkeeper/goal-session'],
+]
+
+export function compositionYml(project: Pick<Project, 'sessions' | 'script'>, options: Pick<ProjectOptions, 'config' | 'extraYml'> = {}): string {
+  const defaults: Record<string, Record<string, unknown>> = {
+    session: { dir: project.sessions },
+    model: { scripted: { module: project.script } },
+  }
+  const lines = ENTRIES.map(([id, name]) => {
+    const config = { ...defaults[id], ...options.config?.[id] }
+    return `- id: ${id}\n  name: '${name}'${Object.keys(config).length ? `\n  config: ${JSON.stringify(config)}` : ''}`
+  })
+  return `${lines.join('\n')}\n${options.extraYml ?? ''}`
+}
+
+/** A fresh project per test, removed afterwards; children still running are killed. */
+export function useProject() {
+  const state = { dir: '' }
+  beforeEach(async () => {
+    state.dir = await mkdtemp(path.join(os.tmpdir(), 'gk-'))
+    // Plugins are resolved by package name from the cordis.yml's directory.
+    await symlink(path.join(repoRoot, 'node_modules'), path.join(state.dir, 'node_modules'), 'dir')
+  })
+  afterEach(async () => {
+    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await rm(state.dir, { recursive: true, force: true })
+  })
+  return async (options: ProjectOptions): Promise<Project> => {
+    const { dir } = state
+    const project = {
+      dir,
+      workspace: path.join(dir, 'workspace'),
+      sessions: path.join(dir, 'sessions'),
+      yml: path.join(dir, 'cordis.yml'),
+      script: path.join(dir, 'script.mjs'),
+    }
+    await mkdir(project.workspace, { recursive: true })
+    await writeFile(project.script, `${SCRIPT_PRELUDE}\n${options.script}\n`)
+    await writeFile(project.yml, options.yml ?? compositionYml(project, options))
+    return { ...project, globals: ['--cwd', project.workspace, '--config', project.yml] }
+  }
+}
+
+const children: ChildProcess[] = []
+
+export interface Run {
+  child: ChildProcess
+  stdout: () => string
+  stderr: () => string
+  exit: Promise<number | null>
+  /** Resolves when stdout or stderr (as named) has matched `pattern`; rejects if the child exits first. */
+  waitFor: (stream: 'stdout' | 'stderr', pattern: RegExp) => Promise<void>
+  /** Writes one line to the child's stdin (`stdin: 'pipe'` runs only). */
+  type: (line: string) => void
+}
+
+export function start(args: string[], options: { stdin?: 'pipe' | 'ignore'; env?: Record<string, string | undefined> } = {}): Run {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env }
+  // A key in the test runner's environment must not switch these runs to a real model.
+  for (const name of Object.keys(env)) if (/_API_KEY$/.test(name)) delete env[name]
+  // `node --import tsx` resolves tsx from the cwd, so children run in the repository.
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+    cwd: repoRoot,
+    env,
+    stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
+  })
+  children.push(child)
+  const text = { stdout: '', stderr: '' }
+  const waiters: { stream: 'stdout' | 'stderr'; pattern: RegExp; resolve: () => void; reject: (error: Error) => void }[] = []
+  const wake = () => {
+    for (const waiter of waiters.filter((item) => item.pattern.test(text[item.stream]))) {
+      waiters.splice(waiters.indexOf(waiter), 1)
+      waiter.resolve()
+    }
+  }
+  child.stdout!.on('data', (chunk) => {
+    text.stdout += chunk
+    wake()
+  })
+  child.stderr!.on('data', (chunk) => {
+    text.stderr += chunk
+    wake()
+  })
+  const exit = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      for (const waiter of waiters.splice(0)) {
+        waiter.reject(new Error(`exited with ${code} before ${waiter.stream} matched ${waiter.pattern}:\n--- stdout\n${text.stdout}\n--- stderr\n${text.stderr}`))
+      }
+      resolve(code)
+    }),
+  )
+  return {
+    child,
+    stdout: () => text.stdout,
+    stderr: () => text.stderr,
+    exit,
+    waitFor: (stream, pattern) =>
+      pattern.test(text[stream]) ? Promise.resolve() : new Promise<void>((resolve, reject) => waiters.push({ stream, pattern, resolve, reject })),
+    type: (line) => void child.stdin!.write(`${line}\n`),
+  }
+}
+
+export async function run(args: string[], options?: Parameters<typeof start>[1]) {
+  const handle = start(args, options)
+  const code = await handle.exit
+  return { code, stdout: handle.stdout(), stderr: handle.stderr() }
+}
+
+/** How the CLI's hints start for a project: the test runs from the repository, so --cwd is absolute. */
+export function hint(project: Project): string {
+  return `goalkeeper --cwd ${project.workspace} --config ../cordis.yml`
+}
+
+/** The session id the CLI announced on stderr. */
+export function sessionIdOf(stderr: string): string {
+  const match = /goalkeeper: session (\S+) \((?:new|resumed)\)/.exec(stderr)
+  if (!match) throw new Error(`no session id on stderr:\n${stderr}`)
+  return match[1]
+}
+
+/** Records of a session file, parsed line by line. */
+export async function readSession(project: Project, id: string): Promise<{ seq: number; type: string; data: any }[]> {
+  const text = await readFile(path.join(project.sessions, `${id}.jsonl`), 'utf8')
+  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line))
+}
+
+/** Content hash and mtime of every file in the sessions directory, to prove a command wrote nothing. */
+export async function snapshot(project: Project): Promise<Record<string, string>> {
+  const result: Record<string, string> = {}
+  for (const name of (await readdir(project.sessions)).sort()) {
+    const file = path.join(project.sessions, name)
+    const hash = createHash('sha256').update(await readFile(file)).digest('hex')
+    result[name] = `${hash} ${(await stat(file)).mtimeMs}`
+  }
+  return result
+}
+
+/** Stdout lines parsed as JSON; throws (failing the test) on any line that is not. */
+export function jsonLines(stdout: string): any[] {
+  return stdout.split('\n').filter(Boolean).map((line, index) => {
+    try {
+      return JSON.parse(line)
+    } catch {
+      throw new Error(`stdout line ${index + 1} is not JSON: ${line}`)
+    }
+  })
+}

@@ -1,0 +1,93 @@
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { readSession, sessionIdOf, start, useProject } from './cli-helpers.ts'
+
+const project = useProject()
+
+describe('goalkeeper chat', { timeout: 60_000 }, () => {
+  it('driven through stdin: /goal sets a goal, a human message goes before the next round, pause, resume, clear', async () => {
+    // Each goal round waits until the test creates release-N, so the test decides when a round ends.
+    const p = await project({
+      script: `export default many(async (request) => {
+        const round = roundOf(request)
+        if (!round) return { text: 'Human turn: ' + opening(request).text }
+        await released('release-' + round)
+        return { text: 'Round ' + round + ' done.' }
+      })`,
+    })
+    const release = (round: number) => writeFile(path.join(p.dir, `release-${round}`), '')
+    const chat = start([...p.globals, 'chat'], { stdin: 'pipe' })
+
+    chat.type('/goal --max-rounds 5 Write the summary')
+    await chat.waitFor('stdout', /^Goal set\.\n.*\nObjective: Write the summary\nPhase: active \(armed: rounds run automatically\)\nRounds: 0\/5\n/)
+    await chat.waitFor('stderr', /\nround 1\/5\n/)
+
+    // Typed while round 1 runs: it waits for that round, then runs before round 2.
+    chat.type('please note this')
+    await release(1)
+    await chat.waitFor('stdout', /Round 1 done\.\nHuman turn: please note this\n/)
+    await chat.waitFor('stderr', /\nround 2\/5\n/)
+
+    chat.type('/goal pause')
+    await chat.waitFor('stdout', /Goal paused\.\n(.*\n)*Phase: paused\n/)
+    await release(2)
+    await chat.waitFor('stdout', /Round 2 done\.\n/)
+
+    chat.type('/goal resume')
+    await chat.waitFor('stdout', /Goal resumed\.\n/)
+    await chat.waitFor('stderr', /\nround 3\/5\n/)
+    chat.type('/goal clear')
+    await chat.waitFor('stdout', /Goal cleared\.\n/)
+    await release(3)
+    await chat.waitFor('stdout', /Round 3 done\.\n/)
+    chat.child.stdin!.end()
+
+    // At the end of input chat waits for the agent to be idle; without a goal the last turn's outcome decides.
+    expect(await chat.exit, chat.stderr()).toBe(0)
+    const records = await readSession(p, sessionIdOf(chat.stderr()))
+    const admitted = records.filter((record) => record.type === 'user/message').map((record) => record.data.source.kind === 'goal' ? `round ${record.data.source.round}` : record.data.content[0].text)
+    expect(admitted).toEqual(['round 1', 'please note this', 'round 2', 'round 3'])
+    expect(records.filter((record) => record.type === 'goal/change').map((record) => record.data.op)).toEqual(['create', 'pause', 'resume', 'clear'])
+    expect(records.filter((record) => record.type === 'turn/end').map((record) => record.data.outcome.kind)).toEqual(['completed', 'completed', 'completed', 'completed'])
+    expect(chat.stdout().split('\n').filter((line) => /done\.|Human turn|^Goal \w+\.$/.test(line))).toEqual([
+      'Goal set.', 'Round 1 done.', 'Human turn: please note this', 'Goal paused.', 'Round 2 done.', 'Goal resumed.', 'Goal cleared.', 'Round 3 done.',
+    ])
+  })
+
+  it('piped input ends: chat waits for the goal to settle and exits with its code', async () => {
+    const p = await project({ script: 'export default many((request) => (roundOf(request) ? completeGoal(request) : { text: "Hello back." }))' })
+    const chat = start([...p.globals, 'chat'], { stdin: 'pipe' })
+    chat.type('hello')
+    chat.type('/goal Say hello properly')
+    chat.type('/goal')
+    chat.child.stdin!.end()
+    expect(await chat.exit, chat.stderr()).toBe(0)
+    expect(chat.stdout()).toMatch(/^Hello back\.\nGoal set\.\n(.*\n){4}Goal .*\n(.*\n){3}Goal done: everything is verified\.\n$/)
+    expect(chat.stderr()).toContain('goal complete after round 1/256\n')
+  })
+
+  it('Ctrl-C (SIGINT) cancels a running round, which pauses the goal; with nothing running it shuts down', async () => {
+    const p = await project({
+      script: `export default many((request) => {
+        if (!roundOf(request)) return { text: 'Human turn.' }
+        say('hanging in round ' + roundOf(request))
+        return { kind: 'hang' }
+      })`,
+    })
+    const chat = start([...p.globals, 'chat'], { stdin: 'pipe' })
+    chat.type('/goal --max-rounds 5 Keep going')
+    await chat.waitFor('stderr', /script: hanging in round 1\n/)
+    chat.child.kill('SIGINT')
+    await chat.waitFor('stderr', /goalkeeper: Ctrl-C: cancelled the running turn\n/)
+    await chat.waitFor('stderr', /goal paused after round 1\/5\n/)
+    chat.type('/goal')
+    await chat.waitFor('stdout', /Phase: paused\n/)
+    chat.child.kill('SIGINT')
+    expect(await chat.exit, chat.stderr()).toBe(0)
+    expect(chat.stderr()).toContain('goalkeeper: SIGINT: shutting down')
+    const records = await readSession(p, sessionIdOf(chat.stderr()))
+    expect(records.filter((record) => record.type === 'turn/end').map((record) => record.data.outcome)).toEqual([{ kind: 'aborted', cause: 'user' }])
+    expect(records.filter((record) => record.type === 'goal/change').map((record) => record.data.op)).toEqual(['create', 'pause'])
+  })
+})

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readSession, sessionIdOf, start, useProject } from './cli-helpers.ts'
+import { fileMatches, hint, readSession, run, sessionIdOf, start, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 
@@ -89,5 +89,33 @@ describe('goalkeeper chat', { timeout: 60_000 }, () => {
     const records = await readSession(p, sessionIdOf(chat.stderr()))
     expect(records.filter((record) => record.type === 'turn/end').map((record) => record.data.outcome)).toEqual([{ kind: 'aborted', cause: 'user' }])
     expect(records.filter((record) => record.type === 'goal/change').map((record) => record.data.op)).toEqual(['create', 'pause'])
+  })
+
+  it('after a crash, resume repairs the session and runs the human message that was still queued', async () => {
+    const p = await project({
+      script: `export default many((request) => {
+        if (!roundOf(request)) return { text: 'Answer: ' + opening(request).text }
+        say('hanging in round ' + roundOf(request))
+        return { kind: 'hang' }
+      })`,
+    })
+    const chat = start([...p.globals, 'chat'], { stdin: 'pipe' })
+    chat.type('/goal --max-rounds 2 Work on it')
+    await chat.waitFor('stderr', /script: hanging in round 1\n/)
+    chat.type('are you there?')
+    const id = sessionIdOf(chat.stderr())
+    await fileMatches(path.join(p.sessions, `${id}.jsonl`), /"are you there\?"/)
+    chat.child.kill('SIGKILL')
+    expect(await chat.exit).toBe(null)
+
+    const resumed = await run([...p.globals, 'resume', id])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stdout).toBe('Answer: are you there?\n')
+    expect(resumed.stderr).toMatch(/goalkeeper: the session was repaired after a crash: .*repair records appended\n/)
+    expect(resumed.stderr).toContain('goalkeeper: 1 unanswered input restored from the session\n')
+    expect(resumed.stderr).toContain('goalkeeper: the session has a goal, loaded disarmed (active, 1/2 rounds): "Work on it"\n')
+    expect(resumed.stderr).toContain(`goalkeeper: to resume the goal: ${hint(p)} goal --session ${id}\n`)
+    const outcomes = (await readSession(p, id)).filter((record) => record.type === 'turn/end').map((record) => record.data.outcome.kind)
+    expect(outcomes).toEqual(['interrupted', 'completed'])
   })
 })

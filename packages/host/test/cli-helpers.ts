@@ -2,6 +2,7 @@
 // cordis.yml (the real plugins, only the model scripted by a module written per test) and a runner
 // that waits on output lines and the exit, never on timers.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { watch } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -208,6 +209,22 @@ export function sessionIdOf(stderr: string): string {
 export async function readSession(project: Project, id: string): Promise<{ seq: number; type: string; data: any }[]> {
   const text = await readFile(path.join(project.sessions, `${id}.jsonl`), 'utf8')
   return text.split('\n').filter(Boolean).map((line) => JSON.parse(line))
+}
+
+/** Resolves once the file's content matches `pattern` (fs.watch on its directory, no polling). */
+export function fileMatches(file: string, pattern: RegExp): Promise<void> {
+  return new Promise((resolve) => {
+    let done = false
+    const check = async () => {
+      const text = await readFile(file, 'utf8').catch(() => '')
+      if (done || !pattern.test(text)) return
+      done = true
+      watcher.close()
+      resolve()
+    }
+    const watcher = watch(path.dirname(file), () => void check())
+    void check()
+  })
 }
 
 /** Content hash and mtime of every file in the sessions directory, to prove a command wrote nothing. */

@@ -88,10 +88,16 @@ describe('goalkeeper run, resume, sessions and show', { timeout: 60_000 }, () =>
     expect(resumed.stderr).toContain(`goalkeeper: to give the goal more rounds: ${hint(p)} goal --session ${goal} --max-rounds 6\n`)
   })
 
-  it('a failed turn exits 70; unknown sessions exit 64; every command has --help and --version', async () => {
-    const p = await project({ script: "export default [{ kind: 'error', code: 'AUTH', message: 'the key was refused' }]" })
-    const [failed, unknown, goalHelp, chatHelp, version] = await Promise.all([
+  it('a failed turn exits 70; unknown sessions exit 64; secrets are masked; every command has --help and --version', async () => {
+    const p = await project({
+      script: `export default many((request) => opening(request).text.startsWith('echo')
+        ? { text: 'You said: ' + opening(request).text }
+        : { kind: 'error', code: 'AUTH', message: 'the key was refused' })`,
+    })
+    const secret = { DEMO_SERVICE_TOKEN: 'tok-5f3a9c1e77' }
+    const [failed, echoed, unknown, goalHelp, chatHelp, version] = await Promise.all([
       run([...p.globals, 'run', 'hello']),
+      run([...p.globals, '--json', 'run', 'echo tok-5f3a9c1e77'], { env: secret }),
       run([...p.globals, 'show', 'no-such-session']),
       run(['goal', '--help']),
       run(['chat', '--help']),
@@ -100,6 +106,9 @@ describe('goalkeeper run, resume, sessions and show', { timeout: 60_000 }, () =>
     expect(failed.code, failed.stderr).toBe(70)
     expect(failed.stdout).toBe('')
     expect(failed.stderr).toContain('error in turn 1: AUTH: the key was refused\n')
+    expect(echoed.code, echoed.stderr).toBe(0)
+    expect(echoed.stdout).toContain('"answer":"You said: echo [redacted DEMO_SERVICE_TOKEN]"')
+    expect(echoed.stdout + echoed.stderr).not.toContain('tok-5f3a9c1e77')
     expect(unknown.code).toBe(64)
     expect(unknown.stderr).toBe(`goalkeeper: no session "no-such-session" in ${p.sessions} (hint: \`goalkeeper sessions\` lists the saved sessions (check --cwd and --config))\n`)
     expect(goalHelp.code).toBe(0)

@@ -1,16 +1,30 @@
-import type { Goal } from './types.ts'
+import type { SessionRecord } from '@goalkeeper/session'
+import type { Goal, GoalRound } from './types.ts'
 
-export interface GoalSource {
+export interface GoalSource extends GoalRound {
   kind: 'goal'
-  goalId: string
-  revision: number
-  round: number
 }
 
 const SOURCE_KEYS = ['goalId', 'kind', 'revision', 'round']
 
 export function isGoalSourced(message: { source?: unknown } | null | undefined): boolean {
   return (message?.source as { kind?: unknown } | undefined)?.kind === 'goal'
+}
+
+/**
+ * The round `turn` was: the source of the goal-sourced message admitted in it. Only that turn's own
+ * records count, from its `turn/start` to its `turn/end`, so a later round never answers for it.
+ */
+export function roundOfTurn(records: readonly SessionRecord[], turn: number): GoalRound | undefined {
+  const start = records.findLastIndex((record) => record.type === 'turn/start' && (record.data as { turn?: unknown } | null)?.turn === turn)
+  if (start < 0) return undefined
+  for (const { type, data } of records.slice(start + 1)) {
+    if (type === 'turn/start' || type === 'turn/end') return undefined
+    if (type !== 'user/message' || !isGoalSourced(data as { source?: unknown })) continue
+    const { goalId, revision, round } = (data as { source: GoalSource }).source
+    return { goalId, revision, round }
+  }
+  return undefined
 }
 
 /**

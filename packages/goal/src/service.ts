@@ -4,8 +4,10 @@ import type { Agent } from '@goalkeeper/agent-loop'
 import { dispatchIsolated, type Session } from '@goalkeeper/session'
 import { GoalError } from './errors.ts'
 import { GOAL_CHANGE_RECORD, GoalFold } from './fold.ts'
+import { roundOfTurn } from './rounds.ts'
 import { checkClear, transition, type TransitionArgs } from './transitions.ts'
-import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalChangeData, GoalOperation, GoalRef, GoalService, GoalState } from './types.ts'
+import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalChangeData, GoalOperation, GoalRef, GoalRound, GoalService, GoalState } from './types.ts'
+import { clipBlockReason, normalizeBlockReason } from './validate.ts'
 
 export interface GoalConfig {
   defaultMaxGoalRounds: number
@@ -79,6 +81,23 @@ export class GoalRegistry implements GoalService {
     const tracked = live && this.tracked.get(live.id)
     if (!live || !tracked) return
     this.setActivation(live, tracked, 'disarmed')
+  }
+
+  roundOf(agent: AgentRef, turn: number): GoalRound | undefined {
+    const live = this.ctx.agents.get(agent?.id)
+    return live && roundOfTurn(live.session.records, turn)
+  }
+
+  blockRound(agent: AgentRef, turn: number, reason: BlockedReason): GoalState | undefined {
+    // Checked first, so a malformed reason fails the same way whether or not the turn is a round.
+    const checked = normalizeBlockReason(clipBlockReason(reason))
+    const round = this.roundOf(agent, turn)
+    if (!round) return undefined
+    const { fold } = this.track(agent).tracked
+    // A corrupt log has no trustworthy live goal, so there is nothing to block (the fold already warned).
+    const live = fold.error ? undefined : fold.current
+    if (live?.id !== round.goalId || live.revision !== round.revision || live.phase !== 'active') return undefined
+    return this.block(agent, { id: live.id, revision: live.revision }, checked)
   }
 
   /** An agent started or went away: whatever this process knew about its session, activation included, is dropped. */

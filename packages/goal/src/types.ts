@@ -26,6 +26,13 @@ export interface GoalState extends Goal {
   activation: GoalActivation
 }
 
+/** One goal round's identity, as the source of its admitted `user/message` names it. */
+export interface GoalRound {
+  goalId: string
+  revision: number
+  round: number
+}
+
 /** Compare-and-set fence: every mutation names the revision it expects. */
 export interface GoalRef {
   id: string
@@ -80,6 +87,17 @@ export interface GoalService {
   clear(agent: AgentRef, ref: GoalRef): void
   /** Drops process-local authority only: no record, no revision change, no `goal/changed`. */
   disarm(agent: AgentRef): void
+  /**
+   * The goal round `turn` is, read from the session log (the source of the goal-sourced message admitted
+   * in that turn); undefined for a turn that was not a round, an unknown turn or an agent not live here.
+   */
+  roundOf(agent: AgentRef, turn: number): GoalRound | undefined
+  /**
+   * Blocks the goal if and only if `turn` is a round of the live goal (same id and revision, still
+   * active) and returns the new state; otherwise writes nothing and returns undefined. An over-long
+   * message is clipped rather than refused; a malformed reason still throws `GOAL_INVALID_BLOCK_REASON`.
+   */
+  blockRound(agent: AgentRef, turn: number, reason: BlockedReason): GoalState | undefined
 }
 
 declare module 'cordis' {

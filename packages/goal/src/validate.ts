@@ -44,3 +44,16 @@ export function normalizeBlockReason(value: unknown): BlockedReason {
   }
   return { code, message: text }
 }
+
+/**
+ * The reason with an over-long message cut to the limit (ending in `…`), for callers whose block must
+ * not be lost to the length of a text they compose; anything else is left for `normalizeBlockReason`.
+ */
+export function clipBlockReason(value: unknown): unknown {
+  const message = (value as Partial<BlockedReason> | null)?.message
+  if (typeof message !== 'string' || message.trim().length <= MAX_REASON_MESSAGE_LENGTH) return value
+  let cut = message.trim().slice(0, MAX_REASON_MESSAGE_LENGTH - 1)
+  // Never leave half of a surrogate pair at the cut.
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1)
+  return { ...(value as object), message: `${cut}…` }
+}

@@ -68,13 +68,16 @@ function createProgram(version: string, io: CliIO): Command {
     .usage('[global options] <command>')
     .version(version, '-V, --version', 'print the version')
     .option('--config <path>', 'the cordis.yml to load', 'cordis.yml')
-    .option('--cwd <dir>', 'run as if started in <dir> (relative paths, including --config, start there)')
+    .option('--cwd <dir>', 'the workspace: run as if started in <dir> (relative paths, including --config, start there)')
     .option('--log-level <level>', `log level on stderr: ${Object.keys(LogLevel).join('|')} (default: warn)`)
     .option('-v, --verbose', 'one log level more (repeatable: -vv)', (_value, total: number) => total + 1, 0)
     .option('--watch', 'reload the composition when the cordis.yml changes')
     .option('--json', 'print results as one JSON object per line on stdout')
     .helpOption('-h, --help', 'show help')
     .helpCommand(false)
+    .addHelpText('after', `
+Exit codes: 0 done (goal complete), 2 goal blocked, 3 paused or cancelled, 4 out of rounds,
+64 bad command line or configuration, 70 runtime error, 130 forced exit (details: goalkeeper goal --help).`)
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),

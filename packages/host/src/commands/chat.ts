@@ -30,6 +30,7 @@ waits for its answer), and at the end of input chat waits until the agent is idl
 
 ${HELP}
 ${EXIT_CODE_HELP}
+
 At the end, chat exits with the code of the session's goal as \`goalkeeper goal\` would (0 without a goal,
 unless the last turn failed).`),
   async run(cli, _args, options) {

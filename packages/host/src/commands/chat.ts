@@ -109,7 +109,8 @@ class Chat {
     const command = parseGoalCommand(line)
     if (command) return this.after(() => this.goalCommand(command))
     const message = this.work.agent.send({ content: line })
-    await untilAnswered(this.work.app.ctx, this.work.agent, message.id, this.work.app.closed)
+    const fate = await untilAnswered(this.work.app.ctx, this.work.agent, message.id, this.work.app.closed)
+    if (fate.kind === 'cancelled' || fate.kind === 'rejected') this.work.term.note(`your message was ${fate.kind} before a turn took it (${fate.reason})`)
     this.showPrompt()
   }
 

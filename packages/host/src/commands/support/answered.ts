@@ -2,30 +2,35 @@ import type { Agent } from '@goalkeeper/agent-loop'
 import type { SessionRecord } from '@goalkeeper/session'
 import type { Context } from 'cordis'
 
+/** How a sent message ended: answered by a turn, dropped before one (with the reason), or the agent went away. */
+export type MessageFate = { kind: 'answered' } | { kind: 'cancelled' | 'rejected'; reason: string } | { kind: 'gone' }
+
 /**
  * Resolves when the message with `messageId` has had its answer: the turn that admitted it ended, or it
  * was cancelled or rejected before a turn took it. Also resolves when the agent or the app goes away.
  * Follows the session log, so it does not matter which event order the loop uses.
  */
-export function untilAnswered(ctx: Context, agent: Agent, messageId: string, closed: Promise<void>): Promise<void> {
+export function untilAnswered(ctx: Context, agent: Agent, messageId: string, closed: Promise<void>): Promise<MessageFate> {
   return new Promise((resolve) => {
     let cursor = agent.session.records.findIndex((record) => record.type === 'input/queued' && (record.data as any)?.message?.id === messageId)
     let openTurn: number | undefined
     let ourTurn: number | undefined
     const stops: (() => void)[] = []
     let done = false
-    const finish = () => {
+    const finish = (fate: MessageFate) => {
       if (done) return
       done = true
       for (const stop of stops.splice(0)) stop()
-      resolve()
+      resolve(fate)
     }
     const step = (record: SessionRecord) => {
       const data = record.data as any
       if (record.type === 'turn/start') openTurn = data.turn
       else if (record.type === 'user/message' && data?.id === messageId) ourTurn = openTurn
-      else if (record.type === 'turn/end' && ourTurn !== undefined && data.turn === ourTurn) finish()
-      else if ((record.type === 'input/cancelled' || record.type === 'input/rejected') && data?.messageId === messageId) finish()
+      else if (record.type === 'turn/end' && ourTurn !== undefined && data.turn === ourTurn) finish({ kind: 'answered' })
+      else if ((record.type === 'input/cancelled' || record.type === 'input/rejected') && data?.messageId === messageId) {
+        finish({ kind: record.type === 'input/cancelled' ? 'cancelled' : 'rejected', reason: String(data.reason) })
+      }
     }
     const advance = () => {
       const records = agent.session.records
@@ -36,10 +41,10 @@ export function untilAnswered(ctx: Context, agent: Agent, messageId: string, clo
       if (session.id === agent.id) advance()
     }))
     stops.push(ctx.on('agent/disposed', (gone: Agent) => {
-      if (gone.id === agent.id) finish()
+      if (gone.id === agent.id) finish({ kind: 'gone' })
     }))
-    void closed.then(finish)
+    void closed.then(() => finish({ kind: 'gone' }))
     advance()
-    if (agent.disposed) finish()
+    if (agent.disposed) finish({ kind: 'gone' })
   })
 }

@@ -4,9 +4,7 @@ import type { UserMessage } from '@goalkeeper/session'
 import { classifyStep } from './classify.ts'
 import { Config, type MistakeLimitConfig } from './config.ts'
 import { blockText, defaultGuidance, stopText } from './messages.ts'
-import { settle } from './settle.ts'
-import { stopTurn } from './stop.ts'
-import type { MistakeFailure, MistakeLimitState } from './types.ts'
+import type { MistakeFailure, MistakeLimitDecision, MistakeLimitState } from './types.ts'
 
 export type { MistakeLimitConfig } from './config.ts'
 export type { MistakeFailure, MistakeLimitDecision, MistakeLimitState } from './types.ts'
@@ -21,9 +19,14 @@ export const STOP_CODE = 'mistake-limit'
 
 const KEPT_FAILURES = 10
 
+/** How a decision ended: the hook's answer or failure, the timeout, or abandonment (cancel, dispose, unload). */
+type Outcome = { value: MistakeLimitDecision | undefined } | { error: unknown } | 'timeout' | 'abandoned'
+
 /** One decision per agent at a time; an escalation arriving meanwhile joins it instead of asking twice. */
 interface Decision {
   verdict: Promise<PolicyVerdict | 'abandoned'>
+  /** Ends the decision; only the first outcome counts. */
+  settle: (outcome: Outcome) => void
   /** Set when a policy/escalate joined: the escalating plugin then acts on the verdict, not us. */
   escalated: boolean
 }
@@ -32,39 +35,37 @@ interface AgentState {
   count: number
   failures: MistakeFailure[]
   pending?: Decision
-  cancelled: AbortController
 }
 
 export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   const logger = ctx.logger(name)
   const states = new Map<string, AgentState>()
-  const unloading = new AbortController()
   const inflight = new Set<Promise<unknown>>()
+  let unloading = false
 
   const stateOf = (agent: Agent) => {
     let state = states.get(agent.id)
-    if (!state) states.set(agent.id, state = { count: 0, failures: [], cancelled: new AbortController() })
+    if (!state) states.set(agent.id, state = { count: 0, failures: [] })
     return state
   }
   const reset = (state: AgentState) => {
     state.count = 0
     state.failures = []
   }
-  const isHuman = (message: UserMessage) => message.source?.kind === 'human'
+  const track = <T>(work: Promise<T>) => {
+    inflight.add(work)
+    return work.finally(() => inflight.delete(work))
+  }
 
-  async function resolveVerdict(agent: Agent, st: AgentState, state: MistakeLimitState): Promise<PolicyVerdict | 'abandoned'> {
-    // ctx.serial is Cordis's awaiting bail: listeners run in order, the first non-nullish answer wins.
-    const settled = await settle(() => ctx.serial('mistake-limit/reached', agent, state), config.decisionTimeoutMs, [unloading.signal, st.cancelled.signal])
-    switch (settled.kind) {
-      case 'abandoned': return 'abandoned'
-      case 'timeout': return { action: 'stop', reason: `no decision within ${config.decisionTimeoutMs} ms` }
-      case 'error': {
-        const message = (settled.error as Error)?.message ?? String(settled.error)
-        logger.warn('the mistake-limit/reached listener failed; stopping: %s', message)
-        return { action: 'stop', reason: `the decision hook failed: ${message}` }
-      }
+  function verdictOf(outcome: Outcome): PolicyVerdict | 'abandoned' {
+    if (outcome === 'abandoned') return outcome
+    if (outcome === 'timeout') return { action: 'stop', reason: `no decision within ${config.decisionTimeoutMs} ms` }
+    if ('error' in outcome) {
+      const message = (outcome.error as Error)?.message ?? String(outcome.error)
+      logger.warn('the mistake-limit/reached listener failed; stopping: %s', message)
+      return { action: 'stop', reason: `the decision hook failed: ${message}` }
     }
-    const decision = settled.value
+    const decision = outcome.value
     if (decision == null) return { action: 'stop' }
     if (decision.action === 'continue' || decision.action === 'stop') return decision
     logger.warn('malformed mistake-limit/reached decision, stopping: %o', decision)
@@ -74,21 +75,24 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   /** Starts the decision synchronously, so a same-step escalation can find and join it. */
   function decide(agent: Agent, st: AgentState, state: MistakeLimitState, escalated: boolean): Decision {
     logger.info('limit reached for agent %s (%s, %d/%d)', agent.id, state.cause, state.count, state.limit)
-    const decision: Decision = { escalated, verdict: undefined! }
-    decision.verdict = resolveVerdict(agent, st, state).then((verdict) => {
+    let settle!: Decision['settle']
+    const outcome = new Promise<Outcome>((resolve) => (settle = resolve))
+    const timer = setTimeout(settle, config.decisionTimeoutMs, 'timeout')
+    // ctx.serial is Cordis's awaiting bail: listeners run in order, the first non-nullish answer wins.
+    ctx.serial('mistake-limit/reached', agent, state).then((value) => settle({ value }), (error) => settle({ error }))
+    const verdict = track(outcome.then((first) => {
+      clearTimeout(timer)
       st.pending = undefined
+      const answer = verdictOf(first)
       // Both answers end the streak: a continue must not re-trigger at once, a stop must not carry over.
-      if (verdict !== 'abandoned') reset(st)
-      return verdict
-    })
-    st.pending = decision
-    inflight.add(decision.verdict)
-    decision.verdict.finally(() => inflight.delete(decision.verdict))
-    return decision
+      if (answer !== 'abandoned') reset(st)
+      return answer
+    }))
+    return st.pending = { verdict, settle, escalated }
   }
 
   async function onStepEnd(agent: Agent, summary: StepSummary) {
-    if (unloading.signal.aborted || agent.disposed) return
+    if (unloading || agent.disposed) return
     const st = stateOf(agent)
     const step = classifyStep(summary, config)
     if (step.kind === 'success') return reset(st)
@@ -101,18 +105,21 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     }
     const decision = decide(agent, st, state, false)
     const verdict = await decision.verdict
-    if (verdict === 'abandoned' || decision.escalated || unloading.signal.aborted || agent.disposed || agent.turn !== summary.turn) return
+    if (verdict === 'abandoned' || decision.escalated || unloading || agent.disposed || agent.turn !== summary.turn) return
     if (verdict.action === 'continue') {
       agent.steer({ content: verdict.guidance?.trim() || defaultGuidance(state), source: { kind: 'plugin', name } })
       return
     }
-    stopTurn(ctx, agent, summary.turn, {
-      source: name, code: STOP_CODE, blockMessage: blockText(state, verdict.reason), sessionText: stopText(state, verdict.reason),
-    })
+    // DESIGN.md section 10: block a goal round first, so the round driver sees a moved revision and does nothing more.
+    const { turn } = summary
+    if (!ctx.get('goals')?.blockRound(agent, turn, { code: STOP_CODE, message: blockText(state, verdict.reason) })) {
+      agent.steer({ content: stopText(state, verdict.reason), source: { kind: 'plugin', name } })
+    }
+    agent.cancel('policy', { turn })
   }
 
   function onEscalate(agent: Agent, escalation: PolicyEscalation): Promise<PolicyVerdict | undefined> | undefined {
-    if (unloading.signal.aborted || agent.disposed) return
+    if (unloading || agent.disposed) return
     const st = stateOf(agent)
     const decision = st.pending ?? decide(agent, st, {
       turn: escalation.turn, count: config.limit, limit: config.limit, cause: 'policy-escalation',
@@ -123,33 +130,23 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   }
 
   ctx.effect(function* () {
-    yield ctx.on('agent/step-end', (agent, _turn, _step, summary) => {
-      const work = onStepEnd(agent, summary)
-      inflight.add(work)
-      return work.finally(() => inflight.delete(work))
-    })
+    yield ctx.on('agent/step-end', (agent, _turn, _step, summary) => track(onStepEnd(agent, summary)))
     if (config.answerEscalations) yield ctx.on('policy/escalate', onEscalate)
-    yield ctx.on('agent/turn-start', (agent, _turn, messages) => {
-      if (messages.some(isHuman)) reset(stateOf(agent))
-    })
-    // A human message steered into a running turn is real human input too.
+    // Human input resets the count. Every human message the loop admits is recorded as a user/message, and
+    // session/event runs listeners as the record is appended, before agent/turn-start: one listener is enough.
     yield ctx.on('session/event', (session, record) => {
       const state = states.get(session.id)
-      if (state && record.type === 'user/message' && isHuman(record.data as UserMessage)) reset(state)
+      if (state && record.type === 'user/message' && (record.data as UserMessage).source?.kind === 'human') reset(state)
     })
-    yield ctx.on('agent/cancel-requested', (agent) => {
-      const state = states.get(agent.id)
-      if (!state) return
-      state.cancelled.abort()
-      state.cancelled = new AbortController()
-    })
+    yield ctx.on('agent/cancel-requested', (agent) => states.get(agent.id)?.pending?.settle('abandoned'))
     yield ctx.on('agent/disposed', (agent) => {
-      states.get(agent.id)?.cancelled.abort()
+      states.get(agent.id)?.pending?.settle('abandoned')
       states.delete(agent.id)
     })
     // Runs first on unload: release pending decisions (clearing their timers), let handlers finish, drop all state.
     yield async () => {
-      unloading.abort()
+      unloading = true
+      for (const state of states.values()) state.pending?.settle('abandoned')
       await Promise.allSettled([...inflight])
       states.clear()
     }

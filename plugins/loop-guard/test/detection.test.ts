@@ -1,17 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import fs from 'node:fs/promises'
-import path from 'node:path'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
 import * as loopGuard from '@goalkeeper/loop-guard'
-import { call, done, outcomes, pluginMessages, prompt, tools } from './util.ts'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, type Harness } from '../../test-util.ts'
 
 let h: Harness
-beforeEach(async () => {
-  h = await createHarness()
-  await fs.writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')
-  await fs.writeFile(path.join(h.workspace, 'b.txt'), 'beta\n')
-  await fs.writeFile(path.join(h.workspace, 'c.txt'), 'gamma\n')
-})
+beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n', 'b.txt': 'beta\n', 'c.txt': 'gamma\n' }) })
 afterEach(() => h.dispose())
 
 const read = (file: string) => call('read_file', { path: file })

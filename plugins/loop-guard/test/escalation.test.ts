@@ -1,19 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import fs from 'node:fs/promises'
-import path from 'node:path'
 import type { PolicyEscalation } from '@goalkeeper/agent-loop'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
 import * as loopGuard from '@goalkeeper/loop-guard'
-import { call, deferred, done, outcomes, pluginMessages, prompt, repeat, tools, userTexts } from './util.ts'
+import { deferred, done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, userTexts, type Harness } from '../../test-util.ts'
 
 let h: Harness
-beforeEach(async () => {
-  h = await createHarness()
-  await fs.writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')
-})
+beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })
 afterEach(() => h.dispose())
-
-const read = () => tools(call('read_file', { path: 'a.txt' }))
 
 describe('loop-guard escalation (policy/escalate)', () => {
   it('a continue verdict steers its guidance to the model and resets the loop state', async () => {
@@ -25,7 +17,7 @@ describe('loop-guard escalation (policy/escalate)', () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
     // 5 repeats escalate; after the reset the next 2 identical calls are below the soft threshold again.
-    h.scripted.push(...repeat(7, read), done())
+    h.scripted.push(...repeat(7, readA), done())
     await prompt(agent, 'go')
 
     expect(escalations).toEqual([{
@@ -41,7 +33,7 @@ describe('loop-guard escalation (policy/escalate)', () => {
     h.root.on('policy/escalate', async () => ({ action: 'continue' as const }))
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
-    h.scripted.push(...repeat(5, read), done())
+    h.scripted.push(...repeat(5, readA), done())
     await prompt(agent, 'go')
     expect(userTexts(h.scripted.requests[5]).at(-1)).toMatch(/^Loop guard: `read_file` \{"path":"a.txt"\} was called 5 times in a row/)
   })
@@ -50,7 +42,7 @@ describe('loop-guard escalation (policy/escalate)', () => {
     h.root.on('policy/escalate', () => ({ action: 'stop', reason: 'operator says no' }))
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
-    h.scripted.push(...repeat(5, read), done())
+    h.scripted.push(...repeat(5, readA), done())
     await prompt(agent, 'go')
     expect(pluginMessages(h.records(agent), 'loop-guard').at(-1)).toContain('each time. Decision: operator says no. The session is kept')
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
@@ -61,7 +53,7 @@ describe('loop-guard escalation (policy/escalate)', () => {
     h.root.on('policy/escalate', () => ({ action: 'continue', guidance: 'second listener rules' }))
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
-    h.scripted.push(...repeat(5, read), done())
+    h.scripted.push(...repeat(5, readA), done())
     await prompt(agent, 'go')
     expect(userTexts(h.scripted.requests[5]).at(-1)).toBe('second listener rules')
   })
@@ -76,7 +68,7 @@ describe('loop-guard escalation (policy/escalate)', () => {
     for (const [label, listener] of cases) {
       const off = h.root.on('policy/escalate', listener as any)
       const agent = await h.createAgent()
-      h.scripted.reset([...repeat(5, read), done()])
+      h.scripted.reset([...repeat(5, readA), done()])
       await prompt(agent, label)
       expect(outcomes(h.records(agent)), label).toEqual([{ kind: 'aborted', cause: 'policy' }])
       off()
@@ -93,7 +85,7 @@ describe('loop-guard escalation (policy/escalate)', () => {
     h.root.on('policy/escalate', () => { asked.resolve(); return new Promise(() => {}) })
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
-    h.scripted.push(...repeat(5, read), done())
+    h.scripted.push(...repeat(5, readA), done())
     agent.send({ content: 'go' })
     await asked.promise
     agent.cancel('user')

@@ -1,16 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import fs from 'node:fs/promises'
-import path from 'node:path'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
+import type { Agent } from '@goalkeeper/agent-loop'
 import * as goalPlugin from '@goalkeeper/goal'
 import * as loopGuard from '@goalkeeper/loop-guard'
-import { call, done, outcomes, pluginMessages, prompt, repeat, tools } from './util.ts'
+import { done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, type Harness } from '../../test-util.ts'
 
 let h: Harness
-beforeEach(async () => {
-  h = await createHarness()
-  await fs.writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')
-})
+beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })
 afterEach(() => h.dispose())
 
 describe('loop-guard in a goal round', () => {
@@ -20,7 +15,7 @@ describe('loop-guard in a goal round', () => {
     const agent = await h.createAgent()
     const goal = h.root.goals.create(agent, { objective: 'summarise a.txt' })
     const events = h.events(['goal/changed', 'agent/cancel-requested'])
-    h.scripted.push(...repeat(6, () => tools(call('read_file', { path: 'a.txt' }))))
+    h.scripted.push(...repeat(6, readA))
     await prompt(agent, 'round 1', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 })
 
     const state = h.root.goals.get(agent)!
@@ -37,27 +32,37 @@ describe('loop-guard in a goal round', () => {
     expect(h.scripted.requests).toHaveLength(5)
   })
 
-  it('stops like outside a goal when the round is stale (the goal moved on during the turn)', async () => {
-    await h.load(goalPlugin, {})
-    await h.load(loopGuard, {})
-    const agent = await h.createAgent()
-    const goal = h.root.goals.create(agent, { objective: 'summarise a.txt' })
-    h.scripted.push(...repeat(4, () => tools(call('read_file', { path: 'a.txt' }))), () => {
-      // A human pauses the goal mid-round: the round is no longer the live goal's.
+  // The round is no longer the live goal's: the stop takes the outside-a-goal path and still lands.
+  const interferences: [string, (agent: Agent) => void, (agent: Agent) => void][] = [
+    ['the goal moved on (a human paused it mid-round)', (agent) => {
       const live = h.root.goals.get(agent)!
       h.root.goals.pause(agent, { id: live.id, revision: live.revision })
-      return tools(call('read_file', { path: 'a.txt' }))
+    }, (agent) => expect(h.root.goals.get(agent)!.phase).toBe('paused')],
+    ['the goal log turned corrupt mid-round', (agent) => {
+      agent.session.append('goal/change', { op: 'pause', goal: { id: h.root.goals.get(agent)!.id } })
+    }, (agent) => expect(() => h.root.goals.get(agent)).toThrow(/goal log is corrupt/)],
+  ]
+  for (const [label, interfere, check] of interferences) {
+    it(`stops like outside a goal when ${label}`, async () => {
+      await h.load(goalPlugin, {})
+      await h.load(loopGuard, {})
+      const agent = await h.createAgent()
+      const goal = h.root.goals.create(agent, { objective: 'summarise a.txt' })
+      h.scripted.push(...repeat(4, readA), () => {
+        interfere(agent)
+        return readA()
+      })
+      await prompt(agent, 'round 1', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 })
+      check(agent)
+      expect(pluginMessages(h.records(agent), 'loop-guard')[1]).toMatch(/^Loop guard stopped this turn/)
+      expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
     })
-    await prompt(agent, 'round 1', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 })
-    expect(h.root.goals.get(agent)!.phase).toBe('paused')
-    expect(pluginMessages(h.records(agent), 'loop-guard')[1]).toMatch(/^Loop guard stopped this turn/)
-    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
-  })
+  }
 
   it('works without the goal plugin loaded, even for a goal-sourced turn', async () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
-    h.scripted.push(...repeat(5, () => tools(call('read_file', { path: 'a.txt' }))), done())
+    h.scripted.push(...repeat(5, readA), done())
     await prompt(agent, 'round 1', { kind: 'goal', goalId: 'g1', revision: 1, round: 1 })
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
     expect(pluginMessages(h.records(agent), 'loop-guard')[1]).toMatch(/^Loop guard stopped this turn/)

@@ -1,38 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import fs from 'node:fs/promises'
-import path from 'node:path'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
 import * as loopGuard from '@goalkeeper/loop-guard'
-import { call, deferred, done, outcomes, pluginMessages, prompt, repeat, tools } from './util.ts'
+import { deferred, done, expectUnloadClearsTimer, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, watchTimers, type Harness } from '../../test-util.ts'
 
 let h: Harness
-beforeEach(async () => {
-  h = await createHarness()
-  await fs.writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')
-})
+beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })
 afterEach(async () => {
   vi.restoreAllMocks()
   await h.dispose()
 })
-
-const read = () => tools(call('read_file', { path: 'a.txt' }))
-/** Watches timers with one distinctive delay: which were started, and which of those were cleared. */
-function watchTimers(delay: number) {
-  const started = new Set<unknown>()
-  const cleared = new Set<unknown>()
-  const realSet = globalThis.setTimeout
-  const realClear = globalThis.clearTimeout
-  vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number) => {
-    const handle = realSet(fn, ms)
-    if (ms === delay) started.add(handle)
-    return handle
-  }) as typeof setTimeout)
-  vi.spyOn(globalThis, 'clearTimeout').mockImplementation((handle) => {
-    if (started.has(handle)) cleared.add(handle)
-    return realClear(handle)
-  })
-  return { started, cleared }
-}
 
 describe('loop-guard lifecycle', () => {
   it('unloads mid-turn with a verdict pending: the turn goes on, no timer or state is left, and a reload starts clean', async () => {
@@ -42,16 +17,13 @@ describe('loop-guard lifecycle', () => {
     const agent = await h.createAgent()
     const unloaded = deferred()
     const timers = watchTimers(600_000)
-    h.scripted.push(...repeat(5, read), async () => {
+    h.scripted.push(...repeat(5, readA), async () => {
       await unloaded.promise
-      return read()
-    }, read(), done('finished'))
+      return readA()
+    }, readA(), done('finished'))
     agent.send({ content: 'go' })
     await asked.promise
-    expect(timers.started.size).toBe(1)
-    expect(timers.cleared.size).toBe(0)
-    await fiber.dispose()
-    expect(timers.cleared).toEqual(timers.started)
+    await expectUnloadClearsTimer(fiber, timers)
     unloaded.resolve()
     await agent.whenIdle()
 
@@ -61,7 +33,7 @@ describe('loop-guard lifecycle', () => {
 
     // Reloaded: counting starts from zero (a plugin-sourced turn does not reset anything by itself).
     await h.load(loopGuard, {})
-    h.scripted.push(read(), read(), done('again'))
+    h.scripted.push(readA(), readA(), done('again'))
     await prompt(agent, 'again', { kind: 'plugin', name: 'scheduler' })
     expect(pluginMessages(h.records(agent), 'loop-guard')).toHaveLength(1)
   })
@@ -69,11 +41,11 @@ describe('loop-guard lifecycle', () => {
   it('drops an agent\'s state when the agent is disposed', async () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
-    h.scripted.push(read(), read(), done())
+    h.scripted.push(readA(), readA(), done())
     await prompt(agent, 'go')
     await agent.dispose()
     const resumed = await h.root.agents.resume(agent.id, { model: 'scripted' })
-    h.scripted.push(tools(call('read_file', { path: 'a.txt' })), done())
+    h.scripted.push(readA(), done())
     resumed.send({ content: 'again', source: { kind: 'plugin', name: 'scheduler' } })
     await resumed.whenIdle()
     expect(pluginMessages(h.records(resumed), 'loop-guard')).toEqual([])
@@ -91,7 +63,7 @@ describe('loop-guard config', () => {
   it('loads with no config at all', async () => {
     await h.load(loopGuard)
     const agent = await h.createAgent()
-    h.scripted.push(read(), read(), read(), done())
+    h.scripted.push(readA(), readA(), readA(), done())
     await prompt(agent, 'go')
     expect(pluginMessages(h.records(agent), 'loop-guard')).toHaveLength(1)
   })

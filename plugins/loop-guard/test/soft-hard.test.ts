@@ -1,22 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import fs from 'node:fs/promises'
-import path from 'node:path'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
 import * as loopGuard from '@goalkeeper/loop-guard'
-import { call, done, outcomes, pluginMessages, prompt, repeat, tools, userTexts } from './util.ts'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, tools, userTexts, type Harness } from '../../test-util.ts'
 
 let h: Harness
-beforeEach(async () => {
-  h = await createHarness()
-  await fs.writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')
-})
+beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })
 afterEach(() => h.dispose())
 
 describe('loop-guard soft hint and hard stop', () => {
   it('steers a hint naming the tool, the count and the arguments into the next model request', async () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
-    h.scripted.push(...repeat(3, () => tools(call('read_file', { path: 'a.txt' }))), done())
+    h.scripted.push(...repeat(3, readA), done())
     await prompt(agent, 'read a.txt')
 
     expect(h.scripted.requests).toHaveLength(4)
@@ -58,7 +52,7 @@ describe('loop-guard soft hint and hard stop', () => {
   it('stops at the hard threshold outside a goal: a plugin message, then a policy cancel of that turn', async () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
-    h.scripted.push(...repeat(6, () => tools(call('read_file', { path: 'a.txt' }))), done())
+    h.scripted.push(...repeat(6, readA), done())
     await prompt(agent, 'read a.txt')
 
     // The sixth scripted call is never requested: the stop lands before the next model call.

@@ -1,15 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import fs from 'node:fs/promises'
-import path from 'node:path'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
-import { call, done, outcomes, pluginMessages, prompt, tools } from '../../loop-guard/test/util.ts'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, type Harness } from '../../test-util.ts'
 
 let h: Harness
-beforeEach(async () => {
-  h = await createHarness()
-  await fs.writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')
-})
+beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })
 afterEach(() => h.dispose())
 
 let missing = 0

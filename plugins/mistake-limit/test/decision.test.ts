@@ -1,12 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
 import type { MistakeLimitState } from '@goalkeeper/mistake-limit'
-import { call, done, outcomes, pluginMessages, prompt, tools, userTexts } from '../../loop-guard/test/util.ts'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, userTexts, type Harness } from '../../test-util.ts'
 
 let h: Harness
-beforeEach(async () => { h = await createHarness() })
+beforeEach(async () => { h = await harnessWith() })
 afterEach(() => h.dispose())
 
 let missing = 0

@@ -1,21 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import fs from 'node:fs/promises'
-import path from 'node:path'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
 import * as goalPlugin from '@goalkeeper/goal'
 import * as loopGuard from '@goalkeeper/loop-guard'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
 import type { MistakeLimitState } from '@goalkeeper/mistake-limit'
-import { call, done, outcomes, pluginMessages, prompt, repeat, tools, userTexts } from '../../loop-guard/test/util.ts'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, tools, userTexts, type Harness } from '../../test-util.ts'
 
 let h: Harness
-beforeEach(async () => {
-  h = await createHarness()
-  await fs.writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')
-})
+beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })
 afterEach(() => h.dispose())
 
-const read = () => tools(call('read_file', { path: 'a.txt' }))
 const readMissing = () => tools(call('read_file', { path: 'missing.txt' }))
 
 describe('mistake-limit answering loop-guard escalations', () => {
@@ -29,7 +22,7 @@ describe('mistake-limit answering loop-guard escalations', () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
     // Identical successful reads: success does not protect against the loop escalation.
-    h.scripted.push(...repeat(7, read), done())
+    h.scripted.push(...repeat(7, readA), done())
     await prompt(agent, 'go')
 
     expect(states).toHaveLength(1)
@@ -50,7 +43,7 @@ describe('mistake-limit answering loop-guard escalations', () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
     const goal = h.root.goals.create(agent, { objective: 'summarise' })
-    h.scripted.push(...repeat(6, read))
+    h.scripted.push(...repeat(6, readA))
     await prompt(agent, 'round 1', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 })
     expect(h.root.goals.get(agent)!.blockedReason).toEqual({
       code: 'repeated-tool-call',
@@ -95,7 +88,7 @@ describe('mistake-limit answering loop-guard escalations', () => {
     await h.load(mistakeLimit, { answerEscalations: false })
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
-    h.scripted.push(...repeat(6, read))
+    h.scripted.push(...repeat(6, readA))
     await prompt(agent, 'go')
     expect(asked).toBe(0)
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])

@@ -1,11 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
 import * as goalPlugin from '@goalkeeper/goal'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
-import { call, outcomes, pluginMessages, prompt, tools } from '../../loop-guard/test/util.ts'
+import { call, harnessWith, outcomes, pluginMessages, prompt, tools, type Harness } from '../../test-util.ts'
 
 let h: Harness
-beforeEach(async () => { h = await createHarness() })
+beforeEach(async () => { h = await harnessWith() })
 afterEach(() => h.dispose())
 
 describe('mistake-limit in a goal round', () => {

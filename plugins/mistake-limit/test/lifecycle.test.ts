@@ -1,10 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
-import { call, deferred, done, outcomes, pluginMessages, prompt, tools } from '../../loop-guard/test/util.ts'
+import { call, deferred, done, expectUnloadClearsTimer, harnessWith, outcomes, pluginMessages, prompt, tools, watchTimers, type Harness } from '../../test-util.ts'
 
 let h: Harness
-beforeEach(async () => { h = await createHarness() })
+beforeEach(async () => { h = await harnessWith() })
 afterEach(async () => {
   vi.restoreAllMocks()
   await h.dispose()
@@ -17,28 +16,14 @@ describe('mistake-limit lifecycle', () => {
   it('unloads mid-decision: the turn goes on, the timer is cleared, no listener stays, and a reload starts clean', async () => {
     const asked = deferred()
     h.root.on('mistake-limit/reached', () => { asked.resolve(); return new Promise(() => {}) })
-    const timeouts: unknown[] = []
-    const cleared: unknown[] = []
-    const realSet = globalThis.setTimeout
-    const realClear = globalThis.clearTimeout
-    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number) => {
-      const handle = realSet(fn, ms)
-      if (ms === 600_000) timeouts.push(handle)
-      return handle
-    }) as typeof setTimeout)
-    vi.spyOn(globalThis, 'clearTimeout').mockImplementation((handle) => {
-      if (timeouts.includes(handle)) cleared.push(handle)
-      return realClear(handle)
-    })
+    const timers = watchTimers(600_000)
 
     const fiber = await h.load(mistakeLimit, { limit: 2, decisionTimeoutMs: 600_000 })
     const agent = await h.createAgent()
     h.scripted.push(fail(), fail(), fail(), fail(), done('finished'))
     agent.send({ content: 'go' })
     await asked.promise
-    expect(timeouts).toHaveLength(1)
-    await fiber.dispose()
-    expect(cleared).toEqual(timeouts)
+    await expectUnloadClearsTimer(fiber, timers)
     await agent.whenIdle()
 
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])

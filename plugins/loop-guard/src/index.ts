@@ -42,7 +42,7 @@ export const apply = (ctx: Context, config: LoopGuardConfig) => {
   async function askVerdict(agent: Agent, state: AgentState, escalation: PolicyEscalation): Promise<PolicyVerdict | undefined | 'abandoned'> {
     let settle!: (outcome: Outcome) => void
     const outcome = new Promise<Outcome>((resolve) => (settle = state.settle = resolve))
-    const timer = setTimeout(settle, config.escalationTimeoutMs, 'timeout')
+    const timer = setTimeout(() => settle('timeout'), config.escalationTimeoutMs)
     // ctx.serial is Cordis's awaiting bail: listeners run in order, the first non-nullish answer wins.
     ctx.serial('policy/escalate', agent, escalation).then((value) => settle({ value }), (error) => settle({ error }))
     const first = await outcome

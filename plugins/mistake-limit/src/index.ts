@@ -77,7 +77,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     logger.info('limit reached for agent %s (%s, %d/%d)', agent.id, state.cause, state.count, state.limit)
     let settle!: Decision['settle']
     const outcome = new Promise<Outcome>((resolve) => (settle = resolve))
-    const timer = setTimeout(settle, config.decisionTimeoutMs, 'timeout')
+    const timer = setTimeout(() => settle('timeout'), config.decisionTimeoutMs)
     // ctx.serial is Cordis's awaiting bail: listeners run in order, the first non-nullish answer wins.
     ctx.serial('mistake-limit/reached', agent, state).then((value) => settle({ value }), (error) => settle({ error }))
     const verdict = track(outcome.then((first) => {

@@ -2,16 +2,14 @@
 // the round driver; a human turn creates the goal through `create_goal`, and the scripted model (a
 // script module named in the yml) works through three rounds with real file edits.
 import fs from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { Context, Logger } from 'cordis'
-import { formatReport, Loader } from '@goalkeeper/host'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
 import type { ScriptedProvider } from '@goalkeeper/model'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
 import { renderGoalRoundPrompt } from '@goalkeeper/goal-session'
+import { composeFromYml, coreEntries, outcomes, type Composition, type ProjectPaths } from './compose.ts'
 
 const OBJECTIVE = 'Create greeting.txt saying "hello, world" and a CHECKED marker file once it is verified'
 
@@ -43,71 +41,18 @@ export default [
 ]
 `
 
-let dir: string
-let workspace: string
-let file: string
-let root: Context
-let loader: Loader
-let logs: { level: string; name: string; text: string }[]
+let app: Composition
+beforeEach(async () => { app = await composeFromYml(composition, { 'script.mjs': SCRIPT }) })
+afterEach(() => app.dispose())
 
-function composition(options: { driverDisabled?: boolean } = {}) {
+function composition(paths: ProjectPaths, options: { driverDisabled?: boolean } = {}) {
   return `# goal run under test
-- id: session
-  name: '@goalkeeper/session'
-  config: { dir: ${JSON.stringify(path.join(dir, 'sessions'))} }
-- id: model
-  name: '@goalkeeper/model'
-  config:
-    scripted:
-      module: ${JSON.stringify(path.join(dir, 'script.mjs'))}
-- id: tools
-  name: '@goalkeeper/tools'
-- id: workspace-tools
-  name: '@goalkeeper/workspace-tools'
-  config: { root: ${JSON.stringify(workspace)} }
-- id: agent-loop
-  name: '@goalkeeper/agent-loop'
-- id: goal
-  name: '@goalkeeper/goal'
-- id: tool-goal
-  name: '@goalkeeper/tool-goal'
-- id: goal-session
+${coreEntries(paths, { scripted: { module: path.join(paths.dir, 'script.mjs') } })}- id: goal-session
   name: '@goalkeeper/goal-session'
   disabled: ${options.driverDisabled ?? false}
 `
 }
 
-beforeEach(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-'))
-  workspace = path.join(dir, 'workspace')
-  await fs.mkdir(workspace)
-  // Package names in cordis.yml resolve from the file's directory, as they would in a project.
-  await fs.symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'), 'dir')
-  await fs.writeFile(path.join(dir, 'script.mjs'), SCRIPT)
-  file = path.join(dir, 'cordis.yml')
-  await fs.writeFile(file, composition())
-  root = new Context()
-  logs = []
-  const exporter = {
-    levels: { default: 3 },
-    formatters: { c: (value: unknown) => String(value) },
-    export: (message: any) => logs.push({ level: message.type, name: message.name, text: Logger.format(exporter as any, message) }),
-  }
-  root.logger.exporter(exporter)
-  loader = new Loader(root, { file, env: {} })
-  const report = await loader.load()
-  expect(report.ok, formatReport(report).join('\n')).toBe(true)
-})
-
-afterEach(async () => {
-  await loader.dispose()
-  await fs.rm(dir, { recursive: true, force: true })
-})
-
-const readLog = async (agent: Agent): Promise<SessionRecord[]> => {
-  await root.sessions.flush(agent.session)
-  return (await fs.readFile(agent.session.file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line))
-}
 const goalRounds = (records: SessionRecord[]) => records
   .filter((r) => r.type === 'user/message' && (r.data as UserMessage).source.kind === 'goal')
   .map((r) => {
@@ -119,18 +64,18 @@ const goalOps = (records: SessionRecord[]) => records.filter((r) => r.type === '
 function until(agent: Agent, predicate: (goal: GoalState | undefined) => boolean): Promise<void> {
   return new Promise((resolve) => {
     const check = () => {
-      if (!predicate(root.goals.get(agent))) return
+      if (!predicate(app.root.goals.get(agent))) return
       offs.forEach((off) => off())
       resolve()
     }
-    const offs = [root.on('goal/changed', check), root.on('goal/activation', check)]
+    const offs = [app.root.on('goal/changed', check), app.root.on('goal/activation', check)]
     check()
   })
 }
 
 function roundStarted(round: number): Promise<void> {
   return new Promise((resolve) => {
-    const off = root.on('agent/turn-start', (_agent, _turn, messages) => {
+    const off = app.root.on('agent/turn-start', (_agent, _turn, messages) => {
       if (!messages.some((m) => m.source.kind === 'goal' && m.source.round === round)) return
       off()
       resolve()
@@ -140,32 +85,31 @@ function roundStarted(round: number): Promise<void> {
 
 describe('goal run composed from cordis.yml', () => {
   it('a human turn creates the goal; three rounds edit the workspace and the third completes it', async () => {
-    const agent = await root.agents.create({ model: 'scripted', cwd: workspace })
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
     const done = until(agent, (goal) => goal?.phase === 'complete')
     agent.send({ content: `Please make this a goal: ${OBJECTIVE}` })
     await done
     await agent.whenIdle()
 
-    expect(await fs.readFile(path.join(workspace, 'greeting.txt'), 'utf8')).toBe('hello, world\n')
-    expect(await fs.readFile(path.join(workspace, 'CHECKED'), 'utf8')).toBe('greeting.txt verified\n')
-    const records = await readLog(agent)
+    expect(await fs.readFile(path.join(app.workspace, 'greeting.txt'), 'utf8')).toBe('hello, world\n')
+    expect(await fs.readFile(path.join(app.workspace, 'CHECKED'), 'utf8')).toBe('greeting.txt verified\n')
+    const records = await app.readLog(agent)
     expect(goalRounds(records)).toEqual([{ round: 1, revision: 1 }, { round: 2, revision: 1 }, { round: 3, revision: 1 }])
     expect(goalOps(records)).toEqual(['create', 'complete'])
-    const goal = root.goals.get(agent)!
+    const goal = app.root.goals.get(agent)!
     expect(goal).toMatchObject({ phase: 'complete', roundsStarted: 3, maxGoalRounds: 5, objective: OBJECTIVE })
     // Each admitted round carries exactly the driver's prompt.
     const prompts = records.filter((r) => r.type === 'user/message' && (r.data as UserMessage).source.kind === 'goal')
       .map((r) => (r.data as UserMessage).content[0].text)
     expect(prompts).toEqual([1, 2, 3].map((round) => renderGoalRoundPrompt(goal, round)))
-    expect(records.filter((r) => r.type === 'turn/end').map((r) => (r.data as { outcome: { kind: string } }).outcome.kind))
-      .toEqual(['completed', 'completed', 'completed', 'completed'])
-    expect((root.models.get('scripted') as ScriptedProvider).remaining).toBe(0)
-    expect(logs.filter((l) => l.level === 'error')).toEqual([])
+    expect(outcomes(records).map((outcome) => outcome.kind)).toEqual(['completed', 'completed', 'completed', 'completed'])
+    expect((app.root.models.get('scripted') as ScriptedProvider).remaining).toBe(0)
+    expect(app.logs.filter((l) => l.level === 'error')).toEqual([])
   })
 
   it('disabling the driver in cordis.yml mid-round cancels that round; the goal stays active and disarmed and no round follows', async () => {
-    const agent = await root.agents.create({ model: 'scripted', cwd: workspace })
-    const scripted = root.models.get('scripted') as ScriptedProvider
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    const scripted = app.root.models.get('scripted') as ScriptedProvider
     // Round 2 hangs until it is cancelled.
     scripted.reset([
       { toolCalls: [{ name: 'create_goal', arguments: { objective: OBJECTIVE, max_rounds: 5 } }] },
@@ -178,25 +122,24 @@ describe('goal run composed from cordis.yml', () => {
     agent.send({ content: `Please make this a goal: ${OBJECTIVE}` })
     await second
 
-    await fs.writeFile(file, composition({ driverDisabled: true }))
-    const report = await loader.reload()
+    await fs.writeFile(app.file, composition(app, { driverDisabled: true }))
+    const report = await app.loader.reload()
     expect(report.changes.reloaded).toEqual(['goal-session'])
     expect(report.disabled).toEqual(['goal-session'])
     expect(agent.status).toBe('idle')
-    expect(root.goals.get(agent)).toMatchObject({ phase: 'active', activation: 'disarmed', roundsStarted: 2 })
+    expect(app.root.goals.get(agent)).toMatchObject({ phase: 'active', activation: 'disarmed', roundsStarted: 2 })
 
     // Going idle again after more human work starts no round.
     scripted.push({ text: 'Still here.' })
     agent.send({ content: 'status?' })
     await new Promise<void>((resolve) => {
-      const off = root.on('agent/turn-end', () => (off(), resolve()))
+      const off = app.root.on('agent/turn-end', () => (off(), resolve()))
     })
     await agent.whenIdle()
-    const records = await readLog(agent)
+    const records = await app.readLog(agent)
     expect(goalRounds(records).map((r) => r.round)).toEqual([1, 2])
-    expect(records.filter((r) => r.type === 'turn/end').map((r) => (r.data as { outcome: unknown }).outcome))
-      .toEqual([{ kind: 'completed' }, { kind: 'completed' }, { kind: 'aborted', cause: 'parent' }, { kind: 'completed' }])
+    expect(outcomes(records)).toEqual([{ kind: 'completed' }, { kind: 'completed' }, { kind: 'aborted', cause: 'parent' }, { kind: 'completed' }])
     expect(records.filter((r) => r.type === 'input/queued').length).toBe(4)
-    expect(root.goals.get(agent)).toMatchObject({ phase: 'active', activation: 'disarmed', roundsStarted: 2 })
+    expect(app.root.goals.get(agent)).toMatchObject({ phase: 'active', activation: 'disarmed', roundsStarted: 2 })
   })
 })

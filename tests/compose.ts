@@ -1,0 +1,101 @@
+// A cordis.yml composition loaded by the host's real loader in a fresh temp project, for the
+// cross-package tests that compose plugins the way a project does. Only the model is scripted.
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { expect } from 'vitest'
+import { Context, Logger } from 'cordis'
+import { formatReport, Loader } from '@goalkeeper/host'
+import type { Agent } from '@goalkeeper/agent-loop'
+import type { SessionRecord, TurnOutcome } from '@goalkeeper/session'
+import type { LogLine } from './harness.ts'
+
+export interface ProjectPaths {
+  /** The project directory (removed by dispose); cordis.yml lives here. */
+  dir: string
+  /** `<dir>/workspace`, the root of the workspace tools. */
+  workspace: string
+}
+
+export interface Composition extends ProjectPaths {
+  /** The cordis.yml the loader reads: rewrite it, then `loader.reload()`. */
+  file: string
+  root: Context
+  loader: Loader
+  logs: LogLine[]
+  /** Flushes the agent's session and returns the records parsed from its JSONL file. */
+  readLog(agent: Agent): Promise<SessionRecord[]>
+  /** Disposes every entry through the loader, then removes the project (once; later calls do nothing). */
+  dispose(): Promise<void>
+}
+
+/**
+ * Writes `files` (paths relative to the project directory) and the yml that `yml(paths)` returns,
+ * links node_modules so package names resolve from the yml's directory as they would in a project,
+ * and loads it; a bad entry fails the test with the loader's report.
+ */
+export async function composeFromYml(yml: (paths: ProjectPaths) => string, files: Record<string, string> = {}): Promise<Composition> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-'))
+  const workspace = path.join(dir, 'workspace')
+  const file = path.join(dir, 'cordis.yml')
+  await fs.mkdir(workspace)
+  await fs.symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'), 'dir')
+  for (const [name, content] of Object.entries(files)) await fs.writeFile(path.join(dir, name), content)
+  await fs.writeFile(file, yml({ dir, workspace }))
+
+  const root = new Context()
+  const logs: LogLine[] = []
+  const exporter = {
+    levels: { default: 3 },
+    formatters: { c: (value: unknown) => String(value) },
+    export: (message: any) => logs.push({ level: message.type, name: message.name, text: Logger.format(exporter as any, message) }),
+  }
+  root.logger.exporter(exporter)
+  const loader = new Loader(root, { file, env: {} })
+  let disposed = false
+  const dispose = async () => {
+    if (disposed) return
+    disposed = true
+    try {
+      await loader.dispose()
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true })
+    }
+  }
+  try {
+    const report = await loader.load()
+    expect(report.ok, formatReport(report).join('\n')).toBe(true)
+  } catch (error) {
+    await dispose()
+    throw error
+  }
+  const readLog = async (agent: Agent) => {
+    await root.sessions.flush(agent.session)
+    return (await fs.readFile(agent.session.file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as SessionRecord)
+  }
+  return { dir, workspace, file, root, loader, logs, readLog, dispose }
+}
+
+/** cordis.yml entries of the core plugins and the goal domain, in load order; `model` is the model entry's config. */
+export function coreEntries({ dir, workspace }: ProjectPaths, model?: Record<string, unknown>): string {
+  return `- id: session
+  name: '@goalkeeper/session'
+  config: { dir: ${JSON.stringify(path.join(dir, 'sessions'))} }
+- id: model
+  name: '@goalkeeper/model'${model ? `\n  config: ${JSON.stringify(model)}` : ''}
+- id: tools
+  name: '@goalkeeper/tools'
+- id: workspace-tools
+  name: '@goalkeeper/workspace-tools'
+  config: { root: ${JSON.stringify(workspace)} }
+- id: agent-loop
+  name: '@goalkeeper/agent-loop'
+- id: goal
+  name: '@goalkeeper/goal'
+- id: tool-goal
+  name: '@goalkeeper/tool-goal'
+`
+}
+
+export const outcomes = (records: readonly SessionRecord[]): TurnOutcome[] =>
+  records.filter((r) => r.type === 'turn/end').map((r) => (r.data as { outcome: TurnOutcome }).outcome)

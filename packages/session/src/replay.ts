@@ -41,8 +41,9 @@ export function parseBuffer(buffer: Buffer, file: string, id: string): LoadedFil
       value = JSON.parse(text.slice(start, end))
     } catch {
       // A crash can leave the final line complete in length but garbage (e.g. zero-filled blocks), so an
-      // unparsable *last* line counts as torn. Anywhere else it is corruption the user must look at.
-      if (end === text.length - 1) {
+      // unparsable *last* line counts as torn. Anywhere else, even right before a torn tail, it is
+      // corruption the user must look at.
+      if (end === text.length - 1 && goodBytes === buffer.length) {
         goodBytes = buffer.lastIndexOf(NEWLINE, lastNewline - 1) + 1
         break
       }

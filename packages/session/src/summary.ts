@@ -89,6 +89,8 @@ export async function summarizeFile(id: string, file: string): Promise<SessionSu
     for (; end >= 0; start = end + 1, end = chunk.indexOf(0x0a, start)) take(chunk.subarray(start, end))
     if (start < chunk.length) carry = carry ? Buffer.concat([carry, chunk.subarray(start)]) : chunk.subarray(start)
   }
+  // Only the last line may be torn: an unparsable complete line followed by a partial one is corrupt.
+  if (unparsable !== undefined && carry) throw corrupt(file, unparsable, 'is not valid JSON')
   if (seq === 0) throw new SessionError('SESSION_CORRUPT', `${file}:1: no complete session header`, file, 1)
   return builder.build()
 }

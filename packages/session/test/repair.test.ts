@@ -132,6 +132,20 @@ describe('corruption and read-only opens', () => {
     expect(sessions.get('corrupt')).toBeUndefined()
   })
 
+  it('treats an unparsable complete line as corrupt when a torn last line follows it, in open and list alike', async () => {
+    const dir = await tempDir()
+    const file = await writeSession(dir, 'twice', [{ type: 'turn/start', data: { turn: 1 } }], '\0\0\0\0\n{"seq":3,"at":10')
+    const before = await snapshot(file)
+    const { sessions, waitLog } = await launch(dir)
+    for (const options of [{}, { readOnly: true }]) {
+      await expect(sessions.open('twice', options)).rejects.toMatchObject({ code: 'SESSION_CORRUPT', file, line: 3, message: expect.stringContaining(`${file}:3`) })
+    }
+    expect(await sessions.list()).toEqual([])
+    expect((await waitLog((l) => l.type === 'warn' && l.text.includes('twice'))).text).toContain(`${file}:3`)
+    expect(await snapshot(file)).toEqual(before)
+    expect(await fs.readdir(dir)).toEqual(['twice.jsonl'])
+  })
+
   it('fails on a gap in seq with the line that breaks contiguity', async () => {
     const dir = await tempDir()
     const file = path.join(dir, 'gap.jsonl')

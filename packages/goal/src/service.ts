@@ -55,7 +55,8 @@ export class GoalRegistry implements GoalService {
   resume(agent: AgentRef, ref: GoalRef): GoalState {
     return this.mutate(agent, ref, 'resume', 'armed', (prev, now, tracked) => {
       if (prev?.phase === 'active' && tracked.activation === 'armed') {
-        throw new GoalError('GOAL_INVALID_TRANSITION', 'The goal is already active and armed; there is nothing to resume.')
+        // Worded without "armed": the message can reach a session file as a tool result, and activation never may.
+        throw new GoalError('GOAL_INVALID_TRANSITION', 'The goal is already active and its rounds are running; there is nothing to resume.')
       }
       return transition(prev, 'resume', { now })
     })!

@@ -69,6 +69,22 @@ describe('goal tools in a human turn', () => {
     expect(h.root.goals.get(agent)).toMatchObject({ revision: 1, phase: 'active' })
   })
 
+  it('refusals persisted as tool results never mention activation', async () => {
+    const agent = await setup()
+    const goal = h.root.goals.create(agent, { objective: 'Already running' })
+    // Every refusal of a resume: already running, then at the cap after a pause.
+    h.scripted.push(update(goal, 'resume'), update(goal, 'edit', { max_rounds: 1 }), { text: 'ok' })
+    await turn(agent, { content: 'resume it and cap it' })
+    h.scripted.push({ text: 'round one' })
+    await turn(agent, roundOf(h.root.goals.get(agent)!))
+    const capped = h.root.goals.pause(agent, h.root.goals.get(agent)!)
+    h.scripted.push(update(capped, 'resume'), { text: 'ok' })
+    await turn(agent, { content: 'resume it again' })
+    expect(toolOutcomes(h, agent).map((o) => o.error?.code)).toEqual(['GOAL_INVALID_TRANSITION', undefined, 'GOAL_ROUND_LIMIT'])
+    await h.root.sessions.flush(agent.session)
+    expect(fs.readFileSync(agent.session.file, 'utf8')).not.toMatch(/activation|armed/i)
+  })
+
   it('a human complete or block adds no message', async () => {
     const agent = await setup()
     const goal = h.root.goals.create(agent, { objective: 'Finish' })

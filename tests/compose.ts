@@ -4,11 +4,13 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { expect } from 'vitest'
-import { Context, Logger } from 'cordis'
+import { Context, type Exporter, Logger } from 'cordis'
 import { formatReport, Loader } from '@goalkeeper/host'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { SessionRecord, TurnOutcome } from '@goalkeeper/session'
-import type { LogLine } from './harness.ts'
+
+// Cordis's LoggerLevel is an ambient const enum (see notes/cordis4.md): the number, named.
+const LOG_ERROR = 0
 
 export interface ProjectPaths {
   /** The project directory (removed by dispose); cordis.yml lives here. */
@@ -22,7 +24,8 @@ export interface Composition extends ProjectPaths {
   file: string
   root: Context
   loader: Loader
-  logs: LogLine[]
+  /** Error-level log lines, `name: text`, in order. */
+  errors: string[]
   /** Flushes the agent's session and returns the records parsed from its JSONL file. */
   readLog(agent: Agent): Promise<SessionRecord[]>
   /** Disposes every entry through the loader, then removes the project (once; later calls do nothing). */
@@ -44,11 +47,12 @@ export async function composeFromYml(yml: (paths: ProjectPaths) => string, files
   await fs.writeFile(file, yml({ dir, workspace }))
 
   const root = new Context()
-  const logs: LogLine[] = []
-  const exporter = {
-    levels: { default: 3 },
-    formatters: { c: (value: unknown) => String(value) },
-    export: (message: any) => logs.push({ level: message.type, name: message.name, text: Logger.format(exporter as any, message) }),
+  // Errors only: these tests assert that a run logs none, and show them when it does.
+  const errors: string[] = []
+  const exporter: Exporter = {
+    levels: { default: LOG_ERROR },
+    formatters: { c: (value) => String(value) },
+    export: (message) => errors.push(`${message.name}: ${Logger.format(exporter, message)}`),
   }
   root.logger.exporter(exporter)
   const loader = new Loader(root, { file, env: {} })
@@ -73,7 +77,7 @@ export async function composeFromYml(yml: (paths: ProjectPaths) => string, files
     await root.sessions.flush(agent.session)
     return (await fs.readFile(agent.session.file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as SessionRecord)
   }
-  return { dir, workspace, file, root, loader, logs, readLog, dispose }
+  return { dir, workspace, file, root, loader, errors, readLog, dispose }
 }
 
 /** cordis.yml entries of the core plugins and the goal domain, in load order; `model` is the model entry's config. */

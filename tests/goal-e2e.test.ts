@@ -104,7 +104,7 @@ describe('goal run composed from cordis.yml', () => {
     expect(prompts).toEqual([1, 2, 3].map((round) => renderGoalRoundPrompt(goal, round)))
     expect(outcomes(records).map((outcome) => outcome.kind)).toEqual(['completed', 'completed', 'completed', 'completed'])
     expect((app.root.models.get('scripted') as ScriptedProvider).remaining).toBe(0)
-    expect(app.logs.filter((l) => l.level === 'error')).toEqual([])
+    expect(app.errors).toEqual([])
   })
 
   it('disabling the driver in cordis.yml mid-round cancels that round; the goal stays active and disarmed and no round follows', async () => {

@@ -90,7 +90,7 @@ describe('loop-guard and mistake-limit together, composed from cordis.yml', () =
     expect(onDisk.filter((r) => r.type === 'user/message' && (r.data as UserMessage).source.kind === 'goal')).toHaveLength(1)
     expect(fromPlugin(onDisk, 'loop-guard')).toHaveLength(2)
     expect(fromPlugin(onDisk, 'mistake-limit')).toEqual([])
-    expect(app.logs.filter((l) => l.level === 'error')).toEqual([])
+    expect(app.errors).toEqual([])
   })
 
   it('a loop in a goal round with no decision hook blocks the goal as repeated-tool-call', async () => {

@@ -38,10 +38,14 @@ export function createRoundAdmission(ctx: Context, goals: GoalService) {
 
 /**
  * `agent/admit` listener: the same legality check, made synchronously in the tick the turn opens, so a goal
- * mutation that lands after the waterfall returned cannot leave an illegal round in the log.
+ * mutation that lands after the waterfall returned cannot leave an illegal round in the log. It also keeps
+ * a batch to one round when a listener outside the admission above put a dropped one back.
  */
 export function createRoundLastWord(ctx: Context, goals: GoalService) {
   const logger = ctx.logger('goal')
+  // The loop asks about every message of an admission in one tick and appends them only afterwards, so a
+  // round passed earlier in the tick is not in the fold yet: it is remembered until the tick ends.
+  const passed = new Set<string>()
   return (agent: Agent, message: UserMessage): string | undefined => {
     if (!isGoalSourced(message)) return
     let goal: GoalState | undefined
@@ -50,9 +54,12 @@ export function createRoundLastWord(ctx: Context, goals: GoalService) {
     } catch {
       return 'goal-state-unavailable'
     }
-    const violation = roundViolation(goal, message.source)
-    if (!violation) return
-    logger.info('agent %s: vetoed goal-sourced message %s as the turn opened: %s', agent.id, message.id, violation)
-    return 'illegal-goal-round'
+    const violation = passed.has(agent.id) ? 'only one goal round can open per turn' : roundViolation(goal, message.source)
+    if (violation) {
+      logger.info('agent %s: vetoed goal-sourced message %s as the turn opened: %s', agent.id, message.id, violation)
+      return 'illegal-goal-round'
+    }
+    passed.add(agent.id)
+    queueMicrotask(() => passed.delete(agent.id))
   }
 }

@@ -107,6 +107,21 @@ describe('goal round admission through the agent loop', () => {
     expect(h.root.goals.get(agent)).toMatchObject({ phase: 'paused', roundsStarted: 0 })
   })
 
+  it('an outer listener that re-adds a dropped second round is vetoed as the turn opens; the log stays legal', async () => {
+    const { agent, goal } = await setup()
+    // Prepended after the goal plugin: it wraps the plugin's admission and restores the whole batch.
+    h.root.on('agent/prompt-submit', async (_target, submission, next) => {
+      const batch = [...submission.messages]
+      await next()
+      return { kind: 'submit', messages: batch }
+    }, { prepend: true })
+    h.scripted.push({ text: 'ok' })
+    const [first, second] = await sendAll(agent, round(goal), round(goal))
+    expect(admitted(agent).map((m) => m.id)).toEqual([first.id])
+    expect(h.records(agent).filter((r) => r.type === 'input/rejected').map((r) => r.data)).toEqual([{ messageId: second.id, reason: 'illegal-goal-round' }])
+    expect(h.root.goals.get(agent)).toMatchObject({ roundsStarted: 1 })
+  })
+
   it('an inner listener cannot smuggle a dropped round back in', async () => {
     const { agent, goal } = await setup()
     let batch: UserMessage[] = []

@@ -119,6 +119,20 @@ describe('ctx.goals mutations', () => {
     expect(goals.resume(agent, ref(goal))).toMatchObject({ phase: 'active', activation: 'armed' })
   })
 
+  it('re-arming an active, disarmed goal is refused at the cap, writing nothing', async () => {
+    const { agent, goals } = await setup()
+    const goal = goals.create(agent, { objective: 'A', maxGoalRounds: 1 })
+    h.scripted.push({ text: 'worked' })
+    agent.send({ content: 'round', source: { kind: 'goal', goalId: goal.id, revision: 1, round: 1 } })
+    await agent.whenIdle()
+    goals.disarm(agent)
+    const events = h.events(['goal/changed', 'goal/activation'])
+    expect(codeOf(() => goals.resume(agent, ref(goal)))).toBe('GOAL_ROUND_LIMIT')
+    expect(goals.get(agent)).toMatchObject({ phase: 'active', revision: 1, roundsStarted: 1, activation: 'disarmed' })
+    expect(goalRecords(agent)).toHaveLength(1)
+    expect(events).toEqual([])
+  })
+
   it('resume re-arms an active, disarmed goal with a new revision', async () => {
     const { agent, goals } = await setup()
     const goal = goals.create(agent, { objective: 'A' })

@@ -16,7 +16,7 @@ export class ToolRegistry extends Service implements ToolService {
   entries = new Map<string, Entry>()
   compiler: Compiler = createCompiler()
 
-  constructor(ctx: Context, public maxContentChars: number) {
+  constructor(ctx: Context, public limits: { maxContentChars: number; maxArgumentChars: number }) {
     super(ctx, 'tools')
   }
 
@@ -52,17 +52,18 @@ export class ToolRegistry extends Service implements ToolService {
     const entry = this.entries.get(call?.name)
     if (!entry) {
       const available = [...this.entries.keys()]
-      return failure('UNKNOWN_TOOL', `Unknown tool "${call?.name}". Available tools: ${available.length ? available.join(', ') : '(none)'}.`)
+      const which = call?.name ? `Unknown tool "${call.name}".` : 'The tool call has no name.'
+      return failure('UNKNOWN_TOOL', `${which} Available tools: ${available.length ? available.join(', ') : '(none)'}.`)
     }
     let result: ToolResult
     try {
-      result = await runCall(entry, call, context)
+      result = await runCall(entry, call, context, this.limits.maxArgumentChars)
     } catch (error) {
       // runCall is written not to throw; this keeps the "never throws" promise if it ever does.
       this.ctx.logger('tools').warn('pipeline error in %s: %s', call.name, error)
       result = failure('TOOL_FAILED', `Tool "${call.name}" could not be run: ${(error as Error)?.message ?? error}`)
     }
-    return capContent(result, this.maxContentChars)
+    return capContent(result, this.limits.maxContentChars)
   }
 
   compile(tool: ToolDefinition): Entry {

@@ -17,19 +17,34 @@ export function normalizeResult(value: unknown): ToolResult | undefined {
 }
 
 /** The error's own string `code` (e.g. PATH_OUTSIDE_ROOT, ENOENT) when it has one. */
-export function fromThrown(thrown: unknown): ToolResult {
-  const code = isObject(thrown) && typeof thrown.code === 'string' && thrown.code ? thrown.code : 'TOOL_FAILED'
-  const message = thrown instanceof Error ? thrown.message : isObject(thrown) && typeof thrown.message === 'string' ? thrown.message : String(thrown)
+export function fromThrown(thrown: unknown, tool: string): ToolResult {
+  let code: string
+  let message: string
+  try {
+    code = isObject(thrown) && typeof thrown.code === 'string' && thrown.code ? thrown.code : 'TOOL_FAILED'
+    message = thrown instanceof Error ? thrown.message : isObject(thrown) && typeof thrown.message === 'string' ? thrown.message : String(thrown)
+  } catch {
+    // A null-prototype object or a Proxy that throws on access: nothing readable, but still a result.
+    return failure('TOOL_FAILED', `Tool "${tool}" failed with a value that is not an Error.`)
+  }
   return failure(code, message || `the tool failed (${code})`)
 }
 
-/** Caps content at `max` characters (never splitting a surrogate pair) and says so. */
-export function capContent(result: ToolResult, max: number): ToolResult {
-  const { content } = result
-  if (content.length <= max) return result
+const MAX_CODE_CHARS = 64
+
+/** Cuts `text` at `max` characters (never splitting a surrogate pair) and says so. */
+function cap(text: string, max: number): string {
+  if (text.length <= max) return text
   let end = max
-  const last = content.charCodeAt(end - 1)
+  const last = text.charCodeAt(end - 1)
   if (last >= 0xd800 && last <= 0xdbff) end -= 1
-  const note = `\n\n[output truncated: the result had ${content.length} characters; only the first ${end} are shown]`
-  return { ...result, content: content.slice(0, end) + note }
+  return `${text.slice(0, end)}\n\n[output truncated: the result had ${text.length} characters; only the first ${end} are shown]`
+}
+
+/** Caps content and error message at `max` characters and the code at 64: all three reach the session and the model. */
+export function capContent(result: ToolResult, max: number): ToolResult {
+  const content = cap(result.content, max)
+  if (!result.error) return content === result.content ? result : { ...result, content }
+  const error = { code: result.error.code.slice(0, MAX_CODE_CHARS), message: cap(result.error.message, max) }
+  return { ...result, content, error }
 }

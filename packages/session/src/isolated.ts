@@ -17,14 +17,8 @@ export function dispatchIsolated<K extends keyof Events>(ctx: Context, name: K, 
   if (!events) eventsOf.set(ctx, (events = ctx.events))
   const hooks = events._hooks
   if (hooks && typeof hooks === 'object' && !hooks[name]?.length && !hooks['internal/dispatch']?.length) return
-  let pending: Promise<void>
-  try {
-    pending = events.parallel(name, ...args)
-  } catch (error) {
-    ctx.logger('events').error('listener of %s failed: %s', String(name), error)
-    return
-  }
-  pending.catch((error: unknown) => {
+  // `parallel` is an async method: a listener's synchronous throw is part of its rejection, never thrown here.
+  events.parallel(name, ...args).catch((error: unknown) => {
     const errors = error instanceof AggregateError ? error.errors : [error]
     for (const e of errors) ctx.logger('events').error('listener of %s failed: %s', String(name), (e as Error)?.stack ?? e)
   })

@@ -38,10 +38,6 @@ export class SessionImpl implements Session {
     return this.state === 'closed'
   }
 
-  get closing(): boolean {
-    return this.state !== 'open'
-  }
-
   append<T>(type: string, data: T): SessionRecord<T> {
     if (this.state !== 'open') throw new SessionError('SESSION_CLOSED', `session ${this.id} is closed`, this.file)
     if (!this.writer) throw new SessionError('SESSION_READ_ONLY', `session ${this.id} is open read-only`, this.file)

@@ -44,6 +44,30 @@ export async function admitBatch(host: AdmissionHost, agent: Agent, submission: 
   }
 }
 
+/**
+ * `agent/admit` listener: the fence's last word, in the tick the turn opens (the loop appends the turn's
+ * records right after it). A goal-sourced message opens a turn only as the reservation the fence admitted,
+ * still valid then: this closes the microtasks between the fence's check and the turn, and holds even when
+ * a listener outside the fence put a dropped message back into the decision. The reasons are recorded.
+ */
+export function lastWord(host: AdmissionHost, agent: Agent, message: UserMessage): string | undefined {
+  if (!isGoalSourced(message)) return
+  try {
+    const res = host.reservationOf(agent)
+    if (!res || !isExactly(res, message)) {
+      host.logger.warn('vetoed goal-sourced message %s of agent %s: it is not the round the driver reserved', message.id, agent.id)
+      return 'unreserved-goal-round'
+    }
+    const stale = res.phase === 'admitted' ? staleness(host, agent, res) : 'the fence did not admit it'
+    if (!stale) return
+    host.logger.info('vetoed goal round %d of agent %s as its turn opened: %s', res.source.round, agent.id, stale)
+    return 'stale-goal-round'
+  } catch (error) {
+    host.fail(agent, 'agent/admit', error)
+    return 'stale-goal-round'
+  }
+}
+
 function fenceBefore(host: AdmissionHost, agent: Agent, submission: Submission): Reservation | undefined {
   const res = host.reservationOf(agent)
   let candidate: Reservation | undefined

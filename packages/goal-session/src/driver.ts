@@ -3,7 +3,7 @@ import type { Context, Logger } from 'cordis'
 import type { Agent, AgentErrorInfo, AgentStatus, CancelReason, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { GoalActivation, GoalState } from '@goalkeeper/goal'
 import type { Session, SessionRecord, TurnOutcome, UserMessage } from '@goalkeeper/session'
-import { admitBatch, type AdmissionHost } from './admission.ts'
+import { admitBatch, lastWord, type AdmissionHost } from './admission.ts'
 import { GoalActions, describeError } from './goal-actions.ts'
 import { renderGoalRoundPrompt } from './prompt.ts'
 import { goalMoved, newReservation, sameSource, type GoalRoundSource, type Reservation } from './reservation.ts'
@@ -42,6 +42,7 @@ export class RoundDriver implements AdmissionHost {
     ctx.effect(function* () {
       // Prepended so the fence is the outermost admission listener and sees the final decision.
       yield ctx.on('agent/prompt-submit', (agent: Agent, submission: Submission, next: () => Promise<PromptDecision>) => admitBatch(driver, agent, submission, next), { prepend: true })
+      yield ctx.on('agent/admit', (agent: Agent, message: UserMessage) => lastWord(driver, agent, message))
       yield ctx.on('agent/queued', (agent: Agent, message: UserMessage) => driver.guarded(agent, 'agent/queued', (st) => driver.onQueued(st, message)))
       yield ctx.on('agent/cancel-requested', (agent: Agent, reason: CancelReason) => driver.guarded(agent, 'agent/cancel-requested', (st) => driver.onCancel(st, reason)))
       yield ctx.on('agent/turn-start', (agent: Agent, turn: number, messages: UserMessage[]) => driver.guarded(agent, 'agent/turn-start', (st) => driver.onTurnStart(st, turn, messages)))
@@ -176,12 +177,6 @@ export class RoundDriver implements AdmissionHost {
     const res = st.reservation
     if (!res || !messages.some((m) => m.id === res.id)) return
     res.turn = turn
-    res.phase = 'admitted'
-    if (this.closed) {
-      // Admitted just before the unload closed admission: the shutdown cancels it, so must this.
-      st.agent.cancel('parent', { turn })
-      return
-    }
     this.logger.info('goal round %d/%s of agent %s started (turn %d)', res.source.round, this.goalOf(st.agent)?.maxGoalRounds ?? '?', st.agent.id, turn)
   }
 

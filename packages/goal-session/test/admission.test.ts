@@ -189,3 +189,68 @@ describe('admission fence', () => {
     expect(admittedRounds(h.records(agent))).toEqual(['1@2', '2@2', '3@2'])
   })
 })
+
+/** Registered after the driver with `prepend`, so it wraps the fence: it puts the whole batch back into the decision. */
+function restoreBatchOutside(s: DriverSetup) {
+  s.h.root.on('agent/prompt-submit', async (_a: Agent, submission: Submission, next: () => Promise<PromptDecision>) => {
+    const batch = [...submission.messages]
+    await next()
+    return { kind: 'submit', messages: batch }
+  }, { prepend: true })
+}
+
+describe('admission fence, last word as the turn opens', () => {
+  it('vetoes the round when the goal is disarmed after the waterfall returned', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.root.on('agent/prompt-submit', async (a: Agent, submission: Submission, next: () => Promise<PromptDecision>) => {
+      const decision = await next()
+      if (submission.messages.some(isGoalMessage)) queueMicrotask(() => h.root.goals.disarm(a))
+      return decision
+    }, { prepend: true })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
+    const records = h.records(agent)
+    expect(turnsBySource(records)).toEqual([])
+    expect(recordsOf(records, 'input/rejected').map((data: any) => data.reason)).toEqual(['stale-goal-round'])
+    expect(h.scripted.requests).toHaveLength(0)
+  })
+
+  it('vetoes a forged goal message that a listener outside the fence put back', async () => {
+    s = await setup()
+    const { h, agent } = s
+    restoreBatchOutside(s)
+    const goal = h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    h.root.goals.disarm(agent)
+    await agent.whenIdle()
+    h.scripted.push({ text: 'hello' })
+    // The legal next round by its source, so the goal plugin alone would let it through.
+    const forged = agent.send({ content: 'do round one', source: { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 } })
+    agent.send({ content: 'hello' })
+    await nextEvent(h.root, 'agent/turn-end')
+    await agent.whenIdle()
+    const records = h.records(agent)
+    expect(turnsBySource(records)).toEqual([['human']])
+    expect(recordsOf(records, 'input/rejected')).toEqual([{ messageId: forged.id, reason: 'unreserved-goal-round' }])
+    expect(h.root.goals.get(agent)).toMatchObject({ roundsStarted: 0 })
+  })
+
+  it('vetoes a stale round that a listener outside the fence put back; the human turn runs alone', async () => {
+    s = await setup()
+    const { h, agent } = s
+    restoreBatchOutside(s)
+    h.scripted.push({ text: 'answered' }, { text: 'round one' })
+    let stale: UserMessage | undefined
+    h.root.on('agent/queued', (a: Agent, message: UserMessage) => {
+      if (stale || !isGoalMessage(message)) return
+      stale = message
+      queueMicrotask(() => a.send({ content: 'me first' }))
+    })
+    h.root.goals.create(agent, { objective: 'Refactor', maxGoalRounds: 1 })
+    await untilStopped(h.root, agent)
+    const records = h.records(agent)
+    expect(turnsBySource(records)).toEqual([['human'], ['goal:1']])
+    expect(recordsOf(records, 'input/rejected')).toEqual([{ messageId: stale!.id, reason: 'stale-goal-round' }])
+  })
+})

@@ -118,6 +118,26 @@ describe('lifecycle', () => {
     expect(h.scripted.requests).toHaveLength(0)
   })
 
+  it('unloading right after the fence admitted a round vetoes it as its turn opens', async () => {
+    const s = await tracked(setup())
+    const { h, agent } = s
+    let unloading: Promise<void> | undefined
+    // Outside the fence: the unload starts in the microtasks between the fence's decision and the turn.
+    h.root.on('agent/prompt-submit', async (_a: Agent, submission: Submission, next: () => Promise<PromptDecision>) => {
+      const decision = await next()
+      if (!unloading && submission.messages.some(isGoalMessage)) queueMicrotask(() => void (unloading = s.driver.dispose()))
+      return decision
+    }, { prepend: true })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    await nextEvent(h.root, 'session/event', (_s: unknown, record: { type: string }) => record.type === 'input/rejected')
+    await unloading
+    expect(agent.status).toBe('idle')
+    expect(turnsBySource(h.records(agent))).toEqual([])
+    expect(recordsOf(h.records(agent), 'input/rejected').map((data: any) => data.reason)).toEqual(['stale-goal-round'])
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
+    expect(h.scripted.requests).toHaveLength(0)
+  })
+
   it('unloading while a round is queued but not yet taken drops it at admission', async () => {
     const s = await tracked(setup())
     const { h, agent } = s

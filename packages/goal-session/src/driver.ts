@@ -19,7 +19,15 @@ interface AgentState {
   /** Something changed while the pass ran: run it again. */
   again: boolean
   pass?: Promise<void>
+  /** Reservations in a row that ended before their turn opened, with no round or human turn in between. */
+  unadmitted: number
 }
+
+/**
+ * A goal whose reservations keep ending unadmitted (a hook that moves the goal at every admission, a
+ * plugin that answers every queued round with input of its own) is stuck, not waiting: stop re-reserving.
+ */
+const MAX_UNADMITTED = 3
 
 /**
  * Turns an active, armed goal into sequential rounds in the same session (DESIGN.md section 9).
@@ -79,7 +87,7 @@ export class RoundDriver implements AdmissionHost {
   private state(agent: Agent): AgentState {
     let st = this.states.get(agent.id)
     if (!st || st.agent !== agent) {
-      st = { agent, checkpointOwed: false, scheduling: false, again: false }
+      st = { agent, checkpointOwed: false, scheduling: false, again: false, unadmitted: 0 }
       this.states.set(agent.id, st)
     }
     return st
@@ -175,6 +183,8 @@ export class RoundDriver implements AdmissionHost {
 
   private onTurnStart(st: AgentState, turn: number, messages: UserMessage[]): void {
     const res = st.reservation
+    // A human turn is someone at work, not a stuck driver: the streak starts again after it.
+    if (messages.some((m) => m.source?.kind === 'human' || m.id === res?.id)) st.unadmitted = 0
     if (!res || !messages.some((m) => m.id === res.id)) return
     res.turn = turn
     this.logger.info('goal round %d/%s of agent %s started (turn %d)', res.source.round, this.goalOf(st.agent)?.maxGoalRounds ?? '?', st.agent.id, turn)
@@ -218,6 +228,12 @@ export class RoundDriver implements AdmissionHost {
     this.dropReservation(st, res)
     if (res.phase === 'admitted' && !res.cancelled && !res.stale && !res.rejected) {
       this.rejectValidRound(st.agent, res, 'its turn never opened')
+    }
+    if (++st.unadmitted >= MAX_UNADMITTED && isRunnable(this.goalOf(st.agent))) {
+      st.unadmitted = 0
+      this.logger.error('goal rounds of agent %s were dropped %d times in a row before their turn opened; automatic rounds stop until a resume', st.agent.id, MAX_UNADMITTED)
+      this.actions.disarm(st.agent, 'its rounds never got admitted')
+      return
     }
     this.schedule(st)
   }
@@ -303,8 +319,7 @@ export class RoundDriver implements AdmissionHost {
     if (this.closed || agent.disposed || agent.status !== 'idle' || agent.turn !== undefined) return
     if (st.reservation || agent.queued.length > 0) return
     const goal = this.goalOf(agent)
-    if (!goal || goal.phase !== 'active' || goal.activation !== 'armed') return
-    return goal
+    return isRunnable(goal) ? goal : undefined
   }
 
   private startRound(st: AgentState, goal: GoalState): void {
@@ -384,6 +399,11 @@ export class RoundDriver implements AdmissionHost {
     await Promise.allSettled(settleAgents.filter((a) => !a.disposed && a.queued.length === 0).map((a) => a.whenIdle()))
     this.states.clear()
   }
+}
+
+/** A goal the driver runs rounds for: active and armed. */
+function isRunnable(goal: GoalState | undefined): goal is GoalState {
+  return goal?.phase === 'active' && goal.activation === 'armed'
 }
 
 function isAgent(value: { id: string }): value is Agent {

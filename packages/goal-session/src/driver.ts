@@ -6,7 +6,7 @@ import type { Session, SessionRecord, TurnOutcome, UserMessage } from '@goalkeep
 import { admitBatch, lastWord, type AdmissionHost } from './admission.ts'
 import { GoalActions, describeError } from './goal-actions.ts'
 import { renderGoalRoundPrompt } from './prompt.ts'
-import { goalMoved, newReservation, sameSource, type GoalRoundSource, type Reservation } from './reservation.ts'
+import { goalMoved, newReservation, type GoalRoundSource, type Reservation } from './reservation.ts'
 import { DRIVER_BLOCK_CODES, settleRound } from './settlement.ts'
 
 interface AgentState {
@@ -145,9 +145,8 @@ export class RoundDriver implements AdmissionHost {
 
   private onQueued(st: AgentState, message: UserMessage): void {
     const res = st.reservation
-    if (!res || res.phase === 'admitted') return
-    const ours = message.id === res.id || (res.phase === 'sending' && sameSource(message.source, res.source))
-    if (ours) return
+    // The id is chosen before `send`, so even the event fired inside it tells the reservation from a copy.
+    if (!res || res.phase === 'admitted' || message.id === res.id) return
     // Human precedence: input that arrives while the round waits runs first; the round is re-reserved after it.
     res.stale = true
     this.logger.debug('goal round %d of agent %s is stale: other input was queued', res.source.round, st.agent.id)

@@ -39,13 +39,13 @@ export function newReservation(id: string, source: GoalRoundSource, content: Con
   return { id, source, content, phase: 'sending', stale: false, cancelled: false, rejected: false, flushFailed: false, released, release }
 }
 
-export function sameSource(a: unknown, b: GoalRoundSource): boolean {
+function sameSource(a: unknown, b: GoalRoundSource): boolean {
   if (typeof a !== 'object' || a === null) return false
   const s = a as Record<string, unknown>
   return Object.keys(s).length === 4 && s.kind === 'goal' && s.goalId === b.goalId && s.revision === b.revision && s.round === b.round
 }
 
-export function sameContent(a: unknown, b: ContentBlock[]): boolean {
+function sameContent(a: unknown, b: ContentBlock[]): boolean {
   if (!Array.isArray(a) || a.length !== b.length) return false
   return a.every((block, i) => typeof block === 'object' && block !== null
     && Object.keys(block).length === 2 && block.type === b[i].type && block.text === b[i].text)

@@ -99,6 +99,25 @@ describe('goal rounds', () => {
     expect(goal).toMatchObject({ roundsStarted: 1, blockedReason: { code: 'round-limit' } })
   })
 
+  it('a copy of the round queued inside its own send is competing input: the round goes stale and is reserved again', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.scripted.push({ text: 'round one' })
+    let first: UserMessage | undefined
+    let copy: UserMessage | undefined
+    h.root.on('agent/queued', (a: Agent, message: UserMessage) => {
+      if (first || !isGoalMessage(message)) return
+      first = message
+      copy = a.send({ content: message.content, source: message.source })
+    })
+    h.root.goals.create(agent, { objective: 'Refactor', maxGoalRounds: 1 })
+    await untilStopped(h.root, agent)
+    const records = h.records(agent)
+    expect(admittedRounds(records)).toEqual(['1@1'])
+    expect(admittedMessages(s).map((m) => m.id)).not.toContain(first!.id)
+    expect((recordsOf(records, 'input/rejected') as { messageId: string }[]).map((r) => r.messageId).sort()).toEqual([first!.id, copy!.id].sort())
+  })
+
   it('admits the human message of a mixed batch and drops the goal prompt', async () => {
     s = await setup()
     const { h, agent } = s

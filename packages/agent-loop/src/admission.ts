@@ -2,6 +2,7 @@ import { dispatchIsolated } from '@goalkeeper/session'
 import type { UserMessage } from '@goalkeeper/session'
 import type { PromptDecision, Submission } from './types.ts'
 import type { LoopAgent } from './agent.ts'
+import type { PendingDecision } from './state.ts'
 import { describe } from './errors.ts'
 
 /** `input/rejected` reasons written by the loop itself (a `reject` decision writes its own reason). */
@@ -10,12 +11,14 @@ export const REJECT_ERROR = 'error'
 export const rejectCancelled = (reason: string) => `cancel:${reason}`
 
 /**
- * Runs one batch through the `agent/prompt-submit` waterfall and records every message that does not get
- * in. Returns the admitted messages in decision order (empty: no turn opens).
+ * Runs the batch of `pending` through the `agent/prompt-submit` waterfall and records every message that does
+ * not get in; `pending.batch` then holds the admitted messages in decision order. Does nothing once a cancel
+ * or dispose voided the batch, before or during the decision.
  */
-export async function admitBatch(agent: LoopAgent, batch: UserMessage[]): Promise<UserMessage[]> {
+export async function admitBatch(agent: LoopAgent, pending: PendingDecision): Promise<void> {
+  if (pending.void) return
   const { ctx } = agent.host
-  const pending = agent.decide(batch)
+  const batch = pending.batch
   const submission: Submission = { messages: [...batch] }
   let decision: unknown
   let failure: unknown
@@ -27,34 +30,31 @@ export async function admitBatch(agent: LoopAgent, batch: UserMessage[]): Promis
     threw = true
     failure = error
   }
-  agent.decided(pending)
-  if (pending.void) return []
+  if (pending.void) return
 
   const checked = threw ? `a prompt-submit listener failed: ${describe(failure)}` : checkDecision(decision, batch)
+  // Settled first: a listener of the records below may cancel, and must find only the admitted messages left.
+  pending.batch = typeof checked === 'string' || checked.kind === 'reject' ? [] : checked.messages
   if (typeof checked === 'string') {
     for (const message of batch) reject(agent, message, REJECT_ERROR)
     const code = threw ? 'PROMPT_SUBMIT_FAILED' : 'INVALID_DECISION'
     agent.host.logger.warn('%s: batch of %d rejected: %s', agent.id, batch.length, checked)
     dispatchIsolated(ctx, 'agent/error', agent, undefined, { code, message: checked, ...(threw ? { cause: failure } : {}) })
-    return []
+    return
   }
-  if (checked.kind === 'reject') {
-    for (const message of batch) reject(agent, message, checked.reason)
-    return []
-  }
-  const admitted = new Set(checked.messages)
-  for (const message of batch) if (!admitted.has(message)) reject(agent, message, REJECT_DROPPED)
-  return checked.messages
+  const reason = checked.kind === 'reject' ? checked.reason : REJECT_DROPPED
+  for (const message of batch) if (!pending.batch.includes(message)) reject(agent, message, reason)
 }
 
 /**
- * Runs `agent/admit` synchronously over the admitted messages. The caller opens the turn in the same tick, so
- * a check made here (for example "is this still the legal next goal round?") cannot be overtaken by a
- * mutation that lands between the waterfall's end and the turn's records.
+ * Runs `agent/admit` synchronously over the admitted messages of `pending` and returns those that pass (none
+ * once a listener cancelled or disposed). The caller opens the turn in the same tick, so a check made here
+ * (for example "is this still the legal next goal round?") cannot be overtaken by a mutation that lands
+ * between the waterfall's end and the turn's records.
  */
-export function lastWord(agent: LoopAgent, admitted: UserMessage[]): UserMessage[] {
+export function lastWord(agent: LoopAgent, pending: PendingDecision): UserMessage[] {
   const { ctx } = agent.host
-  return admitted.filter((message) => {
+  for (const message of [...pending.batch]) {
     let verdict: unknown
     try {
       verdict = ctx.bail('agent/admit', agent, message)
@@ -63,10 +63,12 @@ export function lastWord(agent: LoopAgent, admitted: UserMessage[]): UserMessage
       agent.host.logger.warn('%s: message %s vetoed: %s', agent.id, message.id, verdict)
       dispatchIsolated(ctx, 'agent/error', agent, undefined, { code: 'ADMIT_FAILED', message: verdict as string, cause: error })
     }
-    if (typeof verdict !== 'string' || !verdict) return true
+    if (pending.void) return []
+    if (typeof verdict !== 'string' || !verdict) continue
+    pending.batch = pending.batch.filter((other) => other !== message)
     reject(agent, message, verdict)
-    return false
-  })
+  }
+  return pending.void ? [] : pending.batch
 }
 
 export function reject(agent: LoopAgent, message: UserMessage, reason: string) {

@@ -102,7 +102,7 @@ export class LoopAgent implements Agent {
     }
     // Only inputs queued now are removed: work a listener queues in response survives.
     const queued = this.inbox.slice()
-    const pending = this.pending && !this.pending.void ? this.pending : undefined
+    const pending = this.pending && !this.pending.void && this.pending.batch.length ? this.pending : undefined
     if (!queued.length && !pending && !open) return false
     dispatchIsolated(this.host.ctx, 'agent/cancel-requested', this, reason)
     for (const message of queued) {
@@ -130,14 +130,6 @@ export class LoopAgent implements Agent {
 
   // Loop internals, used by admission.ts and turn.ts.
 
-  decide(batch: UserMessage[]): PendingDecision {
-    return this.pending = { batch, void: false }
-  }
-
-  decided(pending: PendingDecision) {
-    if (this.pending === pending) this.pending = undefined
-  }
-
   openTurn(): TurnState {
     return this.current = { turn: this.nextTurn++, controller: new AbortController(), sources: [], steered: [] }
   }
@@ -159,9 +151,13 @@ export class LoopAgent implements Agent {
   private async drive() {
     try {
       while (this.inbox.length && !this.disposed) {
+        // Taken before `agent/status` is emitted, so a listener's cancel finds it under decision.
+        const pending = this.pending = { batch: this.inbox.splice(0), void: false }
         this.setStatus('running')
-        const decided = await admitBatch(this, this.inbox.splice(0))
-        const admitted = decided.length && !this.disposed ? lastWord(this, decided) : []
+        await admitBatch(this, pending)
+        // The batch stays under decision until `runTurn` opens its turn, synchronously, right after this.
+        const admitted = pending.void ? [] : lastWord(this, pending)
+        this.pending = undefined
         if (admitted.length) await this.flushAfter(await runTurn(this, admitted))
         // Inputs queued meanwhile form the next batch, taken in a later macrotask like the first one.
         if (this.inbox.length && !this.disposed) await nextMacrotask()
@@ -169,7 +165,7 @@ export class LoopAgent implements Agent {
     } catch (error) {
       this.host.logger.error('%s: agent loop failed: %s', this.id, (error as Error)?.stack ?? error)
       dispatchIsolated(this.host.ctx, 'agent/error', this, this.current?.turn, { code: 'INTERNAL', message: describe(error), cause: error })
-      this.current = undefined
+      this.current = this.pending = undefined
     } finally {
       this.driving = false
       this.settle()
@@ -195,7 +191,7 @@ export class LoopAgent implements Agent {
   }
 
   private isQuiet() {
-    return this.disposed ? !this.driving : !this.driving && !this.scheduled
+    return !this.driving && !this.scheduled
   }
 
   private setStatus(status: AgentStatus) {

@@ -40,8 +40,9 @@ export interface TurnState {
   steered: UserMessage[]
 }
 
-/** A batch under `agent/prompt-submit`. */
+/** A batch taken from the inbox whose turn has not opened yet (under `agent/prompt-submit`, then `agent/admit`). */
 export interface PendingDecision {
+  /** Messages of the batch not yet rejected: the whole batch, then only the admitted ones. */
   batch: UserMessage[]
   /** Cancel or dispose already settled the batch; the decision is ignored. */
   void: boolean

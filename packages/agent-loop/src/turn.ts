@@ -28,12 +28,14 @@ export async function runTurn(agent: LoopAgent, admitted: UserMessage[]): Promis
     logger.error('%s: turn %d failed: %s', agent.id, turn, (error as Error)?.stack ?? error)
     outcome = { kind: 'error', code: 'INTERNAL', message: describe(error) }
   }
-  outcome = state.stop ?? outcome
-  // Steered messages that never reached a step still belong to this turn's record.
-  for (const message of state.steered.splice(0)) agent.recordUserMessage(state, message)
-  if (outcome.kind === 'error') {
+  // The turn stays open until `closeTurn`: a listener from here on may still steer or cancel, so the
+  // steered messages are taken and the outcome fixed only after the last listener ran.
+  if (outcome.kind === 'error' && !state.stop) {
     dispatchIsolated(ctx, 'agent/error', agent, turn, { code: outcome.code, message: outcome.message })
   }
+  // Steered messages that never reached a step still belong to this turn's record.
+  while (state.steered.length) agent.recordUserMessage(state, state.steered.shift()!)
+  outcome = state.stop ?? outcome
   agent.closeTurn(state)
   agent.session.append('turn/end', { turn, outcome })
   dispatchIsolated(ctx, 'agent/turn-end', agent, turn, outcome)

@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest'
 import type { ToolCallContext } from '@goalkeeper/tools'
 import { describeRecords, it, nextEvent, timeline } from './helpers.ts'
+import { checkLog } from './invariants.ts'
 
 describe('cancel', () => {
 
@@ -41,6 +42,65 @@ describe('cancel', () => {
     await agent.whenIdle()
     expect(describeRecords(h.records(agent))).toEqual(['input/queued late', 'input/rejected'])
     expect(agent.status).toBe('idle')
+  })
+
+  it('from an agent/status running listener rejects the batch just taken, which prompt-submit never sees', async ({ h }) => {
+    const agent = await h.createAgent()
+    const events = h.events(['agent/status', 'agent/cancel-requested', 'agent/prompt-submit'])
+    h.root.once('agent/status', (target, status) => { if (status === 'running') target.cancel('user') })
+    const message = agent.send({ content: 'taken' })
+    await agent.whenIdle()
+    expect(timeline(events)).toEqual(['agent/status running', 'agent/cancel-requested', 'agent/status idle'])
+    expect(describeRecords(h.records(agent))).toEqual(['input/queued taken', 'input/rejected'])
+    expect(h.records(agent).at(-1)!.data).toEqual({ messageId: message.id, reason: 'cancel:user' })
+  })
+
+  it('after the decision but before the turn opens (from agent/admit) is effective and opens no turn', async ({ h }) => {
+    const agent = await h.createAgent()
+    let effective: boolean | undefined
+    h.root.once('agent/admit', (target) => { effective = target.cancel('user') })
+    const events = h.events(['agent/cancel-requested', 'agent/turn-start'])
+    const message = agent.send({ content: 'stop me' })
+    await agent.whenIdle()
+    expect(effective).toBe(true)
+    expect(timeline(events)).toEqual(['agent/cancel-requested'])
+    expect(describeRecords(h.records(agent))).toEqual(['input/queued stop me', 'input/rejected'])
+    expect(h.records(agent).at(-1)!.data).toEqual({ messageId: message.id, reason: 'cancel:user' })
+    expect(h.scripted.requests).toEqual([])
+  })
+
+  it('while dropped messages are being recorded rejects the admitted rest of the batch, each message once', async ({ h }) => {
+    const agent = await h.createAgent()
+    h.root.on('agent/prompt-submit', async (_agent, submission, next) => {
+      submission.messages = submission.messages.filter((m) => m.content[0].text !== 'drop')
+      return next()
+    })
+    let effective: boolean | undefined
+    h.root.on('session/event', (_session, record) => {
+      if (record.type === 'input/rejected' && effective === undefined) effective = agent.cancel('user')
+    })
+    const dropped = agent.send({ content: 'drop' })
+    const kept = agent.send({ content: 'keep' })
+    await agent.whenIdle()
+    expect(effective).toBe(true)
+    expect(h.records(agent).filter((r) => r.type === 'input/rejected').map((r) => r.data)).toEqual([
+      { messageId: dropped.id, reason: 'dropped' }, { messageId: kept.id, reason: 'cancel:user' },
+    ])
+    expect(h.records(agent).some((r) => r.type === 'turn/start')).toBe(false)
+    expect(checkLog(h.records(agent))).toEqual([])
+  })
+
+  it('from an agent/error listener aborts the ending turn, as its true result says', async ({ h }) => {
+    const agent = await h.createAgent()
+    h.scripted.push({ kind: 'error', code: 'SERVER', message: 'down' })
+    const events = h.events(['agent/error', 'agent/cancel-requested', 'agent/turn-end'])
+    let effective: boolean | undefined
+    h.root.once('agent/error', (target) => { effective = target.cancel('user') })
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    expect(effective).toBe(true)
+    expect(timeline(events)).toEqual(['agent/error SERVER', 'agent/cancel-requested', 'agent/turn-end aborted'])
+    expect(h.records(agent).at(-1)!.data).toEqual({ turn: 1, outcome: { kind: 'aborted', cause: 'user' } })
   })
 
   it('while the model streams aborts the turn with the reason as cause', async ({ h }) => {

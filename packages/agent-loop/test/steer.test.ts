@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest'
-import { describeRecords, it, nextEvent } from './helpers.ts'
+import { describeRecords, it, nextEvent, text } from './helpers.ts'
 
 const hint = { content: 'Try a different approach.', source: { kind: 'plugin', name: 'loop-guard' } } as const
 
@@ -44,6 +44,30 @@ describe('steer', () => {
     agent.cancel('user')
     await agent.whenIdle()
     expect(describeRecords(h.records(agent)).slice(-3)).toEqual(['step/end 1.1', 'user/message Try a different approach.', 'turn/end 1 aborted'])
+  })
+
+  it('from an agent/error listener is still recorded before turn/end', async ({ h }) => {
+    const agent = await h.createAgent()
+    h.scripted.push({ kind: 'error', code: 'SERVER', message: 'down' })
+    h.root.once('agent/error', (target) => { target.steer(hint) })
+    agent.send({ content: 'work' })
+    await agent.whenIdle()
+    expect(describeRecords(h.records(agent)).slice(-3)).toEqual(['step/end 1.1', 'user/message Try a different approach.', 'turn/end 1 error'])
+  })
+
+  it('made while the last steered messages are recorded still lands before turn/end', async ({ h }) => {
+    const agent = await h.createAgent()
+    h.scripted.push({ kind: 'hang' })
+    h.root.once('agent/cancel-requested', (target) => { target.steer(hint) })
+    h.root.on('session/event', (_session, record) => {
+      if (record.type === 'user/message' && text(record) === hint.content) agent.steer({ ...hint, content: 'Second hint.' })
+    })
+    const started = nextEvent(h.root, 'agent/turn-start')
+    agent.send({ content: 'work' })
+    await started
+    agent.cancel('user')
+    await agent.whenIdle()
+    expect(describeRecords(h.records(agent)).slice(-3)).toEqual(['user/message Try a different approach.', 'user/message Second hint.', 'turn/end 1 aborted'])
   })
 
   it('on an idle agent queues the message like send, with a plugin source by default', async ({ h }) => {

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { lstat, readlink, realpath, stat } from 'node:fs/promises'
-import { WorkspaceError } from './errors.ts'
+import { WorkspaceError, fsError } from './errors.ts'
 
 export interface Resolved {
   /** Real absolute path to operate on (symlinks resolved, possibly not existing yet). */
@@ -12,6 +12,29 @@ export interface Resolved {
 }
 
 const MAX_LINKS = 40
+/** PATH_MAX and NAME_MAX on Linux; checked up front so the model gets a clear error, not ENAMETOOLONG. */
+const MAX_PATH_CHARS = 4096
+const MAX_NAME_BYTES = 255
+
+const preview = (input: string) => (input.length > 60 ? `${input.slice(0, 60)}...` : input)
+
+/** Refuses input that no file system call should see: NUL, oversized paths, and forms a model means differently. */
+function checkInput(input: string) {
+  if (input.includes('\0')) throw new WorkspaceError('INVALID_PATH', 'Paths cannot contain NUL characters.')
+  if (input.length > MAX_PATH_CHARS) {
+    throw new WorkspaceError('INVALID_PATH', `The path "${preview(input)}" is too long (${input.length} characters; the limit is ${MAX_PATH_CHARS}).`)
+  }
+  if (input.split('/').some((name) => Buffer.byteLength(name) > MAX_NAME_BYTES)) {
+    throw new WorkspaceError('INVALID_PATH', `The path "${preview(input)}" has a file or directory name that is too long (more than ${MAX_NAME_BYTES} bytes).`)
+  }
+  // On POSIX a backslash is an ordinary character: "src\\a.ts" would silently name a new file in the root.
+  if (path.sep === '/' && input.includes('\\')) {
+    throw new WorkspaceError('INVALID_PATH', `The path "${preview(input)}" contains a backslash. Use "/" to separate directories; paths are relative to the workspace root.`)
+  }
+  if (/^~[\w.-]*(\/|$)/.test(input)) {
+    throw new WorkspaceError('INVALID_PATH', `"~" is not expanded: paths are relative to the workspace root, not the home directory. For a file really named "${preview(input)}", write "./${preview(input)}".`)
+  }
+}
 
 export const within = (child: string, parent: string) =>
   child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep)
@@ -29,7 +52,7 @@ export async function realpathLoose(target: string, links = 0): Promise<string> 
   }
   const info = await lstat(target).catch(() => undefined)
   if (info?.isSymbolicLink()) {
-    if (links >= MAX_LINKS) throw new WorkspaceError('PATH_LOOP', `Too many symbolic links while resolving ${target}.`)
+    if (links >= MAX_LINKS) throw new WorkspaceError('PATH_LOOP', `"${path.basename(target)}" runs into a loop of symbolic links (more than ${MAX_LINKS}).`)
     return realpathLoose(path.resolve(path.dirname(target), await readlink(target)), links + 1)
   }
   const parent = path.dirname(target)
@@ -50,10 +73,11 @@ export async function realRoot(root: string): Promise<string> {
 /**
  * Resolves `input` (relative to the root, or absolute inside it) and refuses anything whose real
  * location is outside the root: `..` escapes, foreign absolute paths and symlinks pointing out.
- * Known limit: a link swapped in between this check and the operation is not detected.
+ * The operations open the result with O_NOFOLLOW (see checked-io.ts), which closes the race for the
+ * last component; a directory higher up swapped for a link after this check is not detected.
  */
 export async function resolveInside(root: string, input: string): Promise<Resolved> {
-  if (input.includes('\0')) throw new WorkspaceError('INVALID_PATH', 'Paths cannot contain NUL characters.')
+  checkInput(input)
   const rootReal = await realRoot(root)
   const lexical = path.resolve(root, input || '.')
   // An absolute path may name the root either as configured or by its real path.
@@ -62,7 +86,7 @@ export async function resolveInside(root: string, input: string): Promise<Resolv
     throw new WorkspaceError('PATH_OUTSIDE_ROOT', `Path "${input}" is outside the workspace root (${root}). Use a path relative to the root, without ".." leaving it.`)
   }
   const relative = path.relative(base, lexical)
-  const real = await realpathLoose(path.join(rootReal, relative))
+  const real = await realpathLoose(path.join(rootReal, relative)).catch((error) => fsError(error, relative || '.'))
   if (!within(real, rootReal)) {
     throw new WorkspaceError('PATH_OUTSIDE_ROOT', `Path "${input}" leads outside the workspace root (${root}) through a symbolic link; only files inside the root can be used.`)
   }

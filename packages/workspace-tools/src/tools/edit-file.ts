@@ -1,12 +1,16 @@
-import { readFile, stat, writeFile } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import type { ToolDefinition } from '@goalkeeper/tools'
-import { WorkspaceError, fsError } from '../errors.ts'
+import { WorkspaceError } from '../errors.ts'
+import { openRegularFile, overwrite } from '../checked-io.ts'
 import { lineAt } from '../text.ts'
 import type { Workspace } from '../workspace.ts'
 
 interface Args { path: string; old_string: string; new_string: string; replace_all?: boolean }
 
 const occurrences = (text: string, search: string) => text.split(search).length - 1
+
+/** The whole file is held in memory (twice, while replacing); larger files are for run_command tools like sed. */
+export const MAX_EDIT_BYTES = 16 * 1024 * 1024
 
 export function editFileTool(ws: Workspace): ToolDefinition<Args> {
   return {
@@ -27,28 +31,38 @@ export function editFileTool(ws: Workspace): ToolDefinition<Args> {
     },
     async execute(args, call) {
       const { real, shown } = await ws.resolve(call, args.path)
-      const info = await stat(real).catch((error) => fsError(error, shown))
-      if (!info.isFile()) throw new WorkspaceError('NOT_A_FILE', `"${shown}" is not a regular file.`)
-      const text = await readFile(real, 'utf8').catch((error) => fsError(error, shown))
-      let { old_string: search, new_string: replacement } = args
-      // Models write "\n"; a CRLF file would otherwise never match.
-      if (!text.includes(search) && text.includes('\r\n') && search.includes('\n')) {
-        search = search.replace(/\r?\n/g, '\r\n')
-        replacement = replacement.replace(/\r?\n/g, '\r\n')
+      const { handle, info } = await openRegularFile(real, shown, 'update')
+      try {
+        if (info.size > MAX_EDIT_BYTES) {
+          throw new WorkspaceError('FILE_TOO_LARGE', `"${shown}" is ${info.size} bytes; edit_file handles files up to ${MAX_EDIT_BYTES / 1024 / 1024} MiB. Use run_command (e.g. sed) for larger files.`)
+        }
+        return await replaceIn(handle, shown, (await handle.readFile()).toString('utf8'), args)
+      } finally {
+        await handle.close()
       }
-      if (search === replacement) throw new WorkspaceError('EDIT_NO_CHANGE', 'old_string and new_string are identical; nothing to change.')
-      const count = occurrences(text, search)
-      if (count === 0) {
-        throw new WorkspaceError('EDIT_NO_MATCH', `old_string was not found in ${shown} (0 occurrences). It must match the file exactly, `
-          + 'including whitespace and indentation; read the file again and copy the text.')
-      }
-      if (count > 1 && !args.replace_all) {
-        throw new WorkspaceError('EDIT_AMBIGUOUS', `old_string occurs ${count} times in ${shown}. Include more surrounding `
-          + 'context so it matches exactly once, or set replace_all to true to replace every occurrence.')
-      }
-      const first = lineAt(text, text.indexOf(search))
-      await writeFile(real, text.split(search).join(replacement)).catch((error) => fsError(error, shown))
-      return `Edited ${shown}: replaced ${count} occurrence${count === 1 ? '' : 's'} (first at line ${first}).`
     },
   }
+}
+
+/** Applies the edit through the same open handle, so the file that was read is the file that is written. */
+async function replaceIn(handle: FileHandle, shown: string, text: string, args: Args): Promise<string> {
+  let { old_string: search, new_string: replacement } = args
+  // Models write "\n"; a CRLF file would otherwise never match.
+  if (!text.includes(search) && text.includes('\r\n') && search.includes('\n')) {
+    search = search.replace(/\r?\n/g, '\r\n')
+    replacement = replacement.replace(/\r?\n/g, '\r\n')
+  }
+  if (search === replacement) throw new WorkspaceError('EDIT_NO_CHANGE', 'old_string and new_string are identical; nothing to change.')
+  const count = occurrences(text, search)
+  if (count === 0) {
+    throw new WorkspaceError('EDIT_NO_MATCH', `old_string was not found in ${shown} (0 occurrences). It must match the file exactly, `
+      + 'including whitespace and indentation; read the file again and copy the text.')
+  }
+  if (count > 1 && !args.replace_all) {
+    throw new WorkspaceError('EDIT_AMBIGUOUS', `old_string occurs ${count} times in ${shown}. Include more surrounding `
+      + 'context so it matches exactly once, or set replace_all to true to replace every occurrence.')
+  }
+  const first = lineAt(text, text.indexOf(search))
+  await overwrite(handle, text.split(search).join(replacement))
+  return `Edited ${shown}: replaced ${count} occurrence${count === 1 ? '' : 's'} (first at line ${first}).`
 }

@@ -1,7 +1,7 @@
-import { open, stat } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import type { ToolDefinition } from '@goalkeeper/tools'
-import { WorkspaceError, fsError } from '../errors.ts'
+import { WorkspaceError } from '../errors.ts'
+import { openRegularFile } from '../checked-io.ts'
 import { SNIFF_BYTES, looksBinary } from '../text.ts'
 import type { Workspace } from '../workspace.ts'
 
@@ -31,13 +31,9 @@ export function readFileTool(ws: Workspace): ToolDefinition<Args> {
       const start = args.start_line ?? 1
       const end = args.end_line ?? Infinity
       if (end < start) throw new WorkspaceError('INVALID_RANGE', `end_line (${end}) is before start_line (${start}).`)
-      const info = await stat(real).catch((error) => fsError(error, shown))
-      if (info.isDirectory()) throw new WorkspaceError('IS_A_DIRECTORY', `"${shown}" is a directory; use list_dir to see its contents.`)
-      if (!info.isFile()) throw new WorkspaceError('NOT_A_FILE', `"${shown}" is not a regular file.`)
-      if (info.size === 0) return `(empty file: ${shown})`
-
-      const handle = await open(real, 'r').catch((error) => fsError(error, shown))
+      const { handle, info } = await openRegularFile(real, shown, 'read')
       try {
+        if (info.size === 0) return `(empty file: ${shown})`
         const { buffer, bytesRead } = await handle.read(Buffer.alloc(Math.min(SNIFF_BYTES, info.size)), 0, Math.min(SNIFF_BYTES, info.size), 0)
         if (looksBinary(buffer.subarray(0, bytesRead))) {
           throw new WorkspaceError('BINARY_FILE', `"${shown}" looks like a binary file (${info.size} bytes); read_file only shows text.`)

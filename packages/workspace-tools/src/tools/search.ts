@@ -1,7 +1,8 @@
 import path from 'node:path'
-import { readFile, readdir, stat } from 'node:fs/promises'
+import { readdir, stat } from 'node:fs/promises'
 import type { ToolDefinition } from '@goalkeeper/tools'
 import { WorkspaceError, fsError } from '../errors.ts'
+import { openRegularFile } from '../checked-io.ts'
 import { globMatcher } from '../glob.ts'
 import { SKIPPED_DIRS, byName, looksBinary } from '../text.ts'
 import { checkAborted, type Workspace } from '../workspace.ts'
@@ -53,12 +54,25 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
       let skippedLarge = 0
       let capped = false
 
+      /** The bytes of a regular file within the size limit; anything else (swapped, unreadable, too large) is skipped. */
+      const readCandidate = async (file: string, display: string) => {
+        const opened = await openRegularFile(file, display, 'read').catch(() => undefined)
+        if (!opened) return undefined
+        try {
+          if (opened.info.size <= MAX_FILE_BYTES) return await opened.handle.readFile()
+          skippedLarge += 1
+        } catch {
+          // Unreadable now: skipped like an unreadable directory.
+        } finally {
+          await opened.handle.close()
+        }
+      }
       const searchFile = async (file: string) => {
         checkAborted(call)
-        const bytes = await readFile(file).catch(() => undefined)
+        const display = path.relative(root, file)
+        const bytes = await readCandidate(file, display)
         if (!bytes || looksBinary(bytes)) return
         files += 1
-        const display = path.relative(root, file)
         const lines = bytes.toString('utf8').split(/\r?\n/)
         for (let i = 0; i < lines.length; i++) {
           if (!regexp.test(lines[i])) continue
@@ -78,15 +92,12 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
           if (entry.isDirectory()) {
             if (!SKIPPED_DIRS.has(entry.name)) await walk(full, rel)
           } else if (entry.isFile() && matches(rel)) {
-            const size = (await stat(full).catch(() => undefined))?.size ?? 0
-            if (size > MAX_FILE_BYTES) skippedLarge += 1
-            else await searchFile(full)
+            await searchFile(full)
           }
         }
       }
       if (info.isDirectory()) await walk(real, '')
       else if (!info.isFile()) throw new WorkspaceError('NOT_A_FILE', `"${shown}" is neither a regular file nor a directory.`)
-      else if (info.size > MAX_FILE_BYTES) skippedLarge += 1
       else await searchFile(real)
 
       const notes: string[] = []

@@ -1,7 +1,8 @@
 import path from 'node:path'
-import { mkdir, stat, writeFile } from 'node:fs/promises'
+import { lstat, mkdir } from 'node:fs/promises'
 import type { ToolDefinition } from '@goalkeeper/tools'
 import { WorkspaceError, fsError } from '../errors.ts'
+import { replaceFile } from '../checked-io.ts'
 import { countLines } from '../text.ts'
 import type { Workspace } from '../workspace.ts'
 
@@ -23,10 +24,10 @@ export function writeFileTool(ws: Workspace): ToolDefinition<Args> {
     },
     async execute(args, call) {
       const { real, shown } = await ws.resolve(call, args.path)
-      const before = await stat(real).catch(() => undefined)
+      const before = await lstat(real).catch(() => undefined)
       if (before?.isDirectory()) throw new WorkspaceError('IS_A_DIRECTORY', `"${shown}" is a directory; give a file path.`)
       await mkdir(path.dirname(real), { recursive: true }).catch((error) => fsError(error, shown))
-      await writeFile(real, args.content).catch((error) => fsError(error, shown))
+      await replaceFile(real, shown, args.content)
       const size = Buffer.byteLength(args.content)
       return `${before ? 'Overwrote' : 'Created'} ${shown} (${countLines(args.content)} lines, ${size} bytes).`
     },

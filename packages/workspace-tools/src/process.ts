@@ -20,6 +20,8 @@ export interface ShellResult {
   /** Why it was killed, if it was. */
   killed?: 'timeout' | 'abort' | 'shutdown'
   output: string
+  /** A NUL byte was seen in the raw output. */
+  binary: boolean
   durationMs: number
 }
 
@@ -76,9 +78,13 @@ export function runShell(command: string, options: ShellOptions): Promise<ShellR
   return new Promise((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', command], { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
     const output = new HeadTail(options.maxOutputChars)
+    let binary = false
     for (const stream of [child.stdout!, child.stderr!]) {
       const decoder = new StringDecoder('utf8')
-      stream.on('data', (chunk: Buffer) => output.push(decoder.write(chunk)))
+      stream.on('data', (chunk: Buffer) => {
+        binary ||= chunk.includes(0)
+        output.push(decoder.write(chunk))
+      })
       stream.on('end', () => output.push(decoder.end()))
     }
     let killed: ShellResult['killed']
@@ -124,7 +130,7 @@ export function runShell(command: string, options: ShellOptions): Promise<ShellR
       child.stderr!.destroy()
       await stopping
       options.running.delete(handle)
-      resolve({ pid: child.pid!, exitCode, exitSignal, killed, output: output.toString(), durationMs: Date.now() - started })
+      resolve({ pid: child.pid!, exitCode, exitSignal, killed, output: output.toString(), binary, durationMs: Date.now() - started })
     })()
   })
 }

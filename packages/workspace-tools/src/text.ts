@@ -12,6 +12,9 @@ export const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 /** Directories that are never descended into: dependency trees and VCS internals drown real results. */
 export const SKIPPED_DIRS = new Set(['node_modules', '.git', '.hg', '.svn'])
 
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff
+
 /**
  * Keeps the first and last halves of a stream of text within `max` characters, in bounded memory:
  * for command output the start shows what ran and the end shows how it finished.
@@ -20,18 +23,25 @@ export class HeadTail {
   head = ''
   tail = ''
   total = 0
+  /** Set once the head stops growing; later text only feeds the tail, so the order stays intact. */
+  headDone = false
 
   constructor(public max: number) {}
 
   push(text: string) {
     this.total += text.length
-    const half = Math.ceil(this.max / 2)
-    if (this.head.length < half) {
-      const take = half - this.head.length
+    if (!this.headDone) {
+      let take = Math.ceil(this.max / 2) - this.head.length
+      if (text.length < take) return void (this.head += text)
+      // Never end the head between the two halves of a surrogate pair.
+      if (isHighSurrogate(text.charCodeAt(take - 1))) take -= 1
       this.head += text.slice(0, take)
       text = text.slice(take)
+      this.headDone = true
     }
-    if (text) this.tail = (this.tail + text).slice(-Math.floor(this.max / 2))
+    if (!text) return
+    const tail = (this.tail + text).slice(-Math.floor(this.max / 2))
+    this.tail = isLowSurrogate(tail.charCodeAt(0)) ? tail.slice(1) : tail
   }
 
   toString() {
@@ -39,4 +49,14 @@ export class HeadTail {
     if (omitted <= 0) return this.head + this.tail
     return `${this.head}\n[... ${omitted} characters omitted; output capped at ${this.max} characters ...]\n${this.tail}`
   }
+}
+
+/** C0 controls and DEL, except tab, newline, carriage return and ESC (colour codes are text to a model). */
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001A\u001C-\u001F\u007F]/g
+
+/** Replaces control bytes with U+FFFD, which every consumer (JSON, model APIs, terminals) handles; reports whether any were found. */
+export function printable(text: string): { text: string; replaced: boolean } {
+  let replaced = false
+  const clean = text.replace(CONTROL, () => ((replaced = true), '\uFFFD'))
+  return { text: clean, replaced }
 }

@@ -1,17 +1,52 @@
 import { stat } from 'node:fs/promises'
 import type { ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { WorkspaceError, fsError } from '../errors.ts'
+import { printable } from '../text.ts'
 import { runShell, type ShellResult } from '../process.ts'
 import type { Workspace } from '../workspace.ts'
 
 interface Args { command: string; cwd?: string; timeout_ms?: number }
 
-/** Environment variables whose names look like credentials are not passed to commands (their output reaches the session). */
-export const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)(_|$)/i
+/**
+ * Names of credential variables: a `_`-delimited word such as KEY or TOKEN (`GITHUB_TOKEN`), PASSWORD
+ * and the like anywhere (`PGPASSWORD`), or a `_PWD` suffix (`MYSQL_PWD`; `PWD` itself is the cwd).
+ */
+export const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|DSN|COOKIE|CREDENTIALS?)(_|$)|PASSWORD|PASSWD|PASSPHRASE|SECRET|_PWD$/i
+/** A URL carrying user info (`postgres://user:pass@host`, `https://token@host`), whatever the variable's name. */
+const CREDENTIAL_URL = /^[a-z][a-z0-9+.-]*:\/\/([^/\s@]+)@/i
+/** Shorter values are not masked in output: they would match ordinary text. */
+const MIN_MASKED_CHARS = 8
 
-export function commandEnv(scrub: boolean): NodeJS.ProcessEnv {
-  if (!scrub) return { ...process.env }
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !SECRET_NAME.test(name)))
+/**
+ * The environment for commands, without credential-like variables (command output reaches the
+ * session and the model), and the hidden values, to be masked if a command prints them anyway.
+ */
+export function commandEnv(scrub: boolean): { env: NodeJS.ProcessEnv; secrets: string[] } {
+  if (!scrub) return { env: { ...process.env }, secrets: [] }
+  const env: NodeJS.ProcessEnv = {}
+  const secrets = new Set<string>()
+  for (const [name, value = ''] of Object.entries(process.env)) {
+    const userInfo = CREDENTIAL_URL.exec(value)?.[1]
+    if (!SECRET_NAME.test(name) && !userInfo) {
+      env[name] = value
+      continue
+    }
+    for (const secret of [value, userInfo, userInfo?.slice(userInfo.indexOf(':') + 1)]) {
+      if (secret && secret.length >= MIN_MASKED_CHARS) secrets.add(secret)
+    }
+  }
+  // Longest first, so a value containing another is masked whole.
+  return { env, secrets: [...secrets].sort((a, b) => b.length - a.length) }
+}
+
+const mask = (text: string, secrets: readonly string[]) => secrets.reduce((out, secret) => out.split(secret).join('***'), text)
+
+/** What the model reads: hidden values masked, control bytes made visible, binary output flagged. */
+function presentOutput(result: ShellResult, secrets: readonly string[]): string {
+  const { text, replaced } = printable(mask(result.output, secrets))
+  const body = text || '(no output)'
+  const note = result.binary || replaced ? `${body.endsWith('\n') ? '' : '\n'}[The output contains binary data; bytes that are not text are shown as \uFFFD.]` : ''
+  return body + note
 }
 
 function describeEnd(result: ShellResult, timeoutMs: number): string {
@@ -41,14 +76,15 @@ export function runCommandTool(ws: Workspace, running: Set<{ stop(): Promise<voi
       additionalProperties: false,
     },
     async execute(args, call): Promise<ToolResult> {
+      if (args.command.includes('\0')) throw new WorkspaceError('INVALID_COMMAND', 'The command contains a NUL character, which no shell command can hold. Remove it.')
       const { real, shown } = await ws.resolve(call, args.cwd ?? '.')
       const info = await stat(real).catch((error) => fsError(error, shown))
       if (!info.isDirectory()) throw new WorkspaceError('NOT_A_DIRECTORY', `cwd "${shown}" is not a directory.`)
       const timeoutMs = Math.min(args.timeout_ms ?? commandTimeoutMs, maxCommandTimeoutMs)
-      const result = await runShell(args.command, {
-        cwd: real, timeoutMs, signal: call.signal, maxOutputChars, env: commandEnv(ws.scrubSecrets), running,
-      })
-      const content = `${result.output || '(no output)'}${result.output.endsWith('\n') ? '' : '\n'}${describeEnd(result, timeoutMs)}`
+      const { env, secrets } = commandEnv(ws.scrubSecrets)
+      const result = await runShell(args.command, { cwd: real, timeoutMs, signal: call.signal, maxOutputChars, env, running })
+      const output = presentOutput(result, secrets)
+      const content = `${output}${output.endsWith('\n') ? '' : '\n'}${describeEnd(result, timeoutMs)}`
       if (result.killed === 'timeout') return { ok: false, content, error: { code: 'COMMAND_TIMEOUT', message: `The command timed out after ${timeoutMs} ms.` } }
       if (result.killed) return { ok: false, content, error: { code: 'ABORTED', message: 'The command was stopped before it finished.' } }
       if (result.exitCode !== 0) {

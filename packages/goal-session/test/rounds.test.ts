@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { UserMessage } from '@goalkeeper/session'
 import { renderGoalRoundPrompt } from '../src/index.ts'
@@ -6,11 +6,14 @@ import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, t
 
 let s: DriverSetup | undefined
 afterEach(async () => {
+  vi.restoreAllMocks()
   await s?.h.dispose()
   s = undefined
 })
 
 const admittedMessages = (s: DriverSetup) => recordsOf(s.h.records(s.agent), 'user/message') as UserMessage[]
+const goalQueued = (s: DriverSetup) =>
+  (recordsOf(s.h.records(s.agent), 'input/queued') as { message: UserMessage }[]).filter((q) => isGoalMessage(q.message)).length
 
 /** Runs `act` once, right after the first goal-sourced message is queued (same tick as the send). */
 function onFirstGoalQueued(s: DriverSetup, act: (message: UserMessage) => void) {
@@ -74,6 +77,38 @@ describe('goal rounds', () => {
     const goal = await untilStopped(h.root, agent)
     expect(turnsBySource(h.records(agent))).toEqual([['human'], ['goal:1'], ['human'], ['goal:2']])
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, blockedReason: { code: 'round-limit' } })
+  })
+
+  it('re-checks the goal after the checkpoint flush: a pause made during the flush reserves nothing', async () => {
+    s = await setup()
+    const { h, agent } = s
+    const flush = vi.spyOn(h.root.sessions, 'flush')
+    const created = h.root.goals.create(agent, { objective: 'Tidy the repo', maxGoalRounds: 2 })
+    // Same tick: the driver is awaiting its checkpoint.
+    expect(flush).toHaveBeenCalledTimes(1)
+    h.root.goals.pause(agent, created)
+    await untilStopped(h.root, agent)
+    await flush.mock.results[0].value
+    await agent.whenIdle()
+    expect(goalQueued(s)).toBe(0)
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'paused', roundsStarted: 0 })
+  })
+
+  it('re-checks the goal after the checkpoint flush: an edit made during the flush is flushed too, and the one round runs on it', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.scripted.push({ text: 'round one' })
+    const flush = vi.spyOn(h.root.sessions, 'flush')
+    const created = h.root.goals.create(agent, { objective: 'Tidy the repo', maxGoalRounds: 1 })
+    const edited = h.root.goals.edit(agent, created, { objective: 'Tidy the repo and the docs' })
+    const queued = nextEvent(h.root, 'agent/queued', (_a: Agent, m: UserMessage) => isGoalMessage(m))
+    const [, message] = await queued
+    // Both checkpoints came before the round was queued.
+    expect(flush).toHaveBeenCalledTimes(2)
+    expect(message.source).toEqual({ kind: 'goal', goalId: edited.id, revision: 2, round: 1 })
+    await untilStopped(h.root, agent)
+    expect(goalQueued(s)).toBe(1)
+    expect(admittedRounds(h.records(agent))).toEqual(['1@2'])
   })
 
   it('makes a pending round stale when human input arrives during its admission; the human turn runs alone, the round follows', async () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { ScriptResponse } from '@goalkeeper/model'
-import type { UserMessage } from '@goalkeeper/session'
+import type { SessionRecord, UserMessage } from '@goalkeeper/session'
 import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilStopped, type DriverSetup } from './helpers.ts'
 
 let s: DriverSetup | undefined
@@ -10,6 +10,8 @@ afterEach(async () => {
   await s?.h.dispose()
   s = undefined
 })
+
+const goalOps = (records: readonly SessionRecord[]) => recordsOf(records, 'goal/change').map((data) => (data as { op: string }).op)
 
 const roundStarted = (s: DriverSetup) =>
   nextEvent(s.h.root, 'agent/turn-start', (_a: Agent, _t: number, messages: UserMessage[]) => messages.some(isGoalMessage))
@@ -47,6 +49,26 @@ describe('settlement', () => {
     expect(goal).toMatchObject({ phase: 'paused', roundsStarted: 1, activation: 'disarmed' })
     expect(outcomes(h.records(agent))).toEqual(['aborted'])
     expect(h.scripted.remaining).toBe(1)
+    // Settled once, in agent/cancel-requested: the aborted outcome at idle adds nothing.
+    expect(goalOps(h.records(agent))).toEqual(['create', 'pause'])
+    expect(h.errors()).toEqual([])
+  })
+
+  it('does nothing more after a policy stop: the policy blocked the goal, then cancelled the round', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.scripted.push({ text: 'same call again' }, { text: 'must not be used' })
+    h.root.on('agent/step-end', (a: Agent, turn: number) => {
+      if (!h.root.goals.blockRound(a, turn, { code: 'repeated-tool-call', message: 'read_file 5 times in a row' })) return
+      a.cancel('policy', { turn })
+    })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 1, activation: 'disarmed', blockedReason: { code: 'repeated-tool-call' } })
+    expect(goalOps(h.records(agent))).toEqual(['create', 'block'])
+    expect(outcomes(h.records(agent))).toEqual(['aborted'])
+    expect(h.scripted.remaining).toBe(1)
+    expect(h.errors()).toEqual([])
   })
 
   it('only disarms when an unrelated human turn is cancelled', async () => {
@@ -103,6 +125,26 @@ describe('settlement', () => {
     expect(flush).toHaveBeenCalledTimes(1)
     expect(recordsOf(h.records(agent), 'input/queued')).toEqual([])
     expect(h.errors().some((line) => line.includes('checkpoint flush'))).toBe(true)
+  })
+
+  it('disarms when the flush after a human turn fails: no round follows', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.scripted.push({ text: 'hello' }, { text: 'must not be used' })
+    const real = h.root.sessions.flush.bind(h.root.sessions)
+    vi.spyOn(h.root.sessions, 'flush').mockImplementation(async (session) => {
+      if (session.records.at(-1)?.type === 'turn/end') throw new Error('injected: disk full')
+      return real(session)
+    })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    // Queued while the driver awaits its checkpoint: the human turn runs first.
+    agent.send({ content: 'hi' })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
+    expect(turnsBySource(h.records(agent))).toEqual([['human']])
+    const queued = recordsOf(h.records(agent), 'input/queued') as { message: UserMessage }[]
+    expect(queued.filter((q) => isGoalMessage(q.message))).toEqual([])
+    expect(h.scripted.remaining).toBe(1)
   })
 
   it('disarms, phase unchanged, when the flush after a round fails', async () => {

@@ -99,14 +99,21 @@ export function goalTools(ctx: Context, config: ToolGoalConfig): ToolDefinition[
       if (misplaced.length) return failure('INVALID_ARGUMENTS', `${misplaced.join(', ')} does not apply to action "${args.action}"; leave it out.`)
       const ref: GoalRef = { id: args.goal_id, revision: args.revision }
       const goal = update(ctx, call, ref, args)
-      if (authority === 'goal-round' && (args.action === 'complete' || args.action === 'block')) {
-        call.agent.steer({ content: wrapUpMessage(goal), source: { kind: 'plugin', name: 'tool-goal' } })
-      }
+      if (authority === 'goal-round' && (args.action === 'complete' || args.action === 'block')) wrapUp(ctx, call, goal)
       return ok(goal)
     }),
   }
 
   return [getGoal, createGoal, updateGoal]
+}
+
+/** Tells the model to stop; the goal change has already happened, so failing here must not report it as failed. */
+function wrapUp(ctx: Context, call: ToolCallContext, goal: GoalState): void {
+  try {
+    call.agent.steer({ content: wrapUpMessage(goal), source: { kind: 'plugin', name: 'tool-goal' } })
+  } catch (error) {
+    ctx.logger('tool-goal').warn('agent %s: the wrap-up message after %s could not be added: %s', call.agent.id, goal.phase, error instanceof Error ? error.message : String(error))
+  }
 }
 
 function update(ctx: Context, call: ToolCallContext, ref: GoalRef, args: UpdateArgs): GoalState {

@@ -1,11 +1,14 @@
 import fs from 'node:fs'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
 import { call, pluginMessages, roundOf, toolGoalHarness, toolOutcomes, update, userTexts, type Harness } from './helpers.ts'
 
 let h: Harness
-afterEach(() => h?.dispose())
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await h?.dispose()
+})
 
 const WRAP_UP = /Stop calling tools\. Reply with a short summary of the evidence/
 
@@ -129,6 +132,19 @@ describe('goal tool authority', () => {
     expect(userTexts(last.messages).filter((t) => WRAP_UP.test(t))).toEqual(['The goal is now complete. Stop calling tools. Reply with a short summary of the evidence: what was done, how it was verified, and anything left open.'])
     expect(pluginMessages(h, agent)).toHaveLength(1)
     expect(pluginMessages(h, agent)[0].source).toEqual({ kind: 'plugin', name: 'tool-goal' })
+  })
+
+  it('a wrap-up message that cannot be added does not undo or hide the completion', async () => {
+    const agent = await setup()
+    const goal = h.root.goals.create(agent, { objective: 'Ship' })
+    vi.spyOn(agent, 'steer').mockImplementation(() => {
+      throw new Error('injected: steer unavailable')
+    })
+    h.scripted.push(update(goal, 'complete'), { text: 'Summary: shipped.' })
+    await turn(agent, roundOf(goal))
+    expect(toolOutcomes(h, agent).map((o) => [o.ok, o.error?.code])).toEqual([[true, undefined]])
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'complete' })
+    expect(h.logs.some((l) => l.level === 'warn' && l.text.includes('injected: steer unavailable'))).toBe(true)
   })
 
   it('a goal round whose goal changed since it started has no authority', async () => {

@@ -27,12 +27,16 @@ export function splitText(text: string): string[] {
   return pieces
 }
 
+/** Copies data steps before checking them, so the caller's objects can change later without changing (or invalidating) the script. */
+const ownSteps = (steps: readonly ScriptStep[], where: string): ScriptStep[] =>
+  checkSteps(steps.map((step) => (typeof step === 'function' ? step : clone(step))), where)
+
 /**
  * A provider that replays a script, one step per request. It never invents a default reply:
  * when the script runs out it finishes with an explicit INTERNAL error.
  */
 export function createScriptedProvider(initial: readonly ScriptStep[] = []): ScriptedProvider {
-  const steps: ScriptStep[] = [...checkSteps(initial, 'scripted script')]
+  const steps: ScriptStep[] = ownSteps(initial, 'scripted script')
   const requests: ModelRequest[] = []
   let served = 0
   // Never reset, so generated call ids stay unique for the provider's lifetime (sessions outlive a reset).
@@ -95,7 +99,7 @@ export function createScriptedProvider(initial: readonly ScriptStep[] = []): Scr
       default: {
         const toolCalls = response.toolCalls ?? []
         for (const call of toolCalls) yield { type: 'tool-call', call: toCall(call) }
-        if (response.usage) yield { type: 'usage', usage: clone(response.usage) }
+        if (response.usage) yield { type: 'usage', usage: response.usage }
         return yield { type: 'finish', reason: toolCalls.length ? 'tool-calls' : 'stop' }
       }
     }
@@ -114,10 +118,10 @@ export function createScriptedProvider(initial: readonly ScriptStep[] = []): Scr
       return steps.length
     },
     push(...more) {
-      steps.push(...checkSteps(more, 'scripted push'))
+      steps.push(...ownSteps(more, 'scripted push'))
     },
     reset(next = []) {
-      const checked = checkSteps(next, 'scripted reset')
+      const checked = ownSteps(next, 'scripted reset')
       steps.length = 0
       requests.length = 0
       served = 0

@@ -213,3 +213,48 @@ describe('scripted provider: script management', () => {
     expect(provider.remaining).toBe(0)
   })
 })
+
+describe('scripted provider: the script is its own copy', () => {
+  it('is not changed by edits to the step objects after they were added', async () => {
+    const first = { text: 'original', toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }], usage: { inputTokens: 1, outputTokens: 2 } }
+    const pushed = { kind: 'error' as const, code: 'SERVER', message: 'original error' }
+    const provider = createScriptedProvider([first])
+    provider.push(pushed)
+    first.text = 'changed'
+    first.toolCalls[0].arguments.path = '/etc/passwd'
+    first.usage.inputTokens = 999
+    pushed.message = 'changed error'
+    ;(pushed as { kind: string }).kind = 'bogus'
+    const chunks = await collect(provider)
+    expect(textOf(chunks)).toBe('original')
+    expect(chunks.filter((c) => c.type !== 'text')).toEqual([
+      { type: 'tool-call', call: { id: 'call_1', name: 'read_file', arguments: '{"path":"a.txt"}' } },
+      { type: 'usage', usage: { inputTokens: 1, outputTokens: 2 } },
+      { type: 'finish', reason: 'tool-calls' },
+    ])
+    expect(finishOf(await collect(provider))).toEqual({ type: 'finish', reason: 'error', error: { code: 'SERVER', message: 'original error' } })
+  })
+
+  it('is not changed through recorded requests or emitted chunks', async () => {
+    const step = { text: 'same', usage: { inputTokens: 1, outputTokens: 1 } }
+    const provider = createScriptedProvider()
+    provider.push(step, step)
+    const chunks = await collect(provider)
+    ;(chunks.find((c) => c.type === 'usage') as { usage: { inputTokens: number } }).usage.inputTokens = 42
+    ;(provider.requests[0].messages[0] as { content: { text: string }[] }).content[0].text = 'tampered'
+    provider.requests[0].tools.length = 0
+    const again = await collect(provider)
+    expect(again).toEqual(chunks.map((c) => (c.type === 'usage' ? { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 } } : c)))
+    expect(provider.requests[1]).toEqual(request())
+  })
+
+  it('stays explicit about exhaustion after being refilled and drained again', async () => {
+    const provider = createScriptedProvider([{ text: 'one' }])
+    await collect(provider)
+    expect(finishOf(await collect(provider))).toMatchObject({ error: { code: 'INTERNAL', message: expect.stringMatching(/exhausted; it served 1 request\(s\) and has no step for request #2/) } })
+    provider.push({ text: 'three' })
+    expect(textOf(await collect(provider))).toBe('three')
+    expect(finishOf(await collect(provider))).toMatchObject({ error: { code: 'INTERNAL', message: expect.stringMatching(/no step for request #4/) } })
+    expect(provider.remaining).toBe(0)
+  })
+})

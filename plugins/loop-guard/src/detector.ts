@@ -87,10 +87,12 @@ export class LoopDetector {
     return findings
   }
 
-  /** Counts full repetitions of a non-constant trailing block of length 2..maxCyclePeriod. */
+  /**
+   * Counts full repetitions of a non-constant trailing block of length 2..maxCyclePeriod. The shortest
+   * period wins: A-B repeated 4 times also matches period 4 twice, which would undercount it.
+   */
   private observeCycle(entry: HistoryEntry): { repetitions: number; calls: LoopCall[] } | undefined {
     const max = this.config.maxCyclePeriod
-    let found: { repetitions: number; calls: LoopCall[] } | undefined
     for (let period = 2; period <= max; period++) {
       const earlier = this.history[this.history.length - period]
       this.periodic[period] = earlier?.key === entry.key ? (this.periodic[period] ?? 0) + 1 : 0
@@ -102,9 +104,8 @@ export class LoopDetector {
       if (!run || run % period !== 0) continue
       const block = this.history.slice(-period)
       if (block.every((e) => e.key === block[0].key)) continue
-      found = { repetitions: run / period + 1, calls: block.map((e) => e.call) }
+      return { repetitions: run / period + 1, calls: block.map((e) => e.call) }
     }
-    return found
   }
 
   private level(count: number): LoopFinding['level'] | undefined {

@@ -47,6 +47,17 @@ describe('loop-guard detection', () => {
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
   })
 
+  it('reports a cycle under its shortest period when a longer period is watched too', async () => {
+    await h.load(loopGuard, { maxCyclePeriod: 4, softThreshold: 2, hardThreshold: 0 })
+    const agent = await h.createAgent()
+    for (let i = 0; i < 4; i++) h.scripted.push(tools(read('a.txt')), tools(read('b.txt')))
+    h.scripted.push(done())
+    await prompt(agent, 'go')
+    // A-B-A-B-A-B-A-B is the 2-call cycle repeated 4 times, not a 4-call cycle repeated twice.
+    expect(pluginMessages(h.records(agent), 'loop-guard').map((t) => t.match(/sequence of (\d+) tool calls .* repeated (\d+) times/)?.slice(1)))
+      .toEqual([['2', '2'], ['2', '4']])
+  })
+
   it('detects the same call failing with the same error even when other calls come between', async () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()

@@ -198,9 +198,8 @@ export class RoundDriver implements AdmissionHost {
 
   private onError(st: AgentState, turn: number | undefined, error: AgentErrorInfo): void {
     if (error?.code !== 'FLUSH_FAILED') return
-    const res = st.reservation
-    if (res && turn !== undefined && res.turn === turn) res.flushFailed = true
-    // Whatever turn it belongs to: the log may not hold what the goal state says, so stop.
+    // Whatever turn it belongs to: the log may not hold what the goal state says, so stop. A round's
+    // settlement at idle then finds the goal disarmed and leaves it so.
     this.actions.disarm(st.agent, `the session flush after turn ${turn} failed`)
   }
 
@@ -257,7 +256,6 @@ export class RoundDriver implements AdmissionHost {
     this.dropReservation(st, res)
     if (res.cancelled || res.rejected) return
     const agent = st.agent
-    if (res.flushFailed) return this.actions.disarm(agent, 'the flush after the round failed')
     const action = settleRound(res.outcome)
     if (action.kind === 'disarm') return this.actions.disarm(agent, action.why)
     const moved = goalMoved(this.goalOf(agent), res.source)
@@ -335,18 +333,16 @@ export class RoundDriver implements AdmissionHost {
     const source: GoalRoundSource = { kind: 'goal', goalId: goal.id, revision: goal.revision, round }
     const res = newReservation(randomUUID(), source, [{ type: 'text', text: renderGoalRoundPrompt(goal, round) }])
     st.reservation = res
-    let message: UserMessage
     try {
-      message = agent.send({ id: res.id, content: res.content.map((b) => ({ ...b })), source: { ...source } })
+      agent.send({ id: res.id, content: res.content.map((b) => ({ ...b })), source: { ...source } })
     } catch (error) {
       this.dropReservation(st, res)
       this.logger.error('queueing goal round %d of agent %s failed: %s', round, agent.id, describeError(error))
       this.actions.block(agent, ref, { code: DRIVER_BLOCK_CODES.queueFailed, message: `Queueing goal round ${round} failed.` })
       return
     }
+    // A listener of `agent/queued` may have cancelled it inside `send`.
     if (st.reservation !== res) return
-    res.id = message.id
-    res.message = message
     res.phase = 'queued'
     this.logger.debug('goal round %d of agent %s reserved', round, agent.id)
   }
@@ -382,7 +378,7 @@ export class RoundDriver implements AdmissionHost {
       const res = st.reservation
       if (!res || st.agent.disposed) continue
       // Scoped to the round's turn so queued human input survives; a round whose turn has not opened
-      // yet is cancelled by `onTurnStart`, and one still waiting is dropped by the closed fence.
+      // yet is vetoed by the last word, and one still waiting is dropped by the closed fence.
       if (res.turn !== undefined && res.outcome === undefined) {
         try {
           st.agent.cancel('parent', { turn: res.turn })

@@ -16,8 +16,6 @@ export interface Reservation {
   id: string
   source: GoalRoundSource
   content: ContentBlock[]
-  /** The exact record `agent.send` returned. */
-  message?: UserMessage
   phase: 'sending' | 'queued' | 'deciding' | 'admitted'
   /** Competing input arrived before admission: drop it at admission, no round used. */
   stale: boolean
@@ -27,7 +25,6 @@ export interface Reservation {
   rejected: boolean
   turn?: number
   outcome?: TurnOutcome
-  flushFailed: boolean
   /** Resolves when the round's turn has ended or the reservation is gone (unload waits on it). */
   released: Promise<void>
   release: () => void
@@ -36,7 +33,7 @@ export interface Reservation {
 export function newReservation(id: string, source: GoalRoundSource, content: ContentBlock[]): Reservation {
   let release!: () => void
   const released = new Promise<void>((resolve) => (release = resolve))
-  return { id, source, content, phase: 'sending', stale: false, cancelled: false, rejected: false, flushFailed: false, released, release }
+  return { id, source, content, phase: 'sending', stale: false, cancelled: false, rejected: false, released, release }
 }
 
 function sameSource(a: unknown, b: GoalRoundSource): boolean {

@@ -17,13 +17,19 @@ export const it = base.extend<{ h: Harness }>({
   },
 })
 
-/** Resolves with the arguments of the next `name` event that passes `filter`. */
+/**
+ * Resolves with the arguments of the next `name` event that passes `filter`. On the `agent/prompt-submit`
+ * waterfall the listener passes through (`return next()`), so the listeners after it still decide.
+ */
 export function nextEvent<K extends keyof Events>(root: Context, name: K, filter: (...args: Parameters<Events[K]>) => boolean = () => true) {
+  const waterfall = name === 'agent/prompt-submit'
   return new Promise<Parameters<Events[K]>>((resolve) => {
     const dispose = root.on(name, ((...args: Parameters<Events[K]>) => {
-      if (!filter(...args)) return
-      dispose()
-      resolve(args)
+      if (filter(...args)) {
+        dispose()
+        resolve(args)
+      }
+      if (waterfall) return (args.at(-1) as () => unknown)()
     }) as any)
   })
 }

@@ -7,10 +7,17 @@ describe('inbox, batches and admission', () => {
   it('send records the message, emits agent/queued synchronously and returns the recorded message', async ({ h }) => {
     const agent = await h.createAgent()
     const queued: UserMessage[] = []
-    h.root.on('agent/queued', (_agent, message) => { queued.push(message) })
+    const seen: unknown[] = []
+    h.root.on('agent/queued', (target, message) => {
+      queued.push(message)
+      seen.push(target.session.records.at(-1), target.queued.at(-1))
+    })
     h.scripted.push({ text: 'ok' })
     const message = agent.send({ content: 'hi' })
     expect(queued).toEqual([message])
+    expect(queued[0]).toBe(message)
+    // Already recorded and in the inbox when listeners hear of it.
+    expect(seen).toEqual([expect.objectContaining({ type: 'input/queued', data: { message } }), message])
     expect(message).toEqual({ id: expect.any(String), content: [{ type: 'text', text: 'hi' }], source: { kind: 'human' } })
     expect(h.records(agent).at(-1)).toMatchObject({ type: 'input/queued', data: { message } })
     expect(agent.queued).toEqual([message])
@@ -38,6 +45,8 @@ describe('inbox, batches and admission', () => {
     const events = h.events(['agent/prompt-submit'])
     h.scripted.push({ text: 'both' })
     agent.send({ content: 'a' })
+    // A microtask later is still the same tick: the batch is taken in a later macrotask.
+    await Promise.resolve()
     agent.send({ content: 'b' })
     await agent.whenIdle()
     expect(events).toHaveLength(1)

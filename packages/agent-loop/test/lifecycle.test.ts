@@ -40,28 +40,54 @@ describe('dispose and unload', () => {
     expect(describeRecords(h.readFile(agent)).slice(-4)).toEqual(['tool/call wait', 'tool/result ABORTED', 'step/end 1.1', 'turn/end 1 disposed'])
   })
 
-  it('a failed flush is reported as FLUSH_FAILED for that turn and the agent stays usable', async ({ h }) => {
+  it('dispose while a batch is under decision leaves it queued, emits no cancel and waits for the decision', async ({ h }) => {
+    const agent = await h.createAgent()
+    let release!: () => void
+    const held = new Promise<void>((resolve) => { release = resolve })
+    const order: string[] = []
+    const deciding = nextEvent(h.root, 'agent/prompt-submit')
+    h.root.on('agent/prompt-submit', async (_agent, _submission, next) => {
+      await held
+      order.push('decided')
+      return next()
+    })
+    agent.send({ content: 'undecided' })
+    await deciding
+    const events = h.events(['agent/cancel-requested', 'agent/turn-start', 'agent/status', 'agent/disposed'])
+    const disposing = agent.dispose().then(() => { order.push('disposed') })
+    // Released a macrotask later: a dispose that did not wait for the decision would be done by then.
+    setImmediate(release)
+    await disposing
+    expect(order).toEqual(['decided', 'disposed'])
+    expect(timeline(events)).toEqual(['agent/status idle', 'agent/disposed'])
+    expect(describeRecords(h.readFile(agent))).toEqual(['input/queued undecided'])
+  })
+
+  it('a failed flush is reported as FLUSH_FAILED for that turn, before the next batch, and the agent stays usable', async ({ h }) => {
     const agent = await h.createAgent()
     const file = agent.session.file
     h.scripted.push({ text: 'one' }, () => {
       // Another file now sits at the session's path: the writer refuses to call that durable.
       fs.renameSync(file, `${file}.moved`)
       fs.writeFileSync(file, 'not the session\n')
+      agent.send({ content: 'queued meanwhile' })
       return { text: 'two' }
-    }, { text: 'three' })
+    }, () => {
+      fs.rmSync(file)
+      return { text: 'three' }
+    }, { text: 'four' })
     agent.send({ content: 'first' })
     await agent.whenIdle()
-    const errors = h.events(['agent/error', 'agent/status'])
+    const errors = h.events(['agent/error', 'agent/status', 'agent/prompt-submit'])
     agent.send({ content: 'second' })
     await agent.whenIdle()
-    expect(timeline(errors)).toEqual(['agent/status running', 'agent/error FLUSH_FAILED', 'agent/status idle'])
-    expect(errors[1].args[1]).toBe(2)
-    expect((errors[1].args[2] as any).cause).toBeInstanceOf(Error)
+    expect(timeline(errors)).toEqual(['agent/status running', 'agent/prompt-submit', 'agent/error FLUSH_FAILED', 'agent/prompt-submit', 'agent/status idle'])
+    expect(errors[2].args[1]).toBe(2)
+    expect((errors[2].args[2] as any).cause).toBeInstanceOf(Error)
 
-    fs.rmSync(file)
-    agent.send({ content: 'third' })
+    agent.send({ content: 'last' })
     await agent.whenIdle()
-    expect(timeline(errors).slice(3)).toEqual(['agent/status running', 'agent/status idle'])
+    expect(timeline(errors).slice(5)).toEqual(['agent/status running', 'agent/prompt-submit', 'agent/status idle'])
     expect(h.readFile(agent)).toEqual(h.records(agent))
   })
 })
@@ -134,6 +160,22 @@ describe('resume and fork', () => {
     expect(resumed.wake()).toBe(true)
     await resumed.whenIdle()
     expect(second.scripted.requests[0].messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'human input' }] }])
+  })
+
+  it('restored human inputs join the batch of the next send, ahead of it', async () => {
+    const first = await start()
+    const agent = await first.createAgent()
+    const restored = agent.send({ content: 'left over' })
+    await first.dispose()
+
+    const second = await start()
+    const resumed = await second.root.agents.resume(agent.id, { model: 'scripted' })
+    const batches = second.events(['agent/prompt-submit'])
+    second.scripted.push({ text: 'both' })
+    const fresh = resumed.send({ content: 'new prompt' })
+    await resumed.whenIdle()
+    expect(batches.map((e) => (e.args[1] as any).messages)).toEqual([[restored, fresh]])
+    expect(describeRecords(second.records(resumed)).filter((r) => r.startsWith('user/'))).toEqual(['user/message left over', 'user/message new prompt'])
   })
 
   it('resumes after a crash mid-turn with the turn closed as interrupted', async () => {

@@ -185,3 +185,25 @@ describe('corruption and read-only opens', () => {
     await expect(sessions.open('other')).rejects.toThrow(/does not match the file name/)
   })
 })
+
+describe('secrets', () => {
+  it('never quotes record contents in logs or errors: repair, corruption, listing and write failures', async () => {
+    const secret = 'sk-live-0123456789abcdef'
+    const dir = await tempDir()
+    await writeSession(dir, 'torn', [{ type: 'input/queued', data: { message: { id: 'm', content: [{ type: 'text', text: secret }], source: { kind: 'human' } } } }], `{"seq":2,"at":1,"type":"x","data":"${secret}`)
+    await writeSession(dir, 'corrupt', [{ type: 'x', data: secret }], `{"seq":2,"data":"${secret}"\n{"seq":3}\n`)
+    await writeSession(dir, 'badseq', [{ type: 'x', data: secret }], `{"seq":7,"at":1,"type":"${secret}","data":"${secret}"}\n`)
+    const { sessions, logs } = await launch(dir)
+    const errors: string[] = []
+    await sessions.list()
+    const torn = await sessions.open('torn')
+    for (const id of ['corrupt', 'badseq']) await sessions.open(id).catch((e: Error) => errors.push(`${e.message} ${e.stack}`))
+    // A write failure: the directory disappears under a session with unflushed secret records.
+    torn.append('tool/result', { turn: 1, step: 1, callId: 'c', ok: true, content: secret })
+    await fs.rm(dir, { recursive: true })
+    await sessions.flush(torn).catch((e: Error) => errors.push(`${e.message} ${e.stack}`))
+    expect(errors).toHaveLength(3)
+    expect(logs.filter((l) => l.type === 'warn').length).toBeGreaterThanOrEqual(3)
+    for (const text of [...errors, ...logs.map((l) => l.text)]) expect(text).not.toContain(secret)
+  })
+})

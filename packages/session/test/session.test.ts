@@ -66,6 +66,23 @@ describe('append, flush and reopen', () => {
     expect((await readLines(session.file)).map((r) => r.at)).toEqual([6000, 6000, 6000, 7000, 7000, 7000])
   })
 
+  it('keeps at monotonic across a reopen whose clock is behind the file', async () => {
+    const dir = await tempDir()
+    const ahead = await launch(dir, { clock: () => 9000 })
+    const session = await ahead.sessions.create({ cwd: dir })
+    session.append('turn/start', { turn: 1 })
+    await ahead.sessions.close(session)
+
+    const behind = await launch(dir, { clock: () => 1000 })
+    const reopened = await behind.sessions.open(session.id)
+    // The repair record (turn/end interrupted) and later appends continue from the file's largest at.
+    reopened.append('tick', {})
+    await behind.sessions.flush(reopened)
+    expect((await readLines(reopened.file)).map((r) => [r.type, r.at])).toEqual([
+      ['session/header', 9000], ['turn/start', 9000], ['turn/end', 9000], ['tick', 9000],
+    ])
+  })
+
   it('rejects bad input with a clear error and consumes no seq', async () => {
     const dir = await tempDir()
     const { sessions } = await launch(dir)

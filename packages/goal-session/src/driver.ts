@@ -130,7 +130,10 @@ export class RoundDriver implements AdmissionHost {
   }
 
   private onActivation(st: AgentState, activation: GoalActivation): void {
-    if (activation === 'armed') this.schedule(st)
+    if (activation !== 'armed') return
+    // Arming is a fresh human decision: whatever went wrong before it is not held against it.
+    st.unadmitted = 0
+    this.schedule(st)
   }
 
   private onStatus(st: AgentState, status: AgentStatus): void {
@@ -228,7 +231,6 @@ export class RoundDriver implements AdmissionHost {
       this.rejectValidRound(st.agent, res, 'its turn never opened')
     }
     if (++st.unadmitted >= MAX_UNADMITTED && isRunnable(this.goalOf(st.agent))) {
-      st.unadmitted = 0
       this.logger.error('goal rounds of agent %s were dropped %d times in a row before their turn opened; automatic rounds stop until a resume', st.agent.id, MAX_UNADMITTED)
       this.actions.disarm(st.agent, 'its rounds never got admitted')
       return

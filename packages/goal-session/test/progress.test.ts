@@ -36,6 +36,10 @@ describe('no progress, no endless re-reserving', () => {
     expect(goalQueued(s)).toBe(3)
     expect(h.scripted.requests).toHaveLength(0)
     expect(h.errors().some((line) => /dropped 3 times in a row/.test(line))).toBe(true)
+    // A resume is a fresh start: the same allowance again, not one more try.
+    h.root.goals.resume(agent, goal!)
+    expect(await untilStopped(h.root, agent)).toMatchObject({ phase: 'active', activation: 'disarmed' })
+    expect(edits).toBe(6)
   })
 
   it('stops when a plugin answers every queued round with input of its own, so each round goes stale', async () => {

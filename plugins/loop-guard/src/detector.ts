@@ -47,8 +47,8 @@ export class LoopDetector {
     // An aborted call says nothing about the model's behaviour: the turn was being stopped.
     if (this.excluded(summary.name) || summary.error?.code === 'ABORTED') return []
     const args = canonicalArguments(summary.arguments, this.config)
-    const call: LoopCall = { name: summary.name, arguments: args.text, json: args.json }
-    const sig = digest(`${call.name}\u0000${args.json ? 'json' : 'raw'}\u0000${args.text}`)
+    const call: LoopCall = { name: summary.name, arguments: args.text, json: args.form !== 'invalid' }
+    const sig = digest(`${call.name}\u0000${args.form}\u0000${args.text}`)
     const result = summary.ok
       ? `ok:${digest(summary.content)}`
       : `error:${digest(`${summary.error?.code}\u0000${summary.error?.message}\u0000${summary.content}`)}`

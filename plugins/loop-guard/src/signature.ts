@@ -13,9 +13,17 @@ export function digest(text: string): string {
 
 export interface CanonicalArguments {
   text: string
-  /** False when the raw text is not JSON; `text` is then the raw text, verbatim. */
-  json: boolean
+  /**
+   * How `text` was made: `json`, the canonical form; `invalid`, the raw text of arguments that are not
+   * JSON; `deep`, the raw text of JSON nested deeper than MAX_DEPTH, which is not worth walking.
+   */
+  form: 'json' | 'invalid' | 'deep'
 }
+
+/** The tool pipeline refuses deeper arguments; walking them recursively could overflow the stack. */
+const MAX_DEPTH = 64
+
+class TooDeep {}
 
 /**
  * The canonical text of a call's arguments: parsed JSON with keys sorted at every depth, ignored keys
@@ -23,26 +31,34 @@ export interface CanonicalArguments {
  * malformed payloads never share a signature and never collide with a parsed one.
  */
 export function canonicalArguments(raw: string, options: SignatureOptions): CanonicalArguments {
-  if (raw.trim() === '') return { text: '{}', json: true }
+  if (raw.trim() === '') return { text: '{}', form: 'json' }
   let value: unknown
   try {
     value = JSON.parse(raw)
   } catch {
-    return { text: raw, json: false }
+    return { text: raw, form: 'invalid' }
   }
-  return { text: JSON.stringify(normalize(value, options, new Set(options.ignoreKeys))), json: true }
+  try {
+    return { text: serialize(value, options, new Set(options.ignoreKeys), 0), form: 'json' }
+  } catch (error) {
+    if (error instanceof TooDeep) return { text: raw, form: 'deep' }
+    throw error
+  }
 }
 
-function normalize(value: unknown, options: SignatureOptions, ignore: ReadonlySet<string>): unknown {
-  if (typeof value === 'string') return normalizeString(value, options)
-  if (Array.isArray(value)) return value.map((item) => normalize(item, options, ignore))
-  if (value === null || typeof value !== 'object') return value
-  const sorted: Record<string, unknown> = {}
-  for (const key of Object.keys(value).sort()) {
-    if (ignore.has(key)) continue
-    sorted[key] = normalize((value as Record<string, unknown>)[key], options, ignore)
-  }
-  return sorted
+/**
+ * Written by hand rather than through JSON.stringify, which would drop a `__proto__` key (assigning it
+ * sets the prototype) and print out-of-range numbers as `null`: either would make different calls equal.
+ */
+function serialize(value: unknown, options: SignatureOptions, ignore: ReadonlySet<string>, depth: number): string {
+  if (depth > MAX_DEPTH) throw new TooDeep()
+  if (typeof value === 'string') return JSON.stringify(normalizeString(value, options))
+  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : String(value)
+  if (Array.isArray(value)) return `[${value.map((item) => serialize(item, options, ignore, depth + 1)).join(',')}]`
+  if (value === null || typeof value !== 'object') return JSON.stringify(value)
+  const entries = Object.keys(value).sort().filter((key) => !ignore.has(key))
+    .map((key) => `${JSON.stringify(key)}:${serialize((value as Record<string, unknown>)[key], options, ignore, depth + 1)}`)
+  return `{${entries.join(',')}}`
 }
 
 function normalizeString(text: string, options: SignatureOptions): string {

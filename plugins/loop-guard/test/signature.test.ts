@@ -19,14 +19,19 @@ describe('canonical arguments', () => {
     expect(canon('{"q":" a  b"}', { ...options, collapseWhitespace: false }).text).toBe('{"q":" a  b"}')
   })
 
+  it('keeps what JSON.stringify would lose: a __proto__ key and out-of-range numbers', () => {
+    expect(canon('{"__proto__":{"a":1},"b":2}').text).toBe('{"__proto__":{"a":1},"b":2}')
+    expect([canon('{"n":null}').text, canon('{"n":1e400}').text, canon('{"n":-1e400}').text]).toEqual(['{"n":null}', '{"n":Infinity}', '{"n":-Infinity}'])
+  })
+
   it('treats blank arguments as an empty object', () => {
-    expect(canon('  ')).toEqual({ text: '{}', json: true })
+    expect(canon('  ')).toEqual({ text: '{}', form: 'json' })
   })
 
   it('keeps unparsable text verbatim and marks it, so it never collides with parsed or other raw input', () => {
-    expect(canon('{"path": "a"')).toEqual({ text: '{"path": "a"', json: false })
+    expect(canon('{"path": "a"')).toEqual({ text: '{"path": "a"', form: 'invalid' })
     expect(canon('{"path": "b"').text).not.toBe(canon('{"path": "a"').text)
-    expect(canon('[object Object]')).toEqual({ text: '[object Object]', json: false })
+    expect(canon('[object Object]')).toEqual({ text: '[object Object]', form: 'invalid' })
   })
 })
 

@@ -86,4 +86,27 @@ describe('loop-guard soft hint and hard stop', () => {
     expect(hints).toHaveLength(1)
     expect(hints[0]).toContain('`read_file` {"path": "c.txt" (not valid JSON) failed 3 times with the same error: INVALID_JSON')
   })
+
+  it('never lets arguments that JSON cannot round-trip share a signature (a __proto__ key, out-of-range numbers)', async () => {
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    const raw = (text: string) => tools(call('read_file', text))
+    h.scripted.push(raw('{"path":"a.txt"}'), raw('{"path":"a.txt","__proto__":{"x":1}}'), raw('{"path":"a.txt"}'), done())
+    await prompt(agent, 'prototype key')
+    h.scripted.push(raw('{"path":"a.txt","end_line":null}'), raw('{"path":"a.txt","end_line":1e400}'), raw('{"path":"a.txt","end_line":-1e400}'), done())
+    await prompt(agent, 'infinite numbers')
+    expect(pluginMessages(h.records(agent), 'loop-guard')).toEqual([])
+  })
+
+  it('compares arguments nested too deeply to walk by their raw text, without failing', async () => {
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    const deep = `{"path":"a.txt","x":${'['.repeat(20_000)}${']'.repeat(20_000)}}`
+    h.scripted.push(...repeat(3, () => tools(call('read_file', deep))), done())
+    await prompt(agent, 'go')
+    expect(h.errors()).toEqual([])
+    const hints = pluginMessages(h.records(agent), 'loop-guard')
+    expect(hints).toHaveLength(1)
+    expect(hints[0]).toMatch(/^Loop guard: `read_file` \{"path":"a\.txt","x":\[\[\[.*\(\d+ more characters\) failed 3 times with the same error: INVALID_ARGUMENTS: /)
+  })
 })

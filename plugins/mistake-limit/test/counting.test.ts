@@ -60,6 +60,21 @@ describe('mistake-limit counting', () => {
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
   })
 
+  it('by default ignores sandbox denials and the API failure codes a tool may pass on', async () => {
+    const codes = ['PERMISSION_DENIED', 'RATE_LIMIT', 'QUOTA', 'SERVER', 'TRANSPORT', 'TIMEOUT', 'COMMAND_TIMEOUT', 'DENIED']
+    for (const code of codes) {
+      h.root.tools.register({
+        name: `call_${code.toLowerCase()}`, description: 'fails', parameters: { type: 'object', properties: {} },
+        execute: () => ({ ok: false, content: '', error: { code, message: `refused (${code})` } }),
+      })
+    }
+    await h.load(mistakeLimit, { limit: 1 })
+    const agent = await h.createAgent()
+    h.scripted.push(...codes.map((code) => tools(call(`call_${code.toLowerCase()}`))), done())
+    await prompt(agent, 'go')
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+  })
+
   it('counts an infrastructure code once it is removed from ignoreErrorCodes', async () => {
     registerFailingTool('DENIED')
     await h.load(mistakeLimit, { limit: 2, ignoreErrorCodes: [] })

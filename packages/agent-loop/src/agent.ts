@@ -48,9 +48,17 @@ export class LoopAgent implements Agent {
   send(input: MessageInput): UserMessage {
     this.assertUsable('send')
     const message = this.claim(toUserMessage(input, HUMAN))
-    this.session.append('input/queued', { message })
+    // Queued before it is recorded: a listener of the record (`session/event`) already finds it in the inbox.
     this.knownIds.add(message.id)
     this.inbox.push(message)
+    try {
+      this.session.append('input/queued', { message })
+    } catch (error) {
+      // Nothing was recorded (append throws before its listeners run), so nothing else saw the message.
+      this.inbox.pop()
+      this.knownIds.delete(message.id)
+      throw error
+    }
     dispatchIsolated(this.host.ctx, 'agent/queued', this, message)
     this.wake()
     return message

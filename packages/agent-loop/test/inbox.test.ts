@@ -26,6 +26,29 @@ describe('inbox, batches and admission', () => {
     expect(agent.queued).toEqual([])
   })
 
+  it('a message is in the inbox as soon as its input/queued record exists, so a cancel there removes it', async ({ h }) => {
+    const agent = await h.createAgent()
+    let effective: boolean | undefined
+    h.root.on('session/event', (_session, record) => {
+      if (record.type === 'input/queued' && effective === undefined) effective = agent.cancel('user')
+    })
+    const message = agent.send({ content: 'cancelled at once' })
+    await agent.whenIdle()
+    expect(effective).toBe(true)
+    expect(describeRecords(h.records(agent))).toEqual(['input/queued cancelled at once', 'input/cancelled'])
+    expect(h.records(agent).at(-1)!.data).toEqual({ messageId: message.id, reason: 'user' })
+    expect(h.scripted.requests).toEqual([])
+  })
+
+  it('a send that cannot be recorded leaves neither inbox nor id taken', async ({ h }) => {
+    const session = await h.root.sessions.create({ cwd: h.workspace })
+    const agent = await h.createAgent({ session })
+    await h.root.sessions.close(session)
+    expect(() => agent.send({ id: 'm1', content: 'lost' })).toThrow(expect.objectContaining({ code: 'SESSION_CLOSED' }))
+    expect(agent.queued).toEqual([])
+    expect(agent.wake()).toBe(false)
+  })
+
   it('refuses bad input with a clear error and records nothing', async ({ h }) => {
     const agent = await h.createAgent()
     const before = h.records(agent).length

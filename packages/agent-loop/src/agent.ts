@@ -191,10 +191,8 @@ export class LoopAgent implements Agent {
   /** End of a drive: report idle, then wake again if a listener queued work, else release `whenIdle` waiters. */
   private settle() {
     this.setStatus('idle')
-    if (this.inbox.length && !this.disposed && !this.scheduled) {
-      // Work queued while the loop was winding down (e.g. after a failure) is not stranded.
-      this.wake()
-    }
+    // Work left by a failed drive is not stranded (work queued by the idle listeners woke the loop already).
+    this.wake()
     if (this.isQuiet()) for (const resolve of this.idleWaiters.splice(0)) resolve()
   }
 

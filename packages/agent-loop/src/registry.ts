@@ -26,7 +26,7 @@ export class AgentRegistry implements AgentService {
     } else {
       session = await this.host.sessions.create({ cwd: options.cwd ?? process.cwd() })
     }
-    return this.start(session, model, settings, 'new', false)
+    return this.start(session, model, settings, 'new')
   }
 
   get(id: string) { return this.agents.get(id) }
@@ -35,12 +35,12 @@ export class AgentRegistry implements AgentService {
   async resume(sessionId: string, options: StartOptions = {}): Promise<Agent> {
     const { model, settings } = this.prepare(options, true)
     this.assertFree(sessionId)
-    return this.start(await this.host.sessions.open(sessionId), model, settings, 'resume', true)
+    return this.start(await this.host.sessions.open(sessionId), model, settings, 'resume')
   }
 
   async fork(sessionId: string, uptoSeq: number, options: StartOptions = {}): Promise<Agent> {
     const { model, settings } = this.prepare(options, true)
-    return this.start(await this.host.sessions.fork(sessionId, { uptoSeq }), model, settings, 'fork', true)
+    return this.start(await this.host.sessions.fork(sessionId, { uptoSeq }), model, settings, 'fork')
   }
 
   /** Disposes every agent (ending open turns `disposed`) and waits until each is quiet. */
@@ -81,7 +81,7 @@ export class AgentRegistry implements AgentService {
    * Registers an agent on an open session. A resumed or forked session restores its human inputs to the
    * inbox (without waking); other queued inputs died with the process that owned them.
    */
-  private start(session: Session, model: string, settings: AgentSettings, source: 'new' | 'resume' | 'fork', restore: boolean) {
+  private start(session: Session, model: string, settings: AgentSettings, source: 'new' | 'resume' | 'fork') {
     try {
       if (this.closing) throw new AgentLoopError('SERVICE_CLOSING', 'the agent service is shutting down')
       this.assertFree(session.id)
@@ -91,7 +91,7 @@ export class AgentRegistry implements AgentService {
     }
     const fold = foldSession(session.records)
     const restored = []
-    if (restore) {
+    if (source !== 'new') {
       for (const message of fold.pending) {
         if (message.source?.kind === 'human') restored.push(message)
         else session.append('input/cancelled', { messageId: message.id, reason: 'interrupted' })

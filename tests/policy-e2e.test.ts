@@ -108,6 +108,33 @@ describe('loop-guard and mistake-limit together, composed from cordis.yml', () =
     expect(outcomes(agent.session.records)).toEqual([{ kind: 'aborted', cause: 'policy' }])
   })
 
+  it('a human /goal resume after Ctrl-C starts the counts over: the resumed round does not inherit the failures before the pause', async () => {
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    let hung!: () => void
+    const hanging = new Promise<void>((resolve) => (hung = resolve))
+    scripted().push(read('notes/missing-1.md'), read('notes/missing-2.md'), () => {
+      hung()
+      return new Promise<ScriptResponse>(() => {})
+    })
+    const paused = whenGoal(agent, 'paused')
+    const goal = app.root.goals.create(agent, { objective: 'Summarise notes/ into NOTES.md', maxGoalRounds: 2 })
+    await hanging
+    // What the host's first SIGINT does: the round driver pauses the goal.
+    agent.cancel('user')
+    const pause = await paused
+    await agent.whenIdle()
+
+    // One more failure after the resume would make three in a row, the limit of cordis.yml.
+    scripted().push(read('notes/missing-3.md'), { text: 'There are no notes yet; nothing to summarise.' })
+    const blocked = whenGoal(agent, 'blocked')
+    app.root.goals.resume(agent, { id: goal.id, revision: pause.goal!.revision })
+    const change = await blocked
+    await agent.whenIdle()
+    expect(change.goal!.blockedReason!.code).toBe('round-limit')
+    expect(outcomes(await app.readLog(agent))).toEqual([{ kind: 'aborted', cause: 'user' }, { kind: 'completed' }])
+    expect(app.errors).toEqual([])
+  })
+
   it('a cordis.yml reload reconfigures one policy and disabling the other removes it, while the rest keeps running', async () => {
     const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
     await fs.writeFile(app.file, composition(app, { softThreshold: 2, mistakeLimitDisabled: true }))

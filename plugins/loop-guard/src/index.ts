@@ -1,5 +1,6 @@
 import type { Context } from 'cordis'
 import type { Agent, PolicyEscalation, PolicyVerdict, StepSummary } from '@goalkeeper/agent-loop'
+import type { GoalActivation } from '@goalkeeper/goal'
 import type { UserMessage } from '@goalkeeper/session'
 import { Config, type LoopGuardConfig } from './config.ts'
 import { LoopDetector } from './detector.ts'
@@ -99,6 +100,11 @@ export const apply = (ctx: Context, config: LoopGuardConfig) => {
     // session/event runs listeners as the record is appended, before agent/turn-start: one listener is enough.
     yield ctx.on('session/event', (session, record) => {
       if (record.type === 'user/message' && (record.data as UserMessage).source?.kind === 'human') states.get(session.id)?.detector.reset()
+    })
+    // Arming needs human authority (create or resume) but sends no message: `/goal resume` after a pause
+    // must not hand the resumed rounds the streak that led to the pause.
+    yield ctx.on('goal/activation', (agent, activation: GoalActivation) => {
+      if (activation === 'armed') states.get(agent.id)?.detector.reset()
     })
     yield ctx.on('agent/cancel-requested', (agent) => states.get(agent.id)?.settle?.('abandoned'))
     yield ctx.on('agent/disposed', (agent) => {

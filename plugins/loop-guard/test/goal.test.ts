@@ -59,6 +59,21 @@ describe('loop-guard in a goal round', () => {
     })
   }
 
+  it('starts over when a human re-arms the goal (/goal resume), so the resumed rounds do not inherit the streak', async () => {
+    await h.load(goalPlugin, {})
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    let goal = h.root.goals.create(agent, { objective: 'summarise a.txt' })
+    h.scripted.push(...repeat(4, readA), done('stuck'))
+    await prompt(agent, 'round 1', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 })
+    goal = h.root.goals.pause(agent, { id: goal.id, revision: goal.revision })
+    goal = h.root.goals.resume(agent, { id: goal.id, revision: goal.revision })
+    h.scripted.push(readA(), done('summary'))
+    await prompt(agent, 'round 2', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 2 })
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }, { kind: 'completed' }])
+    expect(h.root.goals.get(agent)!.phase).toBe('active')
+  })
+
   it('works without the goal plugin loaded, even for a goal-sourced turn', async () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()

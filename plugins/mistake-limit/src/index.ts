@@ -1,5 +1,6 @@
 import type { Context } from 'cordis'
 import type { Agent, PolicyEscalation, PolicyVerdict, StepSummary } from '@goalkeeper/agent-loop'
+import type { GoalActivation } from '@goalkeeper/goal'
 import type { UserMessage } from '@goalkeeper/session'
 import { classifyStep } from './classify.ts'
 import { Config, type MistakeLimitConfig } from './config.ts'
@@ -137,6 +138,12 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     yield ctx.on('session/event', (session, record) => {
       const state = states.get(session.id)
       if (state && record.type === 'user/message' && (record.data as UserMessage).source?.kind === 'human') reset(state)
+    })
+    // Arming needs human authority (create or resume) but sends no message: `/goal resume` after a pause
+    // must not hand the resumed rounds the count that led to the pause.
+    yield ctx.on('goal/activation', (agent, activation: GoalActivation) => {
+      const state = states.get(agent.id)
+      if (state && activation === 'armed') reset(state)
     })
     yield ctx.on('agent/cancel-requested', (agent) => states.get(agent.id)?.pending?.settle('abandoned'))
     yield ctx.on('agent/disposed', (agent) => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as goalPlugin from '@goalkeeper/goal'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
-import { call, harnessWith, outcomes, pluginMessages, prompt, tools, type Harness } from '../../test-util.ts'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, type Harness } from '../../test-util.ts'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith() })
@@ -25,5 +25,21 @@ describe('mistake-limit in a goal round', () => {
     expect(events.map((e) => e.name)).toEqual(['goal/changed', 'agent/cancel-requested'])
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
     expect(pluginMessages(h.records(agent), 'mistake-limit')).toEqual([])
+  })
+
+  it('starts over when a human re-arms the goal (/goal resume), so the resumed rounds do not inherit the count', async () => {
+    await h.load(goalPlugin, {})
+    await h.load(mistakeLimit, { limit: 3 })
+    const agent = await h.createAgent()
+    let goal = h.root.goals.create(agent, { objective: 'fix the build' })
+    const missing = (n: number) => tools(call('read_file', { path: `missing-${n}.txt` }))
+    h.scripted.push(missing(1), missing(2), done('stuck'))
+    await prompt(agent, 'round 1', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 })
+    goal = h.root.goals.pause(agent, { id: goal.id, revision: goal.revision })
+    goal = h.root.goals.resume(agent, { id: goal.id, revision: goal.revision })
+    h.scripted.push(missing(3), done('found it'))
+    await prompt(agent, 'round 2', { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 2 })
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }, { kind: 'completed' }])
+    expect(h.root.goals.get(agent)!.phase).toBe('active')
   })
 })

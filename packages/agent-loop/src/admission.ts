@@ -80,7 +80,8 @@ export function reject(agent: LoopAgent, message: UserMessage, reason: string) {
  * that was never queued, or rewrite one (for example its source, which carries authority).
  */
 function checkDecision(decision: unknown, batch: UserMessage[]): PromptDecision | string {
-  if (!decision || typeof decision !== 'object') return `the decision is not an object: ${JSON.stringify(decision)}`
+  // Names the type only: a listener's stray value may hold prompt text, and this message is logged.
+  if (!decision || typeof decision !== 'object') return `the decision is ${decision === null ? 'null' : typeof decision}, not a decision object`
   const { kind } = decision as PromptDecision
   if (kind === 'reject') {
     const reason = (decision as { reason?: unknown }).reason

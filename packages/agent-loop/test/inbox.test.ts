@@ -179,6 +179,17 @@ describe('inbox, batches and admission', () => {
     expect(errors.map((e) => (e.args[2] as any).code)).toEqual(['INVALID_DECISION'])
   })
 
+  it('an invalid decision is reported without quoting it, since it may hold prompt text', async ({ h }) => {
+    const agent = await h.createAgent()
+    h.root.on('agent/prompt-submit', (async (_agent: unknown, submission: any) => submission.messages[0].content[0].text) as any)
+    const errors = h.events(['agent/error'])
+    agent.send({ content: 'token sk-private-42' })
+    await agent.whenIdle()
+    expect(errors.map((e) => (e.args[2] as any).code)).toEqual(['INVALID_DECISION'])
+    expect((errors[0].args[2] as any).message).toMatch(/string/)
+    for (const text of [(errors[0].args[2] as any).message, ...h.logs.map((l) => l.text)]) expect(text).not.toContain('sk-private-42')
+  })
+
   it('agent/admit vetoes single messages right before the turn opens; a throwing listener vetoes too', async ({ h }) => {
     const agent = await h.createAgent()
     h.root.on('agent/admit', (_agent, message) => message.content[0].text === 'veto me' ? 'not today' : undefined)

@@ -49,7 +49,6 @@ export class LoopAgent implements Agent {
     this.assertUsable('send')
     const message = this.claim(toUserMessage(input, HUMAN))
     // Queued before it is recorded: a listener of the record (`session/event`) already finds it in the inbox.
-    this.knownIds.add(message.id)
     this.inbox.push(message)
     try {
       this.session.append('input/queued', { message })
@@ -78,7 +77,6 @@ export class LoopAgent implements Agent {
     const state = this.current
     if (!state) return this.send(candidate)
     const message = this.claim(candidate)
-    this.knownIds.add(message.id)
     state.steered.push(message)
     return message
   }
@@ -206,10 +204,12 @@ export class LoopAgent implements Agent {
     dispatchIsolated(this.host.ctx, 'agent/status', this, status)
   }
 
+  /** Reserves the message's id in this session. */
   private claim(message: UserMessage): UserMessage {
     if (this.knownIds.has(message.id)) {
       throw new AgentLoopError('DUPLICATE_MESSAGE_ID', `message id ${message.id} is already used in session ${this.id}`)
     }
+    this.knownIds.add(message.id)
     return message
   }
 

@@ -64,9 +64,10 @@ export const apply = (ctx: Context, config: LoopGuardConfig) => {
     const escalation: PolicyEscalation = { source: name, code: STOP_CODE, message: escalationText(finding, chars), turn }
     logger.info('escalating for agent %s: %s', agent.id, escalation.message)
     const verdict = await askVerdict(agent, state, escalation)
-    if (verdict === 'abandoned' || unloading || agent.disposed || agent.turn !== turn) return
-    // Whatever the verdict, the streak that led here is settled: a continue must not re-trigger at once.
+    // However the wait ended, the streak that led here is settled: neither a continue nor the work that
+    // follows a stop or a cancel may re-trigger at once.
     state.detector.reset()
+    if (verdict === 'abandoned' || unloading || agent.disposed || agent.turn !== turn) return
     if (verdict?.action === 'continue') {
       steer(agent, verdict.guidance?.trim() || hintText(finding, chars))
       return

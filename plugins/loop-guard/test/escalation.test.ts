@@ -93,4 +93,26 @@ describe('loop-guard escalation (policy/escalate)', () => {
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'user' }])
     expect(pluginMessages(h.records(agent), 'loop-guard')).toHaveLength(1)
   })
+
+  it('a cancel while the verdict is pending does not leave the streak at the hard threshold', async () => {
+    const asked = deferred()
+    let calls = 0
+    h.root.on('policy/escalate', () => {
+      if (++calls > 1) return { action: 'stop' }
+      asked.resolve()
+      return new Promise(() => {})
+    })
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(5, readA), done())
+    agent.send({ content: 'go' })
+    await asked.promise
+    agent.cancel('user')
+    await agent.whenIdle()
+    // Not human input, so only the settled escalation can have reset the streak.
+    h.scripted.reset([readA(), done('read once')])
+    await prompt(agent, 'automation', { kind: 'plugin', name: 'scheduler' })
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'user' }, { kind: 'completed' }])
+    expect(calls).toBe(1)
+  })
 })

@@ -84,10 +84,10 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     const verdict = track(outcome.then((first) => {
       clearTimeout(timer)
       st.pending = undefined
-      const answer = verdictOf(first)
-      // Both answers end the streak: a continue must not re-trigger at once, a stop must not carry over.
-      if (answer !== 'abandoned') reset(st)
-      return answer
+      // However the decision ended, it settles the streak: neither a continue nor the work that follows
+      // a stop or a cancel may re-trigger at once.
+      reset(st)
+      return verdictOf(first)
     }))
     return st.pending = { verdict, settle, escalated }
   }

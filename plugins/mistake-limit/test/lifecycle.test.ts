@@ -50,6 +50,27 @@ describe('mistake-limit lifecycle', () => {
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'user' }])
     expect(pluginMessages(h.records(agent), 'mistake-limit')).toEqual([])
   })
+  it('a cancel while the decision is pending does not leave the count at the limit', async () => {
+    const asked = deferred()
+    let calls = 0
+    h.root.on('mistake-limit/reached', () => {
+      if (++calls > 1) return { action: 'stop' }
+      asked.resolve()
+      return new Promise(() => {})
+    })
+    await h.load(mistakeLimit, { limit: 2 })
+    const agent = await h.createAgent()
+    h.scripted.push(fail(), fail(), done())
+    agent.send({ content: 'go' })
+    await asked.promise
+    agent.cancel('user')
+    await agent.whenIdle()
+    // Not human input, so only the settled decision can have reset the count.
+    h.scripted.reset([fail(), done('recovered')])
+    await prompt(agent, 'automation', { kind: 'plugin', name: 'scheduler' })
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'user' }, { kind: 'completed' }])
+    expect(calls).toBe(1)
+  })
 })
 
 describe('mistake-limit config', () => {

@@ -137,7 +137,12 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     // session/event runs listeners as the record is appended, before agent/turn-start: one listener is enough.
     yield ctx.on('session/event', (session, record) => {
       const state = states.get(session.id)
-      if (state && record.type === 'user/message' && (record.data as UserMessage).source?.kind === 'human') reset(state)
+      if (!state) return
+      if (record.type === 'user/message' && (record.data as UserMessage).source?.kind === 'human') reset(state)
+      // The loop starts a step or ends a turn only once every agent/step-end listener has returned, so a
+      // decision still pending then has nobody left to act on it (the escalating plugin was unloaded):
+      // drop it, with its timer, rather than let it stand in for this plugin's own next limit.
+      else if (record.type === 'step/start' || record.type === 'turn/end') state.pending?.settle('abandoned')
     })
     // Arming needs human authority (create or resume) but sends no message: `/goal resume` after a pause
     // must not hand the resumed rounds the count that led to the pause.

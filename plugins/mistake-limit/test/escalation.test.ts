@@ -1,13 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import * as goalPlugin from '@goalkeeper/goal'
 import * as loopGuard from '@goalkeeper/loop-guard'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
 import type { MistakeLimitState } from '@goalkeeper/mistake-limit'
-import { call, done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, tools, userTexts, type Harness } from '../../test-util.ts'
+import { call, deferred, done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, tools, userTexts, watchTimers, type Harness } from '../../test-util.ts'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })
-afterEach(() => h.dispose())
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await h.dispose()
+})
 
 const readMissing = () => tools(call('read_file', { path: 'missing.txt' }))
 
@@ -92,5 +95,46 @@ describe('mistake-limit answering loop-guard escalations', () => {
     await prompt(agent, 'go')
     expect(asked).toBe(0)
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+  })
+
+  it('loop-guard unloaded while the hook decides its escalation: that decision is dropped and the own limit still stops', async () => {
+    const asked = deferred()
+    let calls = 0
+    h.root.on('mistake-limit/reached', () => {
+      if (++calls > 1) return { action: 'stop', reason: 'second decision' }
+      asked.resolve()
+      return new Promise(() => {})
+    })
+    const timers = watchTimers(600_000)
+    await h.load(mistakeLimit, { limit: 2, decisionTimeoutMs: 600_000 })
+    const guard = await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(5, readA), tools(call('read_file', { path: 'missing-1.txt' })), tools(call('read_file', { path: 'missing-2.txt' })), done())
+    agent.send({ content: 'go' })
+    await asked.promise
+    await guard.dispose()
+    await agent.whenIdle()
+
+    expect(calls).toBe(2)
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+    expect(pluginMessages(h.records(agent), 'mistake-limit').at(-1)).toContain('Decision: second decision.')
+    // The abandoned decision's timer went with it.
+    expect(timers.started.size).toBe(2)
+    expect(timers.cleared).toEqual(timers.started)
+  })
+
+  it('mistake-limit unloaded while its hook decides an escalation: loop-guard gets no verdict and stops on its own', async () => {
+    const asked = deferred()
+    h.root.on('mistake-limit/reached', () => { asked.resolve(); return new Promise(() => {}) })
+    const limiter = await h.load(mistakeLimit, {})
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(5, readA), done())
+    agent.send({ content: 'go' })
+    await asked.promise
+    await limiter.dispose()
+    await agent.whenIdle()
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+    expect(pluginMessages(h.records(agent), 'loop-guard').at(-1)).toMatch(/^Loop guard stopped this turn: .* 5 times in a row .*\. The session is kept/)
   })
 })

@@ -2,7 +2,7 @@ import type { Logger } from 'cordis'
 import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
 import type { UserMessage } from '@goalkeeper/session'
-import { errorMessage } from './goal-actions.ts'
+import { errorMessage } from './errors.ts'
 import { goalMoved, isExactly, isGoalSourced, roundMismatch, type Reservation } from './reservation.ts'
 
 /** What the admission fence needs from the driver. */

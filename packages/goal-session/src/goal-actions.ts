@@ -1,5 +1,6 @@
 import type { Context, Logger } from 'cordis'
 import type { BlockedReason, GoalRef } from '@goalkeeper/goal'
+import { describeError } from './errors.ts'
 
 interface AgentLike { readonly id: string }
 
@@ -43,13 +44,4 @@ export class GoalActions {
       this.logger.error('disarming the goal of agent %s (%s) failed: %s', agent.id, why, describeError(error))
     }
   }
-}
-
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`
-  return String(error)
-}
-
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

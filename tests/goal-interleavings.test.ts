@@ -287,6 +287,8 @@ async function runScenario(steps: Step[], outcomes: Outcome[]): Promise<void> {
   await realFlush(agent.session)
   const { activation: _activation, ...persisted } = goal ?? ({} as GoalState)
   expect(foldGoal(h.readFile(agent)) ?? null).toEqual(goal ? persisted : null)
+  // Activation is process-local: no record, reason or tool result may speak of it.
+  expect(JSON.stringify(h.readFile(agent))).not.toMatch(/activation|armed/i)
   await h.dispose()
   current = undefined
 }

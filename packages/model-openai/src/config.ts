@@ -59,6 +59,15 @@ export interface ProviderSettings {
   streamUsage: boolean
 }
 
+/** Header values this short (`x-team: core`) are not secrets, and masking them would mangle messages. */
+const MIN_SECRET_HEADER_CHARS = 8
+
+/** Values that must never appear in an error or a log line: the key and long configured header values. */
+export const secretValues = (settings: ProviderSettings): string[] => [
+  ...(settings.apiKey ? [settings.apiKey] : []),
+  ...Object.values(settings.headers).filter((value) => value.length >= MIN_SECRET_HEADER_CHARS),
+]
+
 export type Resolution =
   | { kind: 'on'; settings: ProviderSettings }
   | { kind: 'off'; name: string; reason: string }
@@ -82,6 +91,10 @@ export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolut
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new ConfigError(`model-openai (${name}): \`baseUrl\` must be http or https`)
+  }
+  // fetch refuses such URLs and quotes them whole in its error; the credentials would reach logs and sessions.
+  if (parsed.username || parsed.password) {
+    throw new ConfigError(`model-openai (${name}): \`baseUrl\` must not contain credentials (user:password@); put the key in \`apiKey\` or its environment variable, or a header in \`headers\``)
   }
 
   const keyEnv = config.apiKeyEnv || preset.apiKeyEnv

@@ -16,12 +16,22 @@ export const RETRYABLE: ReadonlySet<string> = new Set<ModelErrorCode>(['RATE_LIM
 export const truncate = (text: string, max = MAX_SERVER_MESSAGE): string =>
   text.length > max ? text.slice(0, max) + '…' : text
 
-/** Servers sometimes quote the key they were given; errors and logs must never carry it. */
-export const redact = (text: string, secret: string | undefined): string => {
-  let out = secret ? text.split(secret).join('***') : text
+/**
+ * Servers sometimes quote the key or a header they were given, and network errors may quote the URL:
+ * errors and logs must carry none of them. Applied before any cut, so no prefix of a secret survives.
+ */
+export const redact = (text: string, secrets: readonly string[] = []): string => {
+  let out = text
+  for (const secret of secrets) if (secret) out = out.split(secret).join('***')
   out = out.replace(/\b(sk-[A-Za-z0-9_-]{2})[A-Za-z0-9_\-*.]{6,}/g, '$1***')
+  out = out.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1***@')
   return out.replace(/(bearer\s+)[^\s"',}]+/gi, '$1***')
 }
+
+/** A bounded, secret-free excerpt of raw server output for an error message. */
+export const excerpt = (raw: string, secrets: readonly string[], max = 120): string =>
+  // Redact a window larger than the excerpt, so a secret that starts inside the excerpt is matched whole.
+  truncate(redact(raw.slice(0, max + 4096), secrets).replace(/\s+/g, ' ').trim(), max)
 
 /** The human-readable message of an OpenAI-style error body, or the body itself. */
 export const serverMessage = (body: string): string => {
@@ -50,15 +60,24 @@ const pickMessage = (value: unknown): string | undefined => {
   return undefined
 }
 
-/** `retry-after-ms` (non-standard, sent by OpenAI) wins over `retry-after` (seconds or an HTTP date). */
+/** Longer waits are reported as one day: the caller decides anyway, and the number stays finite (JSON has no Infinity). */
+export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000
+const DECIMAL = /^\d+(\.\d+)?$/
+const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /i
+
+/**
+ * `retry-after-ms` (non-standard, sent by OpenAI) wins over `retry-after` (seconds or an HTTP date).
+ * Anything else (negative, hex, words, a bare year) is ignored: JavaScript's lenient number and date
+ * parsing would turn garbage into a zero wait or a wait of years.
+ */
 export const parseRetryAfter = (headers: Headers, now = Date.now()): number | undefined => {
-  const ms = headers.get('retry-after-ms')
-  if (ms !== null && ms.trim() !== '' && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Math.ceil(Number(ms))
+  const ms = headers.get('retry-after-ms')?.trim()
+  if (ms && /^\d+(\.\d+)?(e\+?\d+)?$/i.test(ms)) return Math.min(MAX_RETRY_AFTER_MS, Math.ceil(Number(ms)))
   const value = headers.get('retry-after')?.trim()
   if (!value) return undefined
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000)
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+  if (DECIMAL.test(value)) return Math.min(MAX_RETRY_AFTER_MS, Math.ceil(Number(value) * 1000))
+  const date = HTTP_DATE.test(value) ? Date.parse(value) : NaN
+  return Number.isNaN(date) ? undefined : Math.min(MAX_RETRY_AFTER_MS, Math.max(0, date - now))
 }
 
 const codeForStatus = (status: number, message: string): ModelErrorCode => {
@@ -70,8 +89,8 @@ const codeForStatus = (status: number, message: string): ModelErrorCode => {
   return 'SERVER'
 }
 
-export const httpFailure = (provider: string, status: number, body: string, headers: Headers, secret?: string): AttemptFailure => {
-  const message = redact(truncate(serverMessage(body) || '(empty body)'), secret)
+export const httpFailure = (provider: string, status: number, body: string, headers: Headers, secrets: readonly string[]): AttemptFailure => {
+  const message = truncate(redact(serverMessage(body) || '(empty body)', secrets))
   const code = codeForStatus(status, message)
   const error: ModelError = { code, message: `${provider}: HTTP ${status}: ${message}` }
   const retryAfterMs = code === 'RATE_LIMIT' ? parseRetryAfter(headers) : undefined
@@ -80,13 +99,25 @@ export const httpFailure = (provider: string, status: number, body: string, head
 }
 
 /** An `{"error": ...}` frame inside a 200 stream (vLLM, OpenRouter and others report late failures this way). */
-export const streamedFailure = (provider: string, frame: unknown, secret?: string): AttemptFailure => {
-  const message = redact(truncate(pickMessage(frame) ?? 'error frame'), secret)
+export const streamedFailure = (provider: string, frame: unknown, secrets: readonly string[]): AttemptFailure => {
+  const message = truncate(redact(pickMessage(frame) ?? 'error frame', secrets))
   const code: ModelErrorCode = QUOTA_WORDING.test(message) ? 'QUOTA'
     : CONTEXT_WORDING.test(message) ? 'CONTEXT_OVERFLOW'
       : /rate.?limit/i.test(message) ? 'RATE_LIMIT'
         : 'SERVER'
   return { error: { code, message: `${provider}: stream error: ${message}` }, retryable: RETRYABLE.has(code) }
+}
+
+/** 3xx: fetch is told not to follow, so the conversation and headers never go to an address nobody configured. */
+export const redirectFailure = (provider: string, status: number, location: string | null, base: string): AttemptFailure => {
+  let target = 'another address'
+  try {
+    // `.host` never includes user info.
+    if (location) target = new URL(location, base).host
+  } catch {
+    // an unparsable Location: the generic wording stays
+  }
+  return failure('BAD_REQUEST', `${provider}: HTTP ${status}: the server redirects to ${target}; set baseUrl to the final address`, false)
 }
 
 export const failure = (code: ModelError['code'], message: string, retryable = RETRYABLE.has(code)): AttemptFailure =>

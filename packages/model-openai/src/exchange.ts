@@ -1,4 +1,4 @@
-import type { ProviderSettings } from './config.ts'
+import { secretValues, type ProviderSettings } from './config.ts'
 import { failure, redact, type AttemptFailure } from './errors.ts'
 
 type StopCause = 'caller' | 'request-timeout' | 'idle-timeout' | 'done'
@@ -28,7 +28,9 @@ export class Exchange {
     if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`
     const timer = setTimeout(() => this.stop('request-timeout'), settings.requestTimeoutMs)
     try {
-      return await fetch(settings.url, { method: 'POST', headers, body, signal: this.controller.signal })
+      // A redirect is answered, not followed: fetch would re-send the conversation and custom headers
+      // (only Authorization is dropped) to whatever address the server names.
+      return await fetch(settings.url, { method: 'POST', headers, body, signal: this.controller.signal, redirect: 'manual' })
     } finally {
       clearTimeout(timer)
     }
@@ -75,7 +77,7 @@ export class Exchange {
       case 'idle-timeout':
         return failure('TRANSPORT', `${name}: the stream from ${host} stalled (no data for ${idleTimeoutMs} ms)`)
     }
-    return failure('TRANSPORT', `${name}: connection to ${host} failed: ${redact(describeNetworkError(error), this.settings.apiKey)}`)
+    return failure('TRANSPORT', `${name}: connection to ${host} failed: ${redact(describeNetworkError(error), secretValues(this.settings))}`)
   }
 
   stop(cause: StopCause): void {

@@ -1,11 +1,10 @@
 import type { ModelChunk, ModelProvider, ModelRequest } from '@goalkeeper/model'
-import { createParser } from 'eventsource-parser'
-import type { ProviderSettings } from './config.ts'
+import { secretValues, type ProviderSettings } from './config.ts'
 import { buildRequestBody } from './request-body.ts'
-import { StreamDecoder } from './stream-decoder.ts'
 import { Exchange } from './exchange.ts'
-import { failure, httpFailure, streamedFailure, type AttemptFailure } from './errors.ts'
+import { httpFailure, redirectFailure, type AttemptFailure } from './errors.ts'
 import { backoffDelay, sleep } from './backoff.ts'
+import { readStream, unstreamedFailure, type AttemptEvent } from './read-stream.ts'
 
 export interface ProviderLogger {
   debug(format: unknown, ...args: unknown[]): void
@@ -17,14 +16,9 @@ export interface ProviderOptions {
   random?: () => number
 }
 
-// Guards memory against a server that never ends a line.
-const MAX_SSE_BUFFER = 8 * 1024 * 1024
-
 export const createOpenAIProvider = (settings: ProviderSettings, logger: ProviderLogger, options: ProviderOptions = {}): ModelProvider => ({
   stream: (request, signal) => streamCompletion(settings, logger, options, request, signal),
 })
-
-type AttemptEvent = { kind: 'chunk'; chunk: ModelChunk } | { kind: 'failed'; failure: AttemptFailure }
 
 async function* streamCompletion(
   settings: ProviderSettings, logger: ProviderLogger, options: ProviderOptions, request: ModelRequest, signal: AbortSignal,
@@ -43,7 +37,13 @@ async function* streamCompletion(
   for (let retry = 0; ; retry++) {
     if (signal.aborted) return yield aborted()
     let failed: AttemptFailure | undefined
+    let cut = false
     for await (const event of attempt(settings, body, signal)) {
+      // Chunks parsed from the same read as the abort are dropped: after an abort only its finish comes.
+      if (signal.aborted) {
+        cut = true
+        break
+      }
       if (event.kind === 'failed') {
         failed = event.failure
         break
@@ -51,6 +51,7 @@ async function* streamCompletion(
       delivered = true
       yield event.chunk
     }
+    if (cut) return yield aborted()
     if (!failed) return
     if (signal.aborted) return yield aborted()
 
@@ -74,6 +75,9 @@ async function* attempt(settings: ProviderSettings, body: string, signal: AbortS
     } catch (error) {
       return yield { kind: 'failed', failure: exchange.describe(error) }
     }
+    if (response.status >= 300 && response.status < 400) {
+      return yield { kind: 'failed', failure: redirectFailure(settings.name, response.status, response.headers.get('location'), settings.url) }
+    }
     if (!response.ok) {
       let text = ''
       try {
@@ -81,7 +85,7 @@ async function* attempt(settings: ProviderSettings, body: string, signal: AbortS
       } catch (error) {
         if (signal.aborted) return yield { kind: 'failed', failure: exchange.describe(error) }
       }
-      return yield { kind: 'failed', failure: httpFailure(settings.name, response.status, text, response.headers, settings.apiKey) }
+      return yield { kind: 'failed', failure: httpFailure(settings.name, response.status, text, response.headers, secretValues(settings)) }
     }
     if (/application\/json/i.test(response.headers.get('content-type') ?? '')) {
       return yield { kind: 'failed', failure: await unstreamedFailure(settings, exchange, response) }
@@ -91,45 +95,4 @@ async function* attempt(settings: ProviderSettings, body: string, signal: AbortS
     // Also runs when the caller stops iterating early: the socket must not outlive the request.
     exchange.close()
   }
-}
-
-async function* readStream(settings: ProviderSettings, exchange: Exchange, response: Response, signal: AbortSignal): AsyncGenerator<AttemptEvent> {
-  const decoder = new StreamDecoder(settings.name, settings.apiKey)
-  const pending: string[] = []
-  const parser = createParser({ onEvent: (event) => pending.push(event.data), maxBufferSize: MAX_SSE_BUFFER })
-  try {
-    for await (const text of exchange.text(response)) {
-      parser.feed(text)
-      while (pending.length) {
-        const result = decoder.decode(pending.shift()!)
-        if (result.kind === 'failed') return yield { kind: 'failed', failure: result.failure }
-        for (const chunk of result.chunks) yield { kind: 'chunk', chunk }
-        if (decoder.done) break
-      }
-      if (decoder.done) break
-    }
-  } catch (error) {
-    // A server that sent its finish reason but then hangs or drops the socket still gave a full answer.
-    if (signal.aborted || !decoder.finished) return yield { kind: 'failed', failure: exchange.describe(error) }
-  }
-  const end = decoder.end()
-  if (end.kind === 'failed') return yield { kind: 'failed', failure: end.failure }
-  for (const chunk of end.chunks) yield { kind: 'chunk', chunk }
-}
-
-// A server that ignores `stream: true` (or reports an error as a 200 JSON body).
-const unstreamedFailure = async (settings: ProviderSettings, exchange: Exchange, response: Response): Promise<AttemptFailure> => {
-  let text = ''
-  try {
-    text = await exchange.readAll(response)
-  } catch (error) {
-    return exchange.describe(error)
-  }
-  try {
-    const parsed = JSON.parse(text) as { error?: unknown }
-    if (parsed?.error) return streamedFailure(settings.name, parsed, settings.apiKey)
-  } catch {
-    // fall through: not an error object
-  }
-  return failure('SERVER', `${settings.name}: the server answered with JSON instead of an event stream`, false)
 }

@@ -1,20 +1,13 @@
 import type { FinishReason, ModelChunk, ModelError } from '@goalkeeper/model'
 import type { Usage } from '@goalkeeper/session'
-import { ToolCallAssembler, type ToolCallDelta } from './tool-call-assembler.ts'
+import { MAX_TOOL_CALLS, MAX_TOOL_CALL_CHARS, ToolCallAssembler, type ToolCallDelta } from './tool-call-assembler.ts'
 import { mapUsage } from './usage.ts'
-import { failure, streamedFailure, truncate, type AttemptFailure } from './errors.ts'
+import { excerpt, failure, streamedFailure, type AttemptFailure } from './errors.ts'
 
-interface WireChoice {
-  index?: number
-  delta?: {
-    content?: string | null
-    reasoning_content?: string | null
-    /** vLLM, OpenRouter and newer Ollama name it this way. */
-    reasoning?: string | null
-    tool_calls?: ToolCallDelta[] | null
-  } | null
-  finish_reason?: string | null
-}
+const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value)
+/** A non-empty string, or undefined: a server bug must not put numbers or objects into the answer. */
+const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined)
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
 
 export type DecodeResult =
   | { kind: 'chunks'; chunks: ModelChunk[] }
@@ -34,7 +27,7 @@ export class StreamDecoder {
   /** `[DONE]` arrived: nothing more is expected. */
   done = false
 
-  constructor(private provider: string, private secret?: string) {}
+  constructor(private provider: string, private secrets: readonly string[]) {}
 
   /** A finish reason arrived, so the answer is complete even if `[DONE]` never comes. */
   get finished(): boolean {
@@ -50,27 +43,33 @@ export class StreamDecoder {
     try {
       frame = JSON.parse(data)
     } catch {
-      const shown = truncate(data.replace(/\s+/g, ' '), 120)
       // Deterministic server output: retrying would most likely repeat it.
-      return { kind: 'failed', failure: failure('SERVER', `${this.provider}: malformed stream frame (not JSON): ${shown}`, false) }
+      return { kind: 'failed', failure: failure('SERVER', `${this.provider}: malformed stream frame (not JSON): ${excerpt(data, this.secrets)}`, false) }
     }
-    if (!frame || typeof frame !== 'object') return { kind: 'chunks', chunks: [] }
-    const record = frame as { error?: unknown; usage?: unknown; choices?: WireChoice[] }
-    if (record.error) return { kind: 'failed', failure: streamedFailure(this.provider, frame, this.secret) }
+    if (!isRecord(frame)) return { kind: 'chunks', chunks: [] }
+    if (frame.error) return { kind: 'failed', failure: streamedFailure(this.provider, frame, this.secrets) }
 
     const chunks: ModelChunk[] = []
-    const usage = mapUsage(record.usage)
+    const usage = mapUsage(frame.usage)
     // Servers with continuous usage stats send it on every frame; the last one is the total.
     if (usage) this.usage = usage
-    for (const choice of record.choices ?? []) {
-      if ((choice.index ?? 0) !== 0) continue
-      const delta = choice.delta ?? {}
-      const reasoning = delta.reasoning_content ?? delta.reasoning
+    // Fields of the wrong type are skipped one by one, so one bad field does not cost the answer.
+    for (const choice of list(frame.choices)) {
+      if (!isRecord(choice) || (choice.index ?? 0) !== 0) continue
+      const delta = isRecord(choice.delta) ? choice.delta : {}
+      // `reasoning_content` is DeepSeek's; vLLM, OpenRouter and newer Ollama say `reasoning`.
+      const reasoning = text(delta.reasoning_content) ?? text(delta.reasoning)
       if (reasoning) chunks.push({ type: 'reasoning', text: reasoning })
-      if (delta.content) chunks.push({ type: 'text', text: delta.content })
-      for (const call of delta.tool_calls ?? []) this.tools.add(call)
-      if (choice.finish_reason) {
-        this.reason = choice.finish_reason
+      const content = text(delta.content)
+      if (content) chunks.push({ type: 'text', text: content })
+      for (const call of list(delta.tool_calls)) {
+        if (isRecord(call) && !this.tools.add(call as ToolCallDelta)) {
+          return { kind: 'failed', failure: failure('SERVER', `${this.provider}: the tool calls exceeded ${MAX_TOOL_CALLS} calls or ${MAX_TOOL_CALL_CHARS / 1024 / 1024} MiB`, false) }
+        }
+      }
+      const reason = text(choice.finish_reason)
+      if (reason) {
+        this.reason = reason
         chunks.push(...this.drainCalls())
       }
     }

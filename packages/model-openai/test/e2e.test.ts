@@ -99,6 +99,28 @@ describe('end to end through the harness', () => {
     await expectNoKey(agent)
   })
 
+  it('sends broken tool calls on to the pipeline, which answers the model with INVALID_JSON and UNKNOWN_TOOL', async () => {
+    const broken = sse(
+      delta({ tool_calls: [{ index: 0, id: 'call_bad', type: 'function', function: { name: 'read_file', arguments: '{"path": "notes.txt"' } }] }),
+      delta({ tool_calls: [{ index: 1, function: { arguments: '{}' } }] }),
+      delta({}, 'tool_calls'),
+      frame('[DONE]'),
+    )
+    const { server, agent } = await start([broken, textReply('I will fix the call.')])
+    agent.send({ content: 'Read notes.txt' })
+    await agent.whenIdle()
+
+    const results = harness!.readFile(agent).filter((record) => record.type === 'tool/result').map((record) => record.data as any)
+    expect(results).toHaveLength(2)
+    expect(results[0]).toMatchObject({ callId: 'call_bad', ok: false, error: { code: 'INVALID_JSON' } })
+    expect(results[1]).toMatchObject({ ok: false, error: { code: 'UNKNOWN_TOOL', message: expect.stringContaining('The tool call has no name.') } })
+    const tools = server.received[1].body.messages.filter((message: any) => message.role === 'tool')
+    expect(tools[0]).toMatchObject({ tool_call_id: 'call_bad', content: expect.stringContaining('are not valid JSON') })
+    expect(tools[1].tool_call_id).toMatch(/^call_[0-9a-f]{24}$/)
+    expect(harness!.readFile(agent).at(-1)).toMatchObject({ type: 'turn/end', data: { outcome: { kind: 'completed' } } })
+    await expectNoKey(agent)
+  })
+
   it('runs one goal round to completion through the goal plugins', async () => {
     let agent!: Agent
     // The reply depends on what the loop sent, as a real model's would.

@@ -25,10 +25,10 @@ describe('helpers', () => {
 
   it('never lets the key through, even when the server echoes it', () => {
     const key = 'sk-live-abcdefghijklmnop'
-    expect(redact(`Incorrect API key provided: ${key}.`, key)).toBe('Incorrect API key provided: ***.')
+    expect(redact(`Incorrect API key provided: ${key}.`, [key])).toBe('Incorrect API key provided: ***.')
     expect(redact('key sk-proj-QWERTYUIOPASDF is invalid', undefined)).toBe('key sk-pr*** is invalid')
     expect(redact('header was Bearer abc.def-123', undefined)).toBe('header was Bearer ***')
-    const failure = httpFailure('openai', 401, JSON.stringify({ error: { message: `bad key ${key}` } }), new Headers(), key)
+    const failure = httpFailure('openai', 401, JSON.stringify({ error: { message: `bad key ${key}` } }), new Headers(), [key])
     expect(failure.error.message).toBe('openai: HTTP 401: bad key ***')
   })
 
@@ -51,5 +51,31 @@ describe('helpers', () => {
     assembler.add({ index: 0, function: { name: 'anon', arguments: '{}' } })
     const [generated] = assembler.drain()
     expect(generated.id).toMatch(/^call_[0-9a-f]{24}$/)
+  })
+})
+
+describe('Retry-After from a hostile server', () => {
+  const now = Date.parse('2025-01-01T00:00:00Z')
+  const parse = (headers: Record<string, string>) => parseRetryAfter(new Headers(headers), now)
+
+  it('clamps huge values to a day instead of Infinity or years', () => {
+    const day = 24 * 60 * 60 * 1000
+    expect(parse({ 'retry-after': '9'.repeat(400) })).toBe(day)
+    expect(parse({ 'retry-after': '99999999999' })).toBe(day)
+    expect(parse({ 'retry-after-ms': '1e308' })).toBe(day)
+    expect(parse({ 'retry-after-ms': '1e400' })).toBe(day)
+    expect(parse({ 'retry-after': 'Fri, 01 Jan 2100 00:00:00 GMT' })).toBe(day)
+    expect(parse({ 'retry-after': '86399' })).toBe(86_399_000)
+  })
+
+  it('ignores negative and garbage values', () => {
+    for (const value of ['-5', '-1', '1e3', '0x10', 'soon', '5 seconds', '2025-01-01', 'NaN', 'Infinity', '']) {
+      expect(parse({ 'retry-after': value })).toBeUndefined()
+    }
+    for (const value of ['-100', 'abc', 'Infinity', '0x10']) {
+      expect(parse({ 'retry-after-ms': value })).toBeUndefined()
+    }
+    // A garbage retry-after-ms falls back to a valid retry-after.
+    expect(parse({ 'retry-after-ms': '-1', 'retry-after': '2' })).toBe(2000)
   })
 })

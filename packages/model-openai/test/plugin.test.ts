@@ -82,6 +82,18 @@ describe('plugin', () => {
     await root.fiber.dispose()
   })
 
+  it('refuses a baseUrl carrying credentials, without repeating them in the error or the logs', async () => {
+    const { root, logs } = await compose()
+    for (const baseUrl of ['http://user:hunter2-pass@127.0.0.1:1/v1', 'https://hunter2-token@api.example.com/v1']) {
+      const load = root.plugin(openaiPlugin, { preset: 'custom', baseUrl, model: 'm' })
+      await expect(load).rejects.toThrow('`baseUrl` must not contain credentials')
+      await expect(load).rejects.not.toThrow(/hunter2/)
+    }
+    expect(root.models.list()).toEqual(['scripted'])
+    expect(logs.join('\n')).not.toContain('hunter2')
+    await root.fiber.dispose()
+  })
+
   it('keeps the key out of logs and error messages, even when the server echoes it', async () => {
     server = await startServer([
       jsonError(500, { error: { message: `upstream saw key ${ENV_KEY}` } }),

@@ -121,6 +121,25 @@ describe('goal tool authority', () => {
     expect(h.root.goals.get(agent)).toMatchObject({ objective: 'Guarded', revision: 1, phase: 'active' })
   })
 
+  it('authority comes before the values of the arguments: only their JSON shape is checked earlier', async () => {
+    const agent = await setup()
+    const goal = h.root.goals.create(agent, { objective: 'Guarded' })
+    h.scripted.push(
+      call('create_goal', { objective: 'Mine', max_rounds: 0 }),
+      update({ id: goal.id, revision: 0 }, 'pause'),
+      { text: 'ok' },
+    )
+    await turn(agent, { content: 'take over', source: { kind: 'plugin', name: 'reminder' } })
+    // In the first round, below the block threshold: too early, whatever the reason looks like.
+    h.scripted.push(update(goal, 'block', { reason: { code: 'Not Kebab' } }), { text: 'ok' })
+    await turn(agent, roundOf(goal))
+    expect(toolOutcomes(h, agent).map((o) => o.error?.code)).toEqual(['GOAL_UNAUTHORIZED', 'GOAL_UNAUTHORIZED', 'GOAL_BLOCK_TOO_EARLY'])
+    // With authority, the goal domain judges the same values and says what to fix.
+    h.scripted.push(update(goal, 'edit', { max_rounds: 0 }), update(goal, 'block', { reason: { code: 'Not Kebab' } }), { text: 'ok' })
+    await turn(agent, { content: 'try it yourself' })
+    expect(toolOutcomes(h, agent).slice(3).map((o) => o.error?.code)).toEqual(['GOAL_INVALID_MAX_ROUNDS', 'GOAL_INVALID_BLOCK_REASON'])
+  })
+
   it('the exact current goal round may complete; the model is told once to wrap up', async () => {
     const agent = await setup()
     const goal = h.root.goals.create(agent, { objective: 'Ship' })

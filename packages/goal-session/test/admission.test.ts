@@ -217,6 +217,17 @@ describe('admission fence, last word as the turn opens', () => {
     expect(h.scripted.requests).toHaveLength(0)
   })
 
+  it('blocks prompt-rejected when another plugin vetoes a valid round as its turn opens', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.root.on('agent/admit', (_a: Agent, message: UserMessage) => (isGoalMessage(message) ? 'maintenance-window' : undefined))
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'prompt-rejected' } })
+    expect(recordsOf(h.records(agent), 'input/rejected').map((data: any) => data.reason)).toEqual(['maintenance-window'])
+    expect(h.scripted.requests).toHaveLength(0)
+  })
+
   it('vetoes a forged goal message that a listener outside the fence put back', async () => {
     s = await setup()
     const { h, agent } = s

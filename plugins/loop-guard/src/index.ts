@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { dispatchIsolated } from '@goalkeeper/session'
 import type { Agent, PolicyEscalation, PolicyVerdict, StepSummary } from '@goalkeeper/agent-loop'
 import type { GoalActivation } from '@goalkeeper/goal'
 import type { UserMessage } from '@goalkeeper/session'
@@ -8,7 +9,7 @@ import { blockText, escalationText, hintText, stopText } from './messages.ts'
 import type { LoopFinding } from './types.ts'
 
 export type { LoopGuardConfig } from './config.ts'
-export type { LoopCall, LoopFinding, LoopKind } from './types.ts'
+export type { LoopCall, LoopFinding, LoopKind, PolicySettlement } from './types.ts'
 export { Config }
 
 export const name = 'loop-guard'
@@ -70,14 +71,15 @@ export const apply = (ctx: Context, config: LoopGuardConfig) => {
     if (verdict === 'abandoned' || unloading || agent.disposed || agent.turn !== turn) return
     if (verdict?.action === 'continue') {
       steer(agent, verdict.guidance?.trim() || hintText(finding, chars))
-      return
+    } else {
+      // DESIGN.md section 10: block a goal round first, so the round driver sees a moved revision and does nothing more.
+      const reason = verdict?.action === 'stop' ? verdict.reason : undefined
+      if (!ctx.get('goals')?.blockRound(agent, turn, { code: STOP_CODE, message: blockText(finding, chars, reason) })) {
+        steer(agent, stopText(finding, chars, reason))
+      }
+      agent.cancel('policy', { turn })
     }
-    // DESIGN.md section 10: block a goal round first, so the round driver sees a moved revision and does nothing more.
-    const reason = verdict?.action === 'stop' ? verdict.reason : undefined
-    if (!ctx.get('goals')?.blockRound(agent, turn, { code: STOP_CODE, message: blockText(finding, chars, reason) })) {
-      steer(agent, stopText(finding, chars, reason))
-    }
-    agent.cancel('policy', { turn })
+    dispatchIsolated(ctx, 'policy/settled', agent, { source: name, turn, action: verdict?.action ?? 'stop' })
   }
 
   async function onStepEnd(agent: Agent, summary: StepSummary) {
@@ -107,6 +109,7 @@ export const apply = (ctx: Context, config: LoopGuardConfig) => {
     yield ctx.on('goal/activation', (agent, activation: GoalActivation) => {
       if (activation === 'armed') states.get(agent.id)?.detector.reset()
     })
+    yield ctx.on('policy/settled', (agent) => states.get(agent.id)?.detector.reset())
     yield ctx.on('agent/cancel-requested', (agent) => states.get(agent.id)?.settle?.('abandoned'))
     yield ctx.on('agent/disposed', (agent) => {
       states.get(agent.id)?.settle?.('abandoned')

@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { dispatchIsolated } from '@goalkeeper/session'
 import type { Agent, PolicyEscalation, PolicyVerdict, StepSummary } from '@goalkeeper/agent-loop'
 import type { GoalActivation } from '@goalkeeper/goal'
 import type { UserMessage } from '@goalkeeper/session'
@@ -8,7 +9,7 @@ import { blockText, defaultGuidance, stopText } from './messages.ts'
 import type { MistakeFailure, MistakeLimitDecision, MistakeLimitState } from './types.ts'
 
 export type { MistakeLimitConfig } from './config.ts'
-export type { MistakeFailure, MistakeLimitDecision, MistakeLimitState } from './types.ts'
+export type { MistakeFailure, MistakeLimitDecision, MistakeLimitState, PolicySettlement } from './types.ts'
 export { INVALID_CALL_CODES } from './classify.ts'
 export { Config }
 
@@ -107,16 +108,17 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     const decision = decide(agent, st, state, false)
     const verdict = await decision.verdict
     if (verdict === 'abandoned' || decision.escalated || unloading || agent.disposed || agent.turn !== summary.turn) return
+    const { turn } = summary
     if (verdict.action === 'continue') {
       agent.steer({ content: verdict.guidance?.trim() || defaultGuidance(state), source: { kind: 'plugin', name } })
-      return
+    } else {
+      // DESIGN.md section 10: block a goal round first, so the round driver sees a moved revision and does nothing more.
+      if (!ctx.get('goals')?.blockRound(agent, turn, { code: STOP_CODE, message: blockText(state, verdict.reason) })) {
+        agent.steer({ content: stopText(state, verdict.reason), source: { kind: 'plugin', name } })
+      }
+      agent.cancel('policy', { turn })
     }
-    // DESIGN.md section 10: block a goal round first, so the round driver sees a moved revision and does nothing more.
-    const { turn } = summary
-    if (!ctx.get('goals')?.blockRound(agent, turn, { code: STOP_CODE, message: blockText(state, verdict.reason) })) {
-      agent.steer({ content: stopText(state, verdict.reason), source: { kind: 'plugin', name } })
-    }
-    agent.cancel('policy', { turn })
+    dispatchIsolated(ctx, 'policy/settled', agent, { source: name, turn, action: verdict.action })
   }
 
   function onEscalate(agent: Agent, escalation: PolicyEscalation): Promise<PolicyVerdict | undefined> | undefined {
@@ -149,6 +151,10 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     yield ctx.on('goal/activation', (agent, activation: GoalActivation) => {
       const state = states.get(agent.id)
       if (state && activation === 'armed') reset(state)
+    })
+    yield ctx.on('policy/settled', (agent) => {
+      const state = states.get(agent.id)
+      if (state) reset(state)
     })
     yield ctx.on('agent/cancel-requested', (agent) => states.get(agent.id)?.pending?.settle('abandoned'))
     yield ctx.on('agent/disposed', (agent) => {

@@ -137,4 +137,20 @@ describe('mistake-limit answering loop-guard escalations', () => {
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
     expect(pluginMessages(h.records(agent), 'loop-guard').at(-1)).toMatch(/^Loop guard stopped this turn: .* 5 times in a row .*\. The session is kept/)
   })
+
+  it('a continue at its own limit starts loop-guard over too, so the loop does not escalate a few steps later', async () => {
+    const asked: [MistakeLimitState['cause'], number | undefined][] = []
+    h.root.on('mistake-limit/reached', (_agent, state) => {
+      asked.push([state.cause, state.step])
+      return { action: 'continue', guidance: 'Find the right paths first.' }
+    })
+    await h.load(loopGuard, {})
+    await h.load(mistakeLimit, {})
+    const agent = await h.createAgent()
+    // Two failing calls in turn: every step is a mistake, and each call fails the same way each time.
+    h.scripted.push(...repeat(12, (i) => tools(call('read_file', { path: i % 2 ? 'missing-b.txt' : 'missing-a.txt' }))), done())
+    await prompt(agent, 'go')
+    // Without the reset, the same error of missing-a.txt reached the hard threshold at step 9.
+    expect(asked).toEqual([['tool-failures', 6], ['tool-failures', 12]])
+  })
 })

@@ -65,6 +65,16 @@ describe('ctx.goals mutations', () => {
     expect(goalRecords(agent).at(-1)!.data).toEqual({ op: 'clear', goal: null, cleared: { id: goal.id, revision: 8 } })
   })
 
+  it('clear of an armed goal disarms: goal/changed with no goal, then goal/activation disarmed', async () => {
+    const { agent, goals } = await setup()
+    const goal = goals.create(agent, { objective: 'A' })
+    const events = h.events(['goal/changed', 'goal/activation'])
+    goals.clear(agent, ref(goal))
+    expect(events.map((e) => [e.name, e.name === 'goal/changed' ? (e.args[1] as GoalChange).goal : e.args[1]])).toEqual([['goal/changed', undefined], ['goal/activation', 'disarmed']])
+    // The next goal is armed by its own create, not by anything left over.
+    expect(goals.create(agent, { objective: 'B' }).activation).toBe('armed')
+  })
+
   it('refuses illegal transitions, writing nothing', async () => {
     const { agent, goals } = await setup()
     expect(codeOf(() => goals.pause(agent, { id: 'none', revision: 1 }))).toBe('GOAL_NOT_FOUND')

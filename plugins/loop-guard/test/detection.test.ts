@@ -160,6 +160,15 @@ describe('loop-guard detection', () => {
     expect(pluginMessages(h.records(agent), 'loop-guard')).toHaveLength(1)
   })
 
+  it('never flags distinct calls, however many (no per-tool cap)', async () => {
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(...Array.from({ length: 16 }, (_, i) => tools(read(`file-${i}.txt`))), done())
+    await prompt(agent, 'read them all')
+    expect(pluginMessages(h.records(agent), 'loop-guard')).toEqual([])
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+  })
+
   it('keeps state per agent', async () => {
     await h.load(loopGuard, {})
     const a = await h.createAgent()

@@ -70,6 +70,16 @@ describe('loop-guard soft hint and hard stop', () => {
     expect(stopAt).toBeLessThan(records.findIndex((r) => r.type === 'turn/end'))
   })
 
+  it('does not leave the streak at the hard threshold after a stop', async () => {
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(5, readA))
+    await prompt(agent, 'read a.txt')
+    h.scripted.push(readA(), done('read once'))
+    await prompt(agent, 'automation', { kind: 'plugin', name: 'scheduler' })
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }, { kind: 'completed' }])
+  })
+
   it('hashes unparsable arguments by their raw text, so different malformed calls never collide', async () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()

@@ -138,14 +138,16 @@ describe('mistake-limit answering loop-guard escalations', () => {
     expect(pluginMessages(h.records(agent), 'loop-guard').at(-1)).toMatch(/^Loop guard stopped this turn: .* 5 times in a row .*\. The session is kept/)
   })
 
-  it('a continue at its own limit starts loop-guard over too, so the loop does not escalate a few steps later', async () => {
+  it.each([
+    ['loop-guard loaded first', [loopGuard, mistakeLimit]],
+    ['mistake-limit loaded first', [mistakeLimit, loopGuard]],
+  ])('a continue at its own limit starts loop-guard over too, so the loop does not escalate a few steps later (%s)', async (_order, plugins) => {
     const asked: [MistakeLimitState['cause'], number | undefined][] = []
     h.root.on('mistake-limit/reached', (_agent, state) => {
       asked.push([state.cause, state.step])
       return { action: 'continue', guidance: 'Find the right paths first.' }
     })
-    await h.load(loopGuard, {})
-    await h.load(mistakeLimit, {})
+    for (const plugin of plugins) await h.load(plugin, {})
     const agent = await h.createAgent()
     // Two failing calls in turn: every step is a mistake, and each call fails the same way each time.
     h.scripted.push(...repeat(12, (i) => tools(call('read_file', { path: i % 2 ? 'missing-b.txt' : 'missing-a.txt' }))), done())

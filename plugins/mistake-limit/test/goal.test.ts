@@ -42,4 +42,13 @@ describe('mistake-limit in a goal round', () => {
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }, { kind: 'completed' }])
     expect(h.root.goals.get(agent)!.phase).toBe('active')
   })
+
+  it('works without the goal plugin loaded, even for a goal-sourced turn', async () => {
+    await h.load(mistakeLimit, { limit: 2 })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(call('read_file', { path: 'x.txt' })), tools(call('read_file', { path: 'y.txt' })), done())
+    await prompt(agent, 'round 1', { kind: 'goal', goalId: 'g1', revision: 1, round: 1 })
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+    expect(pluginMessages(h.records(agent), 'mistake-limit')[0]).toMatch(/^Mistake limit stopped this turn: 2 consecutive steps/)
+  })
 })

@@ -10,7 +10,9 @@
 //
 // The file is both a script module (default export: the steps, for `scripted.module`) and a plugin
 // (cordis.yml: `name: ./demo/goal-script.mjs`, resolved next to cordis.yml whatever the working directory),
-// which pushes the same steps into the registered `scripted` provider.
+// which pushes the same steps into the registered `scripted` provider. Its `delayMs` slows every answer
+// down, so that a person can watch the rounds or press Ctrl-C in the middle of one.
+import Schema from 'schemastery'
 
 /** More steps than any demo conversation needs; each one is a model call. */
 const STEP_COUNT = 1000
@@ -19,16 +21,22 @@ const NOTES = 'NOTES.md'
 export const name = 'demo-script'
 export const inject = ['models']
 
-export const apply = (ctx) => {
+export const Config = Schema.object({
+  delayMs: Schema.natural().default(0).description('Wait this many milliseconds before each answer.'),
+})
+
+export const apply = (ctx, config) => {
   const scripted = ctx.models.get('scripted')
   if (!scripted || typeof scripted.push !== 'function') throw new Error('the scripted model provider is not registered')
-  scripted.push(...steps())
+  scripted.push(...steps(config.delayMs))
 }
 
 export default steps()
 
-function steps() {
-  return Array.from({ length: STEP_COUNT }, () => answer)
+function steps(delayMs = 0) {
+  // The scripted provider ends a step's delay at once when the request is aborted (Ctrl-C).
+  const step = delayMs ? (request) => ({ ...answer(request), delayMs }) : answer
+  return Array.from({ length: STEP_COUNT }, () => step)
 }
 
 /** One model call: the request in, the reply out. */

@@ -34,10 +34,13 @@ const child = spawn(process.execPath, ['--import', 'tsx', 'packages/host/src/cli
 const code = await new Promise((resolve) => child.on('close', (status, signal) => resolve(status ?? (signal ? 130 : 1))))
 
 say('')
-say(code === 0
-  ? 'Demo complete: the goal is done (exit code 0).'
-  : `The demo goal stopped with exit code ${code}; the lines above say why (\`goalkeeper goal --help\` lists the codes).`)
-say(`  see the result:   cat ${path.join(workspace, 'NOTES.md')}`)
-say(`  try it yourself:  npm run goalkeeper -- ${globals.join(' ')} chat`)
-say('  every command:    npm run goalkeeper -- --help')
+if (code === 0) {
+  say('Demo complete: the goal is done (exit code 0).')
+  say(`  see the result:   cat ${path.join(workspace, 'NOTES.md')}`)
+} else {
+  say(`The demo goal stopped with exit code ${code}; the lines above say why and how to go on (\`npx goalkeeper goal --help\` lists the codes).`)
+}
+say(`  try it yourself:  npx goalkeeper ${globals.join(' ')} chat`)
+say('  slower, to watch: GOALKEEPER_DEMO_DELAY_MS=1500 npm start   (Ctrl-C pauses the goal)')
+say('  every command:    npx goalkeeper --help')
 process.exitCode = code

@@ -1,7 +1,8 @@
 import path from 'node:path'
-import { Context } from 'cordis'
-import { createConsoleExporter, DEFAULT_LOG_LEVEL, type LogLevelName, parseLogLevel } from './console-exporter.ts'
+import { Context, type Message } from 'cordis'
+import { createConsoleExporter, DEFAULT_LOG_LEVEL, LogLevel, type LogLevelName, parseLogLevel } from './console-exporter.ts'
 import type { Env } from './env.ts'
+import { describeError } from './errors.ts'
 import { Loader } from './loader.ts'
 import type { LoadReport } from './report.ts'
 import { type InterruptHandler, SignalController } from './signals.ts'
@@ -24,6 +25,12 @@ export interface StartAppOptions {
    * stdout and stderr are flushed). Off by default so that tests and embedders keep control.
    */
   signals?: boolean | { exit: (code: number) => void }
+  /**
+   * The caller reports the entries that fail the first load itself (as the agent commands do, in one
+   * line): the error lines of the loader and of Cordis that only repeat `report` are then left out.
+   * Other errors, and everything at debug level, are still printed.
+   */
+  reportsFailedEntries?: boolean
 }
 
 export interface App {
@@ -49,18 +56,27 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
   const stderr = options.stderr ?? process.stderr
   const level = parseLogLevel(options.logLevel ?? DEFAULT_LOG_LEVEL)
   const root = new Context()
-  root.logger.exporter(createConsoleExporter({ level, stream: stderr, env: options.env }))
+  const console = createConsoleExporter({ level, stream: stderr, env: options.env })
+  let held: Message[] | undefined = options.reportsFailedEntries && level < LogLevel.debug ? [] : undefined
+  root.logger.exporter({
+    ...console,
+    export: (message) => (held && message.type === 'error' ? held.push(message) : console.export(message)),
+  })
   // The app lives in a child fiber: disposing the root would also remove the exporter before the
   // shutdown's own log lines are out.
   let ctx!: Context
   const fiber = await root.plugin({ name: 'app', apply: (inner: Context) => void (ctx = inner) })
   const loader = new Loader(ctx, { file, env: options.env })
-  let report: LoadReport
+  let report: LoadReport | undefined
   try {
     report = await loader.load()
   } catch (error) {
     await fiber.dispose()
     throw error
+  } finally {
+    const messages = held ?? []
+    held = undefined
+    for (const message of messages) if (!repeatsReport(message, report)) console.export(message)
   }
   if (options.watch) loader.watch()
 
@@ -89,6 +105,16 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
   }
   const onInterrupt = (handler: InterruptHandler) => signals?.onInterrupt(handler) ?? (() => {})
   return { root, ctx, loader, report, signals, onInterrupt, shutdown, closed }
+}
+
+/** Whether a log message only says what a failed entry of the report says. */
+function repeatsReport(message: Message, report: LoadReport | undefined): boolean {
+  const errors = report?.entries.flatMap((entry) => (entry.status === 'failed' && entry.error ? [entry.error] : [])) ?? []
+  return message.args.some((arg) =>
+    arg instanceof Error
+      // Cordis's own line for a throwing apply; the loader reports it as `apply failed: <message>`.
+      ? errors.some((error) => error.endsWith(`apply failed: ${describeError(arg)}`))
+      : message.name === 'loader' && errors.includes(String(arg)))
 }
 
 /** process.exit can cut off output still buffered for a pipe; wait until both streams have taken theirs. */

@@ -6,6 +6,8 @@ import type { CliIO } from './program.ts'
 export interface GlobalOptions {
   /** Absolute path of the cordis.yml. */
   config: string
+  /** `--config` was given (else `config` is the cordis.yml of the working directory). */
+  configGiven?: boolean
   /** Absolute working directory (the process has already changed into it). */
   cwd: string
   /** 0 error, 1 warn, 2 info, 3 debug. */

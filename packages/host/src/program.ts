@@ -1,6 +1,7 @@
-import { statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
 import { type App, type StartAppOptions, startApp } from './app.ts'
 import type { CommandContext, CommandDefinition, GlobalOptions } from './command.ts'
@@ -8,6 +9,7 @@ import { commands } from './commands/index.ts'
 import { DEFAULT_LOG_LEVEL, LogLevel, parseLogLevel } from './console-exporter.ts'
 import { describeError, HostError } from './errors.ts'
 import { ExitCode } from './exit-codes.ts'
+import { programName } from './invocation.ts'
 import { redact } from './redact.ts'
 
 export interface CliIO {
@@ -36,12 +38,18 @@ export async function runCli(argv: string[], io: CliIO = process, definitions: C
   const apps: App[] = []
   let exitCode: number = ExitCode.OK
   let globals: GlobalOptions | undefined
-  const program = createProgram(await readVersion(), io)
+  let usageError: UsageError | undefined
+  const onUsageError = (error: UsageError) => {
+    usageError = error
+    io.stderr.write(`goalkeeper: ${error.message} (hint: ${error.hint})\n`)
+  }
+  const program = createProgram(await readVersion(), io, onUsageError)
   for (const definition of definitions) {
     const command = program.command(definition.name, { isDefault: definition.isDefault }).description(definition.description)
+    command.configureOutput({ outputError: (text) => onUsageError(usageErrorOf(text, `${programName()} ${definition.name} --help`)) })
     definition.configure?.(command)
     command.action(async (...params: unknown[]) => {
-      globals = resolveGlobals(program.opts<RawGlobals>())
+      globals = resolveGlobals(program.opts<RawGlobals>(), program.getOptionValueSource('config') !== 'default')
       const context = createContext(globals, io, apps)
       exitCode = await definition.run(context, params.slice(0, -2), params.at(-2) as Record<string, any>)
     })
@@ -49,7 +57,9 @@ export async function runCli(argv: string[], io: CliIO = process, definitions: C
   try {
     await program.parseAsync(argv)
   } catch (error) {
-    exitCode = reportError(error, io, globals)
+    // Before the action ran (a usage error) the global options are not resolved: look for --json itself.
+    const json = globals?.json ?? argv.slice(2).includes('--json')
+    exitCode = error instanceof CommanderError ? reportUsageError(error, io, json, usageError) : reportError(error, io, globals, json)
   } finally {
     // Shut down in reverse start order; a failure here must not hide the command's own result.
     for (const app of apps.reverse()) {
@@ -62,7 +72,22 @@ export async function runCli(argv: string[], io: CliIO = process, definitions: C
   return exitCode
 }
 
-function createProgram(version: string, io: CliIO): Command {
+/** A command line commander refused, as one line and a hint. */
+interface UsageError {
+  message: string
+  hint: string
+}
+
+/** Commander's text (`error: unknown command 'rn'\n(Did you mean run?)`) as one line and a hint that names the right help. */
+function usageErrorOf(text: string, help: string): UsageError {
+  const [first = '', ...rest] = text.replace(/^error: /, '').trim().split('\n')
+  // Commander appends an InvalidArgumentError's text after "is invalid. ".
+  const message = first.trim().replace(/ is invalid\. /, ' is invalid: ').replace(/\.$/, '')
+  const suggestion = /\(Did you mean (.+?)\?\)/.exec(rest.join(' '))?.[1]
+  return { message, hint: `${suggestion ? `did you mean ${suggestion}? ` : ''}see ${help}` }
+}
+
+function createProgram(version: string, io: CliIO, onUsageError: (error: UsageError) => void): Command {
   return new Command('goalkeeper')
     .description('Pursue goals with a coding agent composed of Cordis plugins (cordis.yml).')
     .usage('[global options] <command>')
@@ -75,6 +100,8 @@ function createProgram(version: string, io: CliIO): Command {
     .option('--json', 'print results as one JSON object per line on stdout')
     .helpOption('-h, --help', 'show help')
     .helpCommand(false)
+    // Every command's help also lists the global options: they are written after the command as well.
+    .configureHelp({ showGlobalOptions: true })
     .addHelpText('after', `
 Exit codes: 0 done (goal complete), 2 goal blocked, 3 paused or cancelled, 4 out of rounds,
 64 bad command line or configuration, 70 runtime error, 130 forced exit (details: goalkeeper goal --help).`)
@@ -82,11 +109,11 @@ Exit codes: 0 done (goal complete), 2 goal blocked, 3 paused or cancelled, 4 out
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
-      outputError: (text, write) => write(`goalkeeper: ${text.replace(/^error: /, '').trimEnd()} (see goalkeeper --help)\n`),
+      outputError: (text) => onUsageError(usageErrorOf(text, `${programName()} --help`)),
     })
 }
 
-function resolveGlobals(raw: RawGlobals): GlobalOptions {
+function resolveGlobals(raw: RawGlobals, configGiven: boolean): GlobalOptions {
   const cwd = path.resolve(raw.cwd ?? process.cwd())
   if (raw.cwd) {
     if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
@@ -98,6 +125,7 @@ function resolveGlobals(raw: RawGlobals): GlobalOptions {
   const base = raw.logLevel === undefined ? DEFAULT_LOG_LEVEL : parseLogLevel(raw.logLevel)
   return {
     config: path.resolve(cwd, raw.config),
+    configGiven,
     cwd,
     logLevel: Math.min(LogLevel.debug, base + raw.verbose),
     watch: !!raw.watch,
@@ -110,6 +138,7 @@ function createContext(globals: GlobalOptions, io: CliIO, apps: App[]): CommandC
     globals,
     io,
     async startApp(overrides: Partial<StartAppOptions> = {}) {
+      if (!existsSync(globals.config)) throw missingConfig(globals)
       const app = await startApp({
         config: globals.config,
         logLevel: globals.logLevel,
@@ -127,18 +156,35 @@ function createContext(globals: GlobalOptions, io: CliIO, apps: App[]): CommandC
   }
 }
 
-/** Prints one line (plus the stack at debug level) and returns the exit code for it. */
-function reportError(error: unknown, io: CliIO, globals: GlobalOptions | undefined): number {
-  if (error instanceof CommanderError) {
-    // Help and version exit with 0; commander has already printed its own error text.
-    return error.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE
+/** Help and version end with 0; a refused command line has already been printed as one line. */
+function reportUsageError(error: CommanderError, io: CliIO, json: boolean, usage: UsageError | undefined): number {
+  if (error.exitCode === 0) return ExitCode.OK
+  // With no command at all commander prints the help instead of an error line.
+  const { message, hint } = usage ?? { message: 'no command given', hint: `see ${programName()} --help` }
+  if (json) io.stdout.write(`${JSON.stringify({ type: 'error', message, hint, exitCode: ExitCode.USAGE })}\n`)
+  return ExitCode.USAGE
+}
+
+// The composition that comes with goalkeeper (the repository's cordis.yml), for the hint below.
+const bundledConfig = fileURLToPath(new URL('../../../cordis.yml', import.meta.url))
+
+/** A cordis.yml that is not there: the usual cause is running somewhere else than intended. */
+function missingConfig(globals: GlobalOptions): HostError {
+  const fallback = existsSync(bundledConfig) ? `; the default composition is --config ${bundledConfig}` : ''
+  if (!globals.configGiven) {
+    return new HostError(`no cordis.yml in ${globals.cwd}`, { hint: `pass --config <file> to use one from elsewhere${fallback}` })
   }
+  return new HostError(`--config ${globals.config}: no such file`, { hint: `a relative --config starts at --cwd${fallback}` })
+}
+
+/** Prints one line (plus the stack at debug level) and returns the exit code for it. */
+function reportError(error: unknown, io: CliIO, globals: GlobalOptions | undefined, json: boolean): number {
   const known = error instanceof HostError
   const exitCode = known ? error.exitCode : ExitCode.RUNTIME
   const hint = known ? error.hint : 'run with --log-level debug for the stack trace'
   const message = known ? error.message : `unexpected error: ${describeError(error)}`
   io.stderr.write(redact(`goalkeeper: ${message}${hint ? ` (hint: ${hint})` : ''}\n`))
   if (globals?.logLevel === LogLevel.debug && error instanceof Error && error.stack) io.stderr.write(redact(`${error.stack}\n`))
-  if (globals?.json) io.stdout.write(redact(`${JSON.stringify({ type: 'error', message, hint, exitCode })}\n`))
+  if (json) io.stdout.write(redact(`${JSON.stringify({ type: 'error', message, hint, exitCode })}\n`))
   return exitCode
 }

@@ -143,8 +143,10 @@ export interface Run {
 
 export function start(args: string[], options: { stdin?: 'pipe' | 'ignore'; env?: Record<string, string | undefined> } = {}): Run {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env }
-  // A key in the test runner's environment must not switch these runs to a real model.
-  for (const name of Object.keys(env)) if (/_API_KEY$/.test(name)) delete env[name]
+  // A key in the test runner's environment must not switch these runs to a real model, and npm's variables
+  // (the runner may be `npm test`) would change the hints to `npx goalkeeper`.
+  for (const name of Object.keys(env)) if (/_API_KEY$/.test(name) || name.startsWith('npm_')) delete env[name]
+  Object.assign(env, options.env)
   // `node --import tsx` resolves tsx from the cwd, so children run in the repository.
   const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
     cwd: repoRoot,

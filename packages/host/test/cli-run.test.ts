@@ -74,7 +74,7 @@ describe('goalkeeper run, resume, sessions and show', { timeout: 60_000 }, () =>
     for (const part of ['\nturn 1  ', '\n  user: Read hello.txt\n', '\n  tool read_file {"path":"hello.txt"}\n', '\n    ->      1\thi there\n', '\n  assistant: The file says: hi there\n', '\n  turn 1 completed\n']) {
       expect(shownPlain.stdout).toContain(part)
     }
-    expect(shownGoal.stdout).toContain('\n  goal set: "Summarise the workspace" (at most 1 rounds)\n')
+    expect(shownGoal.stdout).toContain('\n  goal set: "Summarise the workspace" (at most 1 round)\n')
     expect(shownGoal.stdout).toContain('\n  goal round 1 (objective "Summarise the workspace")\n')
     expect(shownGoal.stdout).toContain('\n  goal blocked after round 1/1: round-limit: ')
     expect(jsonLines(shownJson.stdout)).toEqual(await readSession(p, goal))
@@ -110,7 +110,7 @@ describe('goalkeeper run, resume, sessions and show', { timeout: 60_000 }, () =>
     expect(echoed.stdout).toContain('"answer":"You said: echo [redacted DEMO_SERVICE_TOKEN]"')
     expect(echoed.stdout + echoed.stderr).not.toContain('tok-5f3a9c1e77')
     expect(unknown.code).toBe(64)
-    expect(unknown.stderr).toBe(`goalkeeper: no session "no-such-session" in ${p.sessions} (hint: \`goalkeeper sessions\` lists the saved sessions (check --cwd and --config))\n`)
+    expect(unknown.stderr).toBe(`goalkeeper: no session "no-such-session" in ${p.sessions} (hint: \`${hint(p)} sessions\` lists them; sessions are kept per workspace, so check --cwd)\n`)
     expect(goalHelp.code).toBe(0)
     expect(goalHelp.stdout).toMatch(/^Usage: goalkeeper goal \[options\] \[objective\.\.\.\]/)
     for (const line of ['--max-rounds <n>', '--session <id>', 'Exit codes:', '  2    the goal is blocked', '  4    the goal ran out of rounds']) expect(goalHelp.stdout).toContain(line)

@@ -30,7 +30,7 @@ function start(args: string[], options: { bin?: boolean; cwd?: string; env?: Rec
   const argv = options.bin ? [path.join(hostDir, 'bin/goalkeeper.mjs'), ...args] : ['--import', 'tsx', cli, ...args]
   const child = spawn(process.execPath, argv, {
     cwd: options.cwd ?? repoRoot,
-    env: { ...process.env, NO_COLOR: '1', ...options.env },
+    env: { ...withoutNpm(process.env), NO_COLOR: '1', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   children.push(child)
@@ -55,6 +55,11 @@ function start(args: string[], options: { bin?: boolean; cwd?: string; env?: Rec
   const stderrMatches = (pattern: RegExp) =>
     pattern.test(err) ? Promise.resolve() : new Promise<void>((resolve, reject) => waiters.push({ pattern, resolve, reject }))
   return { child, stdout: () => out, stderr: () => err, exit, stderrMatches }
+}
+
+/** The runner may be `npm test`: npm's variables would change the CLI's hints to `npx goalkeeper`. */
+function withoutNpm(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('npm_')))
 }
 
 async function run(args: string[], options?: Parameters<typeof start>[1]) {
@@ -126,9 +131,9 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
     const [missing, option, bare] = await Promise.all([run(['--cwd', fixtures.dir, 'check']), run(['--frobnicate', 'check']), run([])])
     expect(missing.code).toBe(64)
     expect(missing.stdout).toBe('')
-    expect(missing.stderr).toBe(`goalkeeper: cannot read ${path.join(fixtures.dir, 'cordis.yml')}: ENOENT: no such file or directory, open '${path.join(fixtures.dir, 'cordis.yml')}' (hint: pass --config PATH, or run where cordis.yml is)\n`)
+    expect(missing.stderr).toBe(`goalkeeper: no cordis.yml in ${fixtures.dir} (hint: pass --config <file> to use one from elsewhere; the default composition is --config ${path.join(repoRoot, 'cordis.yml')})\n`)
     expect(option.code).toBe(64)
-    expect(option.stderr).toBe(`goalkeeper: unknown option '--frobnicate' (see goalkeeper --help)\n`)
+    expect(option.stderr).toBe(`goalkeeper: unknown option '--frobnicate' (hint: see goalkeeper --help)\n`)
     expect(bare.code).toBe(64)
     expect(bare.stderr).toMatch(/^Usage: goalkeeper/)
   })

@@ -8,6 +8,7 @@ import { ExitCode } from '../exit-codes.ts'
 import { untilAnswered } from './support/answered.ts'
 import { describeInterrupt, interruptWork } from './support/interrupt.ts'
 import { EXIT_CODE_HELP, goalExitCode, turnExitCode } from './support/outcome.ts'
+import { PromptOutput } from './support/prompt-output.ts'
 import { hasPlugin } from './support/services.ts'
 import { AgentWork } from './support/work.ts'
 
@@ -44,8 +45,15 @@ unless the last turn failed).`),
 class Chat {
   private readonly interactive: boolean
   private readonly rl: Interface
+  private readonly stdout: NodeJS.WritableStream
+  /** readline writes here; muted while the prompt is not drawn. */
+  private readonly output: PromptOutput
   private queue: Promise<void> = Promise.resolve()
   private promptShown = false
+  /** False while other output owns the terminal (streamed text mid-line): the prompt waits. */
+  private surfaceFree = true
+  /** Lines entered while the prompt was not drawn: readline could not echo them, so they are shown with the next prompt. */
+  private unechoed: string[] = []
   private closed = false
   /** A Ctrl-C at an empty, idle prompt arms this; a second one leaves. */
   private leaveArmed = false
@@ -55,17 +63,20 @@ class Chat {
   constructor(private work: AgentWork, input: NodeJS.ReadableStream & { isTTY?: boolean }) {
     // A prompt only makes sense when a person both types and reads; anything else is line mode.
     this.interactive = !!input.isTTY && !!work.cli.io.stdout.isTTY
-    const output = work.cli.io.stdout as NodeJS.WritableStream
-    this.rl = createInterface({ input, output: this.interactive ? output : undefined, terminal: this.interactive, prompt: '> ' })
+    this.stdout = work.cli.io.stdout as NodeJS.WritableStream
+    this.output = new PromptOutput(this.stdout)
+    this.output.muted = true
+    this.rl = createInterface({ input, output: this.interactive ? this.output : undefined, terminal: this.interactive, prompt: '> ' })
     if (this.interactive) {
       work.term.surface = {
         hide: () => {
-          if (!this.promptShown) return
-          clearLine(output, 0)
-          cursorTo(output, 0)
-          this.promptShown = false
+          this.surfaceFree = false
+          this.hidePrompt()
         },
-        show: () => this.showPrompt(),
+        show: () => {
+          this.surfaceFree = true
+          this.showPrompt()
+        },
       }
     }
   }
@@ -74,9 +85,14 @@ class Chat {
     const { work } = this
     const ended = new Promise<void>((resolve) => this.rl.once('close', () => resolve()))
     this.rl.on('line', (line) => {
+      if (this.interactive && !this.promptShown) this.unechoed.push(line)
+      // readline has moved to a fresh line (or, muted, stayed where the output is).
       this.promptShown = false
+      this.output.muted = true
       this.leaveArmed = false
       this.queue = this.queue.then(() => this.handle(line)).catch((error) => work.term.note(`error: ${describeError(error)}`))
+      // The next line can be typed at once; it is handled after this one.
+      this.showPrompt()
     })
     this.rl.on('SIGINT', () => this.onCtrlC())
     this.followTurns()
@@ -163,13 +179,26 @@ class Chat {
   }
 
   private showPrompt() {
-    if (!this.interactive || this.closed || this.promptShown) return
+    if (!this.interactive || this.closed || this.promptShown || !this.surfaceFree) return
+    for (const line of this.unechoed.splice(0)) this.stdout.write(`> ${line}\n`)
     this.promptShown = true
+    this.output.muted = false
+    // Draws the prompt with whatever was typed meanwhile, cursor kept.
     this.rl.prompt(true)
+  }
+
+  private hidePrompt() {
+    this.output.muted = true
+    if (!this.promptShown) return
+    clearLine(this.stdout, 0)
+    cursorTo(this.stdout, 0)
+    this.promptShown = false
   }
 
   private leave(): number {
     const { work } = this
+    // The exit hints go where the prompt was, not after it.
+    this.hidePrompt()
     this.work.term.surface = undefined
     this.rl.close()
     const goal = work.goal()

@@ -15,7 +15,7 @@ export default defineCommand({
   name: 'check',
   description: 'load the composition and report which entries loaded and which failed (with --watch: keep reloading)',
   configure: (command) =>
-    command.addHelpText('after', '\nExits with 0 when every enabled entry loaded, 64 when one failed or waits for a service.'),
+    command.addHelpText('after', '\nExit codes: 0 every enabled entry loaded (with --watch: stopped by a signal), 64 an entry failed or waits for a service.'),
   async run(cli) {
     const app = await cli.startApp()
     show(cli, app.report, 'check')

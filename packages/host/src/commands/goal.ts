@@ -20,7 +20,7 @@ export default defineCommand({
   configure: (command) =>
     command
       .argument('[objective...]', 'what must be true when the goal is done (several words are joined with spaces)')
-      .option('--max-rounds <n>', 'cap on automatic rounds (default: the goal plugin\'s defaultMaxGoalRounds)', parseRounds)
+      .option('--max-rounds <n>', 'cap on automatic rounds (default: the goal plugin\'s defaultMaxGoalRounds, 256 unless cordis.yml sets it)', parseRounds)
       .option('--session <id>', 'work in a saved session; without an objective, resume the goal saved there')
       .addHelpText('after', `
 Progress (session id, round counter, tool calls, goal changes) goes to stderr; the final answer and the
@@ -31,7 +31,9 @@ ${EXIT_CODE_HELP}`),
     const objective = joinWords(words)
     const maxRounds: number | undefined = options.maxRounds
     if (!objective && !options.session) {
-      throw new HostError('give the objective: goalkeeper goal "<objective>"', { hint: 'or resume the goal of a saved session with --session ID' })
+      throw new HostError('the objective is missing', {
+        hint: `${cliCommand(cli.globals, 'goal')} "<objective>" (or --session <id> to resume a saved goal)`,
+      })
     }
     const work = await AgentWork.open(cli, { session: options.session, purpose: 'goal', goals: true })
     const early = objective ? createGoal(work, objective, maxRounds) : resumeGoal(work, maxRounds)

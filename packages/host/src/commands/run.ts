@@ -1,5 +1,6 @@
 import { defineCommand } from '../command.ts'
 import { HostError } from '../errors.ts'
+import { cliCommand } from './support/hints.ts'
 import { EXIT_CODE_HELP } from './support/outcome.ts'
 import { joinWords, reportResult } from './support/report.ts'
 import { AgentWork } from './support/work.ts'
@@ -14,7 +15,7 @@ export default defineCommand({
       .addHelpText('after', `\nThe session id and progress (tool calls, failures) go to stderr.\n${EXIT_CODE_HELP}`),
   async run(cli, [words], options) {
     const prompt = joinWords(words)
-    if (!prompt) throw new HostError('the prompt is empty', { hint: 'goalkeeper run "<prompt>"' })
+    if (!prompt) throw new HostError('the prompt is empty', { hint: cliCommand(cli.globals, 'run', '<prompt>') })
     const work = await AgentWork.open(cli, { session: options.session, purpose: 'run' })
     work.agent.send({ content: prompt })
     return reportResult(work, await work.untilRest(), { goal: false })

@@ -47,10 +47,14 @@ export default defineCommand({
     command
       .option('-n, --limit <n>', 'how many sessions, newest activity first', parseLimit, 20)
       .option('--all', 'list every session')
-      .addHelpText('after', '\nWith --json: one object per session and line. Session files are only read, never repaired or written.'),
+      .addHelpText('after', `
+Sessions are kept per workspace (--cwd), in the session plugin's directory (.goalkeeper/sessions).
+With --json: one object per session and line. Session files are only read, never repaired or written.
+
+Exit codes: 0 listed (also when there are none), 64 bad command line or configuration.`),
   async run(cli, _args, options) {
     const app = await cli.startApp()
-    assertServices(app, ['sessions'], 'sessions')
+    assertServices(app, cli.globals, ['sessions'], 'sessions')
     const sessions = app.ctx.get('sessions')!
     const summaries = await sessions.list()
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)

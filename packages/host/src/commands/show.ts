@@ -12,12 +12,15 @@ export default defineCommand({
     command
       .argument('<id>', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
       .option('--full', 'show tool results, arguments and goal round prompts whole')
-      .addHelpText('after', '\nThe session file is only read, never repaired or written.'),
+      .addHelpText('after', `
+The session file is only read, never repaired or written.
+
+Exit codes: 0 shown, 64 no such session, an ambiguous id, or bad configuration.`),
   async run(cli, [id], options) {
     const app = await cli.startApp()
-    assertServices(app, ['sessions'], 'show')
+    assertServices(app, cli.globals, ['sessions'], 'show')
     const sessions = app.ctx.get('sessions')!
-    const session = await sessions.open(await resolveSessionId(sessions, String(id)), { readOnly: true }).catch((error) => {
+    const session = await sessions.open(await resolveSessionId(sessions, String(id), cli.globals), { readOnly: true }).catch((error) => {
       throw asHostError(error)
     })
     try {

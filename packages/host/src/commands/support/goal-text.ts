@@ -2,14 +2,15 @@ import type { Goal, GoalActivation, GoalChange, GoalState } from '@goalkeeper/go
 import { oneLine } from './text.ts'
 
 const rounds = (goal: Goal) => `${goal.roundsStarted}/${goal.maxGoalRounds}`
+const cap = (goal: Goal) => `at most ${goal.maxGoalRounds} ${goal.maxGoalRounds === 1 ? 'round' : 'rounds'}`
 
 /** One progress line for a goal mutation. */
 export function describeGoalChange(change: GoalChange): string {
   const goal = change.goal
   if (!goal) return 'goal cleared'
   switch (change.op) {
-    case 'create': return `goal set: ${JSON.stringify(oneLine(goal.objective, 100))} (at most ${goal.maxGoalRounds} rounds)`
-    case 'edit': return `goal edited: ${JSON.stringify(oneLine(goal.objective, 100))} (at most ${goal.maxGoalRounds} rounds, ${goal.phase})`
+    case 'create': return `goal set: ${JSON.stringify(oneLine(goal.objective, 100))} (${cap(goal)})`
+    case 'edit': return `goal edited: ${JSON.stringify(oneLine(goal.objective, 100))} (${cap(goal)}, ${goal.phase})`
     case 'pause': return `goal paused after round ${rounds(goal)}`
     case 'resume': return `goal resumed after round ${rounds(goal)}`
     case 'complete': return `goal complete after round ${rounds(goal)}`

@@ -1,5 +1,6 @@
 import path from 'node:path'
 import type { GlobalOptions } from '../../command.ts'
+import { programName } from '../../invocation.ts'
 
 // Captured when the command modules load, before `--cwd` changes the process's directory: hints are
 // meant to be pasted into the shell the person ran goalkeeper from.
@@ -14,7 +15,7 @@ function quote(word: string): string {
  * works when pasted as is: `goalkeeper --cwd demo goal --session ID`.
  */
 export function cliCommand(globals: Pick<GlobalOptions, 'cwd' | 'config'>, ...words: string[]): string {
-  const parts = ['goalkeeper']
+  const parts = [programName()]
   if (path.resolve(globals.cwd) !== launchDir) parts.push('--cwd', quote(shorter(launchDir, globals.cwd)))
   // --config is read relative to --cwd, so it is given relative to that directory (or absolute).
   if (globals.config !== path.join(globals.cwd, 'cordis.yml')) parts.push('--config', quote(shorter(globals.cwd, globals.config)))

@@ -1,13 +1,16 @@
 import type { SessionService } from '@goalkeeper/session'
+import type { GlobalOptions } from '../../command.ts'
 import { HostError } from '../../errors.ts'
+import { cliCommand } from './hints.ts'
 
 /**
  * The full id of a saved session from what a person typed: the whole id, or an unambiguous part of its
  * start or end (`20261129-2114` or the random `k3v9qa` tail).
  */
-export async function resolveSessionId(sessions: SessionService, text: string): Promise<string> {
+export async function resolveSessionId(sessions: SessionService, text: string, globals: Pick<GlobalOptions, 'cwd' | 'config'>): Promise<string> {
   const wanted = text.trim()
-  if (!wanted) throw new HostError('the session id is empty', { hint: '`goalkeeper sessions` lists the saved sessions' })
+  const list = `\`${cliCommand(globals, 'sessions')}\` lists them`
+  if (!wanted) throw new HostError('the session id is empty', { hint: list })
   const ids = (await sessions.list()).map((summary) => summary.id)
   if (ids.includes(wanted)) return wanted
   const matches = ids.filter((id) => id.startsWith(wanted) || id.endsWith(wanted))
@@ -16,5 +19,6 @@ export async function resolveSessionId(sessions: SessionService, text: string): 
     const shown = matches.slice(0, 5).join(', ') + (matches.length > 5 ? ', …' : '')
     throw new HostError(`session "${wanted}" is ambiguous: it matches ${matches.length} sessions (${shown})`, { hint: 'give more of the id' })
   }
-  throw new HostError(`no session "${wanted}" in ${sessions.dir}`, { hint: '`goalkeeper sessions` lists the saved sessions (check --cwd and --config)' })
+  // Sessions live under the workspace (--cwd) by default: a wrong directory is the usual cause.
+  throw new HostError(`no session "${wanted}" in ${sessions.dir}`, { hint: `${list}; sessions are kept per workspace, so check --cwd` })
 }

@@ -8,6 +8,7 @@ import { ExitCode } from '../../exit-codes.ts'
 import { cliCommand } from './hints.ts'
 import { describeInterrupt, interruptWork } from './interrupt.ts'
 import { LiveView, showReloads } from './live-view.ts'
+import { describeModel } from './model-note.ts'
 import { assertComposition, assertServices, hasPlugin } from './services.ts'
 import { resolveSessionId } from './session-id.ts'
 import { Terminal } from './terminal.ts'
@@ -60,9 +61,9 @@ export class AgentWork {
 
   static async open(cli: CommandContext, options: WorkOptions): Promise<AgentWork> {
     const term = new Terminal(cli.io, cli.globals.json)
-    const app = await cli.startApp()
-    assertComposition(app)
-    assertServices(app, options.goals ? ['sessions', 'agents', 'goals'] : ['sessions', 'agents'], options.purpose)
+    const app = await cli.startApp({ reportsFailedEntries: true })
+    assertComposition(app, cli.globals)
+    assertServices(app, cli.globals, options.goals ? ['sessions', 'agents', 'goals'] : ['sessions', 'agents'], options.purpose)
     if (options.goals && !hasPlugin(app, 'goal-session')) {
       throw new HostError(`${options.purpose} needs the goal round driver (@goalkeeper/goal-session), which ${app.report.file} does not load`, {
         hint: 'add an entry `name: \'@goalkeeper/goal-session\'` to cordis.yml',
@@ -73,7 +74,7 @@ export class AgentWork {
     let agent: Agent
     try {
       agent = options.session
-        ? await app.ctx.get('agents')!.resume(await resolveSessionId(app.ctx.get('sessions')!, options.session))
+        ? await app.ctx.get('agents')!.resume(await resolveSessionId(app.ctx.get('sessions')!, options.session, cli.globals))
         : await app.ctx.get('agents')!.create({ cwd: cli.globals.cwd })
     } catch (error) {
       view.dispose()
@@ -206,14 +207,6 @@ export class AgentWork {
       term.note(`the session has a goal, loaded disarmed (${goal.phase}, ${goal.roundsStarted}/${goal.maxGoalRounds} rounds): ${JSON.stringify(oneLine(goal.objective, 80))}`)
     }
   }
-}
-
-function describeModel(app: App, agent: Agent): string {
-  if (agent.model !== 'scripted') return `model ${agent.model} (a real model provider; the offline scripted model is not used)`
-  const realModels = hasPlugin(app, 'model-openai')
-  return realModels
-    ? 'model scripted (offline; export DEEPSEEK_API_KEY or OPENAI_API_KEY to switch to a real model, no edit of cordis.yml needed)'
-    : 'model scripted (offline)'
 }
 
 /** Errors of the agent and session services are bad input or state: one line, no stack. */

@@ -49,6 +49,7 @@ export const apply = (ctx: Context, config: LoopGuardConfig) => {
     ctx.serial('policy/escalate', agent, escalation).then((value) => settle({ value }), (error) => settle({ error }))
     const first = await outcome
     clearTimeout(timer)
+    state.settle = undefined
     if (first === 'abandoned') return first
     if (first === 'timeout') {
       logger.warn('no policy/escalate verdict within %d ms; stopping', config.escalationTimeoutMs)

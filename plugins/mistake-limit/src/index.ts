@@ -33,7 +33,8 @@ interface Decision {
   escalated: boolean
 }
 
-interface AgentState {
+/** Per agent: the consecutive mistake steps and their failures, and the decision under way. */
+interface Tally {
   count: number
   failures: MistakeFailure[]
   pending?: Decision
@@ -41,18 +42,19 @@ interface AgentState {
 
 export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   const logger = ctx.logger(name)
-  const states = new Map<string, AgentState>()
+  const tallies = new Map<string, Tally>()
   const inflight = new Set<Promise<unknown>>()
   let unloading = false
 
-  const stateOf = (agent: Agent) => {
-    let state = states.get(agent.id)
-    if (!state) states.set(agent.id, state = { count: 0, failures: [] })
-    return state
+  const tallyOf = (agent: Agent) => {
+    let tally = tallies.get(agent.id)
+    if (!tally) tallies.set(agent.id, tally = { count: 0, failures: [] })
+    return tally
   }
-  const reset = (state: AgentState) => {
-    state.count = 0
-    state.failures = []
+  const reset = (tally: Tally | undefined) => {
+    if (!tally) return
+    tally.count = 0
+    tally.failures = []
   }
   const track = <T>(work: Promise<T>) => {
     inflight.add(work)
@@ -75,7 +77,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   }
 
   /** Starts the decision synchronously, so a same-step escalation can find and join it. */
-  function decide(agent: Agent, st: AgentState, state: MistakeLimitState, escalated: boolean): Decision {
+  function decide(agent: Agent, tally: Tally, state: MistakeLimitState): Decision {
     logger.info('limit reached for agent %s (%s, %d/%d)', agent.id, state.cause, state.count, state.limit)
     let settle!: Decision['settle']
     const outcome = new Promise<Outcome>((resolve) => (settle = resolve))
@@ -84,28 +86,28 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     ctx.serial('mistake-limit/reached', agent, state).then((value) => settle({ value }), (error) => settle({ error }))
     const verdict = track(outcome.then((first) => {
       clearTimeout(timer)
-      st.pending = undefined
+      tally.pending = undefined
       // However the decision ended, it settles the streak: neither a continue nor the work that follows
       // a stop or a cancel may re-trigger at once.
-      reset(st)
+      reset(tally)
       return verdictOf(first)
     }))
-    return st.pending = { verdict, settle, escalated }
+    return tally.pending = { verdict, settle, escalated: false }
   }
 
   async function onStepEnd(agent: Agent, summary: StepSummary) {
     if (unloading || agent.disposed) return
-    const st = stateOf(agent)
+    const tally = tallyOf(agent)
     const step = classifyStep(summary, config)
-    if (step.kind === 'success') return reset(st)
+    if (step.kind === 'success') return reset(tally)
     if (step.kind === 'neutral') return
-    st.count++
-    st.failures = [...st.failures, ...step.failures].slice(-KEPT_FAILURES)
-    if (st.count < config.limit || st.pending) return
+    tally.count++
+    tally.failures = [...tally.failures, ...step.failures].slice(-KEPT_FAILURES)
+    if (tally.count < config.limit || tally.pending) return
     const state: MistakeLimitState = {
-      turn: summary.turn, step: summary.step, count: st.count, limit: config.limit, cause: 'tool-failures', failures: [...st.failures],
+      turn: summary.turn, step: summary.step, count: tally.count, limit: config.limit, cause: 'tool-failures', failures: [...tally.failures],
     }
-    const decision = decide(agent, st, state, false)
+    const decision = decide(agent, tally, state)
     const verdict = await decision.verdict
     if (verdict === 'abandoned' || decision.escalated || unloading || agent.disposed || agent.turn !== summary.turn) return
     const { turn } = summary
@@ -123,11 +125,11 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
 
   function onEscalate(agent: Agent, escalation: PolicyEscalation): Promise<PolicyVerdict | undefined> | undefined {
     if (unloading || agent.disposed) return
-    const st = stateOf(agent)
-    const decision = st.pending ?? decide(agent, st, {
+    const tally = tallyOf(agent)
+    const decision = tally.pending ?? decide(agent, tally, {
       turn: escalation.turn, count: config.limit, limit: config.limit, cause: 'policy-escalation',
-      failures: [...st.failures], escalation,
-    }, true)
+      failures: [...tally.failures], escalation,
+    })
     decision.escalated = true
     return decision.verdict.then((verdict) => verdict === 'abandoned' ? undefined : verdict)
   }
@@ -138,35 +140,30 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     // Human input resets the count. Every human message the loop admits is recorded as a user/message, and
     // session/event runs listeners as the record is appended, before agent/turn-start: one listener is enough.
     yield ctx.on('session/event', (session, record) => {
-      const state = states.get(session.id)
-      if (!state) return
-      if (record.type === 'user/message' && (record.data as UserMessage).source?.kind === 'human') reset(state)
+      const tally = tallies.get(session.id)
+      if (record.type === 'user/message' && (record.data as UserMessage).source?.kind === 'human') reset(tally)
       // The loop starts a step or ends a turn only once every agent/step-end listener has returned, so a
       // decision still pending then has nobody left to act on it (the escalating plugin was unloaded):
       // drop it, with its timer, rather than let it stand in for this plugin's own next limit.
-      else if (record.type === 'step/start' || record.type === 'turn/end') state.pending?.settle('abandoned')
+      else if (record.type === 'step/start' || record.type === 'turn/end') tally?.pending?.settle('abandoned')
     })
     // Arming needs human authority (create or resume) but sends no message: `/goal resume` after a pause
     // must not hand the resumed rounds the count that led to the pause.
     yield ctx.on('goal/activation', (agent, activation: GoalActivation) => {
-      const state = states.get(agent.id)
-      if (state && activation === 'armed') reset(state)
+      if (activation === 'armed') reset(tallies.get(agent.id))
     })
-    yield ctx.on('policy/settled', (agent) => {
-      const state = states.get(agent.id)
-      if (state) reset(state)
-    })
-    yield ctx.on('agent/cancel-requested', (agent) => states.get(agent.id)?.pending?.settle('abandoned'))
+    yield ctx.on('policy/settled', (agent) => reset(tallies.get(agent.id)))
+    yield ctx.on('agent/cancel-requested', (agent) => tallies.get(agent.id)?.pending?.settle('abandoned'))
     yield ctx.on('agent/disposed', (agent) => {
-      states.get(agent.id)?.pending?.settle('abandoned')
-      states.delete(agent.id)
+      tallies.get(agent.id)?.pending?.settle('abandoned')
+      tallies.delete(agent.id)
     })
     // Runs first on unload: release pending decisions (clearing their timers), let handlers finish, drop all state.
     yield async () => {
       unloading = true
-      for (const state of states.values()) state.pending?.settle('abandoned')
+      for (const tally of tallies.values()) tally.pending?.settle('abandoned')
       await Promise.allSettled([...inflight])
-      states.clear()
+      tallies.clear()
     }
   }, name)
 }

@@ -127,4 +127,27 @@ describe('globs', () => {
     expect(globMatcher('a.c++')('a.c++')).toBe(true)
     expect(() => globMatcher('{a,b')).toThrow(/unbalanced/)
   })
+
+  it('keep their meaning for **, classes and nested alternatives', () => {
+    const any = globMatcher('**/*.md')
+    expect(['a.md', 'x/a.md', 'x/y/a.md'].every(any)).toBe(true)
+    expect(any('xa.md/b')).toBe(false)
+    expect(globMatcher('src/**/x')('src/ax')).toBe(false)
+    expect(globMatcher('src/**')('src/a/b/c')).toBe(true)
+    expect(globMatcher('{a,{b,c}d}.ts')('cd.ts')).toBe(true)
+    expect(globMatcher('{a,{b,c}d}.ts')('c.ts')).toBe(false)
+    expect(globMatcher('[a-c]?.txt')('bz.txt')).toBe(true)
+    expect(globMatcher('[a-c]?.txt')('dz.txt')).toBe(false)
+    expect(globMatcher('*')('a/b')).toBe(true) // no slash in the glob: the name is matched
+    expect(globMatcher('x/*')('x/a/b')).toBe(false)
+  })
+
+  it('match a pathological glob without catastrophic backtracking', async () => {
+    // As a regular expression this takes minutes per name and blocks the event loop.
+    const glob = '*a'.repeat(25) + 'b'
+    expect(globMatcher(glob)('a'.repeat(250))).toBe(false)
+    await fs.writeFile(path.join(t.workspace, 'a'.repeat(250)), 'pattern here\n')
+    expect((await t.run('search', { pattern: 'pattern', glob })).content).toMatch(/^No matches/)
+    expect(() => globMatcher('{a,b}'.repeat(20))).toThrow(/too many alternatives/)
+  })
 })

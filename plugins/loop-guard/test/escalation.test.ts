@@ -80,21 +80,7 @@ describe('loop-guard escalation (policy/escalate)', () => {
     ])
   })
 
-  it('does nothing more when the turn is cancelled while the verdict is pending', async () => {
-    const asked = deferred()
-    h.root.on('policy/escalate', () => { asked.resolve(); return new Promise(() => {}) })
-    await h.load(loopGuard, {})
-    const agent = await h.createAgent()
-    h.scripted.push(...repeat(5, readA), done())
-    agent.send({ content: 'go' })
-    await asked.promise
-    agent.cancel('user')
-    await agent.whenIdle()
-    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'user' }])
-    expect(pluginMessages(h.records(agent), 'loop-guard')).toHaveLength(1)
-  })
-
-  it('a cancel while the verdict is pending does not leave the streak at the hard threshold', async () => {
+  it('does nothing more when the turn is cancelled while the verdict is pending, and leaves no streak at the hard threshold', async () => {
     const asked = deferred()
     let calls = 0
     h.root.on('policy/escalate', () => {
@@ -109,6 +95,8 @@ describe('loop-guard escalation (policy/escalate)', () => {
     await asked.promise
     agent.cancel('user')
     await agent.whenIdle()
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'user' }])
+    expect(pluginMessages(h.records(agent), 'loop-guard')).toHaveLength(1)
     // Not human input, so only the settled escalation can have reset the streak.
     h.scripted.reset([readA(), done('read once')])
     await prompt(agent, 'automation', { kind: 'plugin', name: 'scheduler' })

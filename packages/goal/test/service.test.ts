@@ -18,6 +18,15 @@ async function setup(config: Record<string, unknown> = {}): Promise<{ agent: Age
   return { agent, goals: h.root.goals }
 }
 
+/** A new goal with a cap of 1 whose one round has run: active, armed, and out of rounds. */
+async function goalAtCap(agent: Agent): Promise<GoalState> {
+  const goal = h.root.goals.create(agent, { objective: 'A', maxGoalRounds: 1 })
+  h.scripted.push({ text: 'worked' })
+  agent.send({ content: 'round', source: { kind: 'goal', goalId: goal.id, revision: 1, round: 1 } })
+  await agent.whenIdle()
+  return h.root.goals.get(agent)!
+}
+
 function goalRecords(agent: Agent) {
   return h.records(agent).filter((record) => record.type === 'goal/change')
 }
@@ -118,10 +127,7 @@ describe('ctx.goals mutations', () => {
 
   it('cap edits on a blocked goal keep the reason; resume is refused at the cap', async () => {
     const { agent, goals } = await setup()
-    let goal = goals.create(agent, { objective: 'A', maxGoalRounds: 1 })
-    h.scripted.push({ text: 'worked' })
-    agent.send({ content: 'round', source: { kind: 'goal', goalId: goal.id, revision: 1, round: 1 } })
-    await agent.whenIdle()
+    let goal = await goalAtCap(agent)
     goal = goals.block(agent, ref(goals.get(agent)!), { code: 'round-limit', message: 'Used 1 of 1 rounds' })
     expect(codeOf(() => goals.resume(agent, ref(goal)))).toBe('GOAL_ROUND_LIMIT')
     goal = goals.edit(agent, ref(goal), { maxGoalRounds: 3 })
@@ -131,10 +137,7 @@ describe('ctx.goals mutations', () => {
 
   it('re-arming an active, disarmed goal is refused at the cap, writing nothing', async () => {
     const { agent, goals } = await setup()
-    const goal = goals.create(agent, { objective: 'A', maxGoalRounds: 1 })
-    h.scripted.push({ text: 'worked' })
-    agent.send({ content: 'round', source: { kind: 'goal', goalId: goal.id, revision: 1, round: 1 } })
-    await agent.whenIdle()
+    const goal = await goalAtCap(agent)
     goals.disarm(agent)
     const events = h.events(['goal/changed', 'goal/activation'])
     expect(codeOf(() => goals.resume(agent, ref(goal)))).toBe('GOAL_ROUND_LIMIT')

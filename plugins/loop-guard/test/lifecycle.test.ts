@@ -54,6 +54,7 @@ describe('loop-guard lifecycle', () => {
 
 describe('loop-guard config', () => {
   it('rejects bad config with a clear message', async () => {
+    await expect(h.load(loopGuard, ['limit: 3'])).rejects.toThrow(/expected an object of options, got an array/)
     await expect(h.load(loopGuard, { softThreshold: 3, hardThreshold: 3 })).rejects.toThrow(/hardThreshold must be greater than softThreshold \(3\), or 0 to disable the stop/)
     await expect(h.load(loopGuard, { softTreshold: 4 })).rejects.toThrow(/softTreshold unknown option/)
     await expect(h.load(loopGuard, { softThreshold: 1 })).rejects.toThrow(/softThreshold expected number >= 2/)

@@ -27,7 +27,9 @@ export type MistakeLimitConfig = Schemastery.TypeT<typeof Fields>
  * through the transform as input, so a missing config yields every field's default.
  */
 export const Config: Schema<Schemastery.TypeS<typeof Fields>, MistakeLimitConfig> = Schema.transform(Schema.any(), (raw: unknown) => {
-  if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+  // Schemastery would print an array as an empty string ("expected object but got ").
+  if (Array.isArray(raw)) throw new Schema.ValidationError('expected an object of options, got an array', { path: [] })
+  if (raw !== null && typeof raw === 'object') {
     const known = Object.keys(Fields.dict!)
     for (const key of Object.keys(raw)) {
       if (!known.includes(key)) {

@@ -64,6 +64,7 @@ describe('mistake-limit lifecycle', () => {
 
 describe('mistake-limit config', () => {
   it('rejects bad config with a clear message', async () => {
+    await expect(h.load(mistakeLimit, ['limit: 3'])).rejects.toThrow(/expected an object of options, got an array/)
     await expect(h.load(mistakeLimit, { limit: 0 })).rejects.toThrow(/limit expected number >= 1/)
     await expect(h.load(mistakeLimit, { limits: 3 })).rejects.toThrow(/limits unknown option \(known options: limit, /)
     await expect(h.load(mistakeLimit, { ignoreErrorCodes: 'TIMEOUT' })).rejects.toThrow(/ignoreErrorCodes/)

@@ -25,6 +25,7 @@ export const Config = Schema.object({
   commandTimeoutMs: Schema.natural().min(1).default(120_000).description('Default run_command timeout.'),
   maxCommandTimeoutMs: Schema.natural().min(1).default(600_000).description('Largest timeout_ms a call may ask for.'),
   maxSearchResults: Schema.natural().min(1).default(200).description('search returns at most this many matching lines.'),
+  searchTimeoutMs: Schema.natural().min(100).default(30_000).description('A search still running after this long is stopped (a runaway regular expression).'),
   maxListEntries: Schema.natural().min(1).default(500).description('list_dir returns at most this many entries.'),
   tools: Schema.array(Schema.union(TOOL_NAMES)).description('Allow-list of tools to register. Default (or empty): all.'),
   allowCommands: Schema.boolean().default(true).description('false never registers run_command, whatever `tools` says.'),
@@ -48,6 +49,7 @@ export const apply = (ctx: Context, config: Schemastery.TypeT<typeof Config>) =>
     commandTimeoutMs: Math.min(config.commandTimeoutMs, config.maxCommandTimeoutMs),
     maxCommandTimeoutMs: config.maxCommandTimeoutMs,
     maxSearchResults: config.maxSearchResults,
+    searchTimeoutMs: config.searchTimeoutMs,
     maxListEntries: config.maxListEntries,
   }
   const ws = createWorkspace(config.root, limits, config.scrubSecrets)

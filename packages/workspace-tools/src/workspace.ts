@@ -9,6 +9,7 @@ export interface Limits {
   commandTimeoutMs: number
   maxCommandTimeoutMs: number
   maxSearchResults: number
+  searchTimeoutMs: number
   maxListEntries: number
 }
 

@@ -3,6 +3,7 @@ import { readdir, stat } from 'node:fs/promises'
 import type { ToolDefinition } from '@goalkeeper/tools'
 import { WorkspaceError, fsError } from '../errors.ts'
 import { openRegularFile } from '../checked-io.ts'
+import { LineMatcher } from '../line-matcher.ts'
 import { globMatcher } from '../glob.ts'
 import { SKIPPED_DIRS, byName, looksBinary } from '../text.ts'
 import { checkAborted, type Workspace } from '../workspace.ts'
@@ -19,7 +20,8 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
     name: 'search',
     description: 'Search file contents with a JavaScript regular expression, line by line. Returns "path:line: text" '
       + `for at most ${cap} matching lines. Skips node_modules, .git, binary files, symbolic links and files over `
-      + `${MAX_FILE_BYTES / 1024 / 1024} MB. Case-insensitive unless case_sensitive is true.`,
+      + `${MAX_FILE_BYTES / 1024 / 1024} MB. Case-insensitive unless case_sensitive is true. A search that takes `
+      + `longer than ${ws.limits.searchTimeoutMs} ms is stopped.`,
     parameters: {
       type: 'object',
       properties: {
@@ -32,9 +34,10 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
       additionalProperties: false,
     },
     async execute(args, call) {
-      let regexp: RegExp
+      const flags = args.case_sensitive ? '' : 'i'
       try {
-        regexp = new RegExp(args.pattern, args.case_sensitive ? '' : 'i')
+        // Compiled here only to report a syntax error at once; matching runs on a worker thread.
+        new RegExp(args.pattern, flags)
       } catch (error) {
         throw new WorkspaceError('INVALID_REGEX', `${(error as Error).message}. `
           + 'Escape characters such as ( ) [ ] { } . * + ? | \\ with a backslash to match them literally.')
@@ -67,18 +70,17 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
           await opened.handle.close()
         }
       }
+      const matcher = new LineMatcher(args.pattern, flags, ws.limits.searchTimeoutMs, call.signal)
       const searchFile = async (file: string) => {
         checkAborted(call)
         const display = path.relative(root, file)
         const bytes = await readCandidate(file, display)
         if (!bytes || looksBinary(bytes)) return
         files += 1
-        const lines = bytes.toString('utf8').split(/\r?\n/)
-        for (let i = 0; i < lines.length; i++) {
-          if (!regexp.test(lines[i])) continue
+        // One more than still fits, to know whether the cap cut the results.
+        for (const [line, text] of await matcher.match(bytes.toString('utf8'), cap - results.length + 1)) {
           if (results.length >= cap) return void (capped = true)
-          const text = lines[i].length > MAX_LINE_CHARS ? `${lines[i].slice(0, MAX_LINE_CHARS)}...` : lines[i]
-          results.push(`${display}:${i + 1}: ${text}`)
+          results.push(`${display}:${line}: ${text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)}...` : text}`)
         }
       }
       const walk = async (dir: string, relative: string): Promise<void> => {
@@ -96,9 +98,13 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
           }
         }
       }
-      if (info.isDirectory()) await walk(real, '')
-      else if (!info.isFile()) throw new WorkspaceError('NOT_A_FILE', `"${shown}" is neither a regular file nor a directory.`)
-      else await searchFile(real)
+      try {
+        if (info.isDirectory()) await walk(real, '')
+        else if (!info.isFile()) throw new WorkspaceError('NOT_A_FILE', `"${shown}" is neither a regular file nor a directory.`)
+        else await searchFile(real)
+      } finally {
+        await matcher.close()
+      }
 
       const notes: string[] = []
       if (capped) notes.push(`[Showing the first ${cap} matching lines; narrow the pattern, path or glob to see the rest.]`)

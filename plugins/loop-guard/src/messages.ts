@@ -20,7 +20,8 @@ export function describe(finding: LoopFinding, chars: number): string {
       return `${preview(call, chars)} was called ${times(finding.count)} in a row with the same arguments`
         + (finding.sameResult ? ' and returned the same result each time' : '')
     case 'poll':
-      return `${preview(call, chars)} was polled ${times(finding.count)} in a row with the same arguments and its result did not change`
+      return `${preview(call, chars)} was polled ${times(finding.count)} in a row with the same arguments and `
+        + (finding.sameResult ? 'its result did not change' : 'kept failing or returning the same result')
     case 'same-error': {
       const error = finding.error ? `: ${finding.error.code}: ${finding.error.message.replace(/\s+/g, ' ').trim().replace(/\.+$/, '')}` : ''
       return `${preview(call, chars)} failed ${times(finding.count)} with the same error${clip(error, chars)}`

@@ -27,7 +27,7 @@ export interface LoopFinding {
   count: number
   /** The repeated call, or the calls of one cycle in order. */
   calls: LoopCall[]
-  /** repeat: every call in the streak returned the same result. */
+  /** repeat, poll: every call in the streak returned the same result. */
   sameResult: boolean
   /** same-error: the repeated error. */
   error?: ToolErrorInfo

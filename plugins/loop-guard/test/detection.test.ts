@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as loopGuard from '@goalkeeper/loop-guard'
-import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, type Harness } from '../../test-util.ts'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, repeat, tools, type Harness } from '../../test-util.ts'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n', 'b.txt': 'beta\n', 'c.txt': 'gamma\n' }) })
@@ -97,6 +97,21 @@ describe('loop-guard detection', () => {
       + 'Polling again right away is unlikely to change it. Do other useful work first, or report the current state and stop calling tools.',
     ])
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+  })
+
+  it('words a poll streak of failures with changing errors truthfully (a failure is never progress)', async () => {
+    let attempt = 0
+    h.root.tools.register({
+      name: 'job_status', description: 'status of the build job',
+      parameters: { type: 'object', properties: { job: { type: 'string' } }, required: ['job'] },
+      execute: () => ({ ok: false, content: '', error: { code: 'JOB_UNREACHABLE', message: `attempt ${++attempt}: no answer` } }),
+    })
+    await h.load(loopGuard, { poll: ['job_*'] })
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(3, () => tools(call('job_status', { job: 'build' }))), done())
+    await prompt(agent, 'wait for the build')
+    const [hint] = pluginMessages(h.records(agent), 'loop-guard')
+    expect(hint).toMatch(/^Loop guard: `job_status` \{"job":"build"\} was polled 3 times in a row with the same arguments and kept failing or returning the same result\. /)
   })
 
   it('without poll mode the same changing calls are repetition', async () => {

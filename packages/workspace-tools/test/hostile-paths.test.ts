@@ -107,3 +107,48 @@ describe('symbolic links and special files', () => {
     expect(result.content).toContain('16 MiB')
   })
 })
+
+describe('every tool, every way out', () => {
+  /** Each tool's arguments for acting on `p`; run_command takes it as its cwd. */
+  const attempts: Record<string, (p: string) => Record<string, unknown>> = {
+    read_file: (p) => ({ path: p }),
+    write_file: (p) => ({ path: p, content: 'pwned' }),
+    edit_file: (p) => ({ path: p, old_string: 'top', new_string: 'pwned' }),
+    list_dir: (p) => ({ path: p }),
+    search: (p) => ({ pattern: 'secret', path: p }),
+    run_command: (p) => ({ command: 'cat secret.txt; echo pwned > pwned.txt', cwd: p }),
+  }
+
+  it('refuses each escape with a clear code and leaves the outside untouched', async () => {
+    const ws = (name: string) => path.join(t.workspace, name)
+    await fs.symlink(path.join(t.outside, 'secret.txt'), ws('file-link'))
+    await fs.symlink(t.outside, ws('dir-link'))
+    await fs.symlink(path.join(t.outside, 'missing'), ws('dangling'))
+    await fs.symlink('dir-link', ws('chain'))
+    const escapes: Record<string, string> = {
+      '..': 'PATH_OUTSIDE_ROOT',
+      '../outside': 'PATH_OUTSIDE_ROOT',
+      [t.outside]: 'PATH_OUTSIDE_ROOT',
+      [path.join(t.outside, 'secret.txt')]: 'PATH_OUTSIDE_ROOT',
+      '/': 'PATH_OUTSIDE_ROOT',
+      'file-link': 'PATH_OUTSIDE_ROOT',
+      'dir-link': 'PATH_OUTSIDE_ROOT',
+      'dir-link/secret.txt': 'PATH_OUTSIDE_ROOT',
+      'dangling': 'PATH_OUTSIDE_ROOT',
+      'dangling/below': 'PATH_OUTSIDE_ROOT',
+      'chain/secret.txt': 'PATH_OUTSIDE_ROOT',
+      'a\u0000b': 'INVALID_PATH',
+      '~': 'INVALID_PATH',
+      '..\\outside': 'INVALID_PATH',
+    }
+    for (const [tool, args] of Object.entries(attempts)) {
+      for (const [p, code] of Object.entries(escapes)) {
+        const result = await t.run(tool, args(p))
+        expect({ tool, p, code: result.error?.code }).toEqual({ tool, p, code })
+        expect(result.content).not.toContain('top secret')
+      }
+    }
+    expect((await fs.readdir(t.outside)).sort()).toEqual(['secret.txt'])
+    expect(await fs.readFile(path.join(t.outside, 'secret.txt'), 'utf8')).toBe('top secret\n')
+  })
+})

@@ -1,0 +1,81 @@
+// chat on a real terminal: a pseudo-terminal made by util-linux `script`, so that stdin and stdout are
+// TTYs (prompt, raw keys, streamed text), checked as the screen a person would see.
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { repoRoot, useProject } from './cli-helpers.ts'
+import { screenLines } from './screen.ts'
+
+const project = useProject()
+const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
+
+const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
+
+/** goalkeeper with its stdin and stdout on a pseudo-terminal 200 columns wide; `keys` are typed raw. */
+function startOnTerminal(args: string[]) {
+  const command = `stty cols 200 rows 50; exec ${[process.execPath, '--import', 'tsx', cli, ...args].map(quote).join(' ')}`
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', TERM: 'xterm' }
+  for (const name of Object.keys(env)) if (/_API_KEY$/.test(name) || name.startsWith('npm_')) delete env[name]
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  let raw = ''
+  const waiters: { test: () => boolean; resolve: () => void }[] = []
+  const wake = () => {
+    for (const waiter of waiters.filter((item) => item.test())) {
+      waiters.splice(waiters.indexOf(waiter), 1)
+      waiter.resolve()
+    }
+  }
+  child.stdout!.on('data', (chunk) => {
+    raw += chunk
+    wake()
+  })
+  child.stderr!.on('data', (chunk) => (raw += chunk))
+  const exit = new Promise<number | null>((resolve, reject) => {
+    child.on('error', (error) => reject(new Error(`cannot start \`script\` (util-linux) for a pseudo-terminal: ${error.message}`)))
+    child.on('close', (code) => {
+      if (waiters.length) reject(new Error(`exited with ${code} while waiting; the screen:\n${screenLines(raw).join('\n')}`))
+      resolve(code)
+    })
+  })
+  const screen = () => screenLines(raw)
+  return {
+    exit,
+    screen,
+    keys: (text: string) => void child.stdin!.write(text),
+    /** Resolves when the rendered screen matches (the lines joined with \n). */
+    until: (pattern: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const test = () => pattern.test(screen().join('\n'))
+        if (test()) return resolve()
+        waiters.push({ test, resolve })
+        exit.catch(reject)
+      }),
+  }
+}
+
+describe('goalkeeper chat on a terminal', { timeout: 60_000 }, () => {
+  it('what is typed while an answer streams stays out of it and returns with the prompt; leaving clears the prompt line', async () => {
+    // The answer streams its text, then waits (a model still thinking) until Ctrl-C aborts it.
+    const p = await project({ script: "export default [{ kind: 'hang', text: 'First part of the answer' }]" })
+    const term = startOnTerminal([...p.globals, 'chat'])
+    // Screen lines are right-trimmed: an empty prompt is `>`.
+    await term.until(/^>$/m)
+    term.keys('hello\r')
+    await term.until(/^First part of the answer/m)
+    // Typed mid-stream, then Ctrl-C: the same input stream, so the keys are read before the interrupt.
+    term.keys('abc')
+    term.keys('\x03')
+    await term.until(/goalkeeper: Ctrl-C: cancelled the running turn\n(.*\n)*> abc$/)
+    // Ctrl-C drops the typed text, Ctrl-D at the empty prompt leaves.
+    term.keys('\x03')
+    await term.until(/\n>$/)
+    term.keys('\x04')
+    // The last turn was cancelled: exit 3.
+    expect(await term.exit, term.screen().join('\n')).toBe(3)
+
+    const screen = term.screen()
+    expect(screen).toContain('First part of the answer')
+    expect(screen.filter((line) => line.includes('First part'))).toEqual(['First part of the answer'])
+    expect(screen.at(-1)).toMatch(/^goalkeeper: to continue this session: goalkeeper --cwd .* chat --session \S+$/)
+  })
+})

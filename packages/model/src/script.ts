@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { stat } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
-import type { ScriptResponse, ScriptStep } from './types.ts'
+import type { ScriptStep } from './types.ts'
 
 const KEYS: Record<string, readonly string[]> = {
   reply: ['kind', 'text', 'reasoning', 'toolCalls', 'usage', 'delayMs'],
@@ -82,4 +82,3 @@ export async function loadScriptModule(module: string, cwd = process.cwd()): Pro
   return checkSteps(exported, `scripted module ${file}`)
 }
 
-export type { ScriptResponse }

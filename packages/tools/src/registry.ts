@@ -3,7 +3,7 @@ import type { ToolCall, ToolSchema } from '@goalkeeper/model'
 import type { ToolCallContext, ToolDefinition, ToolResult, ToolService } from './types.ts'
 import { checkSchema, createCompiler, type Compiler } from './schema.ts'
 import { runCall, type Entry } from './pipeline.ts'
-import { capContent, failure } from './result.ts'
+import { capResult, failure } from './result.ts'
 
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
@@ -63,7 +63,7 @@ export class ToolRegistry extends Service implements ToolService {
       this.ctx.logger('tools').warn('pipeline error in %s: %s', call.name, error)
       result = failure('TOOL_FAILED', `Tool "${call.name}" could not be run: ${(error as Error)?.message ?? error}`)
     }
-    return capContent(result, this.limits.maxContentChars)
+    return capResult(result, this.limits.maxContentChars)
   }
 
   compile(tool: ToolDefinition): Entry {

@@ -42,7 +42,7 @@ function cap(text: string, max: number): string {
 }
 
 /** Caps content and error message at `max` characters and the code at 64: all three reach the session and the model. */
-export function capContent(result: ToolResult, max: number): ToolResult {
+export function capResult(result: ToolResult, max: number): ToolResult {
   const content = cap(result.content, max)
   if (!result.error) return content === result.content ? result : { ...result, content }
   const error = { code: result.error.code.slice(0, MAX_CODE_CHARS), message: cap(result.error.message, max) }

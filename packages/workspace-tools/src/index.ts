@@ -29,7 +29,7 @@ export const Config = Schema.object({
   maxListEntries: Schema.natural().min(1).default(500).description('list_dir returns at most this many entries.'),
   tools: Schema.array(Schema.union(TOOL_NAMES)).description('Allow-list of tools to register. Default (or empty): all.'),
   allowCommands: Schema.boolean().default(true).description('false never registers run_command, whatever `tools` says.'),
-  scrubSecrets: Schema.boolean().default(true).description('Hide environment variables named like credentials (…_API_KEY, …TOKEN, …SECRET, …PASSWORD) from commands.'),
+  scrubSecrets: Schema.boolean().default(true).description('Hide credential-like environment variables (…_API_KEY, …TOKEN, …PASSWORD, URLs with user:pass@) from commands, and mask their values in command output.'),
 })
 
 type Factory = (ws: Workspace, running: Set<{ stop(): Promise<void> }>) => ToolDefinition

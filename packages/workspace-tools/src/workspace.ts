@@ -17,7 +17,6 @@ export interface Limits {
 export interface Workspace {
   limits: Limits
   scrubSecrets: boolean
-  rootOf(call: ToolCallContext): string
   resolve(call: ToolCallContext, input: string): Promise<Resolved>
 }
 
@@ -32,7 +31,6 @@ export function createWorkspace(root: string | undefined, limits: Limits, scrubS
   return {
     limits,
     scrubSecrets,
-    rootOf,
     resolve: (call, input) => resolveInside(rootOf(call), input),
   }
 }

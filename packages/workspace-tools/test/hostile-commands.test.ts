@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { commandEnv } from '../src/tools/run-command.ts'
+import { commandEnv } from '../src/command-env.ts'
 import { setup, type Setup } from './helpers.ts'
 
 let t: Setup

@@ -8,6 +8,7 @@ import { editFileTool } from './tools/edit-file.ts'
 import { listDirTool } from './tools/list-dir.ts'
 import { searchTool } from './tools/search.ts'
 import { runCommandTool } from './tools/run-command.ts'
+import { masking } from './secrets.ts'
 
 export { WorkspaceError } from './errors.ts'
 export type { Limits } from './workspace.ts'
@@ -58,7 +59,10 @@ export const apply = (ctx: Context, config: Schemastery.TypeT<typeof Config>) =>
   const names = (config.tools?.length ? config.tools : TOOL_NAMES).filter((tool) => tool !== 'run_command' || config.allowCommands)
   ctx.effect(function* () {
     // Registered first, torn down last: commands still running are killed before the tools disappear.
-    for (const tool of new Set(names)) yield ctx.tools.register(FACTORIES[tool](ws, running))
+    for (const name of new Set(names)) {
+      const tool = FACTORIES[name](ws, running)
+      yield ctx.tools.register(config.scrubSecrets ? masking(tool) : tool)
+    }
     yield async () => {
       await Promise.all([...running].map((shell) => shell.stop()))
     }

@@ -1,3 +1,5 @@
+import type { ToolDefinition, ToolResult } from '@goalkeeper/tools'
+
 /**
  * Names of credential variables: a `_`-delimited word such as KEY or TOKEN (`GITHUB_TOKEN`), PASSWORD
  * and the like anywhere (`PGPASSWORD`), or a `_PWD` suffix (`MYSQL_PWD`; `PWD` itself is the cwd).
@@ -32,3 +34,29 @@ export function commandEnv(scrub: boolean): { env: NodeJS.ProcessEnv; secrets: s
 
 /** Replaces every hidden value in `text` with `***`. */
 export const mask = (text: string, secrets: readonly string[]) => secrets.reduce((out, secret) => out.split(secret).join('***'), text)
+
+const maskResult = (result: string | ToolResult, secrets: readonly string[]): string | ToolResult => {
+  if (typeof result === 'string') return mask(result, secrets)
+  const error = result.error && { ...result.error, message: mask(result.error.message, secrets) }
+  return { ...result, content: mask(result.content, secrets), ...(error ? { error } : {}) }
+}
+
+/**
+ * The tool, with hidden values masked in its results and error messages: a model may read `.env`,
+ * search for a key or print it from a command, and everything a tool returns is stored in the session.
+ */
+export function masking<A>(tool: ToolDefinition<A>): ToolDefinition<A> {
+  return {
+    ...tool,
+    async execute(args, call) {
+      // Read per call: the environment may change while the plugin is loaded.
+      const { secrets } = commandEnv(true)
+      try {
+        return maskResult(await tool.execute(args, call), secrets)
+      } catch (error) {
+        if (error instanceof Error) error.message = mask(error.message, secrets)
+        throw error
+      }
+    },
+  }
+}

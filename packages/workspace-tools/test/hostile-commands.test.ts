@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { commandEnv } from '../src/command-env.ts'
+import { commandEnv } from '../src/secrets.ts'
 import { setup, type Setup } from './helpers.ts'
 
 let t: Setup
@@ -81,6 +81,17 @@ describe('secrets in the command environment', () => {
       expect(result.content).toContain('GK_TEST_API_KEY=***')
       // Too short to mask without mangling ordinary output.
       expect(result.content).toContain('GK_TEST_SHORT_TOKEN=abc')
+    })
+  })
+
+  it('masks hidden values in what the file tools return too, and in their error messages', async () => {
+    await withEnv({ GK_TEST_API_KEY: 'sk-live-0123456789abcdef' }, async () => {
+      await fs.writeFile(path.join(t.workspace, '.env'), 'GK_TEST_API_KEY=sk-live-0123456789abcdef\n')
+      expect((await t.run('read_file', { path: '.env' })).content).toBe('     1\tGK_TEST_API_KEY=***')
+      expect((await t.run('search', { pattern: 'sk-live' })).content).toBe('.env:1: GK_TEST_API_KEY=***')
+      const missing = await t.run('read_file', { path: 'sk-live-0123456789abcdef.txt' })
+      expect(missing.error?.code).toBe('NOT_FOUND')
+      expect(JSON.stringify(missing)).not.toContain('sk-live-0123456789abcdef')
     })
   })
 

@@ -3,14 +3,14 @@ import type { ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { WorkspaceError, fsError } from '../errors.ts'
 import { printable } from '../text.ts'
 import { runShell, type ShellResult } from '../process.ts'
-import { commandEnv, mask } from '../command-env.ts'
+import { commandEnv } from '../secrets.ts'
 import type { Workspace } from '../workspace.ts'
 
 interface Args { command: string; cwd?: string; timeout_ms?: number }
 
-/** What the model reads: hidden values masked, control bytes made visible, binary output flagged. */
-function presentOutput(result: ShellResult, secrets: readonly string[]): string {
-  const { text, replaced } = printable(mask(result.output, secrets))
+/** What the model reads: control bytes made visible, binary output flagged. */
+function presentOutput(result: ShellResult): string {
+  const { text, replaced } = printable(result.output)
   const body = text || '(no output)'
   const note = result.binary || replaced ? `${body.endsWith('\n') ? '' : '\n'}[The output contains binary data; bytes that are not text are shown as \uFFFD.]` : ''
   return body + note
@@ -48,9 +48,9 @@ export function runCommandTool(ws: Workspace, running: Set<{ stop(): Promise<voi
       const info = await stat(real).catch((error) => fsError(error, shown))
       if (!info.isDirectory()) throw new WorkspaceError('NOT_A_DIRECTORY', `cwd "${shown}" is not a directory.`)
       const timeoutMs = Math.min(args.timeout_ms ?? commandTimeoutMs, maxCommandTimeoutMs)
-      const { env, secrets } = commandEnv(ws.scrubSecrets)
+      const { env } = commandEnv(ws.scrubSecrets)
       const result = await runShell(args.command, { cwd: real, timeoutMs, signal: call.signal, maxOutputChars, env, running })
-      const output = presentOutput(result, secrets)
+      const output = presentOutput(result)
       const content = `${output}${output.endsWith('\n') ? '' : '\n'}${describeEnd(result, timeoutMs)}`
       if (result.killed === 'timeout') return { ok: false, content, error: { code: 'COMMAND_TIMEOUT', message: `The command timed out after ${timeoutMs} ms.` } }
       if (result.killed) return { ok: false, content, error: { code: 'ABORTED', message: 'The command was stopped before it finished.' } }

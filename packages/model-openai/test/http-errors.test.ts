@@ -40,6 +40,26 @@ describe('HTTP errors and retries', () => {
     expect(finish.error).toMatchObject({ code: 'RATE_LIMIT', retryAfterMs: 120_000 })
   })
 
+  it('reports an absurd Retry-After as one day, a finite number that survives JSON', async () => {
+    const { finish, received } = await run([jsonError(429, { error: { message: 'later' } }, { 'retry-after': '9'.repeat(400) })])
+    expect(received).toHaveLength(1)
+    expect(finish.error).toMatchObject({ code: 'RATE_LIMIT', retryAfterMs: 86_400_000 })
+    expect(JSON.parse(JSON.stringify(finish)).error.retryAfterMs).toBe(86_400_000)
+  })
+
+  it('falls back to its own backoff for a negative or garbage Retry-After, instead of retrying at once', async () => {
+    const { chunks, received } = await run([
+      jsonError(429, { error: { message: 'slow down' } }, { 'retry-after': '-5' }),
+      jsonError(429, { error: { message: 'slow down' } }, { 'retry-after': 'soon' }),
+      textReply('hi'),
+    ], { baseDelayMs: 100 })
+    expect(lastOf(chunks)).toEqual({ type: 'finish', reason: 'stop' })
+    // random() is pinned to 0.5: backoff delays are 3/4 of 100 and of 200 ms.
+    const [first, second] = gaps(received)
+    expect(first).toBeGreaterThanOrEqual(70)
+    expect(second).toBeGreaterThanOrEqual(145)
+  })
+
   it('maps 402 to QUOTA without retrying', async () => {
     const { finish, received } = await run([jsonError(402, { error: { message: 'Insufficient Balance', type: 'unknown_error' } })])
     expect(received).toHaveLength(1)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createOpenAIProvider } from '../src/provider.ts'
-import { collect, jsonError, lastOf, request, runOnce, settingsFor, sse, startSse, textReply, TEST_KEY, useServers, type Handler } from './fake-server.ts'
+import { collect, delta, jsonError, lastOf, request, runOnce, settingsFor, startSse, textReply, TEST_KEY, useServers, type Handler } from './fake-server.ts'
 
 const serve = useServers()
 const run = (handlers: Handler[], overrides: Record<string, unknown> = {}) => runOnce(serve, handlers, overrides)
@@ -84,6 +84,16 @@ describe('responses that are not an event stream', () => {
     const { finish, received } = await run([jsonError(200, { error: { message: "This model's maximum context length is 8192 tokens" } })])
     expect(received).toHaveLength(1)
     expect(finish.error).toMatchObject({ code: 'CONTEXT_OVERFLOW', message: expect.stringContaining('maximum context length') })
+  })
+
+  it('accepts a real event stream whatever content type it is labelled with', async () => {
+    for (const type of [undefined, 'text/plain', 'application/octet-stream']) {
+      const { chunks } = await run([(res) => {
+        res.writeHead(200, type ? { 'content-type': type } : {})
+        res.end(delta({ content: 'fine' }, 'stop'))
+      }])
+      expect(chunks).toEqual([{ type: 'text', text: 'fine' }, { type: 'finish', reason: 'stop' }])
+    }
   })
 
   it('still retries a stream that ends after only keep-alive comments', async () => {

@@ -78,6 +78,9 @@ describe('plugin', () => {
     await expect(root.plugin(openaiPlugin, { preset: 'custom', model: 'm' })).rejects.toThrow('model-openai (openai-compatible): the custom preset needs `baseUrl`')
     await expect(root.plugin(openaiPlugin, { preset: 'custom', baseUrl: 'http://127.0.0.1:1/v1' })).rejects.toThrow('the custom preset needs `model`')
     await expect(root.plugin(openaiPlugin, { preset: 'custom', baseUrl: 'file:///etc', model: 'm' })).rejects.toThrow('must be http or https')
+    // A zero timeout would fail every request at once, far from the config that caused it.
+    await expect(root.plugin(openaiPlugin, { preset: 'custom', baseUrl: 'http://127.0.0.1:1/v1', model: 'm', idleTimeoutMs: 0 })).rejects.toThrow(/idleTimeoutMs/)
+    await expect(root.plugin(openaiPlugin, { preset: 'custom', baseUrl: 'http://127.0.0.1:1/v1', model: 'm', requestTimeoutMs: 0 })).rejects.toThrow(/requestTimeoutMs/)
     expect(root.models.list()).toEqual(['scripted'])
     await root.fiber.dispose()
   })

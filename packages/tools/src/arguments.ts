@@ -27,6 +27,12 @@ export function findUnsafe(args: object): string | undefined {
   }
 }
 
+/** Whether the parser failed at the very end of the text: the usual sign of output cut at the token limit. */
+function endsAbruptly(message: string, raw: string): boolean {
+  const at = /at position (\d+)/.exec(message)?.[1]
+  return message.includes('end of JSON input') || Number(at) >= raw.trimEnd().length
+}
+
 /** Parses and validates the raw arguments; a `ToolResult` is the error for the model. */
 export function parseArguments(entry: Entry, raw: unknown, maxChars: number): { args: unknown } | ToolResult {
   const name = entry.tool.name
@@ -44,7 +50,9 @@ export function parseArguments(entry: Entry, raw: unknown, maxChars: number): { 
     try {
       args = JSON.parse(raw)
     } catch (error) {
-      return failure('INVALID_JSON', `The arguments of tool "${name}" are not valid JSON: ${(error as Error).message}. `
+      const message = (error as Error).message
+      return failure('INVALID_JSON', `The arguments of tool "${name}" are not valid JSON: ${message}. `
+        + (endsAbruptly(message, raw) ? 'The arguments end abruptly, as if the answer was cut off: send the call again, with shorter arguments if they were long. ' : '')
         + `Send exactly one JSON object (no comments, trailing commas or surrounding text) with these keys: ${expected}.`)
     }
   }

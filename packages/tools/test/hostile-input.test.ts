@@ -83,6 +83,15 @@ describe('hostile arguments', () => {
     expect(received).toEqual([])
   })
 
+  it('says when the arguments end abruptly, as when the answer was cut off at the token limit', async () => {
+    for (const raw of ['{"path": "a.txt", "content": "abc', '{"a":', '{"a":[1,2', '{"a":1  ']) {
+      const result = await run('open', raw)
+      expect(result.error?.code).toBe('INVALID_JSON')
+      expect(result.content).toContain('The arguments end abruptly')
+    }
+    expect((await run('open', '{"a":1}x')).content).not.toContain('end abruptly')
+  })
+
   it('names a missing tool name plainly', async () => {
     const result = await root.tools.execute({ id: 'c', name: '', arguments: '{}' }, callContext())
     expect(result.error?.code).toBe('UNKNOWN_TOOL')

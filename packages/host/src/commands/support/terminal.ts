@@ -56,6 +56,8 @@ export class Terminal {
     if (!this.midLine) this.surface?.hide()
     this.io.stdout.write(redact(text))
     this.midLine = !text.endsWith('\n')
+    // At a line end the prompt can come back below the text until the next piece arrives.
+    if (!this.midLine) this.surface?.show()
   }
 
   /** Ends streamed text with a newline, so the next line starts clean. */

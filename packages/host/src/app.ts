@@ -67,17 +67,20 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
   let ctx!: Context
   const fiber = await root.plugin({ name: 'app', apply: (inner: Context) => void (ctx = inner) })
   const loader = new Loader(ctx, { file, env: options.env })
-  let report: LoadReport | undefined
-  try {
-    report = await loader.load()
-  } catch (error) {
-    await fiber.dispose()
-    throw error
-  } finally {
+  const release = (report: LoadReport | undefined) => {
     const messages = held ?? []
     held = undefined
     for (const message of messages) if (!repeatsReport(message, report)) console.export(message)
   }
+  let report: LoadReport
+  try {
+    report = await loader.load()
+  } catch (error) {
+    release(undefined)
+    await fiber.dispose()
+    throw error
+  }
+  release(report)
   if (options.watch) loader.watch()
 
   let signals: SignalController | undefined

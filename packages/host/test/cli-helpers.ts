@@ -141,12 +141,17 @@ export interface Run {
   type: (line: string) => void
 }
 
-export function start(args: string[], options: { stdin?: 'pipe' | 'ignore'; env?: Record<string, string | undefined> } = {}): Run {
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env }
+/** The environment of a CLI child: the runner's, without what would change how the CLI behaves, plus `extra`. */
+export function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1' }
   // A key in the test runner's environment must not switch these runs to a real model, and npm's variables
   // (the runner may be `npm test`) would change the hints to `npx goalkeeper`.
   for (const name of Object.keys(env)) if (/_API_KEY$/.test(name) || name.startsWith('npm_')) delete env[name]
-  Object.assign(env, options.env)
+  return { ...env, ...extra }
+}
+
+export function start(args: string[], options: { stdin?: 'pipe' | 'ignore'; env?: Record<string, string | undefined> } = {}): Run {
+  const env = childEnv(options.env)
   // `node --import tsx` resolves tsx from the cwd, so children run in the repository.
   const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
     cwd: repoRoot,

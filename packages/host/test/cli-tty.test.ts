@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { repoRoot, useProject } from './cli-helpers.ts'
+import { childEnv, repoRoot, useProject } from './cli-helpers.ts'
 import { screenLines } from './screen.ts'
 
 const project = useProject()
@@ -14,8 +14,7 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
 /** goalkeeper with its stdin and stdout on a pseudo-terminal 200 columns wide; `keys` are typed raw. */
 function startOnTerminal(args: string[]) {
   const command = `stty cols 200 rows 50; exec ${[process.execPath, '--import', 'tsx', cli, ...args].map(quote).join(' ')}`
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', TERM: 'xterm' }
-  for (const name of Object.keys(env)) if (/_API_KEY$/.test(name) || name.startsWith('npm_')) delete env[name]
+  const env = childEnv({ TERM: 'xterm' })
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] })
   let raw = ''
   const waiters: { test: () => boolean; resolve: () => void }[] = []

@@ -41,7 +41,7 @@ export async function runCli(argv: string[], io: CliIO = process, definitions: C
   let usageError: UsageError | undefined
   const onUsageError = (error: UsageError) => {
     usageError = error
-    io.stderr.write(`goalkeeper: ${error.message} (hint: ${error.hint})\n`)
+    io.stderr.write(redact(`goalkeeper: ${error.message} (hint: ${error.hint})\n`))
   }
   const program = createProgram(await readVersion(), io, onUsageError)
   for (const definition of definitions) {
@@ -161,7 +161,7 @@ function reportUsageError(error: CommanderError, io: CliIO, json: boolean, usage
   if (error.exitCode === 0) return ExitCode.OK
   // With no command at all commander prints the help instead of an error line.
   const { message, hint } = usage ?? { message: 'no command given', hint: `see ${programName()} --help` }
-  if (json) io.stdout.write(`${JSON.stringify({ type: 'error', message, hint, exitCode: ExitCode.USAGE })}\n`)
+  if (json) io.stdout.write(redact(`${JSON.stringify({ type: 'error', message, hint, exitCode: ExitCode.USAGE })}\n`))
   return ExitCode.USAGE
 }
 

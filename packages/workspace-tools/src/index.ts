@@ -53,7 +53,8 @@ export const apply = (ctx: Context, config: Schemastery.TypeT<typeof Config>) =>
     searchTimeoutMs: config.searchTimeoutMs,
     maxListEntries: config.maxListEntries,
   }
-  const ws = createWorkspace(config.root, limits, config.scrubSecrets)
+  // Optional on purpose (not in `inject`): without a session store there is nothing to protect.
+  const ws = createWorkspace(config.root, limits, config.scrubSecrets, () => ctx.get('sessions')?.dir)
   const running = new Set<{ stop(): Promise<void> }>()
   // schemastery turns a missing list into [], so empty means "all" (to offer none, do not load the plugin).
   const names = (config.tools?.length ? config.tools : TOOL_NAMES).filter((tool) => tool !== 'run_command' || config.allowCommands)

@@ -1,7 +1,7 @@
 import path from 'node:path'
 import type { ToolCallContext } from '@goalkeeper/tools'
 import { WorkspaceError } from './errors.ts'
-import { resolveInside, type Resolved } from './paths.ts'
+import { realpathLoose, resolveInside, within, type Resolved } from './paths.ts'
 
 export interface Limits {
   maxReadBytes: number
@@ -13,14 +13,24 @@ export interface Limits {
   maxListEntries: number
 }
 
+/** A resolved target plus the check the walkers apply to every directory entry below it. */
+export interface Located extends Resolved {
+  /** True for a real path at or below the session store, when the store lies inside this root. */
+  isProtected(real: string): boolean
+}
+
 /** What every tool needs: the root of the calling agent and the limits. */
 export interface Workspace {
   limits: Limits
   scrubSecrets: boolean
-  resolve(call: ToolCallContext, input: string): Promise<Resolved>
+  resolve(call: ToolCallContext, input: string): Promise<Located>
 }
 
-export function createWorkspace(root: string | undefined, limits: Limits, scrubSecrets: boolean): Workspace {
+/**
+ * `storeDir` is asked at every call, because the sessions service may be loaded, moved or unloaded
+ * while the tools stay registered.
+ */
+export function createWorkspace(root: string | undefined, limits: Limits, scrubSecrets: boolean, storeDir: () => string | undefined = () => undefined): Workspace {
   // A configured root is fixed at load time; otherwise each agent works in its own session cwd.
   const fixed = root ? path.resolve(process.cwd(), root) : undefined
   const rootOf = (call: ToolCallContext) => {
@@ -31,8 +41,33 @@ export function createWorkspace(root: string | undefined, limits: Limits, scrubS
   return {
     limits,
     scrubSecrets,
-    resolve: (call, input) => resolveInside(rootOf(call), input),
+    resolve: async (call, input) => {
+      const resolved = await resolveInside(rootOf(call), input)
+      const store = await storeInside(resolved.root, storeDir())
+      const isProtected = (real: string) => store !== undefined && within(real, store)
+      if (isProtected(resolved.real)) throw protectedError(resolved, store!)
+      return { ...resolved, isProtected }
+    },
   }
+}
+
+/**
+ * The real path of the session store if it lies inside the root. The session files are the source of
+ * truth a resume trusts (goal state included), so a model writing into them could forge its own
+ * authority; it must not read them either, since they hold whole conversations.
+ */
+async function storeInside(rootReal: string, dir: string | undefined): Promise<string | undefined> {
+  if (!dir) return undefined
+  const absolute = path.resolve(dir)
+  // The store may not exist yet (created with the first session); an unresolvable one is compared as written.
+  const real = await realpathLoose(absolute).catch(() => absolute)
+  return within(real, rootReal) ? real : undefined
+}
+
+function protectedError(resolved: Resolved, store: string) {
+  const where = path.relative(resolved.root, store) || '.'
+  const subject = resolved.real === store ? `"${resolved.shown}"` : `"${resolved.shown}" is inside "${where}", which`
+  return new WorkspaceError('PATH_PROTECTED', `${subject} holds goalkeeper's session logs, which tools cannot read or change. Work on other paths.`)
 }
 
 /** Throws the pipeline's ABORTED code between units of work (files, directories). */

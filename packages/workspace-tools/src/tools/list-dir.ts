@@ -27,7 +27,7 @@ export function listDirTool(ws: Workspace): ToolDefinition<Args> {
       additionalProperties: false,
     },
     async execute(args, call) {
-      const { real, shown } = await ws.resolve(call, args.path ?? '.')
+      const { real, shown, isProtected } = await ws.resolve(call, args.path ?? '.')
       const info = await stat(real).catch((error) => fsError(error, shown))
       if (!info.isDirectory()) throw new WorkspaceError('NOT_A_DIRECTORY', `"${shown}" is a file, not a directory; use read_file to read it.`)
       const depth = args.depth ?? 1
@@ -47,6 +47,7 @@ export function listDirTool(ws: Workspace): ToolDefinition<Args> {
           if (entry.isSymbolicLink()) lines.push(`${relative}@`)
           else if (!entry.isDirectory()) lines.push(relative)
           else if (SKIPPED_DIRS.has(entry.name)) lines.push(`${relative}/ (not listed)`)
+          else if (isProtected(path.join(dir, entry.name))) lines.push(`${relative}/ (not listed: goalkeeper's session logs)`)
           else {
             lines.push(`${relative}/`)
             if (level < depth) await walk(path.join(dir, entry.name), `${relative}/`, level + 1)

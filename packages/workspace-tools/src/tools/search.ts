@@ -50,7 +50,7 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
           throw new WorkspaceError('INVALID_GLOB', `Invalid glob: ${(error as Error).message}.`)
         }
       }
-      const { real, shown, root } = await ws.resolve(call, args.path ?? '.')
+      const { real, shown, root, isProtected } = await ws.resolve(call, args.path ?? '.')
       const info = await stat(real).catch((error) => fsError(error, shown))
       const results: string[] = []
       let files = 0
@@ -91,6 +91,7 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
           if (capped) return
           const full = path.join(dir, entry.name)
           const rel = relative ? `${relative}/${entry.name}` : entry.name
+          if (isProtected(full)) continue
           if (entry.isDirectory()) {
             if (!SKIPPED_DIRS.has(entry.name)) await walk(full, rel)
           } else if (entry.isFile() && matches(rel)) {

@@ -200,9 +200,9 @@ export async function run(args: string[], options?: Parameters<typeof start>[1])
   return { code, stdout: handle.stdout(), stderr: handle.stderr() }
 }
 
-/** How the CLI's hints start for a project: the test runs from the repository, so --cwd is absolute. */
+/** How the CLI's hints start for a project: its directories lie outside the repository, so both paths are absolute. */
 export function hint(project: Project): string {
-  return `goalkeeper --cwd ${project.workspace} --config ../cordis.yml`
+  return `goalkeeper --cwd ${project.workspace} --config ${project.yml}`
 }
 
 /** The session id the CLI announced on stderr. */

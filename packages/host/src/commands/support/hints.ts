@@ -22,8 +22,11 @@ export function cliCommand(globals: Pick<GlobalOptions, 'cwd' | 'config'>, ...wo
   return [...parts, ...words.map(quote)].join(' ')
 }
 
-/** `target` relative to `base` when that is shorter to read, else absolute. */
+/**
+ * `target` relative to `base` when it lies below `base`, else absolute: a path that climbs out with `..`
+ * reads differently depending on where the repository happens to be checked out.
+ */
 function shorter(base: string, target: string): string {
   const relative = path.relative(base, target)
-  return relative && relative.length < target.length ? relative : target
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : path.resolve(base, target)
 }

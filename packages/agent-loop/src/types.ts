@@ -113,6 +113,16 @@ export interface PolicyEscalation {
   turn: number
 }
 
+/**
+ * A policy plugin acted on a verdict for `turn`: it steered guidance (`continue`) or stopped the turn
+ * (`stop`). Every policy plugin starts the agent over on it.
+ */
+export interface PolicySettlement {
+  source: string
+  turn: number
+  action: 'continue' | 'stop'
+}
+
 export type PolicyVerdict =
   | { action: 'continue'; guidance?: string }
   | { action: 'stop'; reason?: string }
@@ -147,5 +157,10 @@ declare module 'cordis' {
     'agent/text-delta'(agent: Agent, turn: number, step: number, text: string): void
     /** Bail: a policy plugin escalates; the first listener that returns a verdict rules. */
     'policy/escalate'(agent: Agent, escalation: PolicyEscalation): PolicyVerdict | undefined | Promise<PolicyVerdict | undefined>
+    /**
+     * Isolated, after a policy plugin acted on a verdict. The streaks that led there are over, so every
+     * policy plugin starts the agent over: a continue must not run into another plugin's stale count.
+     */
+    'policy/settled'(agent: Agent, settlement: PolicySettlement): void
   }
 }

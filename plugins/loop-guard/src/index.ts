@@ -9,7 +9,7 @@ import { blockText, escalationText, hintText, stopText } from './messages.ts'
 import type { LoopFinding } from './types.ts'
 
 export type { LoopGuardConfig } from './config.ts'
-export type { LoopCall, LoopFinding, LoopKind, PolicySettlement } from './types.ts'
+export type { LoopCall, LoopFinding, LoopKind } from './types.ts'
 export { Config }
 
 export const name = 'loop-guard'

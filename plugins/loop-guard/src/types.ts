@@ -1,4 +1,3 @@
-import type { Agent } from '@goalkeeper/agent-loop'
 import type { ToolErrorInfo } from '@goalkeeper/session'
 
 /** One tracked call as the messages quote it. */
@@ -31,24 +30,4 @@ export interface LoopFinding {
   sameResult: boolean
   /** same-error: the repeated error. */
   error?: ToolErrorInfo
-}
-
-/**
- * A policy plugin acted on a verdict for `turn`: it steered guidance (`continue`) or stopped the turn
- * (`stop`). Both policy plugins declare and emit this event, and start the agent over on it.
- */
-export interface PolicySettlement {
-  source: string
-  turn: number
-  action: 'continue' | 'stop'
-}
-
-declare module 'cordis' {
-  interface Events {
-    /**
-     * Isolated, after a policy plugin acted on a verdict. The streaks that led there are over, so every
-     * policy plugin starts the agent over: a continue must not run into another plugin's stale count.
-     */
-    'policy/settled'(agent: Agent, settlement: PolicySettlement): void
-  }
 }

@@ -9,7 +9,7 @@ import { blockText, defaultGuidance, stopText } from './messages.ts'
 import type { MistakeFailure, MistakeLimitDecision, MistakeLimitState } from './types.ts'
 
 export type { MistakeLimitConfig } from './config.ts'
-export type { MistakeFailure, MistakeLimitDecision, MistakeLimitState, PolicySettlement } from './types.ts'
+export type { MistakeFailure, MistakeLimitDecision, MistakeLimitState } from './types.ts'
 export { INVALID_CALL_CODES } from './classify.ts'
 export { Config }
 

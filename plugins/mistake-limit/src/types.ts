@@ -27,16 +27,6 @@ export interface MistakeLimitState {
 /** A listener's answer: continue (the guidance is steered into the conversation) or stop. */
 export type MistakeLimitDecision = PolicyVerdict
 
-/**
- * A policy plugin acted on a verdict for `turn`: it steered guidance (`continue`) or stopped the turn
- * (`stop`). Both policy plugins declare and emit this event, and start the agent over on it.
- */
-export interface PolicySettlement {
-  source: string
-  turn: number
-  action: 'continue' | 'stop'
-}
-
 declare module 'cordis' {
   interface Events {
     /**
@@ -44,10 +34,5 @@ declare module 'cordis' {
      * rules; no decision, a throwing listener or no answer within `decisionTimeoutMs` means stop.
      */
     'mistake-limit/reached'(agent: Agent, state: MistakeLimitState): MistakeLimitDecision | undefined | Promise<MistakeLimitDecision | undefined>
-    /**
-     * Isolated, after a policy plugin acted on a verdict. The streaks that led there are over, so every
-     * policy plugin starts the agent over: a continue must not run into another plugin's stale count.
-     */
-    'policy/settled'(agent: Agent, settlement: PolicySettlement): void
   }
 }

@@ -113,7 +113,7 @@ describe('events', () => {
     root.on('session/event', async () => {
       throw new Error('async listener failure')
     })
-    root.on('session/event', (s, record) => void seen.push(record.seq))
+    root.on('session/event', (_session, record) => void seen.push(record.seq))
     const record = session.append('test/item', { ok: true })
     expect(record.seq).toBe(1)
     expect(seen).toEqual([1])

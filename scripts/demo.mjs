@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const workspace = path.join('.goalkeeper', 'demo-workspace')
 const objective = 'Create NOTES.md in the workspace with a summary of every file in it'
-// Relative to the workspace, because --config is read from the --cwd directory.
-const globals = ['--cwd', workspace, '--config', path.join('..', '..', 'cordis.yml')]
+// Absolute, as the CLI's own hints give it: --config is read from the --cwd directory.
+const globals = ['--cwd', workspace, '--config', path.join(root, 'cordis.yml')]
 const say = (text) => process.stderr.write(`${text}\n`)
 
 await rm(path.join(root, workspace), { recursive: true, force: true })

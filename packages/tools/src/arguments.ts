@@ -1,5 +1,4 @@
-import type { ToolResult } from './types.ts'
-import type { Entry } from './pipeline.ts'
+import type { Entry, ToolResult } from './types.ts'
 import { describeErrors, describeParameters } from './schema.ts'
 import { failure } from './result.ts'
 

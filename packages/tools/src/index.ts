@@ -3,7 +3,7 @@ import Schema from 'schemastery'
 import type { ToolService } from './types.ts'
 import { ToolRegistry } from './registry.ts'
 
-export * from './types.ts'
+export type { ToolAgent, ToolCallContext, ToolDefinition, ToolResult, ToolService } from './types.ts'
 
 declare module 'cordis' {
   interface Context {

@@ -1,15 +1,7 @@
 import type { ToolCall } from '@goalkeeper/model'
-import type { ToolCallContext, ToolDefinition, ToolResult } from './types.ts'
-import type { Validator } from './schema.ts'
+import type { Entry, ToolCallContext, ToolResult } from './types.ts'
 import { failure, fromThrown, normalizeResult } from './result.ts'
 import { parseArguments } from './arguments.ts'
-
-export interface Entry {
-  tool: ToolDefinition
-  /** The schema as registered (a private copy), also the key to remove it from the compiler. */
-  parameters: Record<string, unknown>
-  validate: Validator
-}
 
 const ABORTED = () => failure('ABORTED', 'The tool call was aborted before it finished.')
 

@@ -1,8 +1,8 @@
 import { Context, Service } from 'cordis'
 import type { ToolCall, ToolSchema } from '@goalkeeper/model'
-import type { ToolCallContext, ToolDefinition, ToolResult, ToolService } from './types.ts'
+import type { Entry, ToolCallContext, ToolDefinition, ToolResult, ToolService } from './types.ts'
 import { checkSchema, createCompiler, type Compiler } from './schema.ts'
-import { runCall, type Entry } from './pipeline.ts'
+import { runCall } from './pipeline.ts'
 import { capResult, failure } from './result.ts'
 
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/

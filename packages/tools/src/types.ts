@@ -1,5 +1,6 @@
 import type { MessageSource, Session, ToolErrorInfo, UserMessage } from '@goalkeeper/session'
 import type { ToolCall, ToolSchema } from '@goalkeeper/model'
+import type { Validator } from './schema.ts'
 
 /**
  * The part of an agent a tool may use. `@goalkeeper/agent-loop`'s `Agent` satisfies it;
@@ -38,9 +39,6 @@ export interface ToolDefinition<A = any> {
   execute(args: A, call: ToolCallContext): string | ToolResult | Promise<string | ToolResult>
 }
 
-/** Error codes the pipeline itself produces. */
-export type ToolPipelineErrorCode = 'UNKNOWN_TOOL' | 'INVALID_JSON' | 'INVALID_ARGUMENTS' | 'TOOL_FAILED' | 'ABORTED'
-
 export interface ToolService {
   /** Registers a tool (an effect). Throws if the name is taken or the schema does not compile. */
   register<A = any>(tool: ToolDefinition<A>): () => void
@@ -50,4 +48,12 @@ export interface ToolService {
   schemas(names?: readonly string[]): ToolSchema[]
   /** Parses, validates and runs one call; never throws. */
   execute(call: ToolCall, context: Omit<ToolCallContext, 'callId'>): Promise<ToolResult>
+}
+
+/** A registered tool as the pipeline runs it. Internal: `index.ts` does not export it. */
+export interface Entry {
+  tool: ToolDefinition
+  /** The schema as registered (a private copy), also the key to remove it from the compiler. */
+  parameters: Record<string, unknown>
+  validate: Validator
 }

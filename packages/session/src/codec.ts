@@ -52,6 +52,7 @@ function corrupt(reason: string): RecordProblem {
   return { code: 'SESSION_CORRUPT', reason }
 }
 
+/** Record 0 of a session is its header: `create` writes it and the replay refuses a file without one. */
 export function headerOf(records: readonly SessionRecord[]): SessionHeaderData {
   return records[0].data as SessionHeaderData
 }

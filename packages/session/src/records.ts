@@ -1,4 +1,5 @@
-// The record vocabulary shared by every package (DESIGN.md section 3). Plugins may add their own `type`s.
+// The record vocabulary shared by every package (DESIGN.md section 3), and the typed way to read it.
+// Plugins may add their own `type`s.
 
 export interface TextBlock { type: 'text'; text: string }
 export type ContentBlock = TextBlock
@@ -64,4 +65,70 @@ export interface SessionRecord<T = unknown> {
   data: T
 }
 
-export type CoreRecord = { [K in keyof CoreRecordData]: SessionRecord<CoreRecordData[K]> & { type: K } }[keyof CoreRecordData]
+export type CoreRecordType = keyof CoreRecordData
+
+/** A record of one core type (a union of records for a union of types). */
+export type RecordOf<K extends CoreRecordType> = K extends CoreRecordType ? SessionRecord<CoreRecordData[K]> & { type: K } : never
+
+/** Any record of the core vocabulary; a `switch` on `type` narrows `data`. */
+export type CoreRecord = RecordOf<CoreRecordType>
+
+/** The `type` and `data` of a record of one of the core types `K`. */
+type CoreShape<K extends CoreRecordType> = K extends CoreRecordType ? { type: K; data: CoreRecordData[K] } : never
+
+/**
+ * Narrows a record (or anything with `type` and `data`, such as a planned repair) to one of the core types
+ * given: `if (isRecordOf(record, 'turn/end')) record.data.outcome`. It checks the `type` only: the data of a
+ * core type is trusted to follow this vocabulary, which the agent loop and repair write. Code that must
+ * survive a file as it is (repair, listing) still reads that data defensively.
+ */
+export function isRecordOf<R extends { type: string; data: unknown }, K extends CoreRecordType>(record: R, type: K, ...more: K[]): record is R & CoreShape<K> {
+  return record.type === type || (more.length > 0 && (more as string[]).includes(record.type))
+}
+
+// Shared queries over a session's records. Turn numbers are unique within a session, so the last
+// `turn/start` of a number is that turn's (a fork copies its parent's turns, it does not renumber them).
+
+/** The number of the turn that took the message `messageId` (its `user/message`, steered ones too), if one did. */
+export function turnOf(records: readonly SessionRecord[], messageId: string): number | undefined {
+  const at = records.findIndex((record) => isRecordOf(record, 'user/message') && record.data.id === messageId)
+  for (let index = at - 1; index >= 0; index--) {
+    const record = records[index]
+    if (isRecordOf(record, 'turn/start')) return record.data.turn
+  }
+  return undefined
+}
+
+/** The records of `turn`, from its `turn/start` to its `turn/end` included (to the end of `records` while it runs). */
+export function recordsOfTurn(records: readonly SessionRecord[], turn: number): readonly SessionRecord[] {
+  const start = records.findLastIndex((record) => isRecordOf(record, 'turn/start') && record.data.turn === turn)
+  if (start < 0) return []
+  for (let index = start + 1; index < records.length; index++) {
+    const record = records[index]
+    if (isRecordOf(record, 'turn/end') && record.data.turn === turn) return records.slice(start, index + 1)
+    // A turn that never ended (a log cut short without repair) ends where the next one starts.
+    if (isRecordOf(record, 'turn/start')) return records.slice(start, index)
+  }
+  return records.slice(start)
+}
+
+/** The last assistant text that is not blank, trimmed: of `turn` if given, else of all of `records` (the final answer). */
+export function lastAssistantText(records: readonly SessionRecord[], turn?: number): string | undefined {
+  const scope = turn === undefined ? records : recordsOfTurn(records, turn)
+  for (let index = scope.length - 1; index >= 0; index--) {
+    const record = scope[index]
+    if (!isRecordOf(record, 'assistant/message')) continue
+    const text = record.data.text.trim()
+    if (text) return text
+  }
+  return undefined
+}
+
+/** How `turn` ended, or, without `turn`, how the last turn that ended in `records` did; undefined if it has not ended. */
+export function turnOutcome(records: readonly SessionRecord[], turn?: number): TurnOutcome | undefined {
+  for (let index = records.length - 1; index >= 0; index--) {
+    const record = records[index]
+    if (isRecordOf(record, 'turn/end') && (turn === undefined || record.data.turn === turn)) return record.data.outcome
+  }
+  return undefined
+}

@@ -1,11 +1,11 @@
-import type { CoreRecordData, RecordedToolCall } from './records.ts'
+import { isRecordOf, type CoreRecordData, type RecordedToolCall } from './records.ts'
 
 export interface PlannedRecord {
   type: string
   data: unknown
 }
 
-export const INTERRUPTED_MESSAGE = 'The tool call was interrupted: the process stopped before it returned a result, so its effects, if any, are unknown.'
+const INTERRUPTED_MESSAGE = 'The tool call was interrupted: the process stopped before it returned a result, so its effects, if any, are unknown.'
 
 interface Step { turn: number; step: number }
 interface OpenCall { turn: number; step: number; callId: string }
@@ -15,7 +15,8 @@ interface OpenCall { turn: number; step: number; callId: string }
  * tool calls without results, the open step, the open turn. Also covers the calls of the open step's
  * assistant message that never got a `tool/call` record (the process died while an earlier call of the
  * same step ran): providers refuse a history where a tool call has no result.
- * Tolerant of malformed data, since plugins may write records of these types too.
+ * Tolerant of malformed data (hence the optional chaining on typed data), since plugins may write records of
+ * these types too, and a session must still open.
  */
 export function planRepairs(records: readonly PlannedRecord[]): PlannedRecord[] {
   let turn: number | undefined
@@ -30,32 +31,25 @@ export function planRepairs(records: readonly PlannedRecord[]): PlannedRecord[] 
     called.clear()
   }
   for (const record of records) {
-    const data = record.data as any
-    switch (record.type) {
-      case 'turn/start':
-        reset()
-        turn = data?.turn
-        break
-      case 'turn/end':
-        reset()
-        turn = undefined
-        break
-      case 'step/start':
-        step = { turn: data?.turn, step: data?.step }
-        break
-      case 'step/end':
-        step = undefined
-        break
-      case 'assistant/message':
-        assistant = { turn: data?.turn, step: data?.step, toolCalls: Array.isArray(data?.toolCalls) ? data.toolCalls : [] }
-        break
-      case 'tool/call':
-        called.add(data?.callId)
-        open.set(data?.callId, { turn: data?.turn, step: data?.step, callId: data?.callId })
-        break
-      case 'tool/result':
-        open.delete(data?.callId)
-        break
+    if (isRecordOf(record, 'turn/start')) {
+      reset()
+      turn = record.data?.turn
+    } else if (isRecordOf(record, 'turn/end')) {
+      reset()
+      turn = undefined
+    } else if (isRecordOf(record, 'step/start')) {
+      step = { turn: record.data?.turn, step: record.data?.step }
+    } else if (isRecordOf(record, 'step/end')) {
+      step = undefined
+    } else if (isRecordOf(record, 'assistant/message')) {
+      const data = record.data
+      assistant = { turn: data?.turn, step: data?.step, toolCalls: Array.isArray(data?.toolCalls) ? data.toolCalls : [] }
+    } else if (isRecordOf(record, 'tool/call')) {
+      const data = record.data
+      called.add(data?.callId)
+      open.set(data?.callId, { turn: data?.turn, step: data?.step, callId: data?.callId })
+    } else if (isRecordOf(record, 'tool/result')) {
+      open.delete(record.data?.callId)
     }
   }
 

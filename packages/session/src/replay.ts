@@ -28,7 +28,7 @@ export async function loadFile(file: string, id: string): Promise<LoadedFile> {
   return parseBuffer(buffer, file, id)
 }
 
-export function parseBuffer(buffer: Buffer, file: string, id: string): LoadedFile {
+function parseBuffer(buffer: Buffer, file: string, id: string): LoadedFile {
   const lastNewline = buffer.lastIndexOf(NEWLINE)
   let goodBytes = lastNewline + 1
   const text = buffer.toString('utf8', 0, goodBytes)

@@ -1,15 +1,18 @@
 import { createReadStream } from 'node:fs'
 import { checkRecord } from './codec.ts'
-import type { SessionHeaderData, SessionRecord } from './records.ts'
+import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
 import { SessionError, type SessionSummary } from './types.ts'
 
 const TITLE_LENGTH = 80
 
-/** Text of the first human prompt, whitespace collapsed and shortened to about 80 characters. */
-export function titleOf(record: SessionRecord): string | undefined {
-  const message: any = record.type === 'input/queued' ? (record.data as any)?.message : record.type === 'user/message' ? record.data : undefined
+/**
+ * Text of the first human prompt, whitespace collapsed and shortened to about 80 characters. Reads the
+ * message defensively: listing takes files as they are, and a plugin may have written a core type badly.
+ */
+function titleOf(record: SessionRecord): string | undefined {
+  const message = isRecordOf(record, 'input/queued') ? record.data?.message : isRecordOf(record, 'user/message') ? record.data : undefined
   if (message?.source?.kind !== 'human' || !Array.isArray(message.content)) return
-  const block = message.content.find((b: any) => b?.type === 'text' && typeof b.text === 'string' && b.text.trim())
+  const block = message.content.find((b) => b?.type === 'text' && typeof b.text === 'string' && b.text.trim())
   if (!block) return
   const text = block.text.replace(/\s+/g, ' ').trim()
   const chars = Array.from(text)
@@ -17,7 +20,7 @@ export function titleOf(record: SessionRecord): string | undefined {
 }
 
 /** Accumulates a summary record by record, for files and in-memory sessions alike. */
-export class SummaryBuilder {
+class SummaryBuilder {
   private header?: SessionHeaderData
   private count = 0
   private updatedAt = 0
@@ -26,7 +29,7 @@ export class SummaryBuilder {
   constructor(private id: string, private file: string) {}
 
   add(record: SessionRecord) {
-    if (this.count === 0) this.header = record.data as SessionHeaderData
+    if (this.count === 0 && isRecordOf(record, 'session/header')) this.header = record.data
     this.count++
     this.updatedAt = record.at
     this.title ??= titleOf(record)

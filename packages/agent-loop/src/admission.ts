@@ -1,9 +1,9 @@
+import { isDeepStrictEqual } from 'node:util'
 import { dispatchIsolated } from '@goalkeeper/session'
 import type { UserMessage } from '@goalkeeper/session'
 import type { PromptDecision, Submission } from './types.ts'
-import type { LoopAgent } from './agent.ts'
-import type { PendingDecision } from './state.ts'
-import { describe } from './errors.ts'
+import type { AgentCore, PendingDecision } from './state.ts'
+import { describeError } from './errors.ts'
 
 /** `input/rejected` reasons written by the loop itself (a `reject` decision writes its own reason). */
 export const REJECT_DROPPED = 'dropped'
@@ -13,10 +13,10 @@ export const rejectCancelled = (reason: string) => `cancel:${reason}`
 /**
  * Runs the batch of `pending` through the `agent/prompt-submit` waterfall and records every message that does
  * not get in; `pending.batch` then holds the admitted messages in decision order. Does nothing once a cancel
- * or dispose voided the batch, before or during the decision.
+ * or dispose abandoned the batch, before or during the decision.
  */
-export async function admitBatch(agent: LoopAgent, pending: PendingDecision): Promise<void> {
-  if (pending.void) return
+export async function submitBatch(agent: AgentCore, pending: PendingDecision): Promise<void> {
+  if (pending.abandoned) return
   const { ctx } = agent.host
   const batch = pending.batch
   const submission: Submission = { messages: [...batch] }
@@ -30,9 +30,9 @@ export async function admitBatch(agent: LoopAgent, pending: PendingDecision): Pr
     threw = true
     failure = error
   }
-  if (pending.void) return
+  if (pending.abandoned) return
 
-  const checked = threw ? `a prompt-submit listener failed: ${describe(failure)}` : checkDecision(decision, batch)
+  const checked = threw ? `a prompt-submit listener failed: ${describeError(failure)}` : checkDecision(decision, batch)
   // Settled first: a listener of the records below may cancel, and must find only the admitted messages left.
   pending.batch = typeof checked === 'string' || checked.kind === 'reject' ? [] : checked.messages
   if (typeof checked === 'string') {
@@ -52,26 +52,26 @@ export async function admitBatch(agent: LoopAgent, pending: PendingDecision): Pr
  * (for example "is this still the legal next goal round?") cannot be overtaken by a mutation that lands
  * between the waterfall's end and the turn's records.
  */
-export function lastWord(agent: LoopAgent, pending: PendingDecision): UserMessage[] {
+export function vetoOnAdmit(agent: AgentCore, pending: PendingDecision): UserMessage[] {
   const { ctx } = agent.host
   for (const message of [...pending.batch]) {
     let verdict: unknown
     try {
       verdict = ctx.bail('agent/admit', agent, message)
     } catch (error) {
-      verdict = `an agent/admit listener failed: ${describe(error)}`
+      verdict = `an agent/admit listener failed: ${describeError(error)}`
       agent.host.logger.warn('%s: message %s vetoed: %s', agent.id, message.id, verdict)
       dispatchIsolated(ctx, 'agent/error', agent, undefined, { code: 'ADMIT_FAILED', message: verdict as string, cause: error })
     }
-    if (pending.void) return []
+    if (pending.abandoned) return []
     if (typeof verdict !== 'string' || !verdict) continue
     pending.batch = pending.batch.filter((other) => other !== message)
     reject(agent, message, verdict)
   }
-  return pending.void ? [] : pending.batch
+  return pending.abandoned ? [] : pending.batch
 }
 
-export function reject(agent: LoopAgent, message: UserMessage, reason: string) {
+export function reject(agent: AgentCore, message: UserMessage, reason: string) {
   agent.session.append('input/rejected', { messageId: message.id, reason })
 }
 
@@ -102,15 +102,7 @@ function checkDecision(decision: unknown, batch: UserMessage[]): PromptDecision 
   return { kind: 'submit', messages: chosen }
 }
 
+/** Key order does not matter, so a listener may rebuild a message from its parts. */
 function sameMessage(a: UserMessage, b: UserMessage) {
-  return sameValue(a.content, b.content) && sameValue(a.source, b.source)
-}
-
-/** Structural equality of JSON-like values, independent of key order. */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  if (!a || !b || typeof a !== 'object' || typeof b !== 'object' || Array.isArray(a) !== Array.isArray(b)) return false
-  const keys = Object.keys(a)
-  if (keys.length !== Object.keys(b).length) return false
-  return keys.every((key) => sameValue((a as any)[key], (b as any)[key]))
+  return isDeepStrictEqual(a.content, b.content) && isDeepStrictEqual(a.source, b.source)
 }

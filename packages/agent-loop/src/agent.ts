@@ -1,28 +1,40 @@
 import { dispatchIsolated } from '@goalkeeper/session'
-import type { Session, TurnOutcome, UserMessage } from '@goalkeeper/session'
-import type { Agent, AgentStatus, CancelReason, MessageInput } from './types.ts'
-import type { AgentSettings, LoopHost, PendingDecision, TurnState } from './state.ts'
+import type { Session, UserMessage } from '@goalkeeper/session'
+import type { AgentStatus, CancelReason, MessageInput } from './types.ts'
+import type { AgentCore, AgentSettings, LoopHost, PendingDecision } from './state.ts'
 import type { SessionFold } from './fold.ts'
-import { AgentLoopError, describe } from './errors.ts'
+import { AgentLoopError, describeError } from './errors.ts'
 import { HUMAN, STEER, toUserMessage } from './message.ts'
 import { History } from './history.ts'
-import { admitBatch, lastWord, reject, rejectCancelled } from './admission.ts'
-import { runTurn } from './turn.ts'
+import { reject, rejectCancelled, submitBatch, vetoOnAdmit } from './admission.ts'
+import { Turn } from './turn.ts'
 
 const CANCEL_REASONS: readonly CancelReason[] = ['user', 'parent', 'shutdown', 'policy']
 const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve))
 
-export class LoopAgent implements Agent {
-  status: AgentStatus = 'idle'
+/**
+ * What an agent is doing. The public status follows from it alone: `idle` while idle or scheduled, `running`
+ * from the moment a batch is taken until the loop has nothing left.
+ */
+type Phase =
+  | { kind: 'idle' }
+  /** The inbox is taken as a batch in a later macrotask. */
+  | { kind: 'scheduled'; timer: NodeJS.Immediate }
+  /** A batch is under `agent/prompt-submit`, then `agent/admit`, until its turn opens. */
+  | { kind: 'deciding'; decision: PendingDecision }
+  /** A turn is open: steered messages join it, a cancel aborts it. */
+  | { kind: 'running'; turn: Turn }
+  /** No batch and no open turn, yet the loop goes on: a turn closed (its `turn/end`, listeners, flush) or a decision opened none. */
+  | { kind: 'between' }
+
+export class LoopAgent implements AgentCore {
   disposed = false
   readonly history: History
+  private phase: Phase = { kind: 'idle' }
   private inbox: UserMessage[]
-  private current?: TurnState
-  private pending?: PendingDecision
   private nextTurn: number
   private knownIds: Set<string>
-  private scheduled?: NodeJS.Immediate
-  private driving = false
+  /** The running (or last) drive of the loop, awaited by dispose. */
   private loop: Promise<void> = Promise.resolve()
   private idleWaiters: (() => void)[] = []
   private disposing?: Promise<void>
@@ -43,7 +55,8 @@ export class LoopAgent implements Agent {
 
   get id() { return this.session.id }
   get queued(): readonly UserMessage[] { return Object.freeze(this.inbox.slice()) }
-  get turn() { return this.current?.turn }
+  get turn() { return this.phase.kind === 'running' ? this.phase.turn.number : undefined }
+  get status(): AgentStatus { return this.phase.kind === 'idle' || this.phase.kind === 'scheduled' ? 'idle' : 'running' }
 
   send(input: MessageInput): UserMessage {
     this.assertUsable('send')
@@ -74,22 +87,17 @@ export class LoopAgent implements Agent {
     if (candidate.source.kind !== 'plugin') {
       throw new AgentLoopError('INVALID_MESSAGE', `steer() takes plugin-sourced messages only, not ${candidate.source.kind}; use send() for human or goal input`)
     }
-    const state = this.current
-    if (!state) return this.send(candidate)
+    if (this.phase.kind !== 'running') return this.send(candidate)
     const message = this.claim(candidate)
-    state.steered.push(message)
+    this.phase.turn.steer(message)
     return message
   }
 
   /** Takes the inbox as a batch in a later macrotask; needed for inputs restored by `resume`, which do not wake. */
   wake(): boolean {
     if (this.disposed || !this.inbox.length) return false
-    if (this.driving || this.scheduled) return true
-    this.scheduled = setImmediate(() => {
-      this.scheduled = undefined
-      this.driving = true
-      this.loop = this.drive()
-    })
+    if (this.phase.kind !== 'idle') return true
+    this.setPhase({ kind: 'scheduled', timer: setImmediate(() => { this.loop = this.drive() }) })
     return true
   }
 
@@ -98,18 +106,19 @@ export class LoopAgent implements Agent {
       throw new AgentLoopError('INVALID_CANCEL_REASON', `cancel reason must be one of ${CANCEL_REASONS.join(', ')}, got ${JSON.stringify(reason)}`)
     }
     if (this.disposed) return false
-    const open = this.current && !this.current.stop ? this.current : undefined
+    const { phase } = this
+    const open = phase.kind === 'running' && !phase.turn.stopped ? phase.turn : undefined
     if (options.turn !== undefined) {
       // A targeted cancel (policy plugins) stops only that turn and keeps the inbox.
-      if (!open || open.turn !== options.turn) return false
+      if (!open || open.number !== options.turn) return false
       dispatchIsolated(this.host.ctx, 'agent/cancel-requested', this, reason)
-      this.stopTurn(open, { kind: 'aborted', cause: reason })
+      open.stop({ kind: 'aborted', cause: reason })
       return true
     }
     // Only inputs queued now are removed: work a listener queues in response survives.
     const queued = this.inbox.slice()
-    const pending = this.pending && !this.pending.void && this.pending.batch.length ? this.pending : undefined
-    if (!queued.length && !pending && !open) return false
+    const deciding = phase.kind === 'deciding' && !phase.decision.abandoned && phase.decision.batch.length ? phase.decision : undefined
+    if (!queued.length && !deciding && !open) return false
     dispatchIsolated(this.host.ctx, 'agent/cancel-requested', this, reason)
     for (const message of queued) {
       const index = this.inbox.indexOf(message)
@@ -117,16 +126,16 @@ export class LoopAgent implements Agent {
       this.inbox.splice(index, 1)
       this.session.append('input/cancelled', { messageId: message.id, reason })
     }
-    if (pending && !pending.void) {
-      pending.void = true
-      for (const message of pending.batch) reject(this, message, rejectCancelled(reason))
+    if (deciding && !deciding.abandoned) {
+      deciding.abandoned = true
+      for (const message of deciding.batch) reject(this, message, rejectCancelled(reason))
     }
-    if (open && !open.stop) this.stopTurn(open, { kind: 'aborted', cause: reason })
+    if (open && !open.stopped) open.stop({ kind: 'aborted', cause: reason })
     return true
   }
 
   whenIdle(): Promise<void> {
-    if (this.isQuiet()) return Promise.resolve()
+    if (this.phase.kind === 'idle') return Promise.resolve()
     return new Promise((resolve) => this.idleWaiters.push(resolve))
   }
 
@@ -134,74 +143,61 @@ export class LoopAgent implements Agent {
     return this.disposing ??= this.teardown()
   }
 
-  // Loop internals, used by admission.ts and turn.ts.
-
-  openTurn(): TurnState {
-    return this.current = { turn: this.nextTurn++, controller: new AbortController(), sources: [], steered: [] }
-  }
-
-  closeTurn(state: TurnState) {
-    if (this.current === state) this.current = undefined
-  }
-
-  recordUserMessage(state: TurnState, message: UserMessage) {
-    this.session.append('user/message', message)
-    state.sources.push(message.source)
-  }
-
-  private stopTurn(state: TurnState, outcome: TurnOutcome) {
-    state.stop = outcome
-    state.controller.abort(new AgentLoopError('ABORTED', `turn ${state.turn} ${outcome.kind === 'disposed' ? 'disposed' : 'cancelled'}`))
-  }
-
   private async drive() {
     try {
       while (this.inbox.length && !this.disposed) {
         // Taken before `agent/status` is emitted, so a listener's cancel finds it under decision.
-        const pending = this.pending = { batch: this.inbox.splice(0), void: false }
-        this.setStatus('running')
-        await admitBatch(this, pending)
+        const decision: PendingDecision = { batch: this.inbox.splice(0), abandoned: false }
+        this.setPhase({ kind: 'deciding', decision })
+        await submitBatch(this, decision)
         // The batch stays under decision until `runTurn` opens its turn, synchronously, right after this.
-        const admitted = pending.void ? [] : lastWord(this, pending)
-        this.pending = undefined
-        if (admitted.length) await this.flushAfter(await runTurn(this, admitted))
+        const admitted = decision.abandoned ? [] : vetoOnAdmit(this, decision)
+        if (admitted.length) await this.flushAfter(await this.runTurn(admitted))
+        else this.setPhase({ kind: 'between' })
         // Inputs queued meanwhile form the next batch, taken in a later macrotask like the first one.
         if (this.inbox.length && !this.disposed) await nextMacrotask()
       }
     } catch (error) {
       this.host.logger.error('%s: agent loop failed: %s', this.id, (error as Error)?.stack ?? error)
-      dispatchIsolated(this.host.ctx, 'agent/error', this, this.current?.turn, { code: 'INTERNAL', message: describe(error), cause: error })
-      this.current = this.pending = undefined
+      dispatchIsolated(this.host.ctx, 'agent/error', this, this.turn, { code: 'INTERNAL', message: describeError(error), cause: error })
     } finally {
-      this.driving = false
       this.settle()
     }
+  }
+
+  /** Runs one turn (DESIGN.md section 6) up to `agent/turn-end`; the caller flushes afterwards. Returns its number. */
+  private async runTurn(admitted: UserMessage[]): Promise<number> {
+    const turn = new Turn(this, this.nextTurn++)
+    this.setPhase({ kind: 'running', turn })
+    const outcome = turn.finish(await turn.run(admitted))
+    // Closed before `turn/end` is written: from here a steer waits for the next batch and a cancel finds no turn.
+    this.setPhase({ kind: 'between' })
+    turn.end(outcome)
+    return turn.number
   }
 
   private async flushAfter(turn: number) {
     try {
       await this.host.sessions.flush(this.session)
     } catch (cause) {
-      dispatchIsolated(this.host.ctx, 'agent/error', this, turn, { code: 'FLUSH_FAILED', message: `session flush failed: ${describe(cause)}`, cause })
+      dispatchIsolated(this.host.ctx, 'agent/error', this, turn, { code: 'FLUSH_FAILED', message: `session flush failed: ${describeError(cause)}`, cause })
     }
   }
 
   /** End of a drive: report idle, then wake again if a listener queued work, else release `whenIdle` waiters. */
   private settle() {
-    this.setStatus('idle')
+    this.setPhase({ kind: 'idle' })
     // Work left by a failed drive is not stranded (work queued by the idle listeners woke the loop already).
     this.wake()
-    if (this.isQuiet()) for (const resolve of this.idleWaiters.splice(0)) resolve()
+    if (this.phase.kind === 'idle') for (const resolve of this.idleWaiters.splice(0)) resolve()
   }
 
-  private isQuiet() {
-    return !this.driving && !this.scheduled
-  }
-
-  private setStatus(status: AgentStatus) {
-    if (this.status === status) return
-    this.status = status
-    dispatchIsolated(this.host.ctx, 'agent/status', this, status)
+  /** The one place the phase changes; `agent/status` is emitted when the status it implies changes. */
+  private setPhase(phase: Phase) {
+    const before = this.status
+    this.phase = phase
+    const status = this.status
+    if (status !== before) dispatchIsolated(this.host.ctx, 'agent/status', this, status)
   }
 
   /** Reserves the message's id in this session. */
@@ -219,15 +215,16 @@ export class LoopAgent implements Agent {
 
   private async teardown() {
     this.disposed = true
-    if (this.scheduled) {
-      clearImmediate(this.scheduled)
-      this.scheduled = undefined
+    const { phase } = this
+    if (phase.kind === 'scheduled') {
+      clearImmediate(phase.timer)
+      this.setPhase({ kind: 'idle' })
     }
     // A batch under decision stays `input/queued` in the log, so a later resume can restore human input.
-    if (this.pending) this.pending.void = true
-    if (this.current && !this.current.stop) this.stopTurn(this.current, { kind: 'disposed' })
+    if (phase.kind === 'deciding') phase.decision.abandoned = true
+    if (phase.kind === 'running' && !phase.turn.stopped) phase.turn.stop({ kind: 'disposed' })
     await this.loop
-    this.setStatus('idle')
+    this.setPhase({ kind: 'idle' })
     this.host.forget(this.id)
     dispatchIsolated(this.host.ctx, 'agent/disposed', this)
     for (const resolve of this.idleWaiters.splice(0)) resolve()
@@ -235,7 +232,7 @@ export class LoopAgent implements Agent {
       try {
         await this.host.sessions.close(this.session)
       } catch (error) {
-        this.host.logger.warn('%s: closing the session failed: %s', this.id, describe(error))
+        this.host.logger.warn('%s: closing the session failed: %s', this.id, describeError(error))
       }
     }
   }

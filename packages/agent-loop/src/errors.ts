@@ -19,7 +19,7 @@ export type AgentLoopErrorCode =
   /** The reason of a turn's abort signal. */
   | 'ABORTED'
 
-export function describe(error: unknown): string {
+export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message
   return String(error)
 }

@@ -1,4 +1,4 @@
-import type { CoreRecordData, SessionRecord, UserMessage } from '@goalkeeper/session'
+import { isRecordOf, type SessionRecord, type UserMessage } from '@goalkeeper/session'
 
 /** What an agent needs to know about a session it starts on: the log is the only source of truth. */
 export interface SessionFold {
@@ -16,26 +16,17 @@ export function foldSession(records: readonly SessionRecord[]): SessionFold {
   const queued = new Map<string, UserMessage>()
   const settled = new Set<string>()
   for (const record of records) {
-    switch (record.type) {
-      case 'turn/start': {
-        const { turn } = record.data as CoreRecordData['turn/start']
-        if (Number.isInteger(turn) && turn > maxTurn) maxTurn = turn
-        break
-      }
-      case 'input/queued': {
-        const { message } = record.data as CoreRecordData['input/queued']
-        if (message?.id) { queued.set(message.id, message); knownIds.add(message.id) }
-        break
-      }
-      case 'user/message': {
-        const message = record.data as CoreRecordData['user/message']
-        if (message?.id) { settled.add(message.id); knownIds.add(message.id) }
-        break
-      }
-      case 'input/rejected':
-      case 'input/cancelled':
-        settled.add((record.data as CoreRecordData['input/rejected']).messageId)
-        break
+    if (isRecordOf(record, 'turn/start')) {
+      const { turn } = record.data
+      if (Number.isInteger(turn) && turn > maxTurn) maxTurn = turn
+    } else if (isRecordOf(record, 'input/queued')) {
+      const { message } = record.data
+      if (message?.id) { queued.set(message.id, message); knownIds.add(message.id) }
+    } else if (isRecordOf(record, 'user/message')) {
+      const message = record.data
+      if (message?.id) { settled.add(message.id); knownIds.add(message.id) }
+    } else if (isRecordOf(record, 'input/rejected', 'input/cancelled')) {
+      settled.add(record.data.messageId)
     }
   }
   const pending = [...queued.values()].filter((message) => !settled.has(message.id))

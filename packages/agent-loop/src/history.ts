@@ -1,4 +1,4 @@
-import type { CoreRecordData, Session, ToolErrorInfo } from '@goalkeeper/session'
+import { isRecordOf, type Session, type ToolErrorInfo } from '@goalkeeper/session'
 import type { ModelMessage } from '@goalkeeper/model'
 
 /**
@@ -15,29 +15,21 @@ export class History {
   current(): ModelMessage[] {
     const records = this.session.records
     for (; this.read < records.length; this.read++) {
-      const { type, data } = records[this.read]
-      if (type === 'user/message') {
-        const message = data as CoreRecordData['user/message']
-        this.messages.push({ role: 'user', content: message.content })
-      } else if (type === 'assistant/message') {
-        const { text, toolCalls, reasoning } = data as CoreRecordData['assistant/message']
+      const record = records[this.read]
+      if (isRecordOf(record, 'user/message')) {
+        this.messages.push({ role: 'user', content: record.data.content })
+      } else if (isRecordOf(record, 'assistant/message')) {
+        const { text, toolCalls, reasoning } = record.data
         // An empty answer (e.g. an aborted call) carries nothing, and some APIs refuse empty assistant turns.
         if (!text && !toolCalls?.length) continue
         const message: ModelMessage = { role: 'assistant', text: text ?? '', toolCalls: toolCalls ?? [] }
         if (reasoning) message.reasoning = reasoning
         this.messages.push(message)
-      } else if (type === 'tool/call') {
-        const call = data as CoreRecordData['tool/call']
-        this.toolNames.set(call.callId, call.name)
-      } else if (type === 'tool/result') {
-        const result = data as CoreRecordData['tool/result']
-        this.messages.push({
-          role: 'tool',
-          callId: result.callId,
-          name: this.toolNames.get(result.callId) ?? '',
-          ok: result.ok,
-          content: resultText(result.ok, result.content, result.error),
-        })
+      } else if (isRecordOf(record, 'tool/call')) {
+        this.toolNames.set(record.data.callId, record.data.name)
+      } else if (isRecordOf(record, 'tool/result')) {
+        const { callId, ok, content, error } = record.data
+        this.messages.push({ role: 'tool', callId, name: this.toolNames.get(callId) ?? '', ok, content: resultText(ok, content, error) })
       }
     }
     return this.messages.slice()
@@ -45,7 +37,7 @@ export class History {
 }
 
 /** A failed call with no content still has to tell the model what went wrong. */
-export function resultText(ok: boolean, content: string, error?: ToolErrorInfo): string {
+function resultText(ok: boolean, content: string, error?: ToolErrorInfo): string {
   if (ok || content || !error) return content ?? ''
   return `Error ${error.code}: ${error.message}`
 }

@@ -36,8 +36,12 @@ function toContent(content: unknown): ContentBlock[] {
   })
 }
 
-function toSource(source: any): MessageSource {
-  switch (source?.kind) {
+/**
+ * Checked and copied although typed: `send` is where input from hosts and plugins enters the log, so a bad
+ * source fails here with a clear error, and no field beyond the vocabulary's is recorded.
+ */
+function toSource(source: MessageSource): MessageSource {
+  switch (source.kind) {
     case 'human': return { kind: 'human' }
     case 'plugin':
       if (typeof source.name === 'string' && source.name) return { kind: 'plugin', name: source.name }

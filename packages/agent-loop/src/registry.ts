@@ -3,7 +3,7 @@ import type { Session } from '@goalkeeper/session'
 import type { Agent, AgentService, CreateAgentOptions } from './types.ts'
 import type { AgentSettings, LoopHost } from './state.ts'
 import { LoopAgent } from './agent.ts'
-import { AgentLoopError, describe } from './errors.ts'
+import { AgentLoopError, describeError } from './errors.ts'
 import { foldSession } from './fold.ts'
 
 type StartOptions = Omit<CreateAgentOptions, 'session' | 'cwd'>
@@ -86,7 +86,7 @@ export class AgentRegistry implements AgentService {
       if (this.closing) throw new AgentLoopError('SERVICE_CLOSING', 'the agent service is shutting down')
       this.assertFree(session.id)
     } catch (error) {
-      if (settings.ownsSession) this.host.sessions.close(session).catch((e) => this.host.logger.warn('closing session %s failed: %s', session.id, describe(e)))
+      if (settings.ownsSession) this.host.sessions.close(session).catch((e) => this.host.logger.warn('closing session %s failed: %s', session.id, describeError(e)))
       throw error
     }
     const fold = foldSession(session.records)

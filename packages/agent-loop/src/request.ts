@@ -1,10 +1,10 @@
 import { dispatchIsolated } from '@goalkeeper/session'
 import type { ModelRequest } from '@goalkeeper/model'
-import type { LoopAgent } from './agent.ts'
+import type { AgentCore } from './state.ts'
 import { composeSystemPrompt } from './prompt.ts'
 
 /** The request for the next model call, derived from the session log so a resumed agent continues the same conversation. */
-export function buildRequest(agent: LoopAgent): ModelRequest {
+export function buildRequest(agent: AgentCore): ModelRequest {
   const { ctx, config, tools } = agent.host
   const sections: string[] = []
   // Listeners push synchronously; copy right away so a late (async) push cannot change a request in flight.

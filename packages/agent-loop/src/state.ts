@@ -1,8 +1,10 @@
 import type { Context, Logger } from 'cordis'
-import type { MessageSource, SessionService, TurnOutcome, UserMessage } from '@goalkeeper/session'
+import type { SessionService, UserMessage } from '@goalkeeper/session'
 import type { ModelService } from '@goalkeeper/model'
 import type { ToolService } from '@goalkeeper/tools'
 import type { Config } from './config.ts'
+import type { History } from './history.ts'
+import type { Agent } from './types.ts'
 
 /** What every agent of one plugin instance shares. Services are captured once so teardown can still use them. */
 export interface LoopHost {
@@ -28,16 +30,14 @@ export interface AgentSettings {
   ownsSession: boolean
 }
 
-/** The open turn. */
-export interface TurnState {
-  turn: number
-  controller: AbortController
-  /** Set once by cancel or dispose; the turn ends with this outcome. */
-  stop?: TurnOutcome
-  /** Sources of the user messages admitted so far, steered ones included (authority checks). */
-  sources: MessageSource[]
-  /** Steered messages waiting for the next step. */
-  steered: UserMessage[]
+/**
+ * The agent as its turn, its admission steps and its requests see it: the public face (what listeners and
+ * tools get) plus the parts they read. They never reach into the agent's own state, which only agent.ts changes.
+ */
+export interface AgentCore extends Agent {
+  readonly host: LoopHost
+  readonly settings: AgentSettings
+  readonly history: History
 }
 
 /** A batch taken from the inbox whose turn has not opened yet (under `agent/prompt-submit`, then `agent/admit`). */
@@ -45,5 +45,5 @@ export interface PendingDecision {
   /** Messages of the batch not yet rejected: the whole batch, then only the admitted ones. */
   batch: UserMessage[]
   /** Cancel or dispose already settled the batch; the decision is ignored. */
-  void: boolean
+  abandoned: boolean
 }

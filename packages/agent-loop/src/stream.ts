@@ -1,6 +1,6 @@
 import type { Usage } from '@goalkeeper/session'
-import type { FinishReason, ModelError, ModelProvider, ModelRequest, ToolCall } from '@goalkeeper/model'
-import { describe } from './errors.ts'
+import type { FinishReason, ModelChunk, ModelError, ModelProvider, ModelRequest, ToolCall } from '@goalkeeper/model'
+import { describeError } from './errors.ts'
 
 /** Everything one model call produced. */
 export interface ModelReply {
@@ -32,7 +32,7 @@ export async function readModelStream(
   const aborted = new Promise<typeof ABORTED>((resolve) => { onAbort = () => resolve(ABORTED) })
   if (signal.aborted) onAbort()
   else signal.addEventListener('abort', onAbort, { once: true })
-  let iterator: AsyncIterator<unknown> | undefined
+  let iterator: AsyncIterator<ModelChunk> | undefined
   try {
     iterator = provider.stream(request, signal)[Symbol.asyncIterator]()
     while (true) {
@@ -42,10 +42,10 @@ export async function readModelStream(
       const result = await Promise.race([next, aborted])
       if (result === ABORTED) break
       if (result.done) break
-      if (take(reply, result.value as any, onText)) break
+      if (take(reply, result.value, onText)) break
     }
   } catch (error) {
-    if (!signal.aborted) reply.error = { code: 'INTERNAL', message: `model provider failed: ${describe(error)}` }
+    if (!signal.aborted) reply.error = { code: 'INTERNAL', message: `model provider failed: ${describeError(error)}` }
   } finally {
     signal.removeEventListener('abort', onAbort)
   }
@@ -54,51 +54,51 @@ export async function readModelStream(
     reply.finish = undefined
     reply.error = undefined
     // Let a generator run its cleanup; do not wait for one that hangs.
-    iterator?.return?.()?.catch?.(() => {})
+    iterator?.return?.()?.catch(() => {})
   } else if (!reply.finish && !reply.error) {
     reply.error = { code: 'INTERNAL', message: 'model stream ended without a finish chunk' }
   } else if (reply.finish) {
-    iterator?.return?.()?.catch?.(() => {})
+    iterator?.return?.()?.catch(() => {})
   }
   if (reply.error && !reply.aborted) reply.finish = 'error'
   return reply
 }
 
-/** Applies one chunk; returns true at the final chunk. Unknown chunk types are ignored for forward compatibility. */
-function take(reply: ModelReply, chunk: any, onText: (text: string) => void): boolean {
-  switch (chunk?.type) {
+/**
+ * Applies one chunk; returns true at the final chunk. Chunks are typed: each provider checks its own wire
+ * (model-openai its SSE, the scripted provider its script). Unknown chunk types are ignored for forward
+ * compatibility.
+ */
+function take(reply: ModelReply, chunk: ModelChunk, onText: (text: string) => void): boolean {
+  switch (chunk.type) {
     case 'text':
-      if (typeof chunk.text === 'string' && chunk.text) { reply.text += chunk.text; onText(chunk.text) }
+      if (chunk.text) { reply.text += chunk.text; onText(chunk.text) }
       return false
     case 'reasoning':
-      if (typeof chunk.text === 'string') reply.reasoning += chunk.text
+      reply.reasoning += chunk.text
       return false
     case 'tool-call':
-      reply.toolCalls.push(toToolCall(chunk.call, reply.toolCalls))
+      reply.toolCalls.push(withUniqueId(chunk.call, reply.toolCalls))
       return false
     case 'usage':
-      if (chunk.usage) reply.usage = chunk.usage
+      reply.usage = chunk.usage
       return false
-    case 'finish':
+    case 'finish': {
       reply.finish = chunk.reason
       if (chunk.reason === 'error' || chunk.error) {
-        reply.error = {
-          code: typeof chunk.error?.code === 'string' ? chunk.error.code : 'INTERNAL',
-          message: typeof chunk.error?.message === 'string' ? chunk.error.message : 'model call failed',
-          ...(chunk.error?.retryAfterMs !== undefined ? { retryAfterMs: chunk.error.retryAfterMs } : {}),
-        }
+        const { code = 'INTERNAL', message = 'model call failed', retryAfterMs } = chunk.error ?? {}
+        reply.error = { code, message, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) }
       }
       return true
+    }
     default:
       return false
   }
 }
 
 /** Call ids must be unique within a step: a result is matched to its call by id. */
-function toToolCall(call: any, previous: ToolCall[]): ToolCall {
-  const name = typeof call?.name === 'string' ? call.name : ''
-  const args = typeof call?.arguments === 'string' ? call.arguments : JSON.stringify(call?.arguments ?? {})
-  let id = typeof call?.id === 'string' && call.id ? call.id : `call_${previous.length + 1}`
+function withUniqueId(call: ToolCall, previous: ToolCall[]): ToolCall {
+  let id = call.id || `call_${previous.length + 1}`
   while (previous.some((other) => other.id === id)) id += '_'
-  return { id, name, arguments: args }
+  return { id, name: call.name, arguments: call.arguments }
 }

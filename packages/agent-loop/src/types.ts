@@ -140,7 +140,7 @@ declare module 'cordis' {
     'agent/prompt-submit'(agent: Agent, submission: Submission, next: () => Promise<PromptDecision>): Promise<PromptDecision>
     'agent/cancel-requested'(agent: Agent, reason: CancelReason): void
     /**
-     * Extension: synchronous last word on each admitted message, right before `turn/start` is written, in the
+     * Extension: synchronous veto on each admitted message, right before `turn/start` is written, in the
      * same tick as its `user/message` record (nothing can interleave). Return a reason string to veto the
      * message (`input/rejected` with that reason); a throwing listener vetoes it too.
      */

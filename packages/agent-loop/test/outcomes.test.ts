@@ -1,10 +1,12 @@
 import { describe, expect } from 'vitest'
+import type { Context } from 'cordis'
 import { MODEL_ERROR_CODES } from '@goalkeeper/model'
+import { isRecordOf, lastAssistantText, turnOutcome } from '@goalkeeper/session'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { createHarness, type Harness } from '../../../tests/harness.ts'
 import { it } from './helpers.ts'
 
-const lastOutcome = (h: Harness, agent: Agent) => (h.records(agent).at(-1)!.data as any).outcome
+const lastOutcome = (h: Harness, agent: Agent) => turnOutcome(h.records(agent))
 
 describe('turn outcomes', () => {
 
@@ -39,6 +41,37 @@ describe('turn outcomes', () => {
     other.send({ content: 'go' })
     await other.whenIdle()
     expect(lastOutcome(h, other)).toEqual({ kind: 'completed' })
+  })
+
+  it('a provider that throws or ends without a finish chunk ends the turn INTERNAL, keeping the partial text', async ({ h }) => {
+    const partial = { type: 'text', text: 'partial' } as const
+    await h.load({
+      name: 'broken-providers',
+      inject: ['models'],
+      apply(ctx: Context) {
+        ctx.models.register('throws', { async *stream() { yield partial; throw new Error('socket closed') } })
+        ctx.models.register('unfinished', { async *stream() { yield partial } })
+      },
+    })
+    for (const [model, message] of [['throws', 'model provider failed: socket closed'], ['unfinished', 'model stream ended without a finish chunk']]) {
+      const agent = await h.createAgent({ model })
+      agent.send({ content: 'go' })
+      await agent.whenIdle()
+      expect(turnOutcome(h.records(agent), 1)).toEqual({ kind: 'error', code: 'INTERNAL', message })
+      expect(lastAssistantText(h.records(agent), 1)).toBe('partial')
+    }
+  })
+
+  it('tool call ids a model repeats within a step are made unique, so each result pairs with its call', async ({ h }) => {
+    const agent = await h.createAgent()
+    const echo = (text: string) => ({ id: 'same', name: 'echo', arguments: { text } })
+    h.scripted.push({ toolCalls: [echo('a'), echo('b')] }, { text: 'ok' })
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    const results = h.records(agent).filter((record) => isRecordOf(record, 'tool/result')).map((record) => [record.data.callId, record.data.content])
+    expect(results).toEqual([['same', 'a'], ['same_', 'b']])
+    const calls = h.scripted.requests[1].messages.flatMap((message) => message.role === 'assistant' ? message.toolCalls.map((call) => call.id) : [])
+    expect(calls).toEqual(['same', 'same_'])
   })
 
   it('the step bound ends the turn with MAX_STEPS', async ({ h }) => {

@@ -1,11 +1,11 @@
-// A cordis.yml composition loaded by the host's real loader in a fresh temp project, for the
+// A cordis.yml composition loaded by the real loader (@goalkeeper/loader) in a fresh temp project, for the
 // cross-package tests that compose plugins the way a project does. Only the model is scripted.
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { expect } from 'vitest'
 import { Context, type Exporter, Logger } from 'cordis'
-import { formatReport, Loader } from '@goalkeeper/host'
+import { formatReport, Loader } from '@goalkeeper/loader'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { SessionRecord, TurnOutcome } from '@goalkeeper/session'
 

@@ -1,10 +1,8 @@
 import path from 'node:path'
 import { Context, type Message } from 'cordis'
 import { createConsoleExporter, DEFAULT_LOG_LEVEL, LogLevel, type LogLevelName, parseLogLevel } from './console-exporter.ts'
-import type { Env } from './env.ts'
-import { describeError } from './errors.ts'
-import { Loader } from './loader.ts'
-import type { LoadReport } from './report.ts'
+import { describeError, type Env, Loader, LoaderError, type LoadReport } from '@goalkeeper/loader'
+import { HostError } from './errors.ts'
 import { type InterruptHandler, SignalController } from './signals.ts'
 
 export interface StartAppOptions {
@@ -78,7 +76,8 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
   } catch (error) {
     release(undefined)
     await fiber.dispose()
-    throw error
+    // A cordis.yml that can not be used is bad configuration: one line with its hint, exit 64.
+    throw error instanceof LoaderError ? new HostError(error.message, { hint: error.hint, cause: error }) : error
   }
   release(report)
   if (options.watch) loader.watch()

@@ -1,6 +1,13 @@
 import type { Command } from 'commander'
 import type { App, StartAppOptions } from './app.ts'
-import type { CliIO } from './program.ts'
+
+/** The streams a command writes to and reads from (process by default; tests pass their own). */
+export interface CliIO {
+  stdout: { write(text: string): unknown; isTTY?: boolean }
+  stderr: { write(text: string): unknown; isTTY?: boolean }
+  /** Input for interactive commands (chat); default process.stdin. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean }
+}
 
 /** The global options, resolved: `goalkeeper [global options] <command>`. */
 export interface GlobalOptions {

@@ -1,5 +1,5 @@
 import { type Exporter, Logger, type Message } from 'cordis'
-import type { Env } from './env.ts'
+import type { Env } from '@goalkeeper/loader'
 import { HostError } from './errors.ts'
 import { redact } from './redact.ts'
 

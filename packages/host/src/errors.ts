@@ -1,5 +1,7 @@
 import { ExitCode } from './exit-codes.ts'
 
+export { describeError } from '@goalkeeper/loader'
+
 /**
  * An error meant for the person at the terminal: `message` says what is wrong in one line, `hint` what to
  * do about it. The CLI prints both on one line without a stack trace and exits with `exitCode`.
@@ -16,8 +18,3 @@ export class HostError extends Error {
   }
 }
 
-/** One line for any thrown value, without a stack (multi-line messages are joined). */
-export function describeError(error: unknown): string {
-  const text = error instanceof Error ? error.message || error.name : String(error)
-  return text.split('\n').map((line) => line.trim()).filter(Boolean).join(' ')
-}

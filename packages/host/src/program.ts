@@ -4,20 +4,13 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
 import { type App, type StartAppOptions, startApp } from './app.ts'
-import type { CommandContext, CommandDefinition, GlobalOptions } from './command.ts'
+import type { CliIO, CommandContext, CommandDefinition, GlobalOptions } from './command.ts'
 import { commands } from './commands/index.ts'
 import { DEFAULT_LOG_LEVEL, LogLevel, parseLogLevel } from './console-exporter.ts'
 import { describeError, HostError } from './errors.ts'
 import { ExitCode } from './exit-codes.ts'
 import { programName } from './invocation.ts'
 import { redact } from './redact.ts'
-
-export interface CliIO {
-  stdout: { write(text: string): unknown; isTTY?: boolean }
-  stderr: { write(text: string): unknown; isTTY?: boolean }
-  /** Input for interactive commands (chat); default process.stdin. */
-  stdin?: NodeJS.ReadableStream & { isTTY?: boolean }
-}
 
 interface RawGlobals {
   config: string

@@ -1,4 +1,4 @@
-import type { Env } from './env.ts'
+import type { Env } from '@goalkeeper/loader'
 
 const SECRET_NAME = /_(KEY|TOKEN|SECRET)$/i
 /** Shorter values are too likely to occur by chance (`1`, `true`) to be masked everywhere. */

@@ -1,8 +1,7 @@
 import path from 'node:path'
-import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import * as host from '../src/index.ts'
-import { writeYml, useFixtures } from './fixtures.ts'
+import { writeYml, useFixtures } from '../../loader/test/fixtures.ts'
 
 const fixtures = useFixtures()
 
@@ -26,16 +25,5 @@ describe('startApp', () => {
     const start = host.startApp({ cwd: fixtures.dir, config: 'absent.yml', stderr: { write: () => true } })
     await expect(start).rejects.toBeInstanceOf(host.HostError)
     await expect(start).rejects.toThrow(`cannot read ${path.join(fixtures.dir, 'absent.yml')}`)
-  })
-})
-
-describe('host plugin', () => {
-  it('loads a nested cordis.yml into its own fiber and unloads it with the fiber', async () => {
-    const { file } = await writeYml(fixtures.dir, '- id: inner\n  name: ./counter.mjs\n  config: { label: inner }\n', 'nested.yml')
-    const root = new Context()
-    const fiber = await root.plugin(host, { file })
-    expect(fixtures.probe.applies).toEqual({ inner: 1 })
-    await fiber.dispose()
-    expect(fixtures.probe.log).toEqual(['apply inner', 'dispose-start inner', 'dispose-end inner'])
   })
 })

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { useFixtures, writeYml } from './fixtures.ts'
+import { useFixtures, writeYml } from '../../loader/test/fixtures.ts'
 
 const hostDir = path.resolve(fileURLToPath(import.meta.url), '../..')
 const repoRoot = path.resolve(hostDir, '../..')

@@ -1,4 +1,4 @@
-import type { CliIO } from '../../program.ts'
+import type { CliIO } from '../../command.ts'
 import { redact } from '../../redact.ts'
 
 /** Something drawn on the terminal (chat's prompt) that must step aside while output is written. */

@@ -6,7 +6,7 @@ import type { Context, Fiber, Logger } from 'cordis'
 import { CompositionError, type EntrySpec, parseComposition } from './composition.ts'
 import { checkConfig } from './config-issues.ts'
 import type { Env } from './env.ts'
-import { describeError, HostError } from './errors.ts'
+import { describeError, LoaderError } from './errors.ts'
 import { buildReport, type EntryInfo, type LoadReport, type ReloadChanges, summarize, summarizeChanges } from './report.ts'
 import { importPlugin } from './resolve.ts'
 import { watchFile } from './watch.ts'
@@ -82,7 +82,7 @@ export class Loader {
     return () => this.emitter.off(event, listener as any)
   }
 
-  /** First load. Throws a HostError when the file can not be read or parsed; bad entries only fail themselves. */
+  /** First load. Throws a LoaderError when the file can not be read or parsed; bad entries only fail themselves. */
   load(): Promise<LoadReport> {
     return this.serialize(async () => {
       this.assertOpen()
@@ -103,7 +103,7 @@ export class Loader {
         report = await this.apply(await this.read())
         this.logger.info('reloaded %s: %s (%s)', this.file, summarizeChanges(report.changes), summarize(report))
       } catch (error) {
-        if (!(error instanceof HostError)) throw error
+        if (!(error instanceof LoaderError)) throw error
         this.logger.error('%s; keeping the running composition', error.message)
         report = buildReport(this.file, this.entries, { added: [], removed: [], reloaded: [], unchanged: [] }, error.message)
       }
@@ -147,7 +147,7 @@ export class Loader {
   }
 
   private assertOpen() {
-    if (this.disposed) throw new HostError('the loader has been disposed')
+    if (this.disposed) throw new LoaderError('the loader has been disposed')
   }
 
   private async read(): Promise<EntrySpec[]> {
@@ -155,7 +155,7 @@ export class Loader {
     try {
       text = await readFile(this.file, 'utf8')
     } catch (error) {
-      throw new HostError(`cannot read ${this.file}: ${describeError(error)}`, {
+      throw new LoaderError(`cannot read ${this.file}: ${describeError(error)}`, {
         hint: 'pass --config PATH, or run where cordis.yml is',
         cause: error,
       })
@@ -164,7 +164,7 @@ export class Loader {
       return parseComposition(text, this.env)
     } catch (error) {
       if (!(error instanceof CompositionError)) throw error
-      throw new HostError(`${this.file}: ${error.message}`, { hint: 'fix the file; nothing was loaded from it', cause: error })
+      throw new LoaderError(`${this.file}: ${error.message}`, { hint: 'fix the file; nothing was loaded from it', cause: error })
     }
   }
 

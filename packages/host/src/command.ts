@@ -58,3 +58,8 @@ export interface CommandDefinition {
 }
 
 export const defineCommand = (definition: CommandDefinition): CommandDefinition => definition
+
+/** Words of a variadic argument as one text (`goalkeeper run fix the tests`). */
+export function joinWords(words: unknown): string {
+  return (Array.isArray(words) ? words : words === undefined ? [] : [words]).join(' ').trim()
+}

@@ -1,6 +1,7 @@
+import { describeError } from '@goalkeeper/loader'
 import { ExitCode } from './exit-codes.ts'
 
-export { describeError } from '@goalkeeper/loader'
+export { describeError }
 
 /**
  * An error meant for the person at the terminal: `message` says what is wrong in one line, `hint` what to
@@ -18,3 +19,15 @@ export class HostError extends Error {
   }
 }
 
+const USAGE_CODES = new Set(['NO_MODEL', 'SESSION_NOT_FOUND', 'SESSION_CORRUPT', 'AGENT_EXISTS', 'INVALID_OPTIONS'])
+
+/** Errors of the agent and session services are bad input or state: one line, no stack. */
+export function asHostError(error: unknown): unknown {
+  if (error instanceof HostError) return error
+  const code = (error as { code?: unknown })?.code
+  if (error instanceof TypeError && /session id/.test(error.message)) return new HostError(error.message, { cause: error })
+  if (typeof code !== 'string') return error
+  const exitCode = USAGE_CODES.has(code) || code.startsWith('GOAL_') ? ExitCode.USAGE : ExitCode.RUNTIME
+  const hint = code === 'NO_MODEL' ? 'load a model provider in cordis.yml' : undefined
+  return new HostError(describeError(error), { exitCode, hint, cause: error })
+}

@@ -1,7 +1,7 @@
+import { formatReport, type LoadReport, reportJson, summarizeChanges } from '@goalkeeper/loader'
 import type { CommandContext } from '../command.ts'
 import { defineCommand } from '../command.ts'
 import { ExitCode } from '../exit-codes.ts'
-import { formatReport, type LoadReport, reportJson, summarizeChanges } from '@goalkeeper/loader'
 
 function show(cli: CommandContext, report: LoadReport, type: 'check' | 'reload') {
   if (cli.globals.json) return cli.printJson(reportJson(type, report))

@@ -1,12 +1,12 @@
 import { InvalidArgumentError } from 'commander'
-import { defineCommand } from '../command.ts'
-import { describeError, HostError } from '../errors.ts'
+import { defineCommand, joinWords } from '../command.ts'
+import { asHostError, describeError, HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
-import { cliCommand } from './support/hints.ts'
-import { goalSummary } from './support/goal-text.ts'
-import { EXIT_CODE_HELP } from './support/outcome.ts'
-import { joinWords, reportResult } from './support/report.ts'
-import { AgentWork, asHostError } from './support/work.ts'
+import { goalSummary } from './render/goal-text.ts'
+import { cliCommand } from './render/hints.ts'
+import { EXIT_CODE_HELP } from './render/outcome.ts'
+import { reportResult } from './render/result.ts'
+import { AgentRun } from './run/agent-run.ts'
 
 function parseRounds(value: string): number {
   const rounds = Number(value)
@@ -35,22 +35,22 @@ ${EXIT_CODE_HELP}`),
         hint: `${cliCommand(cli.globals, 'goal')} "<objective>" (or --session <id> to resume a saved goal)`,
       })
     }
-    const work = await AgentWork.open(cli, { session: options.session, purpose: 'goal', goals: true })
-    const early = objective ? createGoal(work, objective, maxRounds) : resumeGoal(work, maxRounds)
+    const run = await AgentRun.open(cli, { session: options.session, purpose: 'goal', goals: true })
+    const early = objective ? createGoal(run, objective, maxRounds) : resumeGoal(run, maxRounds)
     if (early !== undefined) return early
     // Unanswered human input restored from the session goes first, as human input always does.
-    work.agent.wake()
-    return reportResult(work, await work.untilRest(), { goal: true })
+    run.agent.wake()
+    return reportResult(run, await run.untilRest(), { goal: true })
   },
 })
 
-function createGoal(work: AgentWork, objective: string, maxGoalRounds: number | undefined): number | undefined {
+function createGoal(run: AgentRun, objective: string, maxGoalRounds: number | undefined): number | undefined {
   try {
-    work.goals!.create(work.agent, maxGoalRounds === undefined ? { objective } : { objective, maxGoalRounds })
+    run.goals!.create(run.agent, maxGoalRounds === undefined ? { objective } : { objective, maxGoalRounds })
   } catch (error) {
     if ((error as { code?: string }).code === 'GOAL_ALREADY_EXISTS') {
-      throw new HostError(`session ${work.agent.id} already has a goal that is not complete`, {
-        hint: `resume it with \`${cliCommand(work.cli.globals, 'goal', '--session', work.agent.id)}\`, or clear it with /goal clear in \`${cliCommand(work.cli.globals, 'chat', '--session', work.agent.id)}\``,
+      throw new HostError(`session ${run.agent.id} already has a goal that is not complete`, {
+        hint: `resume it with \`${cliCommand(run.cli.globals, 'goal', '--session', run.agent.id)}\`, or clear it with /goal clear in \`${cliCommand(run.cli.globals, 'chat', '--session', run.agent.id)}\``,
       })
     }
     throw asHostError(error)
@@ -59,34 +59,34 @@ function createGoal(work: AgentWork, objective: string, maxGoalRounds: number | 
 }
 
 /** `goal --session ID` without an objective: re-arm the saved goal (raising its cap first with --max-rounds). */
-function resumeGoal(work: AgentWork, maxGoalRounds: number | undefined): number | undefined {
-  const goals = work.goals!
-  const goal = work.goal()
+function resumeGoal(run: AgentRun, maxGoalRounds: number | undefined): number | undefined {
+  const goals = run.goals!
+  const goal = run.goal()
   if (!goal) {
-    throw new HostError(`session ${work.agent.id} has no goal to resume`, {
-      hint: `give an objective: ${cliCommand(work.cli.globals, 'goal', '--session', work.agent.id, '<objective>')}`,
+    throw new HostError(`session ${run.agent.id} has no goal to resume`, {
+      hint: `give an objective: ${cliCommand(run.cli.globals, 'goal', '--session', run.agent.id, '<objective>')}`,
     })
   }
   if (goal.phase === 'complete' && maxGoalRounds === undefined) {
-    work.term.note('the goal is already complete; nothing to resume')
-    work.term.out(goalSummary(goal))
-    return work.finish(ExitCode.OK)
+    run.term.note('the goal is already complete; nothing to resume')
+    run.term.out(goalSummary(goal))
+    return run.finish(ExitCode.OK)
   }
   try {
     let ref = { id: goal.id, revision: goal.revision }
-    if (maxGoalRounds !== undefined && maxGoalRounds !== goal.maxGoalRounds) ref.revision = goals.edit(work.agent, ref, { maxGoalRounds }).revision
-    goals.resume(work.agent, ref)
+    if (maxGoalRounds !== undefined && maxGoalRounds !== goal.maxGoalRounds) ref.revision = goals.edit(run.agent, ref, { maxGoalRounds }).revision
+    goals.resume(run.agent, ref)
   } catch (error) {
     const code = (error as { code?: string }).code
     if (code !== 'GOAL_ROUND_LIMIT' && code !== 'GOAL_INVALID_TRANSITION') throw asHostError(error)
-    work.term.note(`cannot resume the goal: ${describeError(error)}`)
-    const current = work.goal()
-    work.term.out(goalSummary(current))
+    run.term.note(`cannot resume the goal: ${describeError(error)}`)
+    const current = run.goal()
+    run.term.out(goalSummary(current))
     if (code === 'GOAL_ROUND_LIMIT') {
-      work.hint('to give it more rounds', 'goal', '--session', work.agent.id, '--max-rounds', String((current ?? goal).maxGoalRounds + 5))
-      return work.finish(ExitCode.ROUND_LIMIT)
+      run.hint('to give it more rounds', 'goal', '--session', run.agent.id, '--max-rounds', String((current ?? goal).maxGoalRounds + 5))
+      return run.finish(ExitCode.ROUND_LIMIT)
     }
-    return work.finish(ExitCode.USAGE)
+    return run.finish(ExitCode.USAGE)
   }
   return undefined
 }

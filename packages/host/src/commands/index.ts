@@ -1,11 +1,11 @@
 import type { CommandDefinition } from '../command.ts'
-import chat from './chat.ts'
+import chat from './chat/chat.ts'
 import check from './check.ts'
 import goal from './goal.ts'
 import resume from './resume.ts'
 import run from './run.ts'
 import sessions from './sessions.ts'
-import show from './show.ts'
+import show from './show/show.ts'
 
 /** Every CLI command, in the order `--help` lists them. Add a command by adding its file here. */
 export const commands: CommandDefinition[] = [run, goal, chat, resume, sessions, show, check]

@@ -1,8 +1,8 @@
-import { defineCommand } from '../command.ts'
+import { defineCommand, joinWords } from '../command.ts'
 import { ExitCode } from '../exit-codes.ts'
-import { EXIT_CODE_HELP } from './support/outcome.ts'
-import { continuationHint, joinWords, reportResult } from './support/report.ts'
-import { AgentWork } from './support/work.ts'
+import { EXIT_CODE_HELP } from './render/outcome.ts'
+import { continuationHint, reportResult } from './render/result.ts'
+import { AgentRun } from './run/agent-run.ts'
 
 export default defineCommand({
   name: 'resume',
@@ -15,15 +15,15 @@ export default defineCommand({
 A goal found in the session is loaded disarmed; resume it with \`goalkeeper goal --session <id>\`.
 ${EXIT_CODE_HELP}`),
   async run(cli, [id, words]) {
-    const work = await AgentWork.open(cli, { session: String(id), purpose: 'resume' })
+    const run = await AgentRun.open(cli, { session: String(id), purpose: 'resume' })
     const prompt = joinWords(words)
     // send wakes the agent; restored inputs join the same batch, ahead of the prompt.
-    if (prompt) work.agent.send({ content: prompt })
-    else if (!work.agent.wake()) {
-      work.term.note('nothing to run: the session has no unanswered input (give a prompt to continue it)')
-      continuationHint(work, work.goal())
-      return work.finish(ExitCode.OK)
+    if (prompt) run.agent.send({ content: prompt })
+    else if (!run.agent.wake()) {
+      run.term.note('nothing to run: the session has no unanswered input (give a prompt to continue it)')
+      continuationHint(run, run.goal())
+      return run.finish(ExitCode.OK)
     }
-    return reportResult(work, await work.untilRest(), { goal: false })
+    return reportResult(run, await run.untilRest(), { goal: false })
   },
 })

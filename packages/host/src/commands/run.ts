@@ -1,9 +1,9 @@
-import { defineCommand } from '../command.ts'
+import { defineCommand, joinWords } from '../command.ts'
 import { HostError } from '../errors.ts'
-import { cliCommand } from './support/hints.ts'
-import { EXIT_CODE_HELP } from './support/outcome.ts'
-import { joinWords, reportResult } from './support/report.ts'
-import { AgentWork } from './support/work.ts'
+import { cliCommand } from './render/hints.ts'
+import { EXIT_CODE_HELP } from './render/outcome.ts'
+import { reportResult } from './render/result.ts'
+import { AgentRun } from './run/agent-run.ts'
 
 export default defineCommand({
   name: 'run',
@@ -16,8 +16,8 @@ export default defineCommand({
   async run(cli, [words], options) {
     const prompt = joinWords(words)
     if (!prompt) throw new HostError('the prompt is empty', { hint: cliCommand(cli.globals, 'run', '<prompt>') })
-    const work = await AgentWork.open(cli, { session: options.session, purpose: 'run' })
-    work.agent.send({ content: prompt })
-    return reportResult(work, await work.untilRest(), { goal: false })
+    const run = await AgentRun.open(cli, { session: options.session, purpose: 'run' })
+    run.agent.send({ content: prompt })
+    return reportResult(run, await run.untilRest(), { goal: false })
   },
 })

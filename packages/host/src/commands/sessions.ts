@@ -4,8 +4,8 @@ import { InvalidArgumentError } from 'commander'
 import { defineCommand } from '../command.ts'
 import { describeError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
-import { assertServices } from './support/services.ts'
-import { formatTime, oneLine, table } from './support/text.ts'
+import { assertServices } from './lookup/services.ts'
+import { formatTime, oneLine, table } from './render/text.ts'
 
 interface Row extends SessionSummary {
   goal: Goal | null

@@ -3,18 +3,18 @@ import type { GoalService, GoalState } from '@goalkeeper/goal'
 import type { SessionRecord, TurnOutcome } from '@goalkeeper/session'
 import type { App } from '../../app.ts'
 import type { CommandContext } from '../../command.ts'
-import { describeError, HostError } from '../../errors.ts'
+import { asHostError, describeError, HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
-import { cliCommand } from './hints.ts'
+import { assertComposition, assertServices, hasPlugin } from '../lookup/services.ts'
+import { resolveSessionId } from '../lookup/session-id.ts'
+import { cliCommand } from '../render/hints.ts'
+import { oneLine } from '../render/text.ts'
 import { describeInterrupt, interruptWork } from './interrupt.ts'
 import { LiveView, showReloads } from './live-view.ts'
 import { describeModel } from './model-note.ts'
-import { assertComposition, assertServices, hasPlugin } from './services.ts'
-import { resolveSessionId } from './session-id.ts'
 import { Terminal } from './terminal.ts'
-import { oneLine } from './text.ts'
 
-export interface WorkOptions {
+export interface AgentRunOptions {
   /** Id (or unambiguous part) of a saved session to continue; a new session otherwise. */
   session?: string
   /** What the command is called in error messages. */
@@ -27,13 +27,11 @@ export interface WorkOptions {
 
 export type RestState = 'rest' | 'gone'
 
-const USAGE_CODES = new Set(['NO_MODEL', 'SESSION_NOT_FOUND', 'SESSION_CORRUPT', 'AGENT_EXISTS', 'INVALID_OPTIONS'])
-
 /**
  * One agent command's run: the composition, one agent on a new or resumed session, the live view of its
- * work, Ctrl-C handling, and the wait until it is at rest. Created with `AgentWork.open`.
+ * work, Ctrl-C handling, and the wait until it is at rest. Created with `AgentRun.open`.
  */
-export class AgentWork {
+export class AgentRun {
   /** Records the session had before this command started; its own output is what follows. */
   readonly startSeq: number
   private interruptedOnce = false
@@ -59,7 +57,7 @@ export class AgentWork {
     void app.closed.then(() => clearInterval(this.keepAlive))
   }
 
-  static async open(cli: CommandContext, options: WorkOptions): Promise<AgentWork> {
+  static async open(cli: CommandContext, options: AgentRunOptions): Promise<AgentRun> {
     const term = new Terminal(cli.io, cli.globals.json)
     const app = await cli.startApp({ reportsFailedEntries: true })
     assertComposition(app, cli.globals)
@@ -81,7 +79,7 @@ export class AgentWork {
       throw asHostError(error)
     }
     view.follow(agent, !!options.session)
-    const work = new AgentWork(cli, app, term, agent, view, !!options.session, !!options.repeatInterrupts)
+    const work = new AgentRun(cli, app, term, agent, view, !!options.session, !!options.repeatInterrupts)
     work.introduce()
     return work
   }
@@ -207,15 +205,4 @@ export class AgentWork {
       term.note(`the session has a goal, loaded disarmed (${goal.phase}, ${goal.roundsStarted}/${goal.maxGoalRounds} rounds): ${JSON.stringify(oneLine(goal.objective, 80))}`)
     }
   }
-}
-
-/** Errors of the agent and session services are bad input or state: one line, no stack. */
-export function asHostError(error: unknown): unknown {
-  if (error instanceof HostError) return error
-  const code = (error as { code?: unknown })?.code
-  if (error instanceof TypeError && /session id/.test(error.message)) return new HostError(error.message, { cause: error })
-  if (typeof code !== 'string') return error
-  const exitCode = USAGE_CODES.has(code) || code.startsWith('GOAL_') ? ExitCode.USAGE : ExitCode.RUNTIME
-  const hint = code === 'NO_MODEL' ? 'load a model provider in cordis.yml' : undefined
-  return new HostError(describeError(error), { exitCode, hint, cause: error })
 }

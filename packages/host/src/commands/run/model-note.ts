@@ -1,6 +1,6 @@
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { App } from '../../app.ts'
-import { hasPlugin } from './services.ts'
+import { hasPlugin } from '../lookup/services.ts'
 
 /** The key variables of the model-openai presets (the default composition loads both). */
 const PRESET_KEYS: Record<string, string> = { deepseek: 'DEEPSEEK_API_KEY', openai: 'OPENAI_API_KEY' }

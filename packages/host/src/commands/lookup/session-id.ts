@@ -1,7 +1,7 @@
 import type { SessionService } from '@goalkeeper/session'
 import type { GlobalOptions } from '../../command.ts'
 import { HostError } from '../../errors.ts'
-import { cliCommand } from './hints.ts'
+import { cliCommand } from '../render/hints.ts'
 
 /**
  * The full id of a saved session from what a person typed: the whole id, or an unambiguous part of its

@@ -1,7 +1,7 @@
 import type { App } from '../../app.ts'
 import type { GlobalOptions } from '../../command.ts'
 import { HostError } from '../../errors.ts'
-import { cliCommand } from './hints.ts'
+import { cliCommand } from '../render/hints.ts'
 
 const checkHint = (globals: Pick<GlobalOptions, 'cwd' | 'config'>) => `\`${cliCommand(globals, 'check')}\` lists every entry`
 

@@ -1,7 +1,7 @@
 import type { Goal, GoalChange } from '@goalkeeper/goal'
 import type { CoreRecordData, SessionRecord, TurnOutcome, UserMessage } from '@goalkeeper/session'
-import { describeGoalChange } from './goal-text.ts'
-import { excerpt, oneLine, shortArguments } from './text.ts'
+import { describeGoalChange } from '../render/goal-text.ts'
+import { excerpt, oneLine, shortArguments } from '../render/text.ts'
 
 export interface TranscriptOptions {
   /** Show tool results and goal prompts whole instead of shortened. */

@@ -1,9 +1,9 @@
-import { defineCommand } from '../command.ts'
-import { ExitCode } from '../exit-codes.ts'
-import { asHostError } from './support/work.ts'
-import { assertServices } from './support/services.ts'
-import { resolveSessionId } from './support/session-id.ts'
-import { renderTranscript } from './support/transcript.ts'
+import { defineCommand } from '../../command.ts'
+import { asHostError } from '../../errors.ts'
+import { ExitCode } from '../../exit-codes.ts'
+import { assertServices } from '../lookup/services.ts'
+import { resolveSessionId } from '../lookup/session-id.ts'
+import { renderTranscript } from './transcript.ts'
 
 export default defineCommand({
   name: 'show',

@@ -3,11 +3,11 @@ import type { Agent, AgentErrorInfo, ToolCallInfo } from '@goalkeeper/agent-loop
 import type { GoalActivation, GoalChange } from '@goalkeeper/goal'
 import type { Session, SessionRecord, TurnOutcome, UserMessage } from '@goalkeeper/session'
 import type { ToolResult } from '@goalkeeper/tools'
-import type { App } from '../../app.ts'
 import { summarizeChanges } from '@goalkeeper/loader'
-import { describeActivation, describeGoalChange } from './goal-text.ts'
+import type { App } from '../../app.ts'
+import { describeActivation, describeGoalChange } from '../render/goal-text.ts'
+import { oneLine, shortArguments } from '../render/text.ts'
 import type { Terminal } from './terminal.ts'
-import { oneLine, shortArguments } from './text.ts'
 
 /**
  * Shows one agent's work while it happens: streamed text, rounds, tool calls and failures, goal changes

@@ -2,15 +2,15 @@ import { clearLine, createInterface, cursorTo, type Interface } from 'node:readl
 import type { Context } from 'cordis'
 import { executeGoalCommand, GOAL_COMMAND_USAGE, parseGoalCommand } from '@goalkeeper/tool-goal'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { defineCommand } from '../command.ts'
-import { describeError } from '../errors.ts'
-import { ExitCode } from '../exit-codes.ts'
-import { untilAnswered } from './support/answered.ts'
-import { describeInterrupt, interruptWork } from './support/interrupt.ts'
-import { EXIT_CODE_HELP, goalExitCode, turnExitCode } from './support/outcome.ts'
-import { PromptOutput } from './support/prompt-output.ts'
-import { hasPlugin } from './support/services.ts'
-import { AgentWork } from './support/work.ts'
+import { defineCommand } from '../../command.ts'
+import { describeError } from '../../errors.ts'
+import { ExitCode } from '../../exit-codes.ts'
+import { hasPlugin } from '../lookup/services.ts'
+import { EXIT_CODE_HELP, goalExitCode, turnExitCode } from '../render/outcome.ts'
+import { AgentRun } from '../run/agent-run.ts'
+import { describeInterrupt, interruptWork } from '../run/interrupt.ts'
+import { untilAnswered } from './answered.ts'
+import { PromptOutput } from './prompt-output.ts'
 
 const HELP = [
   'Type a message and press Enter to send it. While a goal runs, what you type goes first: the next round waits.',
@@ -35,10 +35,10 @@ ${EXIT_CODE_HELP}
 At the end, chat exits with the code of the session's goal as \`goalkeeper goal\` would (0 without a goal,
 unless the last turn failed).`),
   async run(cli, _args, options) {
-    const work = await AgentWork.open(cli, { session: options.session, purpose: 'chat', repeatInterrupts: true })
+    const run = await AgentRun.open(cli, { session: options.session, purpose: 'chat', repeatInterrupts: true })
     const input = cli.io.stdin ?? process.stdin
-    const chat = new Chat(work, input)
-    return chat.run()
+    const chat = new Chat(run, input)
+    return chat.talk()
   },
 })
 
@@ -60,15 +60,15 @@ class Chat {
   /** A context that injects `goals` (what executeGoalCommand reads); follows reloads of the goal plugin. */
   private goalContext: Context | undefined
 
-  constructor(private work: AgentWork, input: NodeJS.ReadableStream & { isTTY?: boolean }) {
+  constructor(private run: AgentRun, input: NodeJS.ReadableStream & { isTTY?: boolean }) {
     // A prompt only makes sense when a person both types and reads; anything else is line mode.
-    this.interactive = !!input.isTTY && !!work.cli.io.stdout.isTTY
-    this.stdout = work.cli.io.stdout as NodeJS.WritableStream
+    this.interactive = !!input.isTTY && !!run.cli.io.stdout.isTTY
+    this.stdout = run.cli.io.stdout as NodeJS.WritableStream
     this.output = new PromptOutput(this.stdout)
     this.output.muted = true
     this.rl = createInterface({ input, output: this.interactive ? this.output : undefined, terminal: this.interactive, prompt: '> ' })
     if (this.interactive) {
-      work.term.surface = {
+      run.term.surface = {
         hide: () => {
           this.surfaceFree = false
           this.hidePrompt()
@@ -81,8 +81,8 @@ class Chat {
     }
   }
 
-  async run(): Promise<number> {
-    const { work } = this
+  async talk(): Promise<number> {
+    const { run } = this
     const ended = new Promise<void>((resolve) => this.rl.once('close', () => resolve()))
     this.rl.on('line', (line) => {
       if (this.interactive && !this.promptShown) this.unechoed.push(line)
@@ -90,29 +90,29 @@ class Chat {
       this.promptShown = false
       this.output.muted = true
       this.leaveArmed = false
-      this.queue = this.queue.then(() => this.handle(line)).catch((error) => work.term.note(`error: ${describeError(error)}`))
+      this.queue = this.queue.then(() => this.handle(line)).catch((error) => run.term.note(`error: ${describeError(error)}`))
       // The next line can be typed at once; it is handled after this one.
       this.showPrompt()
     })
     this.rl.on('SIGINT', () => this.onCtrlC())
     this.followTurns()
-    work.app.ctx.inject(['goals'], (ctx) => {
+    run.app.ctx.inject(['goals'], (ctx) => {
       this.goalContext = ctx
       return () => {
         if (this.goalContext === ctx) this.goalContext = undefined
       }
     })
     if (this.interactive) {
-      work.term.note(`chat in session ${work.agent.id}; /help lists the commands, Ctrl-D leaves`)
-      if (this.work.goals && !hasPlugin(work.app, 'goal-session')) work.term.note('no goal round driver is loaded: a goal will not run rounds by itself')
+      run.term.note(`chat in session ${run.agent.id}; /help lists the commands, Ctrl-D leaves`)
+      if (this.run.goals && !hasPlugin(run.app, 'goal-session')) run.term.note('no goal round driver is loaded: a goal will not run rounds by itself')
       this.showPrompt()
     }
     // Restored human inputs of a resumed session run first.
-    work.agent.wake()
-    await Promise.race([ended, work.app.closed])
+    run.agent.wake()
+    await Promise.race([ended, run.app.closed])
     this.closed = true
     await this.queue
-    if (!this.interactive) await work.untilRest()
+    if (!this.interactive) await run.untilRest()
     return this.leave()
   }
 
@@ -120,13 +120,13 @@ class Chat {
     const line = text.trim()
     if (this.closed && this.interactive) return
     if (line === '/exit' || line === '/quit') return void this.rl.close()
-    if (line === '/help') return this.after(() => this.work.term.out(HELP))
+    if (line === '/help') return this.after(() => this.run.term.out(HELP))
     if (!line) return this.after(() => {})
     const command = parseGoalCommand(line)
     if (command) return this.after(() => this.goalCommand(command))
-    const message = this.work.agent.send({ content: line })
-    const fate = await untilAnswered(this.work.app.ctx, this.work.agent, message.id, this.work.app.closed)
-    if (fate.kind === 'cancelled' || fate.kind === 'rejected') this.work.term.note(`your message was ${fate.kind} before a turn took it (${fate.reason})`)
+    const message = this.run.agent.send({ content: line })
+    const fate = await untilAnswered(this.run.app.ctx, this.run.agent, message.id, this.run.app.closed)
+    if (fate.kind === 'cancelled' || fate.kind === 'rejected') this.run.term.note(`your message was ${fate.kind} before a turn took it (${fate.reason})`)
     this.showPrompt()
   }
 
@@ -136,7 +136,7 @@ class Chat {
   }
 
   private goalCommand(command: NonNullable<ReturnType<typeof parseGoalCommand>>) {
-    const { term, agent } = this.work
+    const { term, agent } = this.run
     if (!this.goalContext) {
       term.note('/goal needs the goal plugin (@goalkeeper/goal), which this composition does not load')
       return
@@ -149,7 +149,7 @@ class Chat {
 
   /** Piped or --json runs have no streamed text: each turn's answer is printed when the turn ends. */
   private followTurns() {
-    const { term, agent, app } = this.work
+    const { term, agent, app } = this.run
     if (term.streaming) return
     const stop = app.ctx.on('agent/turn-end', (ended: Agent, turn: number) => {
       if (ended.id !== agent.id) return
@@ -160,11 +160,11 @@ class Chat {
   }
 
   private onCtrlC() {
-    const { work } = this
-    const action = interruptWork(work.agent, work.goals)
+    const { run } = this
+    const action = interruptWork(run.agent, run.goals)
     if (action) {
       this.leaveArmed = false
-      work.term.note(describeInterrupt(action))
+      run.term.note(describeInterrupt(action))
       return
     }
     if (this.rl.line) {
@@ -175,7 +175,7 @@ class Chat {
     }
     if (this.leaveArmed) return void this.rl.close()
     this.leaveArmed = true
-    work.term.note('press Ctrl-C again to leave (or Ctrl-D)')
+    run.term.note('press Ctrl-C again to leave (or Ctrl-D)')
   }
 
   private showPrompt() {
@@ -196,19 +196,19 @@ class Chat {
   }
 
   private leave(): number {
-    const { work } = this
+    const { run } = this
     // The exit hints go where the prompt was, not after it.
     this.hidePrompt()
-    this.work.term.surface = undefined
+    this.run.term.surface = undefined
     this.rl.close()
-    const goal = work.goal()
+    const goal = run.goal()
     if (goal && goal.phase !== 'complete') {
-      work.hint(`the goal is ${goal.phase}; to continue it, run /goal resume in`, 'chat', '--session', work.agent.id)
+      run.hint(`the goal is ${goal.phase}; to continue it, run /goal resume in`, 'chat', '--session', run.agent.id)
     } else if (this.interactive) {
-      work.hint('to continue this session', 'chat', '--session', work.agent.id)
+      run.hint('to continue this session', 'chat', '--session', run.agent.id)
     }
-    const outcome = work.lastOutcome()
-    return work.finish(goal ? goalExitCode(goal) : outcome ? turnExitCode(outcome) : ExitCode.OK)
+    const outcome = run.lastOutcome()
+    return run.finish(goal ? goalExitCode(goal) : outcome ? turnExitCode(outcome) : ExitCode.OK)
   }
 }
 

@@ -1,0 +1,28 @@
+import type { GoalState } from '@goalkeeper/goal'
+import { ExitCode } from '../../exit-codes.ts'
+import type { AgentRun, RestState } from '../run/agent-run.ts'
+import { goalSummary } from './goal-text.ts'
+import { goalExitCode, turnExitCode } from './outcome.ts'
+
+/** After the work is at rest: the answer (unless it was streamed), the goal summary, hints; returns the exit code. */
+export function reportResult(run: AgentRun, state: RestState, options: { goal: boolean }): number {
+  const { term } = run
+  if (state === 'gone') term.note('the agent was shut down before its work ended')
+  const answer = run.answer()
+  if (answer && !term.streaming) term.out(answer)
+  const goal = run.goal()
+  const showGoal = options.goal || (run.goalChanged && !!goal)
+  if (showGoal) term.out(goalSummary(goal))
+  run.hint('the session is saved; to read it', 'show', run.agent.id)
+  continuationHint(run, goal)
+  if (showGoal) return run.finish(goalExitCode(goal))
+  return run.finish(state === 'gone' ? ExitCode.RUNTIME : turnExitCode(run.lastOutcome()))
+}
+
+/** The exact command that continues a goal that stopped short of complete. */
+export function continuationHint(run: AgentRun, goal: GoalState | undefined): void {
+  if (!goal || goal.phase === 'complete' || (goal.phase === 'active' && goal.activation === 'armed')) return
+  const session = ['goal', '--session', run.agent.id]
+  if (goal.blockedReason?.code === 'round-limit') run.hint('to give the goal more rounds', ...session, '--max-rounds', String(goal.maxGoalRounds + 5))
+  else run.hint(goal.phase === 'blocked' ? 'to retry the goal once the blocker is resolved' : 'to resume the goal', ...session)
+}

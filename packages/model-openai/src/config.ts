@@ -1,3 +1,4 @@
+import type { ProviderDescription } from '@goalkeeper/model'
 import Schema from 'schemastery'
 
 export type PresetName = 'deepseek' | 'openai' | 'custom'
@@ -17,6 +18,9 @@ export const PRESETS: Record<PresetName, Preset> = {
   openai: { name: 'openai', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY', maxTokensField: 'max_completion_tokens' },
   custom: { name: 'openai-compatible', maxTokensField: 'max_tokens' },
 }
+
+/** The variables the presets read their key from, in preset order. */
+export const PRESET_KEY_VARIABLES: readonly string[] = Object.values(PRESETS).flatMap((preset) => (preset.apiKeyEnv ? [preset.apiKeyEnv] : []))
 
 export const Config = Schema.object({
   preset: Schema.union(['deepseek', 'openai', 'custom'] as const).default('deepseek')
@@ -47,6 +51,8 @@ export interface ProviderSettings {
   host: string
   model: string
   apiKey?: string
+  /** The environment variable `apiKey` was read from; unset when it came from the config (or there is none). */
+  apiKeyEnv?: string
   maxTokens?: number
   maxTokensField: Preset['maxTokensField']
   temperature?: number
@@ -98,7 +104,8 @@ export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolut
   }
 
   const keyEnv = config.apiKeyEnv || preset.apiKeyEnv
-  const apiKey = config.apiKey || (keyEnv ? env[keyEnv] : undefined) || undefined
+  const envKey = !config.apiKey && keyEnv ? env[keyEnv] || undefined : undefined
+  const apiKey = config.apiKey || envKey
   // A custom endpoint (Ollama, vLLM, llama.cpp) usually runs without a key.
   if (!apiKey && config.preset !== 'custom') {
     return { kind: 'off', name, reason: `${keyEnv} is unset` }
@@ -112,6 +119,7 @@ export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolut
       host: parsed.host,
       model,
       apiKey,
+      ...(envKey ? { apiKeyEnv: keyEnv } : {}),
       maxTokens: config.maxTokens,
       maxTokensField: preset.maxTokensField,
       temperature: config.temperature,
@@ -124,4 +132,21 @@ export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolut
       streamUsage: config.streamUsage,
     },
   }
+}
+
+/** What the provider says about itself in `ctx.models.describe`: `deepseek at api.deepseek.com, key from DEEPSEEK_API_KEY`. */
+export const describeSettings = (settings: ProviderSettings): ProviderDescription => {
+  const key = settings.apiKeyEnv ? `key from ${settings.apiKeyEnv}` : settings.apiKey ? 'key from the config' : 'no key'
+  return {
+    summary: `${settings.name} at ${settings.host}, ${key}`,
+    offline: false,
+    host: settings.host,
+    ...(settings.apiKeyEnv ? { keyEnv: settings.apiKeyEnv } : {}),
+  }
+}
+
+/** What switches an entry that is off on: its own key variable first, then the other presets' (loaded as entries of their own). */
+export const enableWith = (config: Config): string[] => {
+  const own = config.apiKeyEnv || PRESETS[config.preset].apiKeyEnv
+  return [...new Set([...(own ? [own] : []), ...PRESET_KEY_VARIABLES])]
 }

@@ -1,9 +1,9 @@
 import type { Context } from 'cordis'
 import type {} from '@goalkeeper/model'
-import { Config, resolveSettings } from './config.ts'
+import { Config, enableWith, resolveSettings } from './config.ts'
 import { createOpenAIProvider } from './provider.ts'
 
-export { Config, PRESETS, resolveSettings, ConfigError } from './config.ts'
+export { Config, ConfigError, describeSettings, enableWith, PRESET_KEY_VARIABLES, PRESETS, resolveSettings } from './config.ts'
 export type { PresetName, Preset, ProviderSettings, Resolution } from './config.ts'
 export { createOpenAIProvider } from './provider.ts'
 export type { ProviderLogger, ProviderOptions } from './provider.ts'
@@ -17,6 +17,8 @@ export const apply = (ctx: Context, config: Config) => {
   const resolution = resolveSettings(config, process.env)
   if (resolution.kind === 'off') {
     logger.info('provider %s is off: %s', resolution.name, resolution.reason)
+    // Said to ctx.models too, so that a front end can tell which variable switches a real model on.
+    ctx.models.standby(resolution.name, { reason: resolution.reason, enableWith: enableWith(config) })
     return
   }
   const { settings } = resolution

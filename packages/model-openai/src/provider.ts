@@ -1,5 +1,5 @@
 import type { ModelChunk, ModelProvider, ModelRequest } from '@goalkeeper/model'
-import { secretValues, type ProviderSettings } from './config.ts'
+import { describeSettings, secretValues, type ProviderSettings } from './config.ts'
 import { buildRequestBody } from './request-body.ts'
 import { Exchange } from './exchange.ts'
 import { httpFailure, redirectFailure, type AttemptFailure } from './errors.ts'
@@ -18,6 +18,7 @@ export interface ProviderOptions {
 
 export const createOpenAIProvider = (settings: ProviderSettings, logger: ProviderLogger, options: ProviderOptions = {}): ModelProvider => ({
   stream: (request, signal) => streamCompletion(settings, logger, options, request, signal),
+  describe: () => describeSettings(settings),
 })
 
 async function* streamCompletion(

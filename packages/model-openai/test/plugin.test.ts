@@ -31,6 +31,10 @@ describe('plugin', () => {
     expect(root.models.list()).toEqual(['scripted'])
     const lines = logs.filter((line) => line.includes('model-openai'))
     expect(lines).toEqual(['info model-openai provider deepseek is off: DEEPSEEK_API_KEY is unset'])
+    // ctx.models knows it is off and what would switch a real model on: its own variable first.
+    expect(root.models.standbys()).toEqual([{ name: 'deepseek', reason: 'DEEPSEEK_API_KEY is unset', enableWith: ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY'] }])
+    await root.plugin(openaiPlugin, { preset: 'openai', apiKeyEnv: 'GK_TEST_UNSET_KEY' })
+    expect(root.models.standbys()[1]).toEqual({ name: 'openai', reason: 'GK_TEST_UNSET_KEY is unset', enableWith: ['GK_TEST_UNSET_KEY', 'DEEPSEEK_API_KEY', 'OPENAI_API_KEY'] })
     await root.fiber.dispose()
   })
 
@@ -40,6 +44,13 @@ describe('plugin', () => {
     const { root, logs } = await compose()
     const fiber = await root.plugin(openaiPlugin, { preset: 'deepseek', baseUrl: server.url })
     expect(root.models.pick(['deepseek', 'openai', 'scripted'])).toBe('deepseek')
+    expect(root.models.describe('deepseek')).toEqual({
+      summary: `deepseek at ${new URL(server.url).host}, key from DEEPSEEK_API_KEY`,
+      offline: false,
+      host: new URL(server.url).host,
+      keyEnv: 'DEEPSEEK_API_KEY',
+    })
+    expect(root.models.standbys()).toEqual([])
     const chunks = await collect(root.models.get('deepseek')!.stream(request(), new AbortController().signal))
     expect(chunks).toEqual([{ type: 'text', text: 'hi' }, { type: 'finish', reason: 'stop' }])
     expect(server.received[0].headers.authorization).toBe(`Bearer ${ENV_KEY}`)
@@ -70,6 +81,7 @@ describe('plugin', () => {
     expect(chunks[0]).toEqual({ type: 'text', text: 'local' })
     expect(server.received[0].url).toBe('/v1/chat/completions')
     expect(server.received[0].headers).not.toHaveProperty('authorization')
+    expect(root.models.describe('ollama')).toEqual({ summary: `ollama at ${new URL(server.url).host}, no key`, offline: false, host: new URL(server.url).host })
     await root.fiber.dispose()
   })
 
@@ -111,6 +123,9 @@ describe('plugin', () => {
     expect(text).toContain('openai: HTTP 500: upstream saw key ***')
     expect(text).not.toContain(ENV_KEY)
     expect(text).not.toContain(ENV_KEY.slice(6))
+    // The description says where the key came from, never what it is.
+    expect(root.models.describe('openai')?.summary).toBe(`openai at ${new URL(server.url).host}, key from the config`)
+    expect(JSON.stringify(root.models.describe('openai'))).not.toContain(ENV_KEY)
     await root.fiber.dispose()
   })
 })

@@ -1,5 +1,5 @@
 import { Context, Service } from 'cordis'
-import type { ModelProvider, ModelService } from './types.ts'
+import type { ModelProvider, ModelService, ProviderDescription, ProviderStandby } from './types.ts'
 
 /**
  * The `ctx.models` service. It is a Cordis `Service` so that, when another plugin calls
@@ -9,6 +9,7 @@ import type { ModelProvider, ModelService } from './types.ts'
  */
 export class ModelRegistry extends Service implements ModelService {
   providers = new Map<string, ModelProvider>()
+  offList: ProviderStandby[] = []
 
   constructor(ctx: Context) {
     super(ctx, 'models')
@@ -42,6 +43,27 @@ export class ModelRegistry extends Service implements ModelService {
 
   pick(preferences: readonly string[]): string | undefined {
     return preferences.find((name) => this.providers.has(name))
+  }
+
+  describe(name: string): ProviderDescription | undefined {
+    const provider = this.providers.get(name)
+    if (!provider) return undefined
+    return provider.describe?.() ?? { summary: name, offline: false }
+  }
+
+  standby(name: string, standby: Omit<ProviderStandby, 'name'>): () => void {
+    const entry: ProviderStandby = { name, reason: standby.reason, enableWith: [...standby.enableWith] }
+    const dispose = this.ctx.effect(() => {
+      this.offList.push(entry)
+      return () => {
+        this.offList = this.offList.filter((item) => item !== entry)
+      }
+    }, `models.standby(${JSON.stringify(name)})`)
+    return () => void dispose()
+  }
+
+  standbys(): ProviderStandby[] {
+    return this.offList.map((entry) => ({ ...entry, enableWith: [...entry.enableWith] }))
   }
 
   assertFree(name: string) {

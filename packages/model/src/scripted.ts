@@ -127,6 +127,7 @@ export function createScriptedProvider(initial: readonly ScriptStep[] = []): Scr
       served = 0
       steps.push(...checked)
     },
+    describe: () => ({ summary: 'scripted answers replayed in-process (offline)', offline: true }),
     // Not an async generator itself: the request is recorded and its step taken at call time, in call order.
     stream(request, signal) {
       requests.push(clone(request))

@@ -49,6 +49,33 @@ export type ModelChunk =
 export interface ModelProvider {
   /** Failures arrive as a `finish` chunk with an error, not as exceptions. */
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk>
+  /** What the provider is, for people (see ProviderDescription); without it `ctx.models.describe` gives the name. */
+  describe?(): ProviderDescription
+}
+
+/**
+ * What a provider says about itself, so that a person can tell whether work goes to a paid, remote model
+ * or stays offline, and why. Never holds a secret: a host, not the base URL; a variable's name, not its value.
+ */
+export interface ProviderDescription {
+  /** One line, e.g. `deepseek at api.deepseek.com, key from DEEPSEEK_API_KEY`, or `scripted (offline)`. */
+  summary: string
+  /** Requests never leave the process: no network, no cost (the scripted provider). */
+  offline: boolean
+  /** The host (and port) requests go to. */
+  host?: string
+  /** The environment variable the API key was read from, when it came from the environment. */
+  keyEnv?: string
+}
+
+/** A provider plugin that is loaded but registered nothing, and what would switch it on. */
+export interface ProviderStandby {
+  /** The name it would register. */
+  name: string
+  /** Why it is off, e.g. `DEEPSEEK_API_KEY is unset`. */
+  reason: string
+  /** Environment variables that, exported before start, switch on a real provider of this kind. */
+  enableWith: string[]
 }
 
 export interface ModelService {
@@ -58,6 +85,12 @@ export interface ModelService {
   list(): string[]
   /** The first registered name of `preferences`, or undefined. */
   pick(preferences: readonly string[]): string | undefined
+  /** What the provider registered as `name` says about itself (its name when it says nothing); undefined when none is. */
+  describe(name: string): ProviderDescription | undefined
+  /** Records a provider that is configured but off (an effect, like `register`); names need not be unique. */
+  standby(name: string, standby: Omit<ProviderStandby, 'name'>): () => void
+  /** The providers recorded as off, in the order they were recorded. */
+  standbys(): ProviderStandby[]
 }
 
 // The scripted provider (tests and the offline demo).

@@ -51,6 +51,39 @@ describe('ctx.models', () => {
     expect(root.models.list()).toContain('fake')
   })
 
+  it('describes a provider by what it says about itself, or by its name', async () => {
+    await root.plugin(model, {})
+    const remote: ModelProvider = { ...fake(), describe: () => ({ summary: 'acme at api.acme.test', offline: false, host: 'api.acme.test' }) }
+    root.models.register('acme', remote)
+    root.models.register('plain', fake())
+    expect(root.models.describe('scripted')).toEqual({ summary: 'scripted answers replayed in-process (offline)', offline: true })
+    expect(root.models.describe('acme')).toEqual({ summary: 'acme at api.acme.test', offline: false, host: 'api.acme.test' })
+    expect(root.models.describe('plain')).toEqual({ summary: 'plain', offline: false })
+    expect(root.models.describe('absent')).toBeUndefined()
+  })
+
+  it('keeps the providers that are off with what switches them on, until their plugin is unloaded', async () => {
+    await root.plugin(model, {})
+    const fiber = await root.plugin({
+      name: 'off',
+      inject: ['models'],
+      apply: (ctx: Context) => {
+        ctx.models.standby('acme', { reason: 'ACME_API_KEY is unset', enableWith: ['ACME_API_KEY'] })
+      },
+    })
+    const dispose = root.models.standby('acme', { reason: 'a second entry', enableWith: ['ACME_API_KEY', 'OTHER_KEY'] })
+    expect(root.models.standbys()).toEqual([
+      { name: 'acme', reason: 'ACME_API_KEY is unset', enableWith: ['ACME_API_KEY'] },
+      { name: 'acme', reason: 'a second entry', enableWith: ['ACME_API_KEY', 'OTHER_KEY'] },
+    ])
+    // Standing by registers nothing.
+    expect(root.models.list()).toEqual(['scripted'])
+    await fiber.dispose()
+    expect(root.models.standbys().map((item) => item.reason)).toEqual(['a second entry'])
+    dispose()
+    expect(root.models.standbys()).toEqual([])
+  })
+
   it('refuses duplicate names and malformed providers with clear errors', async () => {
     await root.plugin(model, {})
     expect(() => root.models.register('scripted', fake())).toThrow(/model provider "scripted" is already registered/)

@@ -192,7 +192,7 @@ export class AgentRun {
   private introduce() {
     const { agent, term } = this
     term.note(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in ${agent.session.header.cwd}`)
-    term.note(describeModel(this.app, agent))
+    term.note(describeModel(this.app.ctx.get('models'), agent.model))
     const repair = agent.session.repair
     if (repair) {
       const torn = repair.tornBytes ? `cut a torn last line (${repair.tornBytes} bytes, kept in ${repair.sideFile}), ` : ''

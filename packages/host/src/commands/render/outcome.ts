@@ -20,6 +20,19 @@ export function turnExitCode(outcome: TurnOutcome | undefined): ExitCode {
   return ExitCode.RUNTIME
 }
 
+/** How a turn ended, in words: `completed`, `cancelled (user)`, `failed: AUTH: ...`. */
+export function describeTurnOutcome(outcome: TurnOutcome | undefined): string {
+  switch (outcome?.kind) {
+    case 'completed': return 'completed'
+    case 'aborted': return `cancelled (${outcome.cause})`
+    case 'error': return `failed: ${outcome.code}: ${outcome.message}`
+    case 'max-tokens': return 'stopped at the output token limit'
+    case 'disposed': return 'ended by shutdown'
+    case 'interrupted': return 'interrupted (the process stopped; repaired on the next open)'
+    default: return `ended: ${(outcome as { kind?: string } | undefined)?.kind ?? 'unknown'}`
+  }
+}
+
 /** Help text shared by the agent commands. */
 export const EXIT_CODE_HELP = `
 Exit codes:

@@ -6,6 +6,7 @@ import type { ToolResult } from '@goalkeeper/tools'
 import { summarizeChanges } from '@goalkeeper/loader'
 import type { App } from '../../app.ts'
 import { describeActivation, describeGoalChange } from '../render/goal-text.ts'
+import { describeTurnOutcome } from '../render/outcome.ts'
 import { oneLine, shortArguments } from '../render/text.ts'
 import type { Terminal } from './terminal.ts'
 
@@ -78,8 +79,8 @@ export class LiveView {
     add(ctx.on('agent/turn-end', (agent: Agent, turn: number, outcome: TurnOutcome) => {
       if (!this.mine(agent)) return
       term.endStream()
-      const ending = describeEnding(outcome)
-      if (ending) term.progress(`turn ${turn} ${ending}`)
+      // A normal completion is no news, and an error has its own line from agent/error.
+      if (outcome.kind !== 'completed' && outcome.kind !== 'error') term.progress(`turn ${turn} ${describeTurnOutcome(outcome)}`)
     }))
     add(ctx.on('agent/error', (agent: Agent, turn: number | undefined, error: AgentErrorInfo) => {
       if (this.mine(agent)) term.progress(`error${turn === undefined ? '' : ` in turn ${turn}`}: ${error.code}: ${oneLine(error.message, 200)}`)
@@ -110,20 +111,6 @@ export class LiveView {
     } catch {
       return undefined
     }
-  }
-}
-
-/** How a turn ended, for anything but a normal completion (errors are shown by `agent/error`). */
-function describeEnding(outcome: TurnOutcome): string | undefined {
-  switch (outcome.kind) {
-    case 'completed':
-    case 'error':
-      return undefined
-    case 'aborted': return `cancelled (${outcome.cause})`
-    case 'max-tokens': return 'stopped at the output token limit'
-    case 'disposed': return 'ended: the agent was shut down'
-    case 'interrupted': return 'ended: interrupted by a restart'
-    default: return `ended: ${(outcome as { kind: string }).kind}`
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Goal, GoalChange } from '@goalkeeper/goal'
-import type { CoreRecordData, SessionRecord, TurnOutcome, UserMessage } from '@goalkeeper/session'
+import type { CoreRecordData, SessionRecord, UserMessage } from '@goalkeeper/session'
 import { describeGoalChange } from '../render/goal-text.ts'
+import { describeTurnOutcome } from '../render/outcome.ts'
 import { excerpt, oneLine, shortArguments } from '../render/text.ts'
 
 export interface TranscriptOptions {
@@ -24,6 +25,7 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   const lines: string[] = []
   const queued = new Map<string, UserMessage>()
   const settled = new Set<string>()
+  const objectives = new Objectives()
   for (const record of records) {
     const data = record.data as any
     switch (record.type) {
@@ -40,7 +42,7 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
       case 'input/rejected': {
         settled.add(data.messageId)
         const what = record.type === 'input/cancelled' ? 'cancelled' : 'rejected'
-        lines.push(`  input ${what} (${data.reason}): ${describeMessage(queued.get(data.messageId), { full: false }) || data.messageId}`)
+        lines.push(`  input ${what} (${data.reason}): ${describeMessage(queued.get(data.messageId), { full: false }, objectives) || data.messageId}`)
         break
       }
       case 'turn/start':
@@ -48,7 +50,7 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
         break
       case 'user/message':
         settled.add(data.id)
-        lines.push(indent(describeMessage(data, options), '  '))
+        lines.push(indent(describeMessage(data, options, objectives), '  '))
         break
       case 'assistant/message':
         if (data.text?.trim()) lines.push(indent(`assistant: ${data.text.trim()}`, '  '))
@@ -63,9 +65,10 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
         break
       }
       case 'turn/end':
-        lines.push(`  turn ${data.turn} ${describeOutcome(data.outcome)}`)
+        lines.push(`  turn ${data.turn} ${describeTurnOutcome(data.outcome)}`)
         break
       case 'goal/change':
+        objectives.add(data.goal)
         lines.push(`  ${describeGoalChange({ op: data.op, seq: record.seq, goal: (data.goal ?? undefined) as Goal | undefined, previous: undefined } as GoalChange)}`)
         break
       case 'step/start':
@@ -76,32 +79,37 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
     }
   }
   const waiting = [...queued.values()].filter((message) => !settled.has(message.id))
-  if (waiting.length) lines.push('', 'waiting in the inbox (runs on resume):', ...waiting.map((message) => `  ${describeMessage(message, { full: false })}`))
+  if (waiting.length) lines.push('', 'waiting in the inbox (runs on resume):', ...waiting.map((message) => `  ${describeMessage(message, { full: false }, objectives)}`))
   return lines
 }
 
+/**
+ * The objective of every goal revision, from the goal snapshots of the `goal/change` records read so far:
+ * a goal round names its goal and revision, and the objective is what that revision said.
+ */
+class Objectives {
+  private byRevision = new Map<string, string>()
+
+  add(goal: Pick<Goal, 'id' | 'revision' | 'objective'> | null | undefined): void {
+    if (goal && typeof goal.objective === 'string') this.byRevision.set(`${goal.id}@${goal.revision}`, goal.objective)
+  }
+
+  of(source: { goalId: string; revision: number }): string | undefined {
+    return this.byRevision.get(`${source.goalId}@${source.revision}`)
+  }
+}
+
 /** A user message with its source: goal rounds show their round and, shortened, only the objective. */
-function describeMessage(message: UserMessage | undefined, options: TranscriptOptions): string {
+function describeMessage(message: UserMessage | undefined, options: TranscriptOptions, objectives: Objectives): string {
   if (!message) return ''
   const text = textOf(message).trim()
   const source = message.source
   if (source?.kind === 'goal') {
     if (options.full) return `goal round ${source.round}:\n${text}`
-    const objective = /^Objective: (.*)$/m.exec(text)?.[1]
-    return `goal round ${source.round}${objective ? ` (objective ${oneLine(objective, 100)})` : ''}`
+    const objective = objectives.of(source)
+    // Quoted as the round prompt quotes it, so that a multi-line objective stays on one line.
+    return `goal round ${source.round}${objective ? ` (objective ${oneLine(JSON.stringify(objective), 100)})` : ''}`
   }
   if (source?.kind === 'plugin') return `[${source.name}] ${options.full ? text : oneLine(text, 200)}`
   return `user: ${text}`
-}
-
-function describeOutcome(outcome: TurnOutcome | undefined): string {
-  switch (outcome?.kind) {
-    case 'completed': return 'completed'
-    case 'aborted': return `cancelled (${outcome.cause})`
-    case 'error': return `failed: ${outcome.code}: ${outcome.message}`
-    case 'max-tokens': return 'stopped at the output token limit'
-    case 'disposed': return 'ended by shutdown'
-    case 'interrupted': return 'interrupted (the process stopped; repaired on the next open)'
-    default: return `ended: ${(outcome as { kind?: string } | undefined)?.kind ?? 'unknown'}`
-  }
 }

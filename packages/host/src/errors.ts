@@ -31,3 +31,38 @@ export function asHostError(error: unknown): unknown {
   const hint = code === 'NO_MODEL' ? 'load a model provider in cordis.yml' : undefined
   return new HostError(describeError(error), { exitCode, hint, cause: error })
 }
+
+/** What the CLI says about a failure: what is wrong, what to do about it, and the exit code. */
+export interface Failure {
+  message: string
+  hint: string | undefined
+  exitCode: number
+}
+
+/** A thrown value as the CLI reports it: a HostError as it is, anything else as an unexpected error (exit 70). */
+export function failureOf(error: unknown): Failure {
+  if (error instanceof HostError) return { message: error.message, hint: error.hint, exitCode: error.exitCode }
+  return { message: `unexpected error: ${describeError(error)}`, hint: 'run with --log-level debug for the stack trace', exitCode: ExitCode.RUNTIME }
+}
+
+/**
+ * A command line commander refused, from its text (`error: unknown command 'rn'\n(Did you mean run?)`):
+ * one line, and a hint with the suggestion that names the right help.
+ */
+export function usageFailureOf(text: string, help: string): Failure {
+  const [first = '', ...rest] = text.replace(/^error: /, '').trim().split('\n')
+  // Commander appends an InvalidArgumentError's text after "is invalid. ".
+  const message = first.trim().replace(/ is invalid\. /, ' is invalid: ').replace(/\.$/, '')
+  const suggestion = /\(Did you mean (.+?)\?\)/.exec(rest.join(' '))?.[1]
+  return { message, hint: `${suggestion ? `did you mean ${suggestion}? ` : ''}see ${help}`, exitCode: ExitCode.USAGE }
+}
+
+/** The one stderr line of a failure: `goalkeeper: <message> (hint: <hint>)`. */
+export function failureLine(failure: Pick<Failure, 'message' | 'hint'>): string {
+  return `goalkeeper: ${failure.message}${failure.hint ? ` (hint: ${failure.hint})` : ''}\n`
+}
+
+/** The failure as the one JSON line of `--json` output. */
+export function failureJson(failure: Failure) {
+  return { type: 'error', message: failure.message, hint: failure.hint, exitCode: failure.exitCode }
+}

@@ -7,7 +7,7 @@ import { type App, type StartAppOptions, startApp } from './app.ts'
 import type { CliIO, CommandContext, CommandDefinition, GlobalOptions } from './command.ts'
 import { commands } from './commands/index.ts'
 import { DEFAULT_LOG_LEVEL, LogLevel, parseLogLevel } from './console-exporter.ts'
-import { describeError, HostError } from './errors.ts'
+import { describeError, type Failure, failureJson, failureLine, failureOf, HostError, usageFailureOf } from './errors.ts'
 import { ExitCode } from './exit-codes.ts'
 import { programName } from './invocation.ts'
 import { redact } from './redact.ts'
@@ -31,15 +31,15 @@ export async function runCli(argv: string[], io: CliIO = process, definitions: C
   const apps: App[] = []
   let exitCode: number = ExitCode.OK
   let globals: GlobalOptions | undefined
-  let usageError: UsageError | undefined
-  const onUsageError = (error: UsageError) => {
-    usageError = error
-    io.stderr.write(redact(`goalkeeper: ${error.message} (hint: ${error.hint})\n`))
+  let usageError: Failure | undefined
+  const onUsageError = (failure: Failure) => {
+    usageError = failure
+    io.stderr.write(redact(failureLine(failure)))
   }
   const program = createProgram(await readVersion(), io, onUsageError)
   for (const definition of definitions) {
     const command = program.command(definition.name, { isDefault: definition.isDefault }).description(definition.description)
-    command.configureOutput({ outputError: (text) => onUsageError(usageErrorOf(text, `${programName()} ${definition.name} --help`)) })
+    command.configureOutput({ outputError: (text) => onUsageError(usageFailureOf(text, `${programName()} ${definition.name} --help`)) })
     definition.configure?.(command)
     command.action(async (...params: unknown[]) => {
       globals = resolveGlobals(program.opts<RawGlobals>(), program.getOptionValueSource('config') !== 'default')
@@ -65,22 +65,7 @@ export async function runCli(argv: string[], io: CliIO = process, definitions: C
   return exitCode
 }
 
-/** A command line commander refused, as one line and a hint. */
-interface UsageError {
-  message: string
-  hint: string
-}
-
-/** Commander's text (`error: unknown command 'rn'\n(Did you mean run?)`) as one line and a hint that names the right help. */
-function usageErrorOf(text: string, help: string): UsageError {
-  const [first = '', ...rest] = text.replace(/^error: /, '').trim().split('\n')
-  // Commander appends an InvalidArgumentError's text after "is invalid. ".
-  const message = first.trim().replace(/ is invalid\. /, ' is invalid: ').replace(/\.$/, '')
-  const suggestion = /\(Did you mean (.+?)\?\)/.exec(rest.join(' '))?.[1]
-  return { message, hint: `${suggestion ? `did you mean ${suggestion}? ` : ''}see ${help}` }
-}
-
-function createProgram(version: string, io: CliIO, onUsageError: (error: UsageError) => void): Command {
+function createProgram(version: string, io: CliIO, onUsageError: (failure: Failure) => void): Command {
   return new Command('goalkeeper')
     .description('Pursue goals with a coding agent composed of Cordis plugins (cordis.yml).')
     .usage('[global options] <command>')
@@ -102,7 +87,7 @@ Exit codes: 0 done (goal complete), 2 goal blocked, 3 paused or cancelled, 4 out
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
-      outputError: (text) => onUsageError(usageErrorOf(text, `${programName()} --help`)),
+      outputError: (text) => onUsageError(usageFailureOf(text, `${programName()} --help`)),
     })
 }
 
@@ -150,11 +135,11 @@ function createContext(globals: GlobalOptions, io: CliIO, apps: App[]): CommandC
 }
 
 /** Help and version end with 0; a refused command line has already been printed as one line. */
-function reportUsageError(error: CommanderError, io: CliIO, json: boolean, usage: UsageError | undefined): number {
+function reportUsageError(error: CommanderError, io: CliIO, json: boolean, usage: Failure | undefined): number {
   if (error.exitCode === 0) return ExitCode.OK
   // With no command at all commander prints the help instead of an error line.
-  const { message, hint } = usage ?? { message: 'no command given', hint: `see ${programName()} --help` }
-  if (json) io.stdout.write(redact(`${JSON.stringify({ type: 'error', message, hint, exitCode: ExitCode.USAGE })}\n`))
+  const failure = usage ?? { message: 'no command given', hint: `see ${programName()} --help`, exitCode: ExitCode.USAGE }
+  if (json) io.stdout.write(redact(`${JSON.stringify(failureJson(failure))}\n`))
   return ExitCode.USAGE
 }
 
@@ -172,12 +157,9 @@ function missingConfig(globals: GlobalOptions): HostError {
 
 /** Prints one line (plus the stack at debug level) and returns the exit code for it. */
 function reportError(error: unknown, io: CliIO, globals: GlobalOptions | undefined, json: boolean): number {
-  const known = error instanceof HostError
-  const exitCode = known ? error.exitCode : ExitCode.RUNTIME
-  const hint = known ? error.hint : 'run with --log-level debug for the stack trace'
-  const message = known ? error.message : `unexpected error: ${describeError(error)}`
-  io.stderr.write(redact(`goalkeeper: ${message}${hint ? ` (hint: ${hint})` : ''}\n`))
+  const failure = failureOf(error)
+  io.stderr.write(redact(failureLine(failure)))
   if (globals?.logLevel === LogLevel.debug && error instanceof Error && error.stack) io.stderr.write(redact(`${error.stack}\n`))
-  if (json) io.stdout.write(redact(`${JSON.stringify({ type: 'error', message, hint, exitCode })}\n`))
-  return exitCode
+  if (json) io.stdout.write(redact(`${JSON.stringify(failureJson(failure))}\n`))
+  return failure.exitCode
 }

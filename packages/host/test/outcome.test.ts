@@ -1,0 +1,98 @@
+// How runs end, in words and in exit codes: the renderers of render/outcome.ts and render/goal-text.ts.
+import type { Goal, GoalState } from '@goalkeeper/goal'
+import type { TurnOutcome } from '@goalkeeper/session'
+import { describe, expect, it } from 'vitest'
+import { ExitCode } from '../src/exit-codes.ts'
+import { describeActivation, describeGoalChange, goalSummary } from '../src/commands/render/goal-text.ts'
+import { describeTurnOutcome, goalExitCode, turnExitCode } from '../src/commands/render/outcome.ts'
+
+const goal = (changes: Partial<GoalState> = {}): GoalState => ({
+  id: 'g1',
+  objective: 'Summarise the workspace',
+  phase: 'active',
+  activation: 'armed',
+  revision: 3,
+  maxGoalRounds: 5,
+  roundsStarted: 2,
+  createdAt: 1,
+  updatedAt: 2,
+  ...changes,
+})
+
+const blocked = (code: string, message = 'it needs access') => goal({ phase: 'blocked', blockedReason: { code, message } })
+
+describe('exit codes', () => {
+  it('maps where a goal ended: complete 0, blocked 2, out of rounds 4, stopped without an outcome 3', () => {
+    expect(goalExitCode(goal({ phase: 'complete' }))).toBe(ExitCode.OK)
+    expect(goalExitCode(blocked('needs-access'))).toBe(ExitCode.BLOCKED)
+    expect(goalExitCode(blocked('round-limit'))).toBe(ExitCode.ROUND_LIMIT)
+    expect(goalExitCode(goal({ phase: 'paused' }))).toBe(ExitCode.PAUSED)
+    expect(goalExitCode(goal({ activation: 'disarmed' }))).toBe(ExitCode.PAUSED)
+    expect(goalExitCode(undefined)).toBe(ExitCode.PAUSED)
+  })
+
+  it("maps a plain prompt's last turn: completed or none 0, cancelled 3, anything else 70", () => {
+    const cases: [TurnOutcome | undefined, number][] = [
+      [undefined, ExitCode.OK],
+      [{ kind: 'completed' }, ExitCode.OK],
+      [{ kind: 'aborted', cause: 'user' }, ExitCode.PAUSED],
+      [{ kind: 'error', code: 'AUTH', message: 'bad key' }, ExitCode.RUNTIME],
+      [{ kind: 'max-tokens' }, ExitCode.RUNTIME],
+      [{ kind: 'disposed' }, ExitCode.RUNTIME],
+      [{ kind: 'interrupted' }, ExitCode.RUNTIME],
+    ]
+    for (const [outcome, code] of cases) expect(turnExitCode(outcome), JSON.stringify(outcome)).toBe(code)
+  })
+
+  it('keeps the published values', () => {
+    expect(ExitCode).toEqual({ OK: 0, BLOCKED: 2, PAUSED: 3, ROUND_LIMIT: 4, USAGE: 64, RUNTIME: 70, INTERRUPTED: 130 })
+  })
+})
+
+describe('outcome text', () => {
+  it('words every turn outcome, an unknown kind included', () => {
+    expect([
+      { kind: 'completed' },
+      { kind: 'aborted', cause: 'policy' },
+      { kind: 'error', code: 'RATE_LIMIT', message: 'slow down' },
+      { kind: 'max-tokens' },
+      { kind: 'disposed' },
+      { kind: 'interrupted' },
+      { kind: 'future-kind' } as unknown as TurnOutcome,
+      undefined,
+    ].map((outcome) => describeTurnOutcome(outcome as TurnOutcome | undefined))).toEqual([
+      'completed',
+      'cancelled (policy)',
+      'failed: RATE_LIMIT: slow down',
+      'stopped at the output token limit',
+      'ended by shutdown',
+      'interrupted (the process stopped; repaired on the next open)',
+      'ended: future-kind',
+      'ended: unknown',
+    ])
+  })
+
+  it('summarises the goal at the end of a run', () => {
+    expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3 }))).toBe('Goal complete after 3/5 rounds: "Summarise the workspace"')
+    expect(goalSummary(goal({ phase: 'paused' }))).toBe('Goal paused after 2/5 rounds: "Summarise the workspace"')
+    expect(goalSummary(blocked('needs-access'))).toBe('Goal blocked (needs-access) after 2/5 rounds: "Summarise the workspace"\nit needs access')
+    expect(goalSummary(blocked('round-limit', ''))).toBe('Goal out of rounds after 2/5 rounds: "Summarise the workspace"')
+    expect(goalSummary(goal({ activation: 'disarmed' }))).toBe('Goal active (disarmed) after 2/5 rounds: "Summarise the workspace"')
+    expect(goalSummary(undefined)).toBe('No goal: it was cleared.')
+    expect(goalSummary(goal({ objective: `${'x'.repeat(300)}\nmore` }))).toBe(`Goal active (armed) after 2/5 rounds: "${'x'.repeat(199)}…"`)
+  })
+
+  it('gives one progress line per goal change, and activation only while the goal is active', () => {
+    const change = (op: string, after: Goal | undefined) => describeGoalChange({ op: op as never, seq: 9, goal: after, previous: undefined })
+    expect(change('create', goal({ maxGoalRounds: 1 }))).toBe('goal set: "Summarise the workspace" (at most 1 round)')
+    expect(change('edit', goal({ phase: 'paused' }))).toBe('goal edited: "Summarise the workspace" (at most 5 rounds, paused)')
+    expect(change('pause', goal())).toBe('goal paused after round 2/5')
+    expect(change('resume', goal())).toBe('goal resumed after round 2/5')
+    expect(change('complete', goal())).toBe('goal complete after round 2/5')
+    expect(change('block', blocked('needs-access', 'line one\nline two'))).toBe('goal blocked after round 2/5: needs-access: line one line two')
+    expect(change('clear', undefined)).toBe('goal cleared')
+    expect(describeActivation('armed', goal())).toBe('goal armed: rounds run automatically')
+    expect(describeActivation('disarmed', goal())).toBe('goal disarmed: no automatic rounds until it is resumed')
+    expect(describeActivation('disarmed', goal({ phase: 'paused' }))).toBeUndefined()
+  })
+})

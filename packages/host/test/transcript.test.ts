@@ -1,0 +1,137 @@
+// `goalkeeper show` as a function of the records: the transcript rendered without a CLI or a session file.
+import type { Goal } from '@goalkeeper/goal'
+import type { SessionRecord, UserMessage } from '@goalkeeper/session'
+import { describe, expect, it } from 'vitest'
+import { renderTranscript } from '../src/commands/show/transcript.ts'
+
+// Local time, so that the transcript's clock reads 21:14:05 in every time zone.
+const AT = new Date(2026, 10, 29, 21, 14, 5).getTime()
+const CREATED = Date.UTC(2026, 10, 29, 20, 0, 0)
+
+function log(...entries: [type: string, data: unknown][]): SessionRecord[] {
+  return entries.map(([type, data], seq) => ({ seq, at: AT, type, data }))
+}
+
+const header = { version: 1, id: '20261129-2114-k3v9qa', createdAt: CREATED, cwd: '/work/app' }
+
+const goal = (changes: Partial<Goal> = {}): Goal => ({
+  id: 'g1',
+  objective: 'Summarise the workspace',
+  phase: 'active',
+  revision: 1,
+  maxGoalRounds: 5,
+  roundsStarted: 0,
+  createdAt: CREATED,
+  updatedAt: CREATED,
+  ...changes,
+})
+
+const text = (value: string) => [{ type: 'text' as const, text: value }]
+const human = (id: string, value: string): UserMessage => ({ id, content: text(value), source: { kind: 'human' } })
+const round = (id: string, revision: number, number: number, prompt: string): UserMessage => ({
+  id,
+  content: text(prompt),
+  source: { kind: 'goal', goalId: 'g1', revision, round: number },
+})
+
+describe('renderTranscript', () => {
+  it('renders turns, messages, tool calls and results, goal changes and outcomes', () => {
+    const records = log(
+      ['session/header', header],
+      ['input/queued', { message: human('m1', 'list the files') }],
+      ['turn/start', { turn: 1 }],
+      ['user/message', human('m1', 'list the files')],
+      ['step/start', { turn: 1, step: 1 }],
+      ['assistant/message', { turn: 1, step: 1, text: 'Looking.', toolCalls: [] }],
+      ['tool/call', { turn: 1, step: 1, callId: 'c1', name: 'list_files', arguments: '{ "path": "." }' }],
+      ['tool/result', { turn: 1, step: 1, callId: 'c1', ok: true, content: 'README.md\nsrc/' }],
+      ['tool/call', { turn: 1, step: 1, callId: 'c2', name: 'read_file', arguments: '{"path":"gone.md"}' }],
+      ['tool/result', { turn: 1, step: 1, callId: 'c2', ok: false, content: 'no such file', error: { code: 'NOT_FOUND', message: 'no such file' } }],
+      ['step/end', { turn: 1, step: 1 }],
+      ['assistant/message', { turn: 1, step: 2, text: '  Two entries.\nREADME.md and src/.  ', toolCalls: [] }],
+      ['turn/end', { turn: 1, outcome: { kind: 'completed' } }],
+      ['goal/change', { op: 'create', goal: goal() }],
+      ['turn/start', { turn: 2 }],
+      ['turn/end', { turn: 2, outcome: { kind: 'error', code: 'AUTH', message: 'bad key' } }],
+      ['custom/thing', { note: 'from a plugin' }],
+    )
+    expect(renderTranscript(records, { full: false })).toEqual([
+      'session 20261129-2114-k3v9qa, started 2026-11-29T20:00:00.000Z in /work/app',
+      '',
+      'turn 1  21:14:05',
+      '  user: list the files',
+      '  assistant: Looking.',
+      '  tool list_files {"path":"."}',
+      '    -> README.md',
+      '       src/',
+      '  tool read_file {"path":"gone.md"}',
+      '    !! NOT_FOUND: no such file',
+      '  assistant: Two entries.\n  README.md and src/.',
+      '  turn 1 completed',
+      '  goal set: "Summarise the workspace" (at most 5 rounds)',
+      '',
+      'turn 2  21:14:05',
+      '  turn 2 failed: AUTH: bad key',
+      '  [custom/thing] {"note":"from a plugin"}',
+    ])
+  })
+
+  it("names a goal round's objective from the goal records of its revision, not from the prompt text", () => {
+    const prompt = '<goal_round>\nObjective: "what the prompt says"\nRound: 1/5\n</goal_round>'
+    const records = log(
+      ['session/header', { ...header, parent: { id: '20261128-0900-aaaaaa', seq: 12 } }],
+      ['goal/change', { op: 'create', goal: goal() }],
+      ['turn/start', { turn: 1 }],
+      ['user/message', round('r1', 1, 1, prompt)],
+      ['turn/end', { turn: 1, outcome: { kind: 'aborted', cause: 'user' } }],
+      ['goal/change', { op: 'edit', goal: goal({ revision: 2, objective: 'Write NOTES.md\nand read it back', roundsStarted: 1 }) }],
+      ['turn/start', { turn: 2 }],
+      ['user/message', round('r2', 2, 2, prompt)],
+      ['turn/end', { turn: 2, outcome: { kind: 'max-tokens' } }],
+      // A round of a revision the log never recorded: no objective to show.
+      ['input/queued', { message: round('r3', 7, 3, prompt) }],
+      ['input/cancelled', { messageId: 'r3', reason: 'stale' }],
+      ['input/queued', { message: round('r4', 2, 3, prompt) }],
+    )
+    expect(renderTranscript(records, { full: false })).toEqual([
+      'session 20261129-2114-k3v9qa, started 2026-11-29T20:00:00.000Z in /work/app, forked from 20261128-0900-aaaaaa at seq 12',
+      '  goal set: "Summarise the workspace" (at most 5 rounds)',
+      '',
+      'turn 1  21:14:05',
+      '  goal round 1 (objective "Summarise the workspace")',
+      '  turn 1 cancelled (user)',
+      '  goal edited: "Write NOTES.md and read it back" (at most 5 rounds, active)',
+      '',
+      'turn 2  21:14:05',
+      '  goal round 2 (objective "Write NOTES.md\\nand read it back")',
+      '  turn 2 stopped at the output token limit',
+      '  input cancelled (stale): goal round 3',
+      '',
+      'waiting in the inbox (runs on resume):',
+      '  goal round 3 (objective "Write NOTES.md\\nand read it back")',
+    ])
+  })
+
+  it('with full, shows round prompts, plugin messages and tool results whole', () => {
+    const long = Array.from({ length: 10 }, (_, index) => `line ${index + 1}`).join('\n')
+    const records = log(
+      ['goal/change', { op: 'create', goal: goal() }],
+      ['turn/start', { turn: 1 }],
+      ['user/message', round('r1', 1, 1, 'Round prompt\nsecond line')],
+      ['user/message', { id: 'p1', content: text('stop repeating\nthat call'), source: { kind: 'plugin', name: 'loop-guard' } }],
+      ['tool/call', { turn: 1, step: 1, callId: 'c1', name: 'run', arguments: '{"command":"ls"}' }],
+      ['tool/result', { turn: 1, step: 1, callId: 'c1', ok: true, content: long }],
+    )
+    const full = renderTranscript(records, { full: true })
+    expect(full.slice(3)).toEqual([
+      '  goal round 1:\n  Round prompt\n  second line',
+      '  [loop-guard] stop repeating\n  that call',
+      '  tool run {"command":"ls"}',
+      '    -> line 1',
+      ...Array.from({ length: 9 }, (_, index) => `       line ${index + 2}`),
+    ])
+    const short = renderTranscript(records, { full: false })
+    expect(short.slice(3, 5)).toEqual(['  goal round 1 (objective "Summarise the workspace")', '  [loop-guard] stop repeating that call'])
+    expect(short.at(-1)).toBe('       [… 29 more characters]')
+  })
+})

@@ -10,29 +10,41 @@ import { atTarget, openDirectory } from '../packages/workspace-tools/src/walk.ts
 import { openRegularFile } from '../packages/workspace-tools/src/checked-io.ts'
 import { descriptorPaths } from '../packages/workspace-tools/src/proc-fd.ts'
 
-const ROUNDS = 5
-const CALLS = 1000
+// Many short alternating rounds: on a shared machine the load shifts within seconds, and both sides
+// should see the same mix of it.
+const ROUNDS = 31
+const CALLS = 200
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
-/** Microseconds per call of `call`, over CALLS sequential calls. */
-async function perCall(call: () => Promise<unknown>): Promise<number> {
+interface Cost { wall: number; cpu: number }
+
+/**
+ * Microseconds per call of `call`, over CALLS sequential calls: elapsed, and CPU time of the whole
+ * process (the main thread and the thread pool that runs the fs calls), which other load on the
+ * machine disturbs much less than elapsed time.
+ */
+async function perCall(call: () => Promise<unknown>): Promise<Cost> {
   const start = process.hrtime.bigint()
+  const cpu = process.cpuUsage()
   for (let i = 0; i < CALLS; i++) await call()
-  return Number(process.hrtime.bigint() - start) / 1e3 / CALLS
+  const used = process.cpuUsage(cpu)
+  return { wall: Number(process.hrtime.bigint() - start) / 1e3 / CALLS, cpu: (used.user + used.system) / CALLS }
 }
 
 async function compare(label: string, before: () => Promise<unknown>, after: () => Promise<unknown>) {
   await perCall(before)
   await perCall(after) // warm-up: JIT and the dentry cache should favour neither side
-  const befores: number[] = []
-  const afters: number[] = []
+  const befores: Cost[] = []
+  const afters: Cost[] = []
   for (let round = 0; round < ROUNDS; round++) {
     befores.push(await perCall(before))
     afters.push(await perCall(after))
   }
-  const row = { label, before: median(befores), after: median(afters) }
-  console.log(`${label.padEnd(40)} check only ${row.before.toFixed(0).padStart(6)} us   check + walk ${row.after.toFixed(0).padStart(6)} us   ratio ${(row.after / row.before).toFixed(2)}x`)
+  const side = (costs: Cost[]) => ({ wall: median(costs.map((c) => c.wall)), cpu: median(costs.map((c) => c.cpu)) })
+  const row = { label, before: side(befores), after: side(afters) }
+  const figure = (key: keyof Cost) => `${row.before[key].toFixed(0).padStart(5)} -> ${row.after[key].toFixed(0).padStart(5)} us (${(row.after[key] / row.before[key]).toFixed(2)}x)`
+  console.log(`${label.padEnd(40)} cpu ${figure('cpu')}   elapsed ${figure('wall')}`)
   return row
 }
 
@@ -65,7 +77,7 @@ export async function run() {
     await fs.mkdir(path.join(dir, path.dirname(deep)), { recursive: true })
     for (const file of [shallow, deep]) await fs.writeFile(path.join(dir, file), 'hello\n')
 
-    console.log(`path walk (median of ${ROUNDS} alternating rounds of ${CALLS} calls; descriptor paths: ${descriptorPaths() ? 'yes' : 'no, fallback'})`)
+    console.log(`path walk: check only -> check + walk, per call (median of ${ROUNDS} alternating rounds of ${CALLS} calls; descriptor paths: ${descriptorPaths() ? 'yes' : 'no, fallback'})`)
     const rows = [
       await compare('resolve a file in the root', () => resolveInside(dir, shallow), async () => {
         await atTarget(await resolveInside(dir, shallow), async () => undefined)

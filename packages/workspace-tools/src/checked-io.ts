@@ -3,17 +3,19 @@ import { open, type FileHandle } from 'node:fs/promises'
 import { WorkspaceError, fsError } from './errors.ts'
 
 /**
- * Reads never block on a FIFO (O_NONBLOCK), and no open follows a symbolic link at the last
- * component (O_NOFOLLOW): the path was resolved and checked just before, so a link found there now
- * was swapped in since, by another process, and may point outside the root.
+ * `where` names the entry relative to its directory's descriptor (see walk.ts), which closes the
+ * race for every directory on the way; the open closes it for the last component. Reads never
+ * block on a FIFO (O_NONBLOCK), and no open follows a symbolic link there (O_NOFOLLOW): the path was
+ * resolved and checked just before, so a link found now was swapped in since, by another process,
+ * and may point outside the root.
  */
 const READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 const UPDATE = constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK
 const REPLACE = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
-export async function openChecked(real: string, shown: string, mode: 'read' | 'update' | 'replace'): Promise<FileHandle> {
+export async function openChecked(where: string, shown: string, mode: 'read' | 'update' | 'replace'): Promise<FileHandle> {
   try {
-    return await open(real, mode === 'read' ? READ : mode === 'update' ? UPDATE : REPLACE, 0o666)
+    return await open(where, mode === 'read' ? READ : mode === 'update' ? UPDATE : REPLACE, 0o666)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
       throw new WorkspaceError('PATH_OUTSIDE_ROOT', `"${shown}" became a symbolic link after it was checked; it was not followed.`)
@@ -22,9 +24,9 @@ export async function openChecked(real: string, shown: string, mode: 'read' | 'u
   }
 }
 
-/** Opens `real` and checks through the handle (not the path, which may change) that it is a regular file. */
-export async function openRegularFile(real: string, shown: string, mode: 'read' | 'update') {
-  const handle = await openChecked(real, shown, mode)
+/** Opens `where` and checks through the handle (not the path, which may change) that it is a regular file. */
+export async function openRegularFile(where: string, shown: string, mode: 'read' | 'update') {
+  const handle = await openChecked(where, shown, mode)
   try {
     const info = await handle.stat()
     if (info.isDirectory()) throw new WorkspaceError('IS_A_DIRECTORY', `"${shown}" is a directory; use list_dir to see its contents.`)
@@ -43,9 +45,9 @@ export async function overwrite(handle: FileHandle, content: string) {
   for (let offset = 0; offset < bytes.length;) offset += (await handle.write(bytes, offset, bytes.length - offset, offset)).bytesWritten
 }
 
-/** Replaces the whole content of `real` (created if missing), refusing anything but a regular file. */
-export async function replaceFile(real: string, shown: string, content: string) {
-  const handle = await openChecked(real, shown, 'replace')
+/** Replaces the whole content of `where` (created if missing), refusing anything but a regular file. */
+export async function replaceFile(where: string, shown: string, content: string) {
+  const handle = await openChecked(where, shown, 'replace')
   try {
     if (!(await handle.stat()).isFile()) throw new WorkspaceError('NOT_A_FILE', `"${shown}" is not a regular file.`)
     await overwrite(handle, content)

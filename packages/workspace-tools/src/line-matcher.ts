@@ -21,12 +21,16 @@ export type Hit = [line: number, text: string]
  * process; here it costs at most the deadline, after which the worker is terminated.
  */
 export class LineMatcher {
-  private worker: Worker
+  private started?: Worker
   private deadline: number
 
-  constructor(source: string, flags: string, private timeoutMs: number, private signal: AbortSignal) {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { source, flags } })
+  constructor(private source: string, private flags: string, private timeoutMs: number, private signal: AbortSignal) {
     this.deadline = Date.now() + timeoutMs
+  }
+
+  /** Started at the first text to match: a search that finds no file to read costs no thread. */
+  private get worker(): Worker {
+    return (this.started ??= new Worker(WORKER_SOURCE, { eval: true, workerData: { source: this.source, flags: this.flags } }))
   }
 
   /** The first `limit` matching lines of `text`, numbered from 1. */
@@ -35,8 +39,8 @@ export class LineMatcher {
       const settle = (done: () => void) => {
         clearTimeout(timer)
         this.signal.removeEventListener('abort', onAbort)
-        this.worker.off('message', onMessage)
-        this.worker.off('error', onError)
+        this.started?.off('message', onMessage)
+        this.started?.off('error', onError)
         done()
       }
       const onMessage = (hits: Hit[]) => settle(() => resolve(hits))
@@ -54,7 +58,7 @@ export class LineMatcher {
   }
 
   /** Ends the worker, also while it is stuck in a match. */
-  close(): Promise<number> {
-    return this.worker.terminate()
+  async close(): Promise<void> {
+    await this.started?.terminate()
   }
 }

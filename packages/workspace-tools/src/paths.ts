@@ -53,7 +53,12 @@ export async function realpathLoose(target: string, links = 0): Promise<string> 
   const info = await lstat(target).catch(() => undefined)
   if (info?.isSymbolicLink()) {
     if (links >= MAX_LINKS) throw new WorkspaceError('PATH_LOOP', `"${path.basename(target)}" runs into a loop of symbolic links (more than ${MAX_LINKS}).`)
-    return realpathLoose(path.resolve(path.dirname(target), await readlink(target)), links + 1)
+    const link = await readlink(target).catch((error) => {
+      // EINVAL: no longer a link (another process swapped it back); resolve the path again, counted as a link.
+      if ((error as NodeJS.ErrnoException).code === 'EINVAL' || (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw error
+    })
+    return realpathLoose(link === undefined ? target : path.resolve(path.dirname(target), link), links + 1)
   }
   const parent = path.dirname(target)
   if (parent === target) return target

@@ -4,6 +4,11 @@ import { StringDecoder } from 'node:string_decoder'
 import { HeadTail } from './text.ts'
 
 export interface ShellOptions {
+  /**
+   * May be `/proc/self/fd/N` (see walk.ts): the child changes into it before `exec`, where its copy of
+   * the descriptor is still open (close-on-exec closes it only at `exec`), so the shell starts in
+   * the directory the caller holds, wherever its path leads by then.
+   */
   cwd: string
   timeoutMs: number
   signal: AbortSignal

@@ -75,6 +75,26 @@ describe('paths stay inside the root', () => {
     expect((await t.run('read_file', { path: 'alias/deep/file.txt' })).content).toBe('     1\tok')
   })
 
+  it('every tool follows links that stay inside: chains, absolute targets, a dangling one for a new file', async () => {
+    const ws = (name: string) => path.join(t.workspace, name)
+    await fs.mkdir(ws('real/sub'), { recursive: true })
+    await fs.writeFile(ws('real/sub/f.txt'), 'one\n')
+    await fs.symlink('real', ws('alias'))
+    await fs.symlink('alias/sub', ws('chain'))
+    await fs.symlink(ws('real/sub'), ws('absolute'))
+    await fs.symlink('real/sub/new.txt', ws('pending'))
+    for (const p of ['alias/sub', 'chain', 'absolute']) {
+      expect((await t.run('read_file', { path: `${p}/f.txt` })).content).toBe('     1\tone')
+      expect((await t.run('list_dir', { path: p })).content).toBe('f.txt')
+      expect((await t.run('search', { pattern: 'one', path: p })).content).toBe('real/sub/f.txt:1: one')
+      expect((await t.run('run_command', { command: 'pwd', cwd: p })).content.split('\n')[0]).toBe(ws('real/sub'))
+    }
+    expect((await t.run('edit_file', { path: 'chain/f.txt', old_string: 'one', new_string: 'two' })).ok).toBe(true)
+    expect((await t.run('write_file', { path: 'pending', content: 'new\n' })).content).toBe('Created pending (1 lines, 4 bytes).')
+    expect(await fs.readFile(ws('real/sub/new.txt'), 'utf8')).toBe('new\n')
+    expect(await fs.readFile(ws('real/sub/f.txt'), 'utf8')).toBe('two\n')
+  })
+
   it('refuses NUL bytes in paths', async () => {
     expect((await t.run('read_file', { path: 'a\u0000b' })).error?.code).toBe('INVALID_PATH')
   })

@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises'
 import type { ToolDefinition } from '@goalkeeper/tools'
 import { WorkspaceError } from '../errors.ts'
 import { openRegularFile, overwrite } from '../checked-io.ts'
+import { atTarget } from '../walk.ts'
 import { lineAt } from '../text.ts'
 import type { Workspace } from '../workspace.ts'
 
@@ -30,8 +31,9 @@ export function editFileTool(ws: Workspace): ToolDefinition<Args> {
       additionalProperties: false,
     },
     async execute(args, call) {
-      const { real, shown } = await ws.resolve(call, args.path)
-      const { handle, info } = await openRegularFile(real, shown, 'update')
+      const target = await ws.resolve(call, args.path)
+      const { shown } = target
+      const { handle, info } = await atTarget(target, (where) => openRegularFile(where, shown, 'update'))
       try {
         if (info.size > MAX_EDIT_BYTES) {
           throw new WorkspaceError('FILE_TOO_LARGE', `"${shown}" is ${info.size} bytes; edit_file handles files up to ${MAX_EDIT_BYTES / 1024 / 1024} MiB. Use run_command (e.g. sed) for larger files.`)

@@ -1,10 +1,11 @@
 import path from 'node:path'
-import { readdir, stat } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import type { Dirent } from 'node:fs'
 import type { ToolDefinition } from '@goalkeeper/tools'
-import { WorkspaceError, fsError } from '../errors.ts'
+import { fsError } from '../errors.ts'
 import { SKIPPED_DIRS, byName } from '../text.ts'
 import { checkAborted, type Workspace } from '../workspace.ts'
+import { openDirectory, type Dir } from '../walk.ts'
 
 interface Args { path?: string; depth?: number }
 
@@ -27,17 +28,18 @@ export function listDirTool(ws: Workspace): ToolDefinition<Args> {
       additionalProperties: false,
     },
     async execute(args, call) {
-      const { real, shown, isProtected } = await ws.resolve(call, args.path ?? '.')
-      const info = await stat(real).catch((error) => fsError(error, shown))
-      if (!info.isDirectory()) throw new WorkspaceError('NOT_A_DIRECTORY', `"${shown}" is a file, not a directory; use read_file to read it.`)
+      const target = await ws.resolve(call, args.path ?? '.')
+      const { shown, isProtected } = target
+      const top = await openDirectory(target, `"${shown}" is a file, not a directory; use read_file to read it.`)
       const depth = args.depth ?? 1
       const lines: string[] = []
       let capped = false
 
-      const walk = async (dir: string, prefix: string, level: number): Promise<void> => {
+      /** Lists `dir`, held open, and descends into subdirectories through it (see walk.ts), never by path. */
+      const walk = async (dir: Dir, prefix: string, level: number): Promise<void> => {
         checkAborted(call)
         // Only the requested directory must be readable; an unreadable subdirectory is marked, not fatal.
-        const entries: Dirent[] | undefined = await readdir(dir, { withFileTypes: true })
+        const entries: Dirent[] | undefined = await readdir(dir.self, { withFileTypes: true })
           .catch((error) => (level === 1 ? fsError(error, shown) : undefined))
         if (!entries) return void (lines[lines.length - 1] += ' (unreadable)')
         entries.sort((a, b) => byName(a.name, b.name))
@@ -47,14 +49,29 @@ export function listDirTool(ws: Workspace): ToolDefinition<Args> {
           if (entry.isSymbolicLink()) lines.push(`${relative}@`)
           else if (!entry.isDirectory()) lines.push(relative)
           else if (SKIPPED_DIRS.has(entry.name)) lines.push(`${relative}/ (not listed)`)
-          else if (isProtected(path.join(dir, entry.name))) lines.push(`${relative}/ (not listed: goalkeeper's session logs)`)
+          else if (isProtected(path.join(dir.real, entry.name))) lines.push(`${relative}/ (not listed: goalkeeper's session logs)`)
           else {
             lines.push(`${relative}/`)
-            if (level < depth) await walk(path.join(dir, entry.name), `${relative}/`, level + 1)
+            if (level >= depth) continue
+            // Gone, or swapped for a link, since it was read: marked like an unreadable one.
+            const sub = await dir.enter(entry.name, shown).catch(() => undefined)
+            if (!sub) {
+              lines[lines.length - 1] += ' (unreadable)'
+              continue
+            }
+            try {
+              await walk(sub, `${relative}/`, level + 1)
+            } finally {
+              await sub.close()
+            }
           }
         }
       }
-      await walk(real, '', 1)
+      try {
+        await walk(top, '', 1)
+      } finally {
+        await top.close()
+      }
       if (!lines.length) return `(${shown} is empty)`
       if (capped) lines.push(`[Listing stopped at ${cap} entries; list a subdirectory or use a smaller depth.]`)
       return lines.join('\n')

@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline'
 import type { ToolDefinition } from '@goalkeeper/tools'
 import { WorkspaceError } from '../errors.ts'
 import { openRegularFile } from '../checked-io.ts'
+import { atTarget } from '../walk.ts'
 import { SNIFF_BYTES, looksBinary } from '../text.ts'
 import type { Workspace } from '../workspace.ts'
 
@@ -27,11 +28,12 @@ export function readFileTool(ws: Workspace): ToolDefinition<Args> {
       additionalProperties: false,
     },
     async execute(args, call) {
-      const { real, shown } = await ws.resolve(call, args.path)
+      const target = await ws.resolve(call, args.path)
+      const { shown } = target
       const start = args.start_line ?? 1
       const end = args.end_line ?? Infinity
       if (end < start) throw new WorkspaceError('INVALID_RANGE', `end_line (${end}) is before start_line (${start}).`)
-      const { handle, info } = await openRegularFile(real, shown, 'read')
+      const { handle, info } = await atTarget(target, (where) => openRegularFile(where, shown, 'read'))
       try {
         if (info.size === 0) return `(empty file: ${shown})`
         const { buffer, bytesRead } = await handle.read(Buffer.alloc(Math.min(SNIFF_BYTES, info.size)), 0, Math.min(SNIFF_BYTES, info.size), 0)

@@ -1,9 +1,9 @@
-import { stat } from 'node:fs/promises'
 import type { ToolDefinition, ToolResult } from '@goalkeeper/tools'
-import { WorkspaceError, fsError } from '../errors.ts'
+import { WorkspaceError } from '../errors.ts'
 import { printable } from '../text.ts'
 import { runShell, type ShellResult } from '../process.ts'
 import { commandEnv } from '../secrets.ts'
+import { openDirectory } from '../walk.ts'
 import type { Workspace } from '../workspace.ts'
 
 interface Args { command: string; cwd?: string; timeout_ms?: number }
@@ -44,12 +44,13 @@ export function runCommandTool(ws: Workspace, running: Set<{ stop(): Promise<voi
     },
     async execute(args, call): Promise<ToolResult> {
       if (args.command.includes('\0')) throw new WorkspaceError('INVALID_COMMAND', 'The command contains a NUL character, which no shell command can hold. Remove it.')
-      const { real, shown } = await ws.resolve(call, args.cwd ?? '.')
-      const info = await stat(real).catch((error) => fsError(error, shown))
-      if (!info.isDirectory()) throw new WorkspaceError('NOT_A_DIRECTORY', `cwd "${shown}" is not a directory.`)
+      const target = await ws.resolve(call, args.cwd ?? '.')
+      const dir = await openDirectory(target, `cwd "${target.shown}" is not a directory.`)
       const timeoutMs = Math.min(args.timeout_ms ?? commandTimeoutMs, maxCommandTimeoutMs)
       const { env } = commandEnv(ws.scrubSecrets)
-      const result = await runShell(args.command, { cwd: real, timeoutMs, signal: call.signal, maxOutputChars, env, running })
+      // The shell starts in the directory the walk holds (its descriptor path), not wherever the path leads by then.
+      const result = await runShell(args.command, { cwd: dir.self, timeoutMs, signal: call.signal, maxOutputChars, env, running })
+        .finally(() => dir.close())
       const output = presentOutput(result)
       const content = `${output}${output.endsWith('\n') ? '' : '\n'}${describeEnd(result, timeoutMs)}`
       if (result.killed === 'timeout') return { ok: false, content, error: { code: 'COMMAND_TIMEOUT', message: `The command timed out after ${timeoutMs} ms.` } }

@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { readdir, stat } from 'node:fs/promises'
+import { lstat, readdir } from 'node:fs/promises'
 import type { ToolDefinition } from '@goalkeeper/tools'
 import { WorkspaceError, fsError } from '../errors.ts'
 import { openRegularFile } from '../checked-io.ts'
@@ -7,6 +7,7 @@ import { LineMatcher } from '../line-matcher.ts'
 import { globMatcher } from '../glob.ts'
 import { SKIPPED_DIRS, byName, looksBinary } from '../text.ts'
 import { checkAborted, type Workspace } from '../workspace.ts'
+import { openParent, swapped, type Dir } from '../walk.ts'
 
 interface Args { pattern: string; path?: string; glob?: string; case_sensitive?: boolean }
 
@@ -50,16 +51,16 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
           throw new WorkspaceError('INVALID_GLOB', `Invalid glob: ${(error as Error).message}.`)
         }
       }
-      const { real, shown, root, isProtected } = await ws.resolve(call, args.path ?? '.')
-      const info = await stat(real).catch((error) => fsError(error, shown))
+      const target = await ws.resolve(call, args.path ?? '.')
+      const { shown, root, isProtected } = target
       const results: string[] = []
       let files = 0
       let skippedLarge = 0
       let capped = false
 
       /** The bytes of a regular file within the size limit; anything else (swapped, unreadable, too large) is skipped. */
-      const readCandidate = async (file: string, display: string) => {
-        const opened = await openRegularFile(file, display, 'read').catch(() => undefined)
+      const readCandidate = async (dir: Dir, name: string, display: string) => {
+        const opened = await openRegularFile(dir.at(name), display, 'read').catch(() => undefined)
         if (!opened) return undefined
         try {
           if (opened.info.size <= MAX_FILE_BYTES) return await opened.handle.readFile()
@@ -71,10 +72,11 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
         }
       }
       const matcher = new LineMatcher(args.pattern, flags, ws.limits.searchTimeoutMs, call.signal)
-      const searchFile = async (file: string) => {
+      /** Files are opened through the descriptor of the directory holding them (see walk.ts). */
+      const searchFile = async (dir: Dir, name: string) => {
         checkAborted(call)
-        const display = path.relative(root, file)
-        const bytes = await readCandidate(file, display)
+        const display = path.relative(root, path.join(dir.real, name))
+        const bytes = await readCandidate(dir, name, display)
         if (!bytes || looksBinary(bytes)) return
         files += 1
         // One more than still fits, to know whether the cap cut the results.
@@ -83,26 +85,49 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
           results.push(`${display}:${line}: ${text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)}...` : text}`)
         }
       }
-      const walk = async (dir: string, relative: string): Promise<void> => {
+      const walk = async (dir: Dir, relative: string): Promise<void> => {
         checkAborted(call)
-        const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
+        const entries = await readdir(dir.self, { withFileTypes: true }).catch(() => [])
         entries.sort((a, b) => byName(a.name, b.name))
         for (const entry of entries) {
           if (capped) return
-          const full = path.join(dir, entry.name)
           const rel = relative ? `${relative}/${entry.name}` : entry.name
-          if (isProtected(full)) continue
+          if (isProtected(path.join(dir.real, entry.name))) continue
           if (entry.isDirectory()) {
-            if (!SKIPPED_DIRS.has(entry.name)) await walk(full, rel)
+            if (SKIPPED_DIRS.has(entry.name)) continue
+            // Gone, or swapped for a link, since it was read: skipped like an unreadable one.
+            const sub = await dir.enter(entry.name, shown).catch(() => undefined)
+            if (!sub) continue
+            try {
+              await walk(sub, rel)
+            } finally {
+              await sub.close()
+            }
           } else if (entry.isFile() && matches(rel)) {
-            await searchFile(full)
+            await searchFile(dir, entry.name)
           }
         }
       }
       try {
-        if (info.isDirectory()) await walk(real, '')
-        else if (!info.isFile()) throw new WorkspaceError('NOT_A_FILE', `"${shown}" is neither a regular file nor a directory.`)
-        else await searchFile(real)
+        const { dir: parent, name } = await openParent(target)
+        try {
+          const info = await lstat(parent.at(name)).catch((error) => fsError(error, shown))
+          if (info.isSymbolicLink()) throw swapped(shown, shown)
+          if (info.isDirectory()) {
+            const top = name === '.' ? parent : await parent.enter(name, shown)
+            try {
+              await walk(top, '')
+            } finally {
+              if (top !== parent) await top.close()
+            }
+          } else if (!info.isFile()) {
+            throw new WorkspaceError('NOT_A_FILE', `"${shown}" is neither a regular file nor a directory.`)
+          } else {
+            await searchFile(parent, name)
+          }
+        } finally {
+          await parent.close()
+        }
       } finally {
         await matcher.close()
       }

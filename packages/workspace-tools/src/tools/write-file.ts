@@ -1,9 +1,9 @@
-import path from 'node:path'
-import { lstat, mkdir } from 'node:fs/promises'
+import { lstat } from 'node:fs/promises'
 import type { ToolDefinition } from '@goalkeeper/tools'
-import { WorkspaceError, fsError } from '../errors.ts'
+import { WorkspaceError } from '../errors.ts'
 import { replaceFile } from '../checked-io.ts'
 import { countLines } from '../text.ts'
+import { atTarget } from '../walk.ts'
 import type { Workspace } from '../workspace.ts'
 
 interface Args { path: string; content: string }
@@ -23,11 +23,15 @@ export function writeFileTool(ws: Workspace): ToolDefinition<Args> {
       additionalProperties: false,
     },
     async execute(args, call) {
-      const { real, shown } = await ws.resolve(call, args.path)
-      const before = await lstat(real).catch(() => undefined)
-      if (before?.isDirectory()) throw new WorkspaceError('IS_A_DIRECTORY', `"${shown}" is a directory; give a file path.`)
-      await mkdir(path.dirname(real), { recursive: true }).catch((error) => fsError(error, shown))
-      await replaceFile(real, shown, args.content)
+      const target = await ws.resolve(call, args.path)
+      const { shown } = target
+      // Missing parents are made on the way down, each inside the directory the walk holds.
+      const before = await atTarget(target, async (where) => {
+        const existing = await lstat(where).catch(() => undefined)
+        if (existing?.isDirectory()) throw new WorkspaceError('IS_A_DIRECTORY', `"${shown}" is a directory; give a file path.`)
+        await replaceFile(where, shown, args.content)
+        return existing
+      }, { create: true })
       const size = Buffer.byteLength(args.content)
       return `${before ? 'Overwrote' : 'Created'} ${shown} (${countLines(args.content)} lines, ${size} bytes).`
     },

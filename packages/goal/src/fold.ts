@@ -1,8 +1,8 @@
 import type { SessionRecord } from '@goalkeeper/session'
 import { GoalError } from './errors.ts'
-import { roundViolation, type GoalSource } from './rounds.ts'
+import { roundViolation } from './rounds.ts'
 import { checkClear, transition, type MutatingOperation } from './transitions.ts'
-import type { Goal, GoalOperation } from './types.ts'
+import type { Goal, GoalOperation, GoalRound } from './types.ts'
 
 export const GOAL_CHANGE_RECORD = 'goal/change'
 
@@ -57,7 +57,7 @@ export class GoalFold {
     if ((source as { kind?: unknown } | undefined)?.kind !== 'goal') return
     const violation = roundViolation(this.goal, source)
     if (violation) throw new Error(`illegal goal round: ${violation}`)
-    this.goal = { ...this.goal!, roundsStarted: (source as GoalSource).round }
+    this.goal = { ...this.goal!, roundsStarted: (source as GoalRound).round }
   }
 
   private applyChange(data: unknown): void {

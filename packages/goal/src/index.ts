@@ -1,12 +1,12 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
-import { createRoundAdmission, createRoundLastWord } from './admission.ts'
+import { dropIllegalRoundsOnSubmit, vetoIllegalRoundOnAdmit } from './admission.ts'
 import { GoalRegistry, type GoalConfig } from './service.ts'
 
 export * from './types.ts'
 export { GoalError, isGoalError } from './errors.ts'
 export { GoalFold, foldGoal, GOAL_CHANGE_RECORD } from './fold.ts'
-export { roundViolation, isGoalSourced, type GoalSource } from './rounds.ts'
+export { roundViolation, isGoalSourced } from './rounds.ts'
 export { MAX_OBJECTIVE_LENGTH } from './validate.ts'
 export type { GoalConfig } from './service.ts'
 
@@ -20,14 +20,13 @@ export const Config = Schema.object({
 
 export const apply = (ctx: Context, config: GoalConfig) => {
   const goals = new GoalRegistry(ctx, config)
-  const admitRounds = createRoundAdmission(ctx, goals)
   ctx.effect(function* () {
     yield ctx.on('session/event', (session) => goals.observe(session))
     yield ctx.on('agent/session-start', (agent) => goals.forget(agent))
     yield ctx.on('agent/disposed', (agent) => goals.forget(agent))
     // Prepended: every listener that does not prepend runs inside this one and cannot re-add a dropped round.
-    yield ctx.on('agent/prompt-submit', admitRounds, { prepend: true })
-    yield ctx.on('agent/admit', createRoundLastWord(ctx, goals))
+    yield ctx.on('agent/prompt-submit', dropIllegalRoundsOnSubmit(ctx, goals), { prepend: true })
+    yield ctx.on('agent/admit', vetoIllegalRoundOnAdmit(ctx, goals))
     yield ctx.provide('goals', goals)
   }, 'goal')
 }

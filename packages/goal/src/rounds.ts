@@ -1,10 +1,6 @@
 import type { SessionRecord } from '@goalkeeper/session'
 import type { Goal, GoalRound } from './types.ts'
 
-export interface GoalSource extends GoalRound {
-  kind: 'goal'
-}
-
 const SOURCE_KEYS = ['goalId', 'kind', 'revision', 'round']
 
 export function isGoalSourced(message: { source?: unknown } | null | undefined): boolean {
@@ -21,20 +17,21 @@ export function roundOfTurn(records: readonly SessionRecord[], turn: number): Go
   for (const { type, data } of records.slice(start + 1)) {
     if (type === 'turn/start' || type === 'turn/end') return undefined
     if (type !== 'user/message' || !isGoalSourced(data as { source?: unknown })) continue
-    const { goalId, revision, round } = (data as { source: GoalSource }).source
+    const { goalId, revision, round } = (data as { source: GoalRound }).source
     return { goalId, revision, round }
   }
   return undefined
 }
 
 /**
- * Why a goal-sourced message is not the legal next round of `goal`, or undefined when it is.
- * Admission (which drops) and the fold (which fails loudly) share this one rule.
+ * Why a goal-sourced message is not the legal next round of `goal`, or undefined when it is: the one
+ * answer to "is this goal round legal". Admission (which drops and vetoes) and the fold (which fails
+ * loudly) share it; the round driver does not judge legality, only whether a message is its own round.
  */
 export function roundViolation(goal: Goal | undefined, source: unknown): string | undefined {
   const shapeProblem = checkSourceShape(source)
   if (shapeProblem) return shapeProblem
-  const { goalId, revision, round } = source as GoalSource
+  const { goalId, revision, round } = source as GoalRound
   if (!goal) return `it is a round of goal ${goalId} but the session has no goal`
   if (goalId !== goal.id) return `it is a round of goal ${goalId} but the current goal is ${goal.id}`
   if (revision !== goal.revision) return `it names revision ${revision} but the goal is at revision ${goal.revision}`

@@ -6,7 +6,7 @@ import { GoalError } from './errors.ts'
 import { GOAL_CHANGE_RECORD, GoalFold } from './fold.ts'
 import { roundOfTurn } from './rounds.ts'
 import { checkClear, transition, type TransitionArgs } from './transitions.ts'
-import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalChangeData, GoalOperation, GoalRef, GoalRound, GoalService, GoalState } from './types.ts'
+import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState } from './types.ts'
 import { clipBlockReason, normalizeBlockReason } from './validate.ts'
 
 export interface GoalConfig {
@@ -29,9 +29,14 @@ export class GoalRegistry implements GoalService {
   constructor(private readonly ctx: Context, private readonly config: GoalConfig) {}
 
   get(agent: AgentRef): GoalState | undefined {
-    const { tracked } = this.track(agent)
-    const goal = tracked.fold.current
-    return goal && toState(goal, tracked.activation)
+    const tracked = this.lookup(agent)
+    const goal = tracked && !tracked.fold.error ? tracked.fold.current : undefined
+    return goal && toState(goal, tracked!.activation)
+  }
+
+  health(agent: AgentRef): GoalHealth {
+    const error = this.lookup(agent)?.fold.error
+    return error ? { ok: false, error } : { ok: true }
   }
 
   create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number }): GoalState {
@@ -78,14 +83,14 @@ export class GoalRegistry implements GoalService {
   }
 
   disarm(agent: AgentRef): void {
-    const live = this.ctx.agents.get(agent?.id)
+    const live = this.live(agent)
     const tracked = live && this.tracked.get(live.id)
     if (!live || !tracked) return
     this.setActivation(live, tracked, 'disarmed')
   }
 
   roundOf(agent: AgentRef, turn: number): GoalRound | undefined {
-    const live = this.ctx.agents.get(agent?.id)
+    const live = this.live(agent)
     return live && roundOfTurn(live.session.records, turn)
   }
 
@@ -94,9 +99,8 @@ export class GoalRegistry implements GoalService {
     const checked = normalizeBlockReason(clipBlockReason(reason))
     const round = this.roundOf(agent, turn)
     if (!round) return undefined
-    const { fold } = this.track(agent).tracked
     // A corrupt log has no trustworthy live goal, so there is nothing to block (the fold already warned).
-    const live = fold.error ? undefined : fold.current
+    const live = this.get(agent)
     if (live?.id !== round.goalId || live.revision !== round.revision || live.phase !== 'active') return undefined
     return this.block(agent, { id: live.id, revision: live.revision }, checked)
   }
@@ -147,9 +151,17 @@ export class GoalRegistry implements GoalService {
     dispatchIsolated(this.ctx, 'goal/activation', agent, activation)
   }
 
+  /** For mutations: the agent must be live here. */
   private track(ref: AgentRef): { agent: Agent; tracked: Tracked } {
-    const agent = typeof ref?.id === 'string' ? this.ctx.agents.get(ref.id) : undefined
+    const agent = this.live(ref)
     if (!agent) throw new GoalError('GOAL_NO_AGENT', `No agent ${JSON.stringify(ref?.id)} is running in this process; start or resume it first.`)
+    return { agent, tracked: this.lookup(agent)! }
+  }
+
+  /** For questions: what is known about a live agent's session, caught up; undefined for an agent not live here. */
+  private lookup(ref: AgentRef): Tracked | undefined {
+    const agent = this.live(ref)
+    if (!agent) return undefined
     let tracked = this.tracked.get(agent.id)
     if (!tracked || tracked.session !== agent.session) {
       // A session this process has not followed yet starts disarmed: loading never restores authority.
@@ -157,7 +169,11 @@ export class GoalRegistry implements GoalService {
       this.tracked.set(agent.id, tracked)
     }
     this.observe(agent.session)
-    return { agent, tracked }
+    return tracked
+  }
+
+  private live(ref: AgentRef): Agent | undefined {
+    return typeof ref?.id === 'string' ? this.ctx.agents.get(ref.id) : undefined
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Agent } from '@goalkeeper/agent-loop'
+import type { GoalError } from './errors.ts'
 
 export type GoalPhase = 'active' | 'paused' | 'blocked' | 'complete'
 export type GoalActivation = 'armed' | 'disarmed'
@@ -26,7 +27,10 @@ export interface GoalState extends Goal {
   activation: GoalActivation
 }
 
-/** One goal round's identity, as the source of its admitted `user/message` names it. */
+/**
+ * One goal round's identity. The source of its `user/message` is this plus `kind: 'goal'`; the goal
+ * package, the round driver and the goal tool all name a round with this one type.
+ */
 export interface GoalRound {
   goalId: string
   revision: number
@@ -76,8 +80,20 @@ export interface AgentRef {
   readonly id: string
 }
 
+/**
+ * Whether the goal log of an agent can be trusted. A corrupt log (`GOAL_CORRUPT_LOG`, naming the first bad
+ * record's seq) makes `get` answer undefined and every mutation throw; this is where the reason is read.
+ */
+export type GoalHealth = { ok: true } | { ok: false; error: GoalError }
+
 export interface GoalService {
+  /**
+   * The current goal with its activation; undefined when the session has no goal, when its goal log is
+   * corrupt (see `health`), or when the agent is not live in this process. Never throws.
+   */
   get(agent: AgentRef): GoalState | undefined
+  /** `{ ok: false, error }` once the agent's goal log is corrupt; `{ ok: true }` otherwise (also for an agent not live here). */
+  health(agent: AgentRef): GoalHealth
   create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number }): GoalState
   edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number }): GoalState
   pause(agent: AgentRef, ref: GoalRef): GoalState

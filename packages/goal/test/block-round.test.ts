@@ -132,7 +132,7 @@ describe('ctx.goals.blockRound', () => {
     const { agent, goal } = await setup()
     await runTurn(agent)
     agent.session.append('goal/change', { op: 'pause', goal: { id: goal.id } })
-    expect(codeOf(() => h.root.goals.get(agent))).toBe('GOAL_CORRUPT_LOG')
+    expect(h.root.goals.health(agent)).toMatchObject({ ok: false, error: { code: 'GOAL_CORRUPT_LOG' } })
     expect(h.root.goals.blockRound(agent, 1, reason)).toBeUndefined()
     expect(goalChanges(agent)).toEqual(['create', 'pause'])
   })

@@ -145,14 +145,17 @@ describe('replay', () => {
 })
 
 describe('a corrupt goal log', () => {
-  it('makes get and every mutation throw, naming the seq, every time', async () => {
+  it('is reported by health, naming the seq, every time; get answers no goal and every mutation throws', async () => {
     h = await goalHarness()
     const agent = await h.createAgent()
     const goal = h.root.goals.create(agent, { objective: 'A' })
+    expect(h.root.goals.health(agent)).toEqual({ ok: true })
     const bad = agent.session.append('goal/change', { op: 'pause', goal: { ...persisted(goal), phase: 'paused', revision: 5 } })
     for (let i = 0; i < 2; i++) {
-      expect(codeOf(() => h.root.goals.get(agent))).toBe('GOAL_CORRUPT_LOG')
-      expect(() => h.root.goals.get(agent)).toThrow(`seq ${bad.seq}`)
+      const health = h.root.goals.health(agent)
+      expect(health).toMatchObject({ ok: false, error: { code: 'GOAL_CORRUPT_LOG', seq: bad.seq } })
+      expect(!health.ok && health.error.message).toContain(`seq ${bad.seq}`)
+      expect(h.root.goals.get(agent)).toBeUndefined()
     }
     expect(codeOf(() => h.root.goals.pause(agent, { id: goal.id, revision: 1 }))).toBe('GOAL_CORRUPT_LOG')
     expect(codeOf(() => h.root.goals.create(agent, { objective: 'B' }))).toBe('GOAL_CORRUPT_LOG')

@@ -167,8 +167,14 @@ describe('ctx.goals mutations', () => {
     expect(codeOf(() => goals.create(agent, { objective: 'A', maxGoalRounds: 0 }))).toBe('GOAL_INVALID_MAX_ROUNDS')
     const goal = goals.create(agent, { objective: 'A' })
     expect(codeOf(() => goals.block(agent, ref(goal), { code: 'Bad Code', message: 'x' }))).toBe('GOAL_INVALID_BLOCK_REASON')
-    expect(codeOf(() => goals.get({ id: 'no-such-agent' }))).toBe('GOAL_NO_AGENT')
+    expect(codeOf(() => goals.pause({ id: 'no-such-agent' }, ref(goal)))).toBe('GOAL_NO_AGENT')
     expect(goalRecords(agent)).toHaveLength(1)
+  })
+
+  it('answers questions about an agent not live here without throwing: no goal, nothing to report', async () => {
+    const { goals } = await setup()
+    expect(goals.get({ id: 'no-such-agent' })).toBeUndefined()
+    expect(goals.health({ id: 'no-such-agent' })).toEqual({ ok: true })
   })
 
   it('a throwing goal/changed listener is logged and the mutation stands', async () => {

@@ -23,22 +23,25 @@ const ADVICE: Record<string, string> = {
   GOAL_INVALID_TRANSITION: 'See the goal with /goal.',
 }
 
-/** Runs a parsed `/goal` command for `agent` through `ctx.goals`. A human issued it, so it needs no further authority. */
+/**
+ * Runs a parsed `/goal` command for `agent` through `ctx.goals`. A human issued it, so it needs no further
+ * authority. A corrupt goal log is the answer to every command, so it is never shown as "no goal".
+ */
 export function executeGoalCommand(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCommandResult {
+  const health = ctx.goals.health(agent)
+  if (!health.ok) return refusal(ctx, agent, health.error)
   try {
     return run(ctx, agent, command)
   } catch (error) {
-    const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'GOAL_COMMAND_FAILED'
-    const base = error instanceof Error ? error.message : String(error)
-    const advice = ADVICE[code]
-    let goal: GoalState | undefined
-    try {
-      goal = ctx.goals.get(agent)
-    } catch {
-      goal = undefined
-    }
-    return { ok: false, code, message: advice ? `${base} ${advice}` : base, goal }
+    return refusal(ctx, agent, error)
   }
+}
+
+function refusal(ctx: Context, agent: AgentRef, error: unknown): GoalCommandResult {
+  const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'GOAL_COMMAND_FAILED'
+  const base = error instanceof Error ? error.message : String(error)
+  const advice = ADVICE[code]
+  return { ok: false, code, message: advice ? `${base} ${advice}` : base, goal: ctx.goals.get(agent) }
 }
 
 function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCommandResult {

@@ -44,7 +44,7 @@ export function goalTools(ctx: Context, config: ToolGoalConfig): ToolDefinition[
     name: 'get_goal',
     description: 'Read the current goal of this session: goal_id, revision, objective, phase, rounds used and cap, and the blocker if blocked. Call it before update_goal to get goal_id and revision.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
-    execute: (_args, call) => guarded(() => ok(ctx.goals.get(call.agent))),
+    execute: (_args, call) => guarded(() => unreadable(ctx, call) ?? ok(ctx.goals.get(call.agent))),
   }
 
   const createGoal: ToolDefinition<CreateArgs> = {
@@ -93,6 +93,8 @@ export function goalTools(ctx: Context, config: ToolGoalConfig): ToolDefinition[
       additionalProperties: false,
     },
     execute: (args, call) => guarded(() => {
+      const corrupt = unreadable(ctx, call)
+      if (corrupt) return corrupt
       const live = ctx.goals.get(call.agent)
       const authority = authorityOf(call.turnSources, live)
       // Authority first: a caller without it learns nothing about its arguments or the goal.
@@ -129,6 +131,12 @@ function update(ctx: Context, call: ToolCallContext, ref: GoalRef, args: UpdateA
     // A missing reason is refused by the goal domain with its own advice.
     case 'block': return goals.block(call.agent, ref, args.reason as BlockedReason)
   }
+}
+
+/** A corrupt goal log, as a failure the model can read; it must never pass for "no goal". */
+function unreadable(ctx: Context, call: ToolCallContext): ToolResult | undefined {
+  const health = ctx.goals.health(call.agent)
+  return health.ok ? undefined : failure(health.error.code, health.error.message)
 }
 
 function ok(goal: GoalState | undefined): ToolResult {

@@ -72,6 +72,17 @@ describe('goal tools in a human turn', () => {
     expect(h.root.goals.get(agent)).toMatchObject({ revision: 1, phase: 'active' })
   })
 
+  it('a corrupt goal log is reported to the model, never read as no goal', async () => {
+    const agent = await setup()
+    const goal = h.root.goals.create(agent, { objective: 'Fix the build' })
+    agent.session.append('goal/change', { op: 'pause', goal: { id: goal.id } })
+    h.scripted.push(call('get_goal'), update(goal, 'pause'), { text: 'cannot' })
+    await turn(agent, { content: 'how is the goal?' })
+    const outcomes = toolOutcomes(h, agent)
+    expect(outcomes.map((o) => [o.name, o.ok, o.error?.code])).toEqual([['get_goal', false, 'GOAL_CORRUPT_LOG'], ['update_goal', false, 'GOAL_CORRUPT_LOG']])
+    expect(outcomes[0].content).toMatch(/goal log is corrupt at record seq \d+/)
+  })
+
   it('refusals persisted as tool results never mention activation', async () => {
     const agent = await setup()
     const goal = h.root.goals.create(agent, { objective: 'Already running' })

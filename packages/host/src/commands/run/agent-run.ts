@@ -88,14 +88,11 @@ export class AgentRun {
     return this.app.ctx.get('goals')
   }
 
-  /** The session's goal; undefined when there is none, no goal plugin, or its log is corrupt (reported once). */
+  /** The session's goal; undefined when there is none, no goal plugin, or its log is corrupt (then noted). */
   goal(): GoalState | undefined {
-    try {
-      return this.goals?.get(this.agent)
-    } catch (error) {
-      this.term.note(`cannot read the goal: ${describeError(error)}`)
-      return undefined
-    }
+    const health = this.goals?.health(this.agent)
+    if (health && !health.ok) this.term.note(`cannot read the goal: ${describeError(health.error)}`)
+    return this.goals?.get(this.agent)
   }
 
   /** Resolves once the agent is idle with an empty inbox and no goal that is active and armed (or it is gone). */

@@ -11,16 +11,11 @@ export type InterruptAction = 'cancelled' | 'paused'
 export function interruptWork(agent: Agent, goals: GoalService | undefined): InterruptAction | undefined {
   if (agent.disposed) return undefined
   if ((agent.status === 'running' || agent.queued.length) && agent.cancel('user')) return 'cancelled'
-  try {
-    const goal = goals?.get(agent)
-    if (goal?.phase === 'active' && goal.activation === 'armed') {
-      goals!.pause(agent, { id: goal.id, revision: goal.revision })
-      return 'paused'
-    }
-  } catch {
-    // A goal that cannot be read or paused leaves nothing for Ctrl-C to stop here.
-  }
-  return undefined
+  // A goal that cannot be read (a corrupt log) leaves nothing for Ctrl-C to stop here.
+  const goal = goals?.get(agent)
+  if (goal?.phase !== 'active' || goal.activation !== 'armed') return undefined
+  goals!.pause(agent, { id: goal.id, revision: goal.revision })
+  return 'paused'
 }
 
 export function describeInterrupt(action: InterruptAction): string {

@@ -106,11 +106,7 @@ export class LiveView {
   }
 
   private goal(agent: Agent) {
-    try {
-      return this.ctx.get('goals')?.get(agent)
-    } catch {
-      return undefined
-    }
+    return this.ctx.get('goals')?.get(agent)
   }
 }
 

@@ -264,6 +264,8 @@ async function runScenario(steps: Step[], outcomes: Outcome[]): Promise<void> {
 
   failNextFlush = false
   expect(violations).toEqual([])
+  // The round's life is a closed set of moves, and no driver listener may fail on the way.
+  expect(h.errors().filter((line) => / failed for agent /.test(line))).toEqual([])
   expect(quiet()).toBe(true)
   expect(agent.status).toBe('idle')
   expect(maxOutstanding).toBeLessThanOrEqual(1)

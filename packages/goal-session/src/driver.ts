@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import type { Context, Logger } from 'cordis'
 import type { Agent, AgentErrorInfo, AgentStatus, CancelReason, PromptDecision, Submission } from '@goalkeeper/agent-loop'
-import type { GoalActivation, GoalState } from '@goalkeeper/goal'
+import { isGoalSourced, type GoalActivation, type GoalState } from '@goalkeeper/goal'
 import type { Session, SessionRecord, TurnOutcome, UserMessage } from '@goalkeeper/session'
-import { admitBatch, lastWord, type AdmissionHost } from './admission.ts'
-import { describeError } from './errors.ts'
+import { describeError, errorMessage } from './errors.ts'
 import { GoalActions } from './goal-actions.ts'
 import { renderGoalRoundPrompt } from './prompt.ts'
-import { goalMoved, newReservation, type GoalRoundSource, type Reservation } from './reservation.ts'
-import { DRIVER_BLOCK_CODES, settleRound } from './settlement.ts'
+import { Round } from './round.ts'
+import { DRIVER_BLOCK_CODES, settleRound, type RoundEnd } from './settlement.ts'
+import type { DriverRound, GoalDriver } from './types.ts'
 
 interface AgentState {
   agent: Agent
-  reservation?: Reservation
+  round?: Round
   /** A `goal/changed` since the last checkpoint: flush before the next reservation. */
   checkpointOwed: boolean
   /** A scheduling pass is on the stack or awaiting its checkpoint. */
@@ -20,7 +20,7 @@ interface AgentState {
   /** Something changed while the pass ran: run it again. */
   again: boolean
   pass?: Promise<void>
-  /** Reservations in a row that ended before their turn opened, with no round or human turn in between. */
+  /** Rounds in a row that ended before their turn opened, with no round or human turn in between. */
   unadmitted: number
 }
 
@@ -30,11 +30,15 @@ interface AgentState {
  */
 const MAX_UNADMITTED = 3
 
+/** Log text for a round that was dropped before the admission fence looked at it again. */
+const DROPPED = { stale: 'it went stale', cancelled: 'it was cancelled', rejected: 'it was already refused' } as const
+
 /**
- * Turns an active, armed goal into sequential rounds in the same session (DESIGN.md section 9).
- * One instance per loaded plugin; every listener it owns is installed by `install` in one effect.
+ * Turns an active, armed goal into sequential rounds in the same session (DESIGN.md section 9). Whether a
+ * round is legal is the goal plugin's question; the driver asks only whether a goal-sourced message is its
+ * own round, unaltered and still current. One instance per loaded plugin; `install` sets up everything in one effect.
  */
-export class RoundDriver implements AdmissionHost {
+export class RoundDriver implements GoalDriver {
   readonly logger: Logger
   readonly actions: GoalActions
   closed = false
@@ -49,24 +53,29 @@ export class RoundDriver implements AdmissionHost {
     const driver = this
     const ctx = this.ctx
     ctx.effect(function* () {
-      // Prepended so the fence is the outermost admission listener and sees the final decision.
-      yield ctx.on('agent/prompt-submit', (agent: Agent, submission: Submission, next: () => Promise<PromptDecision>) => admitBatch(driver, agent, submission, next), { prepend: true })
-      yield ctx.on('agent/admit', (agent: Agent, message: UserMessage) => lastWord(driver, agent, message))
+      // Prepended after the goal plugin's listener, so the fence is the outermost one and sees the final decision.
+      yield ctx.on('agent/prompt-submit', (agent: Agent, submission: Submission, next: () => Promise<PromptDecision>) => driver.admit(agent, submission, next), { prepend: true })
+      yield ctx.on('agent/admit', (agent: Agent, message: UserMessage) => driver.vetoOnAdmit(agent, message))
       yield ctx.on('agent/queued', (agent: Agent, message: UserMessage) => driver.guarded(agent, 'agent/queued', (st) => driver.onQueued(st, message)))
-      yield ctx.on('agent/cancel-requested', (agent: Agent, reason: CancelReason) => driver.guarded(agent, 'agent/cancel-requested', (st) => driver.onCancel(st, reason)))
       yield ctx.on('agent/turn-start', (agent: Agent, turn: number, messages: UserMessage[]) => driver.guarded(agent, 'agent/turn-start', (st) => driver.onTurnStart(st, turn, messages)))
       yield ctx.on('agent/turn-end', (agent: Agent, turn: number, outcome: TurnOutcome) => driver.guarded(agent, 'agent/turn-end', (st) => driver.onTurnEnd(st, turn, outcome)))
+      yield ctx.on('agent/cancel-requested', (agent: Agent, reason: CancelReason) => driver.guarded(agent, 'agent/cancel-requested', (st) => driver.onCancel(st, reason)))
+      yield ctx.on('session/event', (session: Session, record: SessionRecord) => driver.onSessionEvent(session, record))
       yield ctx.on('agent/error', (agent: Agent, turn: number | undefined, error: AgentErrorInfo) => driver.guarded(agent, 'agent/error', (st) => driver.onError(st, turn, error)))
       yield ctx.on('agent/status', (agent: Agent, status: AgentStatus) => driver.guarded(agent, 'agent/status', (st) => driver.onStatus(st, status)))
-      yield ctx.on('agent/session-start', (agent: Agent, source: 'new' | 'resume' | 'fork') => driver.guarded(agent, 'agent/session-start', (st) => driver.onSessionStart(st, source)))
-      yield ctx.on('agent/disposed', (agent: Agent) => driver.onDisposed(agent))
       yield ctx.on('goal/changed', (agent: Agent) => driver.guarded(agent, 'goal/changed', (st) => driver.onGoalChanged(st)))
       yield ctx.on('goal/activation', (agent: Agent, activation: GoalActivation) => driver.guarded(agent, 'goal/activation', (st) => driver.onActivation(st, activation)))
-      yield ctx.on('session/event', (session: Session, record: SessionRecord) => driver.onSessionEvent(session, record))
+      yield ctx.on('agent/disposed', (agent: Agent) => driver.onDisposed(agent))
+      yield ctx.provide('goalDriver', { current: (agent: { id: string }) => driver.current(agent) } satisfies GoalDriver)
       // Runs first on unload, while every listener above is still installed.
       yield () => driver.shutdown()
     }, 'goal-session')
     this.disarmLoaded()
+  }
+
+  current(agent: { id: string }): DriverRound | undefined {
+    const round = this.states.get(agent?.id)?.round
+    return round && { ...round.identity, state: round.state.kind }
   }
 
   // --- state ---------------------------------------------------------------------------------
@@ -94,11 +103,10 @@ export class RoundDriver implements AdmissionHost {
     return st
   }
 
-  reservationOf(agent: { id: string }): Reservation | undefined {
-    return this.states.get(agent.id)?.reservation
-  }
-
-  goalOf(agent: { id: string }): GoalState | undefined {
+  /** The live goal. A corrupt goal log is not "no goal": it throws, so the listener that asked fails loudly. */
+  private goalOf(agent: Agent): GoalState | undefined {
+    const health = this.ctx.goals.health(agent)
+    if (!health.ok) throw health.error
     return this.ctx.goals.get(agent)
   }
 
@@ -113,17 +121,226 @@ export class RoundDriver implements AdmissionHost {
     }
   }
 
-  fail(agent: { id: string }, where: string, error: unknown): void {
+  private fail(agent: { id: string }, where: string, error: unknown): void {
     this.logger.error('%s failed for agent %s: %s', where, agent.id, describeError(error))
     this.actions.disarm(agent, `${where} failed`)
   }
 
-  private dropReservation(st: AgentState, res: Reservation): void {
-    if (st.reservation === res) st.reservation = undefined
-    res.release()
+  /** The driver lets go of the round: it ran its turn, or its message is gone. */
+  private finish(st: AgentState, round: Round): void {
+    if (st.round === round) st.round = undefined
+    round.leave()
   }
 
-  // --- triggers --------------------------------------------------------------------------------
+  // --- admission: only the driver's own round, unaltered and current, gets through ---------------
+
+  /**
+   * The `agent/prompt-submit` fence (DESIGN.md section 9.5), checked before `next()` and again after it,
+   * because a later hook may have edited or paused the goal. The goal plugin's listener runs inside it and
+   * drops rounds that are not legal. Human messages in the batch are never touched.
+   */
+  private async admit(agent: Agent, submission: Submission, next: () => Promise<PromptDecision>): Promise<PromptDecision> {
+    const st = this.states.get(agent.id)
+    let candidate: Round | undefined
+    try {
+      candidate = this.admitBefore(st, agent, submission)
+    } catch (error) {
+      this.fail(agent, 'admission', error)
+      submission.messages = submission.messages.filter((m) => !isGoalSourced(m))
+      candidate = undefined
+    }
+    let decision: PromptDecision
+    try {
+      decision = await next()
+    } catch (error) {
+      if (candidate) this.refuse(st!, candidate, `a later admission hook failed (${errorMessage(error)})`)
+      throw error
+    }
+    try {
+      return this.admitAfter(st, agent, candidate, decision)
+    } catch (error) {
+      this.fail(agent, 'admission', error)
+      return withoutGoalMessages(decision, undefined)
+    }
+  }
+
+  private admitBefore(st: AgentState | undefined, agent: Agent, submission: Submission): Round | undefined {
+    const round = st?.round
+    let candidate: Round | undefined
+    const kept = submission.messages.filter((message) => {
+      if (!isGoalSourced(message)) return true
+      if (!round || message.id !== round.id) {
+        this.logger.warn('dropped goal-sourced message %s of agent %s: it is not the round the driver reserved', message.id, agent.id)
+        return false
+      }
+      const why = candidate ? 'the batch holds it twice' : this.whyNotAdmissible(st!, round, message)
+      if (why) this.logger.info('dropped goal round %d of agent %s before admission: %s', round.number, agent.id, why)
+      else candidate = round
+      return !why
+    })
+    if (kept.length !== submission.messages.length) submission.messages = kept
+    candidate?.transition({ kind: 'deciding' }, 'it passed the fence')
+    return candidate
+  }
+
+  private whyNotAdmissible(st: AgentState, round: Round, message: UserMessage): string | undefined {
+    if (!round.isExactly(message)) {
+      // The round cannot run as reserved; re-reserving would meet the same tampering, so stop here.
+      this.refuse(st, round, 'its queued message no longer matches the reserved prompt')
+      return 'it differs from the reserved prompt'
+    }
+    return this.dropIfStale(st, round)
+  }
+
+  private admitAfter(st: AgentState | undefined, agent: Agent, candidate: Round | undefined, decision: PromptDecision): PromptDecision {
+    if (!candidate) return withoutGoalMessages(decision, undefined)
+    const stale = this.dropIfStale(st!, candidate)
+    if (stale) {
+      this.logger.info('dropped goal round %d of agent %s after admission hooks: %s', candidate.number, agent.id, stale)
+      return withoutGoalMessages(decision, undefined)
+    }
+    if (!isSubmit(decision) || !decision.messages.some((m) => m?.id === candidate.id)) {
+      const why = decision?.kind === 'reject'
+        ? `a later admission hook rejected the batch (${String(decision.reason)})`
+        : isSubmit(decision) ? 'a later admission hook dropped it' : 'a later admission hook returned no valid decision'
+      this.refuse(st!, candidate, why)
+      return isSubmit(decision) ? withoutGoalMessages(decision, undefined) : decision
+    }
+    candidate.transition({ kind: 'admitted' }, 'it is in the final decision')
+    return withoutGoalMessages(decision, candidate.id)
+  }
+
+  /**
+   * `agent/admit`, in the tick the turn opens (the loop appends the turn's records right after it): a
+   * goal-sourced message opens a turn only as the round the fence admitted, still current. This closes the
+   * microtasks between the fence and the turn, and holds when a listener outside the fence put a dropped
+   * message back into the decision. The reasons are recorded in `input/rejected`.
+   */
+  private vetoOnAdmit(agent: Agent, message: UserMessage): string | undefined {
+    if (!isGoalSourced(message)) return
+    try {
+      const st = this.states.get(agent.id)
+      const round = st?.round
+      if (!round || !round.isExactly(message)) {
+        this.logger.warn('vetoed goal-sourced message %s of agent %s: it is not the round the driver reserved', message.id, agent.id)
+        return 'unreserved-goal-round'
+      }
+      const stale = round.state.kind === 'admitted' ? this.dropIfStale(st!, round) : 'the fence did not admit it'
+      if (!stale) return
+      this.logger.info('vetoed goal round %d of agent %s as its turn opened: %s', round.number, agent.id, stale)
+      return 'stale-goal-round'
+    } catch (error) {
+      this.fail(agent, 'agent/admit', error)
+      return 'stale-goal-round'
+    }
+  }
+
+  /** Why the round may no longer run, dropping it (no round used); undefined while it is current. */
+  private dropIfStale(st: AgentState, round: Round): string | undefined {
+    if (round.state.kind === 'dropped') return DROPPED[round.state.why]
+    const why = this.closed ? 'the round driver is unloading' : round.goalMoved(this.goalOf(st.agent))
+    if (why) round.transition({ kind: 'dropped', why: 'stale' }, why)
+    return why
+  }
+
+  // --- the round's messages and turn -----------------------------------------------------------
+
+  private onQueued(st: AgentState, message: UserMessage): void {
+    const round = st.round
+    // The id is chosen before `send`, so even the event fired inside it tells the round from a copy.
+    if (!round || message.id === round.id || !['sending', 'queued', 'deciding'].includes(round.state.kind)) return
+    // Human precedence: input that arrives while the round waits runs first; the round is reserved again after it.
+    round.transition({ kind: 'dropped', why: 'stale' }, 'other input was queued')
+  }
+
+  private onSessionEvent(session: Session, record: SessionRecord): void {
+    if (record.type !== 'input/rejected' && record.type !== 'input/cancelled') return
+    const round = this.states.get(session.id)?.round
+    if (!round || round.turn !== undefined || (record.data as { messageId?: unknown } | undefined)?.messageId !== round.id) return
+    this.guarded(session, 'session/event', (st) => this.endUnadmitted(st, round))
+  }
+
+  private onTurnStart(st: AgentState, turn: number, messages: UserMessage[]): void {
+    const round = st.round
+    // A human turn is someone at work, not a stuck driver: the streak starts again after it.
+    if (messages.some((m) => m.source?.kind === 'human' || m.id === round?.id)) st.unadmitted = 0
+    if (!round || !messages.some((m) => m.id === round.id)) return
+    round.transition({ kind: 'running', turn }, `turn ${turn} opened`)
+    this.logger.info('goal round %d/%d of agent %s started (turn %d)', round.number, round.max, st.agent.id, turn)
+  }
+
+  private onTurnEnd(st: AgentState, turn: number, outcome: TurnOutcome): void {
+    const round = st.round
+    if (!round || round.turn !== turn) return
+    if (round.state.kind === 'running') round.transition({ kind: 'ended', turn, outcome }, `turn ${turn} ended ${outcome?.kind}`)
+    round.leave()
+  }
+
+  /** Its message left the inbox without opening a turn: rejected, cancelled, or gone by idle. */
+  private endUnadmitted(st: AgentState, round: Round): void {
+    if (st.round !== round) return
+    this.finish(st, round)
+    if (round.state.kind === 'admitted') this.refuse(st, round, 'its turn never opened')
+    if (++st.unadmitted >= MAX_UNADMITTED && isRunnable(this.goalOf(st.agent))) {
+      this.logger.error('goal rounds of agent %s were dropped %d times in a row before their turn opened; automatic rounds stop until a resume', st.agent.id, MAX_UNADMITTED)
+      this.actions.disarm(st.agent, 'its rounds never got admitted')
+      return
+    }
+    this.schedule(st)
+  }
+
+  // --- settlement: every way a round ends goes through `settle` ---------------------------------
+
+  private onCancel(st: AgentState, reason: CancelReason): void {
+    if (this.closed) return
+    const round = st.round
+    if (!round?.can('cancelled')) return this.actions.disarm(st.agent, `other work was cancelled (${reason})`)
+    // Settled now, before the loop clears the inbox; the turn's `aborted` outcome is then not a second verdict.
+    round.transition({ kind: 'dropped', why: 'cancelled', turn: round.turn }, `cancel (${reason})`)
+    this.settle(st, round, { kind: 'cancelled', reason })
+  }
+
+  /** A round the driver held current did not get in: block, never retry. */
+  private refuse(st: AgentState, round: Round, why: string): void {
+    if (!round.can('rejected')) return
+    round.transition({ kind: 'dropped', why: 'rejected' }, why)
+    this.settle(st, round, { kind: 'refused', why })
+  }
+
+  private onError(st: AgentState, turn: number | undefined, error: AgentErrorInfo): void {
+    if (error?.code !== 'FLUSH_FAILED') return
+    // Whatever turn it belongs to: the log may not hold what the goal state says, so stop. A round's
+    // settlement at idle then finds the goal disarmed and leaves it so.
+    this.actions.disarm(st.agent, `the session flush after turn ${turn} failed`)
+  }
+
+  private onStatus(st: AgentState, status: AgentStatus): void {
+    if (status !== 'idle') return
+    const round = st.round
+    if (round?.turn !== undefined) {
+      // The outcome, the post-turn flush and any cancel are all known now.
+      this.finish(st, round)
+      // A cancelled round was settled when the cancel came.
+      if (round.state.kind !== 'dropped') this.settle(st, round, { kind: 'turn', outcome: round.state.kind === 'ended' ? round.state.outcome : undefined })
+    } else if (round && round.state.kind !== 'sending' && !st.agent.queued.some((m) => m.id === round.id)) {
+      this.endUnadmitted(st, round)
+    }
+    this.schedule(st)
+  }
+
+  private settle(st: AgentState, round: Round, end: RoundEnd): void {
+    const agent = st.agent
+    const action = settleRound(end, { round: round.number, moved: round.goalMoved(this.goalOf(agent)) })
+    switch (action.kind) {
+      case 'continue': return
+      case 'stand': return void this.logger.info('goal round of agent %s: %s', agent.id, action.why)
+      case 'pause': return this.actions.pause(agent, round.ref, action.why)
+      case 'block': return this.actions.block(agent, round.ref, action.reason)
+      case 'disarm': return this.actions.disarm(agent, action.why)
+    }
+  }
+
+  // --- triggers and scheduling -------------------------------------------------------------------
 
   private onGoalChanged(st: AgentState): void {
     st.checkpointOwed = true
@@ -136,142 +353,6 @@ export class RoundDriver implements AdmissionHost {
     st.unadmitted = 0
     this.schedule(st)
   }
-
-  private onStatus(st: AgentState, status: AgentStatus): void {
-    if (status !== 'idle') return
-    const res = st.reservation
-    if (res) {
-      if (res.turn !== undefined) this.settle(st, res)
-      else if (res.phase !== 'sending' && !st.agent.queued.some((m) => m.id === res.id)) this.endUnadmitted(st, res)
-    }
-    this.schedule(st)
-  }
-
-  private onQueued(st: AgentState, message: UserMessage): void {
-    const res = st.reservation
-    // The id is chosen before `send`, so even the event fired inside it tells the reservation from a copy.
-    if (!res || res.phase === 'admitted' || message.id === res.id) return
-    // Human precedence: input that arrives while the round waits runs first; the round is re-reserved after it.
-    res.stale = true
-    this.logger.debug('goal round %d of agent %s is stale: other input was queued', res.source.round, st.agent.id)
-  }
-
-  private onSessionEvent(session: Session, record: SessionRecord): void {
-    if (record.type !== 'input/rejected' && record.type !== 'input/cancelled') return
-    const st = this.states.get(session.id)
-    const res = st?.reservation
-    if (!st || !res || res.turn !== undefined) return
-    if ((record.data as { messageId?: unknown } | undefined)?.messageId !== res.id) return
-    try {
-      this.endUnadmitted(st, res)
-    } catch (error) {
-      this.fail(st.agent, 'session/event', error)
-    }
-  }
-
-  private onSessionStart(st: AgentState, source: 'new' | 'resume' | 'fork'): void {
-    // The goal package loads sessions disarmed; this keeps the rule even if a goal were armed early.
-    if (source !== 'new') this.actions.disarm(st.agent, `session ${source}`)
-  }
-
-  private onDisposed(agentLike: { id: string }): void {
-    const st = this.states.get(agentLike.id)
-    if (!st) return
-    this.states.delete(agentLike.id)
-    // Activation is process-local and goes with the agent; the goal package forgets it too.
-    if (st.reservation) this.dropReservation(st, st.reservation)
-  }
-
-  // --- round bookkeeping ---------------------------------------------------------------------------
-
-  private onTurnStart(st: AgentState, turn: number, messages: UserMessage[]): void {
-    const res = st.reservation
-    // A human turn is someone at work, not a stuck driver: the streak starts again after it.
-    if (messages.some((m) => m.source?.kind === 'human' || m.id === res?.id)) st.unadmitted = 0
-    if (!res || !messages.some((m) => m.id === res.id)) return
-    res.turn = turn
-    this.logger.info('goal round %d/%s of agent %s started (turn %d)', res.source.round, this.goalOf(st.agent)?.maxGoalRounds ?? '?', st.agent.id, turn)
-  }
-
-  private onTurnEnd(st: AgentState, turn: number, outcome: TurnOutcome): void {
-    const res = st.reservation
-    if (!res || res.turn !== turn) return
-    res.outcome = outcome
-    res.release()
-  }
-
-  private onError(st: AgentState, turn: number | undefined, error: AgentErrorInfo): void {
-    if (error?.code !== 'FLUSH_FAILED') return
-    // Whatever turn it belongs to: the log may not hold what the goal state says, so stop. A round's
-    // settlement at idle then finds the goal disarmed and leaves it so.
-    this.actions.disarm(st.agent, `the session flush after turn ${turn} failed`)
-  }
-
-  private onCancel(st: AgentState, reason: CancelReason): void {
-    if (this.closed) return
-    const res = st.reservation
-    if (res && !res.cancelled && res.outcome === undefined) {
-      res.cancelled = true
-      const goal = this.goalOf(st.agent)
-      if (!goalMoved(goal, res.source)) {
-        this.actions.pause(st.agent, { id: res.source.goalId, revision: res.source.revision }, `round ${res.source.round} was cancelled (${reason})`)
-      } else {
-        // A policy stop changed the goal before cancelling; anything else still stops automatic work.
-        this.actions.disarm(st.agent, `round ${res.source.round} was cancelled (${reason})`)
-      }
-      return
-    }
-    this.actions.disarm(st.agent, `other work was cancelled (${reason})`)
-  }
-
-  /** A reservation that will never open a turn: rejected, cancelled, or dropped at admission. */
-  private endUnadmitted(st: AgentState, res: Reservation): void {
-    if (st.reservation !== res) return
-    this.dropReservation(st, res)
-    if (res.phase === 'admitted' && !res.cancelled && !res.stale && !res.rejected) {
-      this.rejectValidRound(st.agent, res, 'its turn never opened')
-    }
-    if (++st.unadmitted >= MAX_UNADMITTED && isRunnable(this.goalOf(st.agent))) {
-      this.logger.error('goal rounds of agent %s were dropped %d times in a row before their turn opened; automatic rounds stop until a resume', st.agent.id, MAX_UNADMITTED)
-      this.actions.disarm(st.agent, 'its rounds never got admitted')
-      return
-    }
-    this.schedule(st)
-  }
-
-  /** The fence admitted a legal round and it still did not run: block, never retry. */
-  rejectValidRound(agent: Agent, res: Reservation, why: string): void {
-    if (res.rejected || res.cancelled) return
-    res.rejected = true
-    const moved = goalMoved(this.goalOf(agent), res.source)
-    if (moved) {
-      this.logger.info('goal round %d of agent %s was not admitted (%s); %s', res.source.round, agent.id, why, moved)
-      return
-    }
-    this.actions.block(agent, { id: res.source.goalId, revision: res.source.revision }, {
-      code: DRIVER_BLOCK_CODES.promptRejected,
-      message: `Goal round ${res.source.round} was not admitted: ${why}.`,
-    })
-  }
-
-  /** At idle after the round's turn: the outcome, the post-turn flush and any cancel are all known. */
-  private settle(st: AgentState, res: Reservation): void {
-    this.dropReservation(st, res)
-    if (res.cancelled || res.rejected) return
-    const agent = st.agent
-    const action = settleRound(res.outcome)
-    if (action.kind === 'disarm') return this.actions.disarm(agent, action.why)
-    const moved = goalMoved(this.goalOf(agent), res.source)
-    if (moved) {
-      this.logger.debug('goal round %d of agent %s ended; %s, so that change stands', res.source.round, agent.id, moved)
-      return
-    }
-    const ref = { id: res.source.goalId, revision: res.source.revision }
-    if (action.kind === 'pause') this.actions.pause(agent, ref, `round ${res.source.round} was aborted`)
-    else if (action.kind === 'block') this.actions.block(agent, ref, action.reason)
-  }
-
-  // --- scheduling ------------------------------------------------------------------------------
 
   private schedule(st: AgentState): void {
     if (this.closed) return
@@ -317,40 +398,43 @@ export class RoundDriver implements AdmissionHost {
   private ready(st: AgentState): GoalState | undefined {
     const agent = st.agent
     if (this.closed || agent.disposed || agent.status !== 'idle' || agent.turn !== undefined) return
-    if (st.reservation || agent.queued.length > 0) return
+    if (st.round || agent.queued.length > 0) return
     const goal = this.goalOf(agent)
     return isRunnable(goal) ? goal : undefined
   }
 
   private startRound(st: AgentState, goal: GoalState): void {
     const agent = st.agent
-    const ref = { id: goal.id, revision: goal.revision }
     if (goal.roundsStarted >= goal.maxGoalRounds) {
-      this.actions.block(agent, ref, {
+      this.actions.block(agent, { id: goal.id, revision: goal.revision }, {
         code: DRIVER_BLOCK_CODES.roundLimit,
         message: `The goal used all ${goal.maxGoalRounds} rounds without being completed.`,
       })
       return
     }
-    const round = goal.roundsStarted + 1
-    const source: GoalRoundSource = { kind: 'goal', goalId: goal.id, revision: goal.revision, round }
-    const res = newReservation(randomUUID(), source, [{ type: 'text', text: renderGoalRoundPrompt(goal, round) }])
-    st.reservation = res
+    const number = goal.roundsStarted + 1
+    const round = new Round(randomUUID(), { goalId: goal.id, revision: goal.revision, round: number }, goal.maxGoalRounds, renderGoalRoundPrompt(goal, number), agent.id, this.logger)
+    st.round = round
     try {
-      agent.send({ id: res.id, content: res.content.map((b) => ({ ...b })), source: { ...source } })
+      agent.send(round.message())
     } catch (error) {
-      this.dropReservation(st, res)
-      this.logger.error('queueing goal round %d of agent %s failed: %s', round, agent.id, describeError(error))
-      this.actions.block(agent, ref, { code: DRIVER_BLOCK_CODES.queueFailed, message: `Queueing goal round ${round} failed.` })
-      return
+      this.finish(st, round)
+      this.logger.error('queueing goal round %d of agent %s failed: %s', number, agent.id, describeError(error))
+      return this.settle(st, round, { kind: 'send-failed' })
     }
-    // A listener of `agent/queued` may have cancelled it inside `send`.
-    if (st.reservation !== res) return
-    res.phase = 'queued'
-    this.logger.debug('goal round %d of agent %s reserved', round, agent.id)
+    // A listener of `agent/queued` may have made it stale or cancelled it inside `send`.
+    if (round.state.kind === 'sending') round.transition({ kind: 'queued' }, 'reserved and queued')
   }
 
   // --- lifecycle ------------------------------------------------------------------------------
+
+  private onDisposed(agentLike: { id: string }): void {
+    const st = this.states.get(agentLike.id)
+    if (!st) return
+    this.states.delete(agentLike.id)
+    // Activation is process-local and goes with the agent; the goal package forgets it too.
+    if (st.round) this.finish(st, st.round)
+  }
 
   /** A goal that was armed before the driver existed never runs without a fresh human resume. */
   private disarmLoaded(): void {
@@ -363,7 +447,7 @@ export class RoundDriver implements AdmissionHost {
     for (const agent of agents) this.actions.disarm(agent, 'the round driver was loaded')
   }
 
-  /** Close admission, disarm, cancel an admitted round, wait for quiescence; listeners go after this. */
+  /** Close admission, disarm, cancel a running round, wait for quiescence; listeners go after this. */
   private async shutdown(): Promise<void> {
     this.closed = true
     const states = [...this.states.values()]
@@ -378,18 +462,18 @@ export class RoundDriver implements AdmissionHost {
     const settleAgents: Agent[] = []
     for (const st of states) {
       if (st.pass) waits.push(st.pass)
-      const res = st.reservation
-      if (!res || st.agent.disposed) continue
+      const round = st.round
+      if (!round || st.agent.disposed) continue
       // Scoped to the round's turn so queued human input survives; a round whose turn has not opened
-      // yet is vetoed by the last word, and one still waiting is dropped by the closed fence.
-      if (res.turn !== undefined && res.outcome === undefined) {
+      // yet is vetoed as it opens, and one still waiting is dropped by the closed fence.
+      if (round.state.kind === 'running') {
         try {
-          st.agent.cancel('parent', { turn: res.turn })
+          st.agent.cancel('parent', { turn: round.state.turn })
         } catch (error) {
-          this.logger.error('cancelling goal round %d of agent %s failed: %s', res.source.round, st.agent.id, describeError(error))
+          this.logger.error('cancelling goal round %d of agent %s failed: %s', round.number, st.agent.id, describeError(error))
         }
       }
-      waits.push(res.released)
+      waits.push(round.left)
       settleAgents.push(st.agent)
     }
     await Promise.allSettled(waits)
@@ -406,4 +490,16 @@ function isRunnable(goal: GoalState | undefined): goal is GoalState {
 
 function isAgent(value: { id: string }): value is Agent {
   return typeof (value as Agent).send === 'function' && typeof (value as Agent).whenIdle === 'function'
+}
+
+function isSubmit(decision: unknown): decision is Extract<PromptDecision, { kind: 'submit' }> {
+  return typeof decision === 'object' && decision !== null
+    && (decision as PromptDecision).kind === 'submit' && Array.isArray((decision as { messages?: unknown }).messages)
+}
+
+/** Goal-sourced messages other than the admitted round never leave the fence, whoever added them. */
+function withoutGoalMessages(decision: PromptDecision, keepId: string | undefined): PromptDecision {
+  if (!isSubmit(decision)) return decision
+  const messages = decision.messages.filter((m) => !isGoalSourced(m) || m.id === keepId)
+  return messages.length === decision.messages.length ? decision : { ...decision, messages }
 }

@@ -31,17 +31,13 @@ export class GoalActions {
     }
   }
 
-  /** Drops automatic authority if the goal holds it; never throws. */
+  /** Drops automatic authority if the goal holds it; never throws. A corrupt goal log is reported, not read as "no goal". */
   disarm(agent: AgentLike, why: string): void {
-    try {
-      const goal = this.ctx.goals.get(agent)
-      if (!goal || goal.activation !== 'armed') return
-      this.ctx.goals.disarm(agent)
-      this.logger.info('goal %s of agent %s disarmed: %s', goal.id, agent.id, why)
-    } catch (error) {
-      // An agent the goal service no longer knows has no activation left to drop.
-      if ((error as { code?: unknown })?.code === 'GOAL_NO_AGENT') return
-      this.logger.error('disarming the goal of agent %s (%s) failed: %s', agent.id, why, describeError(error))
-    }
+    const health = this.ctx.goals.health(agent)
+    if (!health.ok) return void this.logger.error('disarming the goal of agent %s (%s) failed: %s', agent.id, why, health.error.message)
+    const goal = this.ctx.goals.get(agent)
+    if (goal?.activation !== 'armed') return
+    this.ctx.goals.disarm(agent)
+    this.logger.info('goal %s of agent %s disarmed: %s', goal.id, agent.id, why)
   }
 }

@@ -2,9 +2,10 @@ import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import { RoundDriver } from './driver.ts'
 
+export * from './types.ts'
 export { renderGoalRoundPrompt } from './prompt.ts'
-export { settleRound, DRIVER_BLOCK_CODES, type RoundSettlement } from './settlement.ts'
-export type { GoalRoundSource } from './reservation.ts'
+export { settleRound, DRIVER_BLOCK_CODES, type RoundEnd, type RoundSettlement } from './settlement.ts'
+export type { RoundState } from './round.ts'
 
 export const name = 'goal-session'
 export const inject = ['sessions', 'agents', 'goals']

@@ -1,10 +1,23 @@
 import type { TurnOutcome } from '@goalkeeper/session'
 import type { BlockedReason } from '@goalkeeper/goal'
 
-/** What the driver does with a goal round once its turn has ended (DESIGN.md section 9.7). */
+/** How a goal round came to an end. */
+export type RoundEnd =
+  /** At idle after its turn: the outcome (undefined if none was seen), with any post-turn flush failure already reported. */
+  | { kind: 'turn'; outcome: TurnOutcome | undefined }
+  /** `agent/cancel-requested` while the round was reserved, under admission or running. */
+  | { kind: 'cancelled'; reason: string }
+  /** A round the driver still held current did not get in: dropped, rejected or thrown downstream, vetoed, or altered. */
+  | { kind: 'refused'; why: string }
+  /** `agent.send` of the reservation threw. */
+  | { kind: 'send-failed' }
+
+/** What the driver does about it. */
 export type RoundSettlement =
   | { kind: 'continue' }
-  | { kind: 'pause' }
+  /** The goal moved during the round (a mutation wins): nothing to do. */
+  | { kind: 'stand'; why: string }
+  | { kind: 'pause'; why: string }
   | { kind: 'block'; reason: BlockedReason }
   | { kind: 'disarm'; why: string }
 
@@ -22,17 +35,43 @@ export const DRIVER_BLOCK_CODES = {
 const USAGE_LIMIT_CODES = new Set(['RATE_LIMIT', 'QUOTA'])
 
 /**
- * Maps a round's turn outcome to the driver's action. Cancellation is settled earlier, in
- * `agent/cancel-requested`; an `aborted` outcome that reaches this table was not announced that way
- * and is treated like a cancel, because an abort is never a reason to go on.
+ * The settlement table of DESIGN.md section 9.7, every row of it. `round` is the round's number; `moved`
+ * says why the live goal is no longer the one the round was reserved for, and is undefined while it is.
+ * A cancel always stops automatic work (pause, or disarm when the goal moved); a turn outcome or a refusal
+ * yields to a goal that moved during the round. Flush failures disarm whatever turn they belong to, so
+ * the driver handles them where they are reported, not here.
  */
-export function settleRound(outcome: TurnOutcome | undefined): RoundSettlement {
+export function settleRound(end: RoundEnd, { round, moved }: { round: number; moved?: string }): RoundSettlement {
+  switch (end.kind) {
+    case 'cancelled': {
+      const why = `round ${round} was cancelled (${end.reason})`
+      return moved ? { kind: 'disarm', why } : { kind: 'pause', why }
+    }
+    case 'refused':
+      if (moved) return { kind: 'stand', why: `round ${round} was not admitted (${end.why}); ${moved}` }
+      return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.promptRejected, message: `Goal round ${round} was not admitted: ${end.why}.` } }
+    case 'send-failed':
+      // Blocked even if the goal moved inside `send`: the block then fails, and failing blocks disarm.
+      return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.queueFailed, message: `Queueing goal round ${round} failed.` } }
+    case 'turn': {
+      const action = settleOutcome(end.outcome, round)
+      return action.kind === 'disarm' || !moved ? action : { kind: 'stand', why: `round ${round} ended; ${moved}, so that change stands` }
+    }
+  }
+}
+
+/**
+ * The turn-outcome rows. Cancellation is settled earlier, in `agent/cancel-requested`; an `aborted` outcome
+ * that reaches this table was not announced that way and is treated like a cancel, because an abort is never
+ * a reason to go on.
+ */
+function settleOutcome(outcome: TurnOutcome | undefined, round: number): RoundSettlement {
   const kind = (outcome as { kind?: unknown } | undefined)?.kind
   switch (kind) {
     case 'completed':
       return { kind: 'continue' }
     case 'aborted':
-      return { kind: 'pause' }
+      return { kind: 'pause', why: `round ${round} was aborted` }
     case 'error': {
       const { code, message } = outcome as { code?: unknown; message?: unknown }
       const text = `${String(code)}: ${typeof message === 'string' && message ? message : 'no message'}`
@@ -47,11 +86,11 @@ export function settleRound(outcome: TurnOutcome | undefined): RoundSettlement {
     case 'interrupted':
       return { kind: 'disarm', why: `the round's turn ended ${kind}` }
     default:
-      return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.unknownOutcome, message: `The goal round ended with an outcome the driver does not know (${describe(kind)}).` } }
+      return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.unknownOutcome, message: `The goal round ended with an outcome the driver does not know (${describeKind(kind)}).` } }
   }
 }
 
-function describe(kind: unknown): string {
+function describeKind(kind: unknown): string {
   if (kind === undefined) return 'none recorded'
   return JSON.stringify(kind) ?? String(kind)
 }

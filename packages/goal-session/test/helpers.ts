@@ -1,3 +1,4 @@
+import { afterEach, expect } from 'vitest'
 import type { Context } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
@@ -10,9 +11,18 @@ export interface DriverSetup {
   driver: Awaited<ReturnType<Harness['load']>>
 }
 
+const harnesses: Harness[] = []
+
+// A driver listener that fails (a move its round's life does not allow, a throw) disarms quietly; no test expects one.
+afterEach(() => {
+  const failures = harnesses.splice(0).flatMap((h) => h.errors().filter((line) => / failed for agent /.test(line)))
+  expect(failures).toEqual([])
+})
+
 /** The real stack plus goal (and tool-goal when asked) and the driver, with one agent. */
 export async function setup(options: HarnessOptions & { toolGoal?: boolean; driver?: boolean } = {}): Promise<DriverSetup> {
   const h = await createHarness(options)
+  harnesses.push(h)
   try {
     await h.load(await import('@goalkeeper/goal'), {})
     if (options.toolGoal) await h.load(await import('@goalkeeper/tool-goal'), {})

@@ -154,6 +154,25 @@ describe('lifecycle', () => {
     expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
   })
 
+  it('provides ctx.goalDriver while loaded: it names the round it holds and where it is', async () => {
+    const s = await tracked(setup())
+    const { h, agent } = s
+    expect(h.root.goalDriver.current(agent)).toBeUndefined()
+    const seen: unknown[] = []
+    h.root.on('agent/queued', (a: Agent, message: UserMessage) => {
+      if (isGoalMessage(message)) queueMicrotask(() => seen.push(h.root.goalDriver.current(a)))
+    })
+    h.root.on('agent/turn-start', (a: Agent) => seen.push(h.root.goalDriver.current(a)))
+    h.scripted.push({ text: 'round one' })
+    const goal = h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 1 })
+    await untilStopped(h.root, agent)
+    const round = { goalId: goal.id, revision: 1, round: 1 }
+    expect(seen).toEqual([{ ...round, state: 'queued' }, { ...round, state: 'running' }])
+    expect(h.root.goalDriver.current(agent)).toBeUndefined()
+    await s.driver.dispose()
+    expect(h.root.get('goalDriver')).toBeUndefined()
+  })
+
   it('a reloaded driver starts disarmed and continues after a resume', async () => {
     const s = await tracked(setup())
     const { h, agent } = s

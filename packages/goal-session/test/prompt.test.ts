@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { DRIVER_BLOCK_CODES, renderGoalRoundPrompt, settleRound } from '../src/index.ts'
+import { renderGoalRoundPrompt } from '../src/index.ts'
 
 describe('renderGoalRoundPrompt', () => {
   it('renders the round block with the JSON-quoted objective and the round counter', () => {
@@ -28,26 +28,5 @@ describe('renderGoalRoundPrompt', () => {
     const goal = { objective: 'x', maxGoalRounds: 4 }
     expect(renderGoalRoundPrompt(goal, 3)).toBe(renderGoalRoundPrompt({ ...goal }, 3))
     expect(renderGoalRoundPrompt(goal, 3)).not.toBe(renderGoalRoundPrompt(goal, 2))
-  })
-})
-
-describe('settleRound', () => {
-  it('maps each outcome to the settlement table', () => {
-    expect(settleRound({ kind: 'completed' })).toEqual({ kind: 'continue' })
-    expect(settleRound({ kind: 'aborted', cause: 'user' })).toEqual({ kind: 'pause' })
-    expect(settleRound({ kind: 'error', code: 'RATE_LIMIT', message: 'm' })).toMatchObject({ kind: 'block', reason: { code: DRIVER_BLOCK_CODES.usageLimited } })
-    expect(settleRound({ kind: 'error', code: 'QUOTA', message: 'm' })).toMatchObject({ kind: 'block', reason: { code: 'usage-limited' } })
-    expect(settleRound({ kind: 'error', code: 'MAX_STEPS', message: 'm' })).toMatchObject({ kind: 'block', reason: { code: 'turn-error' } })
-    expect(settleRound({ kind: 'max-tokens' })).toMatchObject({ kind: 'block', reason: { code: 'max-tokens' } })
-    expect(settleRound({ kind: 'disposed' })).toMatchObject({ kind: 'disarm' })
-    expect(settleRound({ kind: 'interrupted' })).toMatchObject({ kind: 'disarm' })
-    expect(settleRound({ kind: 'teleported' } as never)).toMatchObject({ kind: 'block', reason: { code: 'unknown-turn-outcome' } })
-    expect(settleRound(undefined)).toMatchObject({ kind: 'block', reason: { code: 'unknown-turn-outcome' } })
-  })
-
-  it('writes lower-kebab-case codes with a message', () => {
-    for (const code of Object.values(DRIVER_BLOCK_CODES)) expect(code).toMatch(/^[a-z]+(-[a-z]+)*$/)
-    const settled = settleRound({ kind: 'error', code: 'SERVER', message: 'bad gateway' })
-    expect(settled.kind === 'block' && settled.reason.message).toContain('bad gateway')
   })
 })

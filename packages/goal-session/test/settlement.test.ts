@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { ScriptResponse } from '@goalkeeper/model'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
+import { DRIVER_BLOCK_CODES, settleRound, type RoundEnd } from '../src/index.ts'
 import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilStopped, type DriverSetup } from './helpers.ts'
 
 let s: DriverSetup | undefined
@@ -15,6 +16,48 @@ const goalOps = (records: readonly SessionRecord[]) => recordsOf(records, 'goal/
 
 const roundStarted = (s: DriverSetup) =>
   nextEvent(s.h.root, 'agent/turn-start', (_a: Agent, _t: number, messages: UserMessage[]) => messages.some(isGoalMessage))
+
+describe('settleRound, the settlement table', () => {
+  const turn = (outcome: unknown): RoundEnd => ({ kind: 'turn', outcome: outcome as never })
+  const at = { round: 2 }
+  const moved = { round: 2, moved: 'the goal moved to revision 3' }
+
+  it('maps each turn outcome to the table', () => {
+    expect(settleRound(turn({ kind: 'completed' }), at)).toEqual({ kind: 'continue' })
+    expect(settleRound(turn({ kind: 'aborted', cause: 'user' }), at)).toMatchObject({ kind: 'pause' })
+    expect(settleRound(turn({ kind: 'error', code: 'RATE_LIMIT', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: DRIVER_BLOCK_CODES.usageLimited } })
+    expect(settleRound(turn({ kind: 'error', code: 'QUOTA', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'usage-limited' } })
+    expect(settleRound(turn({ kind: 'error', code: 'MAX_STEPS', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'turn-error' } })
+    expect(settleRound(turn({ kind: 'max-tokens' }), at)).toMatchObject({ kind: 'block', reason: { code: 'max-tokens' } })
+    expect(settleRound(turn({ kind: 'disposed' }), at)).toMatchObject({ kind: 'disarm' })
+    expect(settleRound(turn({ kind: 'interrupted' }), at)).toMatchObject({ kind: 'disarm' })
+    expect(settleRound(turn({ kind: 'teleported' }), at)).toMatchObject({ kind: 'block', reason: { code: 'unknown-turn-outcome' } })
+    expect(settleRound(turn(undefined), at)).toMatchObject({ kind: 'block', reason: { code: 'unknown-turn-outcome' } })
+  })
+
+  it('lets a goal that moved during the round stand, except where the outcome only disarms', () => {
+    for (const outcome of [{ kind: 'completed' }, { kind: 'aborted', cause: 'user' }, { kind: 'error', code: 'SERVER', message: 'm' }, { kind: 'max-tokens' }]) {
+      expect(settleRound(turn(outcome), moved)).toMatchObject({ kind: 'stand' })
+    }
+    expect(settleRound(turn({ kind: 'disposed' }), moved)).toMatchObject({ kind: 'disarm' })
+  })
+
+  it('settles the rows that are not turn outcomes', () => {
+    expect(settleRound({ kind: 'cancelled', reason: 'user' }, at)).toMatchObject({ kind: 'pause', why: expect.stringContaining('round 2 was cancelled (user)') })
+    // A cancel always stops automatic work, even of a goal that moved.
+    expect(settleRound({ kind: 'cancelled', reason: 'policy' }, moved)).toMatchObject({ kind: 'disarm' })
+    expect(settleRound({ kind: 'refused', why: 'a later admission hook dropped it' }, at))
+      .toEqual({ kind: 'block', reason: { code: 'prompt-rejected', message: 'Goal round 2 was not admitted: a later admission hook dropped it.' } })
+    expect(settleRound({ kind: 'refused', why: 'x' }, moved)).toMatchObject({ kind: 'stand' })
+    expect(settleRound({ kind: 'send-failed' }, at)).toEqual({ kind: 'block', reason: { code: 'queue-failed', message: 'Queueing goal round 2 failed.' } })
+  })
+
+  it('writes lower-kebab-case codes with a message', () => {
+    for (const code of Object.values(DRIVER_BLOCK_CODES)) expect(code).toMatch(/^[a-z]+(-[a-z]+)*$/)
+    const settled = settleRound(turn({ kind: 'error', code: 'SERVER', message: 'bad gateway' }), at)
+    expect(settled.kind === 'block' && settled.reason.message).toContain('bad gateway')
+  })
+})
 
 describe('settlement', () => {
   it('pauses the goal when its round is cancelled before admission; a resume re-arms it', async () => {

@@ -1,0 +1,113 @@
+import { isDeepStrictEqual } from 'node:util'
+import type { Logger } from 'cordis'
+import type { MessageInput } from '@goalkeeper/agent-loop'
+import type { GoalRef, GoalRound, GoalState } from '@goalkeeper/goal'
+import type { ContentBlock, TurnOutcome, UserMessage } from '@goalkeeper/session'
+
+/**
+ * Where a goal round is. Its whole life:
+ *
+ *   sending ─sent─▶ queued ─fence─▶ deciding ─in the decision─▶ admitted ─turn-start─▶ running ─turn-end─▶ ended
+ *   sending … admitted ─other input, goal moved, driver unloading─▶ dropped{stale}      uses no round
+ *   sending … running, stale, rejected ─agent/cancel-requested─▶ dropped{cancelled}     settled at once
+ *   queued … admitted, stale ─refused by a later hook, or altered─▶ dropped{rejected}    settled at once
+ *
+ * The driver lets go of the round at idle after its turn (then `ended` is settled), or when its message
+ * leaves the inbox without opening a turn (`input/rejected`, `input/cancelled`).
+ */
+export type RoundState =
+  | { kind: 'sending' }
+  | { kind: 'queued' }
+  | { kind: 'deciding' }
+  | { kind: 'admitted' }
+  | { kind: 'running'; turn: number }
+  | { kind: 'ended'; turn: number; outcome: TurnOutcome }
+  | { kind: 'dropped'; why: 'stale' | 'cancelled' | 'rejected'; turn?: number }
+
+type Step = Exclude<RoundState['kind'], 'dropped'> | Extract<RoundState, { kind: 'dropped' }>['why']
+
+/** The arrows of the life above; any other move is a driver bug. */
+const NEXT: Record<Step, readonly Step[]> = {
+  sending: ['queued', 'stale', 'cancelled'],
+  queued: ['deciding', 'stale', 'cancelled', 'rejected'],
+  deciding: ['admitted', 'stale', 'cancelled', 'rejected'],
+  admitted: ['running', 'stale', 'cancelled', 'rejected'],
+  running: ['ended', 'cancelled'],
+  ended: [],
+  stale: ['cancelled', 'rejected'],
+  rejected: ['cancelled'],
+  cancelled: [],
+}
+
+const stepOf = (state: RoundState): Step => (state.kind === 'dropped' ? state.why : state.kind)
+
+/** The one goal round an agent may have in flight: what was reserved, and where it is. */
+export class Round {
+  state: RoundState = { kind: 'sending' }
+  /** Resolves when the round has left the agent: its turn ended, or its message is gone (unload waits on it). */
+  readonly left: Promise<void>
+  readonly leave: () => void
+  private readonly content: ContentBlock[]
+
+  constructor(
+    readonly id: string,
+    readonly identity: GoalRound,
+    /** The goal's cap when reserved; same revision, so the same cap while the round is current. */
+    readonly max: number,
+    prompt: string,
+    private readonly agentId: string,
+    private readonly logger: Logger,
+  ) {
+    this.content = [{ type: 'text', text: prompt }]
+    let leave!: () => void
+    this.left = new Promise<void>((resolve) => (leave = resolve))
+    this.leave = leave
+  }
+
+  get number(): number {
+    return this.identity.round
+  }
+
+  get turn(): number | undefined {
+    return 'turn' in this.state ? this.state.turn : undefined
+  }
+
+  get ref(): GoalRef {
+    return { id: this.identity.goalId, revision: this.identity.revision }
+  }
+
+  can(step: Step): boolean {
+    return NEXT[stepOf(this.state)].includes(step)
+  }
+
+  /** Moves the round on, logged at debug level; a move the life above does not allow throws. */
+  transition(next: RoundState, because: string): void {
+    const from = stepOf(this.state)
+    const to = stepOf(next)
+    if (!NEXT[from].includes(to)) throw new Error(`goal round ${this.number} cannot go from ${from} to ${to} (${because})`)
+    this.logger.debug('goal round %d of agent %s: %s -> %s: %s', this.number, this.agentId, from, to, because)
+    this.state = next
+  }
+
+  /** What `agent.send` gets: fresh copies, so the caller's objects never are the recorded ones. */
+  message(): MessageInput {
+    return { id: this.id, content: structuredClone(this.content), source: { kind: 'goal', ...this.identity } }
+  }
+
+  /** Identity and content both equal the reservation: this is the driver's own message, unaltered. */
+  isExactly(message: UserMessage): boolean {
+    return message.id === this.id
+      && isDeepStrictEqual(message.source, { kind: 'goal', ...this.identity })
+      && isDeepStrictEqual(message.content, this.content)
+  }
+
+  /** Why the live goal is no longer the one the round was reserved for (same id and revision, active, armed). */
+  goalMoved(goal: GoalState | undefined): string | undefined {
+    if (!goal) return 'the goal was cleared'
+    if (goal.id !== this.identity.goalId) return 'the goal was replaced'
+    if (goal.revision !== this.identity.revision) return `the goal moved to revision ${goal.revision}`
+    if (goal.phase !== 'active') return `the goal is ${goal.phase}`
+    if (goal.activation !== 'armed') return 'the goal is disarmed'
+    return undefined
+  }
+}

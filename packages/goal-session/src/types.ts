@@ -1,0 +1,22 @@
+import type { GoalRound } from '@goalkeeper/goal'
+import type { RoundState } from './round.ts'
+
+/** The round a driver holds for an agent, and where it is in its life (see `RoundState`). */
+export interface DriverRound extends GoalRound {
+  state: RoundState['kind']
+}
+
+/**
+ * `ctx.goalDriver`, provided while a round driver is loaded: a host asks for the service to learn whether
+ * anything will run a goal's rounds, instead of looking for a plugin by name.
+ */
+export interface GoalDriver {
+  /** The goal round the driver holds for `agent` (reserved, under admission or running); undefined when none. */
+  current(agent: { readonly id: string }): DriverRound | undefined
+}
+
+declare module 'cordis' {
+  interface Context {
+    goalDriver: GoalDriver
+  }
+}

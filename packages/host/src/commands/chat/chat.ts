@@ -5,7 +5,6 @@ import type { Agent } from '@goalkeeper/agent-loop'
 import { defineCommand } from '../../command.ts'
 import { describeError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
-import { hasPlugin } from '../lookup/services.ts'
 import { EXIT_CODE_HELP, goalExitCode, turnExitCode } from '../render/outcome.ts'
 import { AgentRun } from '../run/agent-run.ts'
 import { describeInterrupt, interruptWork } from '../run/interrupt.ts'
@@ -104,7 +103,7 @@ class Chat {
     })
     if (this.interactive) {
       run.term.note(`chat in session ${run.agent.id}; /help lists the commands, Ctrl-D leaves`)
-      if (this.run.goals && !hasPlugin(run.app, 'goal-session')) run.term.note('no goal round driver is loaded: a goal will not run rounds by itself')
+      if (this.run.goals && !run.app.ctx.get('goalDriver')) run.term.note('no goal round driver is loaded: a goal will not run rounds by itself')
       this.showPrompt()
     }
     // Restored human inputs of a resumed session run first.

@@ -33,8 +33,3 @@ export function assertServices(app: App, globals: Pick<GlobalOptions, 'cwd' | 'c
   const list = missing.map((name) => `ctx.${name}`).join(', ')
   throw new HostError(`${purpose} needs ${list}, which ${app.report.file} does not provide`, { hint: `add the plugin that provides it; ${checkHint(globals)}` })
 }
-
-/** Whether a loaded entry runs the plugin called `name` (its exported `name`). */
-export function hasPlugin(app: App, name: string): boolean {
-  return app.loader.entries.some((entry) => entry.status === 'loaded' && entry.fiber?.name === name)
-}

@@ -5,7 +5,7 @@ import type { App } from '../../app.ts'
 import type { CommandContext } from '../../command.ts'
 import { asHostError, describeError, HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
-import { assertComposition, assertServices, hasPlugin } from '../lookup/services.ts'
+import { assertComposition, assertServices } from '../lookup/services.ts'
 import { resolveSessionId } from '../lookup/session-id.ts'
 import { cliCommand } from '../render/hints.ts'
 import { oneLine } from '../render/text.ts'
@@ -62,7 +62,7 @@ export class AgentRun {
     const app = await cli.startApp({ reportsFailedEntries: true })
     assertComposition(app, cli.globals)
     assertServices(app, cli.globals, options.goals ? ['sessions', 'agents', 'goals'] : ['sessions', 'agents'], options.purpose)
-    if (options.goals && !hasPlugin(app, 'goal-session')) {
+    if (options.goals && !app.ctx.get('goalDriver')) {
       throw new HostError(`${options.purpose} needs the goal round driver (@goalkeeper/goal-session), which ${app.report.file} does not load`, {
         hint: 'add an entry `name: \'@goalkeeper/goal-session\'` to cordis.yml',
       })
@@ -124,7 +124,7 @@ export class AgentRun {
     if (this.agent.status !== 'idle' || this.agent.queued.length) return false
     const goal = this.goal()
     // Without a round driver nothing would ever run the goal's rounds: waiting would never end.
-    return !(goal?.phase === 'active' && goal.activation === 'armed' && hasPlugin(this.app, 'goal-session'))
+    return !(goal?.phase === 'active' && goal.activation === 'armed' && this.app.ctx.get('goalDriver'))
   }
 
   /** This command's records (for a resumed session, those appended after it was opened). */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Context, Logger } from 'cordis'
 import type { Agent, AgentErrorInfo, AgentStatus, CancelReason, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import { isGoalSourced, type GoalActivation, type GoalState } from '@goalkeeper/goal'
-import type { Session, SessionRecord, TurnOutcome, UserMessage } from '@goalkeeper/session'
+import { isRecordOf, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
 import { describeError, errorMessage } from './errors.ts'
 import { GoalActions } from './goal-actions.ts'
 import { renderGoalRoundPrompt } from './prompt.ts'
@@ -254,9 +254,9 @@ export class RoundDriver implements GoalDriver {
   }
 
   private onSessionEvent(session: Session, record: SessionRecord): void {
-    if (record.type !== 'input/rejected' && record.type !== 'input/cancelled') return
+    if (!isRecordOf(record, 'input/rejected', 'input/cancelled')) return
     const round = this.states.get(session.id)?.round
-    if (!round || round.turn !== undefined || (record.data as { messageId?: unknown } | undefined)?.messageId !== round.id) return
+    if (!round || round.turn !== undefined || record.data.messageId !== round.id) return
     this.guarded(session, 'session/event', (st) => this.endUnadmitted(st, round))
   }
 

@@ -1,9 +1,10 @@
-import type { SessionRecord } from '@goalkeeper/session'
+import { isRecordOf, recordsOfTurn, type SessionRecord } from '@goalkeeper/session'
 import type { Goal, GoalRound } from './types.ts'
 
 const SOURCE_KEYS = ['goalId', 'kind', 'revision', 'round']
 
-export function isGoalSourced(message: { source?: unknown } | null | undefined): boolean {
+/** Whether a message says it is a goal round; whether it is a legal one is `roundViolation`'s question. */
+export function isGoalSourced<M extends { source?: unknown }>(message: M | null | undefined): message is M & { source: GoalRound & { kind: 'goal' } } {
   return (message?.source as { kind?: unknown } | undefined)?.kind === 'goal'
 }
 
@@ -12,12 +13,9 @@ export function isGoalSourced(message: { source?: unknown } | null | undefined):
  * records count, from its `turn/start` to its `turn/end`, so a later round never answers for it.
  */
 export function roundOfTurn(records: readonly SessionRecord[], turn: number): GoalRound | undefined {
-  const start = records.findLastIndex((record) => record.type === 'turn/start' && (record.data as { turn?: unknown } | null)?.turn === turn)
-  if (start < 0) return undefined
-  for (const { type, data } of records.slice(start + 1)) {
-    if (type === 'turn/start' || type === 'turn/end') return undefined
-    if (type !== 'user/message' || !isGoalSourced(data as { source?: unknown })) continue
-    const { goalId, revision, round } = (data as { source: GoalRound }).source
+  for (const record of recordsOfTurn(records, turn)) {
+    if (!isRecordOf(record, 'user/message') || !isGoalSourced(record.data)) continue
+    const { goalId, revision, round } = record.data.source
     return { goalId, revision, round }
   }
   return undefined

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util'
-import { dispatchIsolated } from '@goalkeeper/session'
+import { dispatchIsolated } from '@goalkeeper/kit'
 import type { UserMessage } from '@goalkeeper/session'
 import type { PromptDecision, Submission } from './types.ts'
 import type { AgentCore, PendingDecision } from './state.ts'

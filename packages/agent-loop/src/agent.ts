@@ -1,4 +1,4 @@
-import { dispatchIsolated } from '@goalkeeper/session'
+import { dispatchIsolated } from '@goalkeeper/kit'
 import type { Session, UserMessage } from '@goalkeeper/session'
 import type { AgentStatus, CancelReason, MessageInput } from './types.ts'
 import type { AgentCore, AgentSettings, LoopHost, PendingDecision } from './state.ts'

@@ -1,4 +1,4 @@
-import { dispatchIsolated } from '@goalkeeper/session'
+import { dispatchIsolated } from '@goalkeeper/kit'
 import type { Session } from '@goalkeeper/session'
 import type { Agent, AgentService, CreateAgentOptions } from './types.ts'
 import type { AgentSettings, LoopHost } from './state.ts'

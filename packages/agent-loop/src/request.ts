@@ -1,4 +1,4 @@
-import { dispatchIsolated } from '@goalkeeper/session'
+import { dispatchIsolated } from '@goalkeeper/kit'
 import type { ModelRequest } from '@goalkeeper/model'
 import type { AgentCore } from './state.ts'
 import { composeSystemPrompt } from './prompt.ts'

@@ -1,4 +1,4 @@
-import { dispatchIsolated } from '@goalkeeper/session'
+import { dispatchIsolated } from '@goalkeeper/kit'
 import type { MessageSource, TurnOutcome, UserMessage } from '@goalkeeper/session'
 import type { ModelProvider, ToolCall } from '@goalkeeper/model'
 import type { ToolResult } from '@goalkeeper/tools'

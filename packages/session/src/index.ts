@@ -6,7 +6,6 @@ import type { RepairReport, Session, SessionService } from './types.ts'
 
 export * from './records.ts'
 export * from './types.ts'
-export { dispatchIsolated } from './isolated.ts'
 
 declare module 'cordis' {
   interface Context {

@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { dispatchIsolated } from '@goalkeeper/session'
+import { dispatchIsolated } from '@goalkeeper/kit'
 import type { Agent, PolicyEscalation, PolicyVerdict, StepSummary } from '@goalkeeper/agent-loop'
 import type { GoalActivation } from '@goalkeeper/goal'
 import type { UserMessage } from '@goalkeeper/session'

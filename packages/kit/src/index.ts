@@ -1,0 +1,9 @@
+export { dispatchIsolated } from './isolated.ts'
+export { describeError } from './errors.ts'
+export { isRecord } from './record.ts'
+export { delay, nextMacrotask, type DelayOptions } from './delay.ts'
+export { clip, tail } from './text.ts'
+export {
+  createMasker, isSecretVariable, MIN_SECRET_CHARS, SECRET_NAME, secretsIn,
+  type Env, type Masker, type MaskerOptions, type Secret,
+} from './secrets.ts'

@@ -1,0 +1,118 @@
+// The one rule for what counts as a secret and how it is masked, used by every package that writes text
+// somewhere a secret must not reach: the host's terminal and log lines, model-provider errors, and what the
+// workspace tools return to the model (and so to the session file).
+
+export type Env = Readonly<Record<string, string | undefined>>
+
+/**
+ * Names of credential variables: a `_`-delimited word such as KEY or TOKEN (`GITHUB_TOKEN`,
+ * `DEEPSEEK_API_KEY`), PASSWORD and the like anywhere (`PGPASSWORD`, `DATABASE_PASSWORD`), or a `_PWD`
+ * suffix (`MYSQL_PWD`; `PWD` itself is the working directory).
+ */
+export const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|DSN|COOKIE|CREDENTIALS?)(_|$)|PASSWORD|PASSWD|PASSPHRASE|SECRET|_PWD$/i
+/** A URL carrying user info (`postgres://user:pass@host`, `https://token@host`), whatever the variable's name. */
+const CREDENTIAL_URL = /^[a-z][a-z0-9+.-]*:\/\/([^/\s@]+)@/i
+/** Shorter values from the environment are not masked: they would match ordinary text (`1`, `true`, `admin`). */
+export const MIN_SECRET_CHARS = 8
+
+/**
+ * Text shaped like a secret whatever its value: `sk-` keys (the prefix and two characters stay, to tell
+ * which key it was), the user info of a URL, and bearer tokens (8 characters or more with a digit, so
+ * prose such as "a bearer token" stays readable).
+ */
+const SHAPES: readonly [pattern: RegExp, replacement: string][] = [
+  [/\b(sk-[A-Za-z0-9_-]{2})[A-Za-z0-9_\-*.]{6,}/g, '$1***'],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1***@'],
+  [/(bearer\s+)(?=[^\s"',}]*\d)[^\s"',}]{8,}/gi, '$1***'],
+]
+
+/** A value to hide; `name` is the environment variable it came from, if any. */
+export interface Secret {
+  readonly value: string
+  readonly name?: string
+}
+
+/** Whether a variable holds a credential: by its name, or by a value that is a URL with user info. */
+export function isSecretVariable(name: string, value: string | undefined): boolean {
+  return SECRET_NAME.test(name) || (!!value && CREDENTIAL_URL.test(value))
+}
+
+/**
+ * The values worth masking in `env`: the value of every secret variable, and the user info and password
+ * of a credential URL (so `postgres://app:pw@db` hides `pw` wherever it shows up alone), when at least
+ * MIN_SECRET_CHARS long.
+ */
+export function secretsIn(env: Env): Secret[] {
+  const secrets: Secret[] = []
+  for (const [name, value] of Object.entries(env)) {
+    if (!value) continue
+    const userInfo = CREDENTIAL_URL.exec(value)?.[1]
+    if (!userInfo && !SECRET_NAME.test(name)) continue
+    const candidates = new Set([value, userInfo, userInfo?.slice(userInfo.indexOf(':') + 1)])
+    for (const candidate of candidates) {
+      if (candidate && candidate.length >= MIN_SECRET_CHARS) secrets.push({ value: candidate, name })
+    }
+  }
+  return secrets
+}
+
+/**
+ * The forms in which a secret can appear in text: as written, and escaped inside JSON output. A secret
+ * that reaches text in another encoding (base64, hex, URL-encoded) gets its form added here.
+ */
+function formsOf(value: string): string[] {
+  const escaped = JSON.stringify(value).slice(1, -1)
+  return escaped === value ? [value] : [value, escaped]
+}
+
+export interface MaskerOptions {
+  /** Where secret variables are read from (default `process.env`, read once when the masker is made). */
+  env?: Env
+  /** Other known secrets, such as a configured API key; masked whatever their length. */
+  values?: readonly string[]
+  /**
+   * Also mask text shaped like a secret whose value is not known (default true). Off where text must
+   * round-trip, such as file contents a model reads and edits.
+   */
+  shapes?: boolean
+  /** What a known secret becomes (default `***`). */
+  label?: (secret: Secret) => string
+}
+
+export interface Masker {
+  /** The known secrets, longest first. */
+  readonly secrets: readonly Secret[]
+  /** `text` with every form of every known secret, and every secret-shaped run if enabled, replaced. */
+  mask(text: string): string
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+export function createMasker(options: MaskerOptions = {}): Masker {
+  const label = options.label ?? (() => '***')
+  const shapes = options.shapes ?? true
+  const known = [...secretsIn(options.env ?? process.env), ...(options.values ?? []).filter(Boolean).map((value) => ({ value }))]
+  // Longest first, so a secret that contains another is masked whole.
+  const secrets = known.sort((a, b) => b.value.length - a.value.length)
+  const byForm = new Map<string, Secret>()
+  for (const secret of secrets) for (const form of formsOf(secret.value)) if (!byForm.has(form)) byForm.set(form, secret)
+  const forms = [...byForm.keys()].sort((a, b) => b.length - a.length)
+  const pattern = forms.length ? new RegExp(forms.map(escapeRegExp).join('|'), 'g') : undefined
+
+  const maskShapes = (text: string) => (shapes ? SHAPES.reduce((out, [regex, replacement]) => out.replace(regex, replacement), text) : text)
+
+  return {
+    secrets,
+    mask(text) {
+      if (!pattern) return maskShapes(text)
+      // One pass over the known values; shapes are looked for only between them, so a label is never masked again.
+      let out = ''
+      let last = 0
+      for (const match of text.matchAll(pattern)) {
+        out += maskShapes(text.slice(last, match.index)) + label(byForm.get(match[0])!)
+        last = match.index! + match[0].length
+      }
+      return out + maskShapes(text.slice(last))
+    },
+  }
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest'
+import { createMasker, isSecretVariable, secretsIn } from '@goalkeeper/kit'
+
+describe('the secret rule', () => {
+  it('knows credential variables by name, or by a value that is a URL with user info', () => {
+    for (const name of ['DEEPSEEK_API_KEY', 'GH_TOKEN', 'APP_SECRET', 'DATABASE_PASSWORD', 'PGPASSWORD', 'MYSQL_PWD', 'SENTRY_DSN', 'AWS_CREDENTIALS', 'KEY']) {
+      expect(isSecretVariable(name, 'value'), name).toBe(true)
+    }
+    for (const name of ['PWD', 'HOME', 'KEYBOARD', 'MONKEY', 'PATH']) expect(isSecretVariable(name, 'value'), name).toBe(false)
+    expect(isSecretVariable('DATABASE_URL', 'postgres://app:pw@db/app')).toBe(true)
+    expect(isSecretVariable('HOMEPAGE', 'https://example.com/a@b')).toBe(false)
+  })
+
+  it('collects values of at least 8 characters, and the user info and password of credential URLs', () => {
+    expect(secretsIn({ GH_TOKEN: 'ghp_abcdef', SHORT_KEY: 'abc', HOME: '/home/me' })).toEqual([{ value: 'ghp_abcdef', name: 'GH_TOKEN' }])
+    expect(secretsIn({ DB: 'postgres://app:db-secret-value@db.internal/app' }).map((s) => s.value)).toEqual([
+      'postgres://app:db-secret-value@db.internal/app', 'app:db-secret-value', 'db-secret-value',
+    ])
+  })
+})
+
+describe('createMasker', () => {
+  it('masks a DATABASE_PASSWORD value like any key or token, as written and escaped in JSON', () => {
+    const masker = createMasker({ env: { DATABASE_PASSWORD: 'hunter2hunter2', GH_TOKEN: 'ghp_a"b\\cdef', HOME: '/home/me' } })
+    expect(masker.mask('login hunter2hunter2 at /home/me')).toBe('login *** at /home/me')
+    expect(masker.mask(JSON.stringify({ token: 'ghp_a"b\\cdef' }))).toBe('{"token":"***"}')
+  })
+
+  it('masks the longest secret whole when one contains another, and names it through the label', () => {
+    const masker = createMasker({ env: { A_KEY: 'abcdefgh', B_KEY: 'abcdefgh-longer' }, label: (s) => `[redacted ${s.name}]` })
+    expect(masker.mask('abcdefgh-longer and abcdefgh')).toBe('[redacted B_KEY] and [redacted A_KEY]')
+    expect(masker.secrets.map((s) => s.name)).toEqual(['B_KEY', 'A_KEY'])
+  })
+
+  it('masks given values whatever their length, with no environment at all', () => {
+    expect(createMasker({ env: {}, values: ['k1', ''] }).mask('key k1 used')).toBe('key *** used')
+  })
+
+  it('masks secret shapes with no known value: sk- keys, URL user info, bearer tokens', () => {
+    const masker = createMasker({ env: {} })
+    expect(masker.mask('key sk-proj-QWERTYUIOPASDF is invalid')).toBe('key sk-pr*** is invalid')
+    expect(masker.mask('fetch https://user:pass@host/x failed')).toBe('fetch https://***@host/x failed')
+    expect(masker.mask('header was Bearer abc.def-123')).toBe('header was Bearer ***')
+    // Prose is not a token.
+    expect(masker.mask('send a bearer token in the header')).toBe('send a bearer token in the header')
+  })
+
+  it('does not mask a label again, and leaves shapes alone when they are turned off', () => {
+    const labelled = createMasker({ env: { API_TOKEN: 'tok-5f3a9c1e77' }, label: (s) => `[redacted ${s.name}]` })
+    expect(labelled.mask('Authorization: Bearer tok-5f3a9c1e77')).toBe('Authorization: Bearer [redacted API_TOKEN]')
+    const plain = createMasker({ env: { API_TOKEN: 'tok-5f3a9c1e77' }, shapes: false })
+    expect(plain.mask('Bearer tok-5f3a9c1e77 and sk-proj-QWERTYUIOPASDF')).toBe('Bearer *** and sk-proj-QWERTYUIOPASDF')
+  })
+
+  it('reads process.env by default', () => {
+    process.env.GK_KIT_TEST_PASSWORD = 'from-the-process'
+    try {
+      expect(createMasker().mask('pw from-the-process')).toBe('pw ***')
+    } finally {
+      delete process.env.GK_KIT_TEST_PASSWORD
+    }
+  })
+})

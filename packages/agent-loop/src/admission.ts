@@ -1,9 +1,8 @@
 import { isDeepStrictEqual } from 'node:util'
-import { dispatchIsolated } from '@goalkeeper/kit'
+import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import type { UserMessage } from '@goalkeeper/session'
 import type { PromptDecision, Submission } from './types.ts'
 import type { AgentCore, PendingDecision } from './state.ts'
-import { describeError } from './errors.ts'
 
 /** `input/rejected` reasons written by the loop itself (a `reject` decision writes its own reason). */
 export const REJECT_DROPPED = 'dropped'

@@ -1,16 +1,15 @@
-import { dispatchIsolated } from '@goalkeeper/kit'
+import { describeError, dispatchIsolated, nextMacrotask } from '@goalkeeper/kit'
 import type { Session, UserMessage } from '@goalkeeper/session'
 import type { AgentStatus, CancelReason, MessageInput } from './types.ts'
 import type { AgentCore, AgentSettings, LoopHost, PendingDecision } from './state.ts'
 import type { SessionFold } from './fold.ts'
-import { AgentLoopError, describeError } from './errors.ts'
+import { AgentLoopError } from './errors.ts'
 import { HUMAN, STEER, toUserMessage } from './message.ts'
 import { History } from './history.ts'
 import { reject, rejectCancelled, submitBatch, vetoOnAdmit } from './admission.ts'
 import { Turn } from './turn.ts'
 
 const CANCEL_REASONS: readonly CancelReason[] = ['user', 'parent', 'shutdown', 'policy']
-const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /**
  * What an agent is doing. The public status follows from it alone: `idle` while idle or scheduled, `running`
@@ -158,7 +157,7 @@ export class LoopAgent implements AgentCore {
         if (this.inbox.length && !this.disposed) await nextMacrotask()
       }
     } catch (error) {
-      this.host.logger.error('%s: agent loop failed: %s', this.id, (error as Error)?.stack ?? error)
+      this.host.logger.error('%s: agent loop failed: %s', this.id, describeError(error, { stack: true }))
       dispatchIsolated(this.host.ctx, 'agent/error', this, this.turn, { code: 'INTERNAL', message: describeError(error), cause: error })
     } finally {
       this.settle()

@@ -18,8 +18,3 @@ export type AgentLoopErrorCode =
   | 'SERVICE_CLOSING'
   /** The reason of a turn's abort signal. */
   | 'ABORTED'
-
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message
-  return String(error)
-}

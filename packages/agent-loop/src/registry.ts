@@ -1,9 +1,9 @@
-import { dispatchIsolated } from '@goalkeeper/kit'
+import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import type { Session } from '@goalkeeper/session'
 import type { Agent, AgentService, CreateAgentOptions } from './types.ts'
 import type { AgentSettings, LoopHost } from './state.ts'
 import { LoopAgent } from './agent.ts'
-import { AgentLoopError, describeError } from './errors.ts'
+import { AgentLoopError } from './errors.ts'
 import { foldSession } from './fold.ts'
 
 type StartOptions = Omit<CreateAgentOptions, 'session' | 'cwd'>

@@ -1,6 +1,6 @@
+import { describeError } from '@goalkeeper/kit'
 import type { Usage } from '@goalkeeper/session'
 import type { FinishReason, ModelChunk, ModelError, ModelProvider, ModelRequest, ToolCall } from '@goalkeeper/model'
-import { describeError } from './errors.ts'
 
 /** Everything one model call produced. */
 export interface ModelReply {

@@ -1,10 +1,10 @@
-import { dispatchIsolated } from '@goalkeeper/kit'
+import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import type { MessageSource, TurnOutcome, UserMessage } from '@goalkeeper/session'
 import type { ModelProvider, ToolCall } from '@goalkeeper/model'
 import type { ToolResult } from '@goalkeeper/tools'
 import type { StepSummary, ToolCallInfo, ToolCallSummary } from './types.ts'
 import type { AgentCore } from './state.ts'
-import { AgentLoopError, describeError } from './errors.ts'
+import { AgentLoopError } from './errors.ts'
 import { buildRequest } from './request.ts'
 import { readModelStream, type ModelReply } from './stream.ts'
 
@@ -42,7 +42,7 @@ export class Turn {
     try {
       return await this.runSteps()
     } catch (error) {
-      logger.error('%s: turn %d failed: %s', this.agent.id, this.number, (error as Error)?.stack ?? error)
+      logger.error('%s: turn %d failed: %s', this.agent.id, this.number, describeError(error, { stack: true }))
       return { kind: 'error', code: 'INTERNAL', message: describeError(error) }
     }
   }
@@ -130,7 +130,7 @@ export class Turn {
         await ctx.parallel('agent/step-end', agent, turn, step, summary)
       } catch (error) {
         const errors = error instanceof AggregateError ? error.errors : [error]
-        for (const e of errors) logger.error('listener of agent/step-end failed: %s', (e as Error)?.stack ?? e)
+        for (const e of errors) logger.error('listener of agent/step-end failed: %s', describeError(e, { stack: true }))
       }
     }
     return reply

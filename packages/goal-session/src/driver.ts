@@ -3,7 +3,7 @@ import type { Context, Logger } from 'cordis'
 import type { Agent, AgentErrorInfo, AgentStatus, CancelReason, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import { isGoalSourced, type GoalActivation, type GoalState } from '@goalkeeper/goal'
 import { isRecordOf, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
-import { describeError, errorMessage } from './errors.ts'
+import { describeError } from '@goalkeeper/kit'
 import { GoalActions } from './goal-actions.ts'
 import { renderGoalRoundPrompt } from './prompt.ts'
 import { Round } from './round.ts'
@@ -122,7 +122,7 @@ export class RoundDriver implements GoalDriver {
   }
 
   private fail(agent: { id: string }, where: string, error: unknown): void {
-    this.logger.error('%s failed for agent %s: %s', where, agent.id, describeError(error))
+    this.logger.error('%s failed for agent %s: %s', where, agent.id, describeError(error, { stack: true }))
     this.actions.disarm(agent, `${where} failed`)
   }
 
@@ -153,7 +153,7 @@ export class RoundDriver implements GoalDriver {
     try {
       decision = await next()
     } catch (error) {
-      if (candidate) this.refuse(st!, candidate, `a later admission hook failed (${errorMessage(error)})`)
+      if (candidate) this.refuse(st!, candidate, `a later admission hook failed (${describeError(error)})`)
       throw error
     }
     try {
@@ -377,7 +377,7 @@ export class RoundDriver implements GoalDriver {
             await this.ctx.sessions.flush(st.agent.session)
           } catch (error) {
             st.checkpointOwed = true
-            this.logger.error('checkpoint flush of session %s failed: %s', st.agent.id, describeError(error))
+            this.logger.error('checkpoint flush of session %s failed: %s', st.agent.id, describeError(error, { stack: true }))
             this.actions.disarm(st.agent, 'the checkpoint flush failed')
             return
           }
@@ -419,7 +419,7 @@ export class RoundDriver implements GoalDriver {
       agent.send(round.message())
     } catch (error) {
       this.finish(st, round)
-      this.logger.error('queueing goal round %d of agent %s failed: %s', number, agent.id, describeError(error))
+      this.logger.error('queueing goal round %d of agent %s failed: %s', number, agent.id, describeError(error, { stack: true }))
       return this.settle(st, round, { kind: 'send-failed' })
     }
     // A listener of `agent/queued` may have made it stale or cancelled it inside `send`.
@@ -442,7 +442,7 @@ export class RoundDriver implements GoalDriver {
     try {
       agents = this.ctx.agents.list()
     } catch (error) {
-      this.logger.error('listing agents at load failed: %s', describeError(error))
+      this.logger.error('listing agents at load failed: %s', describeError(error, { stack: true }))
     }
     for (const agent of agents) this.actions.disarm(agent, 'the round driver was loaded')
   }
@@ -470,7 +470,7 @@ export class RoundDriver implements GoalDriver {
         try {
           st.agent.cancel('parent', { turn: round.state.turn })
         } catch (error) {
-          this.logger.error('cancelling goal round %d of agent %s failed: %s', round.number, st.agent.id, describeError(error))
+          this.logger.error('cancelling goal round %d of agent %s failed: %s', round.number, st.agent.id, describeError(error, { stack: true }))
         }
       }
       waits.push(round.left)

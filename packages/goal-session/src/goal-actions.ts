@@ -1,6 +1,6 @@
 import type { Context, Logger } from 'cordis'
 import type { BlockedReason, GoalRef } from '@goalkeeper/goal'
-import { describeError } from './errors.ts'
+import { describeError } from '@goalkeeper/kit'
 
 interface AgentLike { readonly id: string }
 
@@ -16,7 +16,7 @@ export class GoalActions {
       this.ctx.goals.block(agent, ref, reason)
       this.logger.info('goal %s of agent %s blocked: %s', ref.id, agent.id, reason.code)
     } catch (error) {
-      this.logger.error('blocking goal %s of agent %s (%s) failed: %s', ref.id, agent.id, reason.code, describeError(error))
+      this.logger.error('blocking goal %s of agent %s (%s) failed: %s', ref.id, agent.id, reason.code, describeError(error, { stack: true }))
       this.disarm(agent, `block ${reason.code} failed`)
     }
   }
@@ -26,7 +26,7 @@ export class GoalActions {
       this.ctx.goals.pause(agent, ref)
       this.logger.info('goal %s of agent %s paused: %s', ref.id, agent.id, why)
     } catch (error) {
-      this.logger.error('pausing goal %s of agent %s failed: %s', ref.id, agent.id, describeError(error))
+      this.logger.error('pausing goal %s of agent %s failed: %s', ref.id, agent.id, describeError(error, { stack: true }))
       this.disarm(agent, 'pause failed')
     }
   }

@@ -1,3 +1,4 @@
+import { isRecord } from '@goalkeeper/kit'
 import type { SessionRecord } from '@goalkeeper/session'
 import { GoalError } from './errors.ts'
 import { roundViolation } from './rounds.ts'
@@ -61,7 +62,7 @@ export class GoalFold {
   }
 
   private applyChange(data: unknown): void {
-    if (!isPlainObject(data)) throw new Error('the record data is not an object')
+    if (!isRecord(data)) throw new Error('the record data is not an object')
     const op = data.op as GoalOperation
     if (!OPERATIONS.includes(op)) throw new Error(`unknown goal operation ${JSON.stringify(data.op)}`)
     if (op === 'clear') return this.applyClear(data)
@@ -89,7 +90,7 @@ export class GoalFold {
     if (data.goal !== null) throw new Error('a clear record must have goal: null')
     const prev = checkClear(this.goal)
     const cleared = data.cleared
-    if (!isPlainObject(cleared)) throw new Error('a clear record must name the cleared goal as { id, revision }')
+    if (!isRecord(cleared)) throw new Error('a clear record must name the cleared goal as { id, revision }')
     exactKeys(cleared, ['id', 'revision'], 'cleared')
     if (cleared.id !== prev.id || cleared.revision !== prev.revision) {
       throw new Error(`it clears ${JSON.stringify(cleared)} but the current goal is ${JSON.stringify({ id: prev.id, revision: prev.revision })}`)
@@ -117,7 +118,7 @@ function corrupt(record: SessionRecord, error: unknown): GoalError {
 }
 
 function checkGoalShape(goal: unknown): asserts goal is Goal {
-  if (!isPlainObject(goal)) throw new Error('the goal snapshot is not an object')
+  if (!isRecord(goal)) throw new Error('the goal snapshot is not an object')
   exactKeys(goal, goal.phase === 'blocked' ? [...GOAL_KEYS, 'blockedReason'].sort() : GOAL_KEYS, 'goal snapshot')
   if (typeof goal.id !== 'string' || !goal.id) throw new Error('the goal id is not a non-empty string')
   for (const key of ['revision', 'maxGoalRounds', 'roundsStarted', 'createdAt', 'updatedAt']) {
@@ -125,7 +126,7 @@ function checkGoalShape(goal: unknown): asserts goal is Goal {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new Error(`goal ${key} ${JSON.stringify(value)} is not a non-negative integer`)
   }
   if ((goal.createdAt as number) > (goal.updatedAt as number)) throw new Error(`createdAt ${goal.createdAt} is after updatedAt ${goal.updatedAt}`)
-  if (goal.phase === 'blocked' && isPlainObject(goal.blockedReason)) exactKeys(goal.blockedReason, ['code', 'message'], 'blockedReason')
+  if (goal.phase === 'blocked' && isRecord(goal.blockedReason)) exactKeys(goal.blockedReason, ['code', 'message'], 'blockedReason')
 }
 
 /** Names the first field where the recorded snapshot differs from what the transition produces. */
@@ -139,15 +140,11 @@ function differ(expected: Goal, actual: Goal): string | undefined {
 }
 
 function canonical(value: unknown): string {
-  if (!isPlainObject(value)) return JSON.stringify(value)
+  if (!isRecord(value)) return JSON.stringify(value)
   return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(',')}}`
 }
 
 function exactKeys(value: Record<string, unknown>, keys: readonly string[], what: string): void {
   const found = Object.keys(value).sort()
   if (found.join() !== [...keys].sort().join()) throw new Error(`${what} must have exactly the keys ${[...keys].sort().join(', ')}, found ${found.join(', ')}`)
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -1,3 +1,4 @@
+import { clip } from '@goalkeeper/kit'
 import { GoalError } from './errors.ts'
 import type { BlockedReason, Goal, GoalOperation, GoalPhase } from './types.ts'
 import { checkMaxRounds, normalizeBlockReason, normalizeObjective } from './validate.ts'
@@ -55,7 +56,7 @@ export function checkClear(prev: Goal | undefined): Goal {
 
 function create(prev: Goal | undefined, args: TransitionArgs): Goal {
   if (prev && prev.phase !== 'complete') {
-    throw new GoalError('GOAL_ALREADY_EXISTS', `A goal already exists (${prev.phase}: ${JSON.stringify(clip(prev.objective))}). Edit it, or clear it before creating a new one.`)
+    throw new GoalError('GOAL_ALREADY_EXISTS', `A goal already exists (${prev.phase}: ${JSON.stringify(clip(prev.objective, 80, '...'))}). Edit it, or clear it before creating a new one.`)
   }
   if (typeof args.id !== 'string' || !args.id) throw new GoalError('GOAL_INVALID_TRANSITION', 'A new goal needs an id.')
   const objective = normalizeObjective(args.objective)
@@ -96,8 +97,4 @@ function requirePhase(prev: Goal, op: MutatingOperation, allowed: GoalPhase[], a
 
 function noGoal(op: GoalOperation): GoalError {
   return new GoalError('GOAL_NOT_FOUND', `There is no goal to ${op}; create one first.`)
-}
-
-function clip(text: string): string {
-  return text.length > 80 ? text.slice(0, 77) + '...' : text
 }

@@ -1,3 +1,4 @@
+import { clip } from '@goalkeeper/kit'
 import { GoalError } from './errors.ts'
 import type { BlockedReason } from './types.ts'
 
@@ -52,8 +53,5 @@ export function normalizeBlockReason(value: unknown): BlockedReason {
 export function clipBlockReason(value: unknown): unknown {
   const message = (value as Partial<BlockedReason> | null)?.message
   if (typeof message !== 'string' || message.trim().length <= MAX_REASON_MESSAGE_LENGTH) return value
-  let cut = message.trim().slice(0, MAX_REASON_MESSAGE_LENGTH - 1)
-  // Never leave half of a surrogate pair at the cut.
-  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1)
-  return { ...(value as object), message: `${cut}…` }
+  return { ...(value as object), message: clip(message.trim(), MAX_REASON_MESSAGE_LENGTH) }
 }

@@ -1,7 +1,8 @@
 import path from 'node:path'
 import { Context, type Message } from 'cordis'
 import { createConsoleExporter, DEFAULT_LOG_LEVEL, LogLevel, type LogLevelName, parseLogLevel } from './console-exporter.ts'
-import { describeError, type Env, Loader, LoaderError, type LoadReport } from '@goalkeeper/loader'
+import { describeError } from '@goalkeeper/kit'
+import { type Env, Loader, LoaderError, type LoadReport } from '@goalkeeper/loader'
 import { HostError } from './errors.ts'
 import { type InterruptHandler, SignalController } from './signals.ts'
 

@@ -1,6 +1,6 @@
 // Entry point of the `goalkeeper` command (run under tsx: bin/goalkeeper.mjs or `node --import tsx`).
 import { exitAfterFlush } from './app.ts'
-import { describeError } from './errors.ts'
+import { describeError } from '@goalkeeper/kit'
 import { runCli } from './program.ts'
 import { redact } from './redact.ts'
 

@@ -1,7 +1,5 @@
-import { describeError } from '@goalkeeper/loader'
+import { describeError } from '@goalkeeper/kit'
 import { ExitCode } from './exit-codes.ts'
-
-export { describeError }
 
 /**
  * An error meant for the person at the terminal: `message` says what is wrong in one line, `hint` what to

@@ -1,7 +1,7 @@
 export { type App, exitAfterFlush, startApp, type StartAppOptions } from './app.ts'
 export { type CliIO, type CommandContext, type CommandDefinition, defineCommand, type GlobalOptions } from './command.ts'
 export { type ConsoleExporterOptions, createConsoleExporter, LogLevel, type LogLevelName, parseLogLevel } from './console-exporter.ts'
-export { describeError, HostError } from './errors.ts'
+export { HostError } from './errors.ts'
 export { ExitCode } from './exit-codes.ts'
 export { runCli } from './program.ts'
 export { redact } from './redact.ts'

@@ -1,4 +1,4 @@
-import { describeError } from './errors.ts'
+import { describeError } from '@goalkeeper/kit'
 import { ExitCode } from './exit-codes.ts'
 
 export interface InterruptInfo {

@@ -38,6 +38,13 @@ describe('console exporter', () => {
     expect(redact(JSON.stringify({ key: 'a"quoted"secret' }), { X_KEY: 'a"quoted"secret' })).toBe('{"key":"[redacted X_KEY]"}')
   })
 
+  it('masks by the project\'s one secret rule: a DATABASE_PASSWORD, a credential URL, a bearer token', () => {
+    const env = { DATABASE_PASSWORD: 'pg-secret-value', CACHE_URL: 'redis://cache:cache-secret-value@cache:6379' }
+    const { root, text } = capture(LogLevel.info, env)
+    root.logger('db').info('login with pg-secret-value failed; password cache-secret-value; header Bearer abc123def456')
+    expect(text()).toBe('[I] db login with [redacted DATABASE_PASSWORD] failed; password [redacted CACHE_URL]; header Bearer ***\n')
+  })
+
   it('receives Cordis\'s own errors: a throwing disposer is logged, not lost', async () => {
     const { root, text } = capture(LogLevel.error)
     const fiber = await root.plugin({

@@ -12,9 +12,3 @@ export class LoaderError extends Error {
     this.hint = options.hint
   }
 }
-
-/** One line for any thrown value, without a stack (multi-line messages are joined). */
-export function describeError(error: unknown): string {
-  const text = error instanceof Error ? error.message || error.name : String(error)
-  return text.split('\n').map((line) => line.trim()).filter(Boolean).join(' ')
-}

@@ -4,7 +4,7 @@ import { Loader } from './loader.ts'
 
 export { type CompositionError, type EntrySpec, parseComposition } from './composition.ts'
 export { type Env, interpolate } from './env.ts'
-export { describeError, LoaderError } from './errors.ts'
+export { LoaderError } from './errors.ts'
 export { Loader, type LoaderEvents, type LoaderOptions } from './loader.ts'
 export {
   type EntryInfo,

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Plugin } from 'cordis'
-import { describeError } from './errors.ts'
+import { describeError } from '@goalkeeper/kit'
 
 /** A plugin module could not be found or imported; `message` is meant to follow `name: `. */
 export class ResolveError extends Error {}

@@ -1,5 +1,6 @@
 import type { ProviderDescription } from '@goalkeeper/model'
 import Schema from 'schemastery'
+import { createMasker, type Masker } from '@goalkeeper/kit'
 
 export type PresetName = 'deepseek' | 'openai' | 'custom'
 
@@ -68,11 +69,16 @@ export interface ProviderSettings {
 /** Header values this short (`x-team: core`) are not secrets, and masking them would mangle messages. */
 const MIN_SECRET_HEADER_CHARS = 8
 
-/** Values that must never appear in an error or a log line: the key and long configured header values. */
-export const secretValues = (settings: ProviderSettings): string[] => [
-  ...(settings.apiKey ? [settings.apiKey] : []),
-  ...Object.values(settings.headers).filter((value) => value.length >= MIN_SECRET_HEADER_CHARS),
-]
+/**
+ * Masks what must never appear in an error or a log line: the key, long configured header values, and
+ * whatever the project's secret rule masks (secrets of the environment, `sk-` keys, URL user info, bearer tokens).
+ */
+export const maskerFor = (settings: ProviderSettings): Masker => createMasker({
+  values: [
+    ...(settings.apiKey ? [settings.apiKey] : []),
+    ...Object.values(settings.headers).filter((value) => value.length >= MIN_SECRET_HEADER_CHARS),
+  ],
+})
 
 export type Resolution =
   | { kind: 'on'; settings: ProviderSettings }

@@ -1,3 +1,4 @@
+import { clip, type Masker } from '@goalkeeper/kit'
 import type { ModelError, ModelErrorCode } from '@goalkeeper/model'
 
 /** A failure of one attempt, with whether another attempt may help. */
@@ -13,25 +14,14 @@ const CONTEXT_WORDING = /context_length_exceeded|maximum context length|context 
 
 export const RETRYABLE: ReadonlySet<string> = new Set<ModelErrorCode>(['RATE_LIMIT', 'SERVER', 'TRANSPORT'])
 
-export const truncate = (text: string, max = MAX_SERVER_MESSAGE): string =>
-  text.length > max ? text.slice(0, max) + '…' : text
-
-/**
- * Servers sometimes quote the key or a header they were given, and network errors may quote the URL:
- * errors and logs must carry none of them. Applied before any cut, so no prefix of a secret survives.
- */
-export const redact = (text: string, secrets: readonly string[] = []): string => {
-  let out = text
-  for (const secret of secrets) if (secret) out = out.split(secret).join('***')
-  out = out.replace(/\b(sk-[A-Za-z0-9_-]{2})[A-Za-z0-9_\-*.]{6,}/g, '$1***')
-  out = out.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1***@')
-  return out.replace(/(bearer\s+)[^\s"',}]+/gi, '$1***')
-}
+// Servers sometimes quote the key or a header they were given, and network errors may quote the URL:
+// errors and logs must carry none of them. Text is masked (maskerFor in config.ts) before any cut, so no
+// prefix of a secret survives.
 
 /** A bounded, secret-free excerpt of raw server output for an error message. */
-export const excerpt = (raw: string, secrets: readonly string[], max = 120): string =>
-  // Redact a window larger than the excerpt, so a secret that starts inside the excerpt is matched whole.
-  truncate(redact(raw.slice(0, max + 4096), secrets).replace(/\s+/g, ' ').trim(), max)
+export const excerpt = (raw: string, masker: Masker, max = 120): string =>
+  // Mask a window larger than the excerpt, so a secret that starts inside the excerpt is matched whole.
+  clip(masker.mask(raw.slice(0, max + 4096)).replace(/\s+/g, ' ').trim(), max)
 
 /** The human-readable message of an OpenAI-style error body, or the body itself. */
 export const serverMessage = (body: string): string => {
@@ -89,8 +79,8 @@ const codeForStatus = (status: number, message: string): ModelErrorCode => {
   return 'SERVER'
 }
 
-export const httpFailure = (provider: string, status: number, body: string, headers: Headers, secrets: readonly string[]): AttemptFailure => {
-  const message = truncate(redact(serverMessage(body) || '(empty body)', secrets))
+export const httpFailure = (provider: string, status: number, body: string, headers: Headers, masker: Masker): AttemptFailure => {
+  const message = clip(masker.mask(serverMessage(body) || '(empty body)'), MAX_SERVER_MESSAGE)
   const code = codeForStatus(status, message)
   const error: ModelError = { code, message: `${provider}: HTTP ${status}: ${message}` }
   const retryAfterMs = code === 'RATE_LIMIT' ? parseRetryAfter(headers) : undefined
@@ -99,8 +89,8 @@ export const httpFailure = (provider: string, status: number, body: string, head
 }
 
 /** An `{"error": ...}` frame inside a 200 stream (vLLM, OpenRouter and others report late failures this way). */
-export const streamedFailure = (provider: string, frame: unknown, secrets: readonly string[]): AttemptFailure => {
-  const message = truncate(redact(pickMessage(frame) ?? 'error frame', secrets))
+export const streamedFailure = (provider: string, frame: unknown, masker: Masker): AttemptFailure => {
+  const message = clip(masker.mask(pickMessage(frame) ?? 'error frame'), MAX_SERVER_MESSAGE)
   const code: ModelErrorCode = QUOTA_WORDING.test(message) ? 'QUOTA'
     : CONTEXT_WORDING.test(message) ? 'CONTEXT_OVERFLOW'
       : /rate.?limit/i.test(message) ? 'RATE_LIMIT'

@@ -1,5 +1,5 @@
-import { secretValues, type ProviderSettings } from './config.ts'
-import { failure, redact, type AttemptFailure } from './errors.ts'
+import { maskerFor, type ProviderSettings } from './config.ts'
+import { failure, type AttemptFailure } from './errors.ts'
 
 type StopCause = 'caller' | 'request-timeout' | 'idle-timeout' | 'done'
 
@@ -77,7 +77,7 @@ export class Exchange {
       case 'idle-timeout':
         return failure('TRANSPORT', `${name}: the stream from ${host} stalled (no data for ${idleTimeoutMs} ms)`)
     }
-    return failure('TRANSPORT', `${name}: connection to ${host} failed: ${redact(describeNetworkError(error), secretValues(this.settings))}`)
+    return failure('TRANSPORT', `${name}: connection to ${host} failed: ${maskerFor(this.settings).mask(describeNetworkError(error))}`)
   }
 
   stop(cause: StopCause): void {

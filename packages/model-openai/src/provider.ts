@@ -1,9 +1,10 @@
 import type { ModelChunk, ModelProvider, ModelRequest } from '@goalkeeper/model'
-import { describeSettings, secretValues, type ProviderSettings } from './config.ts'
+import { delay } from '@goalkeeper/kit'
+import { describeSettings, maskerFor, type ProviderSettings } from './config.ts'
 import { buildRequestBody } from './request-body.ts'
 import { Exchange } from './exchange.ts'
 import { httpFailure, redirectFailure, type AttemptFailure } from './errors.ts'
-import { backoffDelay, sleep } from './backoff.ts'
+import { backoffDelay } from './backoff.ts'
 import { readStream, unstreamedFailure, type AttemptEvent } from './read-stream.ts'
 
 export interface ProviderLogger {
@@ -62,7 +63,7 @@ async function* streamCompletion(
       return yield { type: 'finish', reason: 'error', error }
     }
     logger.info('%s (retry %d of %d in %d ms)', error.message, retry + 1, settings.maxRetries, wait)
-    await sleep(wait, signal)
+    await delay(wait, { signal })
   }
 }
 
@@ -86,7 +87,7 @@ async function* attempt(settings: ProviderSettings, body: string, signal: AbortS
       } catch (error) {
         if (signal.aborted) return yield { kind: 'failed', failure: exchange.describe(error) }
       }
-      return yield { kind: 'failed', failure: httpFailure(settings.name, response.status, text, response.headers, secretValues(settings)) }
+      return yield { kind: 'failed', failure: httpFailure(settings.name, response.status, text, response.headers, maskerFor(settings)) }
     }
     if (/application\/json/i.test(response.headers.get('content-type') ?? '')) {
       return yield { kind: 'failed', failure: await unstreamedFailure(settings, exchange, response) }

@@ -1,9 +1,10 @@
+import { clip, type Masker } from '@goalkeeper/kit'
 import type { ModelChunk } from '@goalkeeper/model'
 import { createParser } from 'eventsource-parser'
-import { secretValues, type ProviderSettings } from './config.ts'
+import { maskerFor, type ProviderSettings } from './config.ts'
 import { StreamDecoder } from './stream-decoder.ts'
 import type { Exchange } from './exchange.ts'
-import { excerpt, failure, redact, streamedFailure, truncate, type AttemptFailure } from './errors.ts'
+import { excerpt, failure, streamedFailure, type AttemptFailure } from './errors.ts'
 
 export type AttemptEvent = { kind: 'chunk'; chunk: ModelChunk } | { kind: 'failed'; failure: AttemptFailure }
 
@@ -18,8 +19,8 @@ const isEventStream = (body: string) => body.split(/\r\n|\r|\n/).every((line) =>
 
 /** The SSE events of a 200 response as chunks, ending with the closing chunks or a failure. */
 export async function* readStream(settings: ProviderSettings, exchange: Exchange, response: Response, signal: AbortSignal): AsyncGenerator<AttemptEvent> {
-  const secrets = secretValues(settings)
-  const decoder = new StreamDecoder(settings.name, secrets)
+  const masker = maskerFor(settings)
+  const decoder = new StreamDecoder(settings.name, masker)
   const pending: string[] = []
   let events = 0
   let overflow = false
@@ -53,7 +54,7 @@ export async function* readStream(settings: ProviderSettings, exchange: Exchange
     if (signal.aborted || !decoder.finished) return yield { kind: 'failed', failure: exchange.describe(error) }
   }
   if (!events && !isEventStream(kept)) {
-    return yield { kind: 'failed', failure: bodyFailure(settings.name, kept, response.headers.get('content-type'), secrets) }
+    return yield { kind: 'failed', failure: bodyFailure(settings.name, kept, response.headers.get('content-type'), masker) }
   }
   const end = decoder.end()
   if (end.kind === 'failed') return yield { kind: 'failed', failure: end.failure }
@@ -64,15 +65,15 @@ export async function* readStream(settings: ProviderSettings, exchange: Exchange
  * A 200 body that is not an event stream: an error object (some servers report errors this way),
  * or something else entirely, such as a proxy's login page. Neither gets better with a retry.
  */
-const bodyFailure = (provider: string, body: string, contentType: string | null, secrets: readonly string[]): AttemptFailure => {
+const bodyFailure = (provider: string, body: string, contentType: string | null, masker: Masker): AttemptFailure => {
   try {
     const parsed = JSON.parse(body) as { error?: unknown }
-    if (parsed?.error) return streamedFailure(provider, parsed, secrets)
+    if (parsed?.error) return streamedFailure(provider, parsed, masker)
   } catch {
     // not JSON: described below
   }
-  const type = contentType ? truncate(redact(contentType, secrets), 100) : 'no content type'
-  return failure('SERVER', `${provider}: the server answered with ${type} instead of an event stream: ${excerpt(body, secrets) || '(empty body)'}`, false)
+  const type = contentType ? clip(masker.mask(contentType), 100) : 'no content type'
+  return failure('SERVER', `${provider}: the server answered with ${type} instead of an event stream: ${excerpt(body, masker) || '(empty body)'}`, false)
 }
 
 /** A server that ignores `stream: true`, or reports an error as a 200 JSON body. */
@@ -83,5 +84,5 @@ export const unstreamedFailure = async (settings: ProviderSettings, exchange: Ex
   } catch (error) {
     return exchange.describe(error)
   }
-  return bodyFailure(settings.name, body, response.headers.get('content-type'), secretValues(settings))
+  return bodyFailure(settings.name, body, response.headers.get('content-type'), maskerFor(settings))
 }

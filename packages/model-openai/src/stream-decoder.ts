@@ -1,10 +1,10 @@
+import { isRecord, type Masker } from '@goalkeeper/kit'
 import type { FinishReason, ModelChunk, ModelError } from '@goalkeeper/model'
 import type { Usage } from '@goalkeeper/session'
 import { MAX_TOOL_CALLS, MAX_TOOL_CALL_CHARS, ToolCallAssembler, type ToolCallDelta } from './tool-call-assembler.ts'
 import { mapUsage } from './usage.ts'
 import { excerpt, failure, streamedFailure, type AttemptFailure } from './errors.ts'
 
-const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value)
 /** A non-empty string, or undefined: a server bug must not put numbers or objects into the answer. */
 const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined)
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
@@ -27,7 +27,7 @@ export class StreamDecoder {
   /** `[DONE]` arrived: nothing more is expected. */
   done = false
 
-  constructor(private provider: string, private secrets: readonly string[]) {}
+  constructor(private provider: string, private masker: Masker) {}
 
   /** A finish reason arrived, so the answer is complete even if `[DONE]` never comes. */
   get finished(): boolean {
@@ -44,10 +44,10 @@ export class StreamDecoder {
       frame = JSON.parse(data)
     } catch {
       // Deterministic server output: retrying would most likely repeat it.
-      return { kind: 'failed', failure: failure('SERVER', `${this.provider}: malformed stream frame (not JSON): ${excerpt(data, this.secrets)}`, false) }
+      return { kind: 'failed', failure: failure('SERVER', `${this.provider}: malformed stream frame (not JSON): ${excerpt(data, this.masker)}`, false) }
     }
     if (!isRecord(frame)) return { kind: 'chunks', chunks: [] }
-    if (frame.error) return { kind: 'failed', failure: streamedFailure(this.provider, frame, this.secrets) }
+    if (frame.error) return { kind: 'failed', failure: streamedFailure(this.provider, frame, this.masker) }
 
     const chunks: ModelChunk[] = []
     const usage = mapUsage(frame.usage)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { backoffDelay } from '../src/backoff.ts'
-import { httpFailure, parseRetryAfter, redact } from '../src/errors.ts'
+import { createMasker } from '@goalkeeper/kit'
+import { httpFailure, parseRetryAfter } from '../src/errors.ts'
 import { mapUsage } from '../src/usage.ts'
 import { ToolCallAssembler } from '../src/tool-call-assembler.ts'
 
@@ -25,10 +26,11 @@ describe('helpers', () => {
 
   it('never lets the key through, even when the server echoes it', () => {
     const key = 'sk-live-abcdefghijklmnop'
-    expect(redact(`Incorrect API key provided: ${key}.`, [key])).toBe('Incorrect API key provided: ***.')
-    expect(redact('key sk-proj-QWERTYUIOPASDF is invalid', undefined)).toBe('key sk-pr*** is invalid')
-    expect(redact('header was Bearer abc.def-123', undefined)).toBe('header was Bearer ***')
-    const failure = httpFailure('openai', 401, JSON.stringify({ error: { message: `bad key ${key}` } }), new Headers(), [key])
+    const masker = createMasker({ env: {}, values: [key] })
+    expect(masker.mask(`Incorrect API key provided: ${key}.`)).toBe('Incorrect API key provided: ***.')
+    expect(masker.mask('key sk-proj-QWERTYUIOPASDF is invalid')).toBe('key sk-pr*** is invalid')
+    expect(masker.mask('header was Bearer abc.def-123')).toBe('header was Bearer ***')
+    const failure = httpFailure('openai', 401, JSON.stringify({ error: { message: `bad key ${key}` } }), new Headers(), masker)
     expect(failure.error.message).toBe('openai: HTTP 401: bad key ***')
   })
 

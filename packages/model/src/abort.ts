@@ -1,19 +1,3 @@
-/** Resolves true after `ms`, or false as soon as `signal` aborts (timer and listener are released either way). */
-export function delay(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false)
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      clearTimeout(timer)
-      resolve(false)
-    }
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort)
-      resolve(true)
-    }, ms)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-}
-
 /** Settles with `promise`, or with `undefined` once `signal` aborts (whichever comes first). */
 export function untilAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<{ value: T } | undefined> {
   if (signal.aborted) return Promise.resolve(undefined)
@@ -26,6 +10,3 @@ export function untilAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise
     )
   })
 }
-
-/** Gives other tasks (and an abort) a chance to run between streamed chunks. */
-export const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve))

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { stat } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
+import { isRecord } from '@goalkeeper/kit'
 import type { ScriptStep } from './types.ts'
 
 const KEYS: Record<string, readonly string[]> = {
@@ -10,14 +11,11 @@ const KEYS: Record<string, readonly string[]> = {
   hang: ['kind', 'text'],
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  !!value && typeof value === 'object' && !Array.isArray(value)
-
 const isCount = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0
 
 /** Why `value` is not a valid `ScriptResponse`, or undefined when it is. Unknown keys are refused to catch typos. */
 export function checkResponse(value: unknown): string | undefined {
-  if (!isObject(value)) return `expected an object, got ${Array.isArray(value) ? 'an array' : typeof value}`
+  if (!isRecord(value)) return `expected an object, got ${Array.isArray(value) ? 'an array' : typeof value}`
   const kind = value.kind ?? 'reply'
   const keys = typeof kind === 'string' ? KEYS[kind] : undefined
   if (!keys) return `unknown kind ${JSON.stringify(kind)} (expected reply, error, max-tokens or hang)`
@@ -32,7 +30,7 @@ export function checkResponse(value: unknown): string | undefined {
   if (kind === 'error' && (typeof value.code !== 'string' || !value.code)) return 'an error step needs a non-empty string "code"'
   if (value.usage !== undefined) {
     const usage = value.usage
-    if (!isObject(usage) || !isCount(usage.inputTokens) || !isCount(usage.outputTokens)) {
+    if (!isRecord(usage) || !isCount(usage.inputTokens) || !isCount(usage.outputTokens)) {
       return '"usage" must be { inputTokens, outputTokens } with non-negative numbers'
     }
   }
@@ -40,10 +38,10 @@ export function checkResponse(value: unknown): string | undefined {
     if (!Array.isArray(value.toolCalls)) return '"toolCalls" must be an array'
     for (const [index, call] of value.toolCalls.entries()) {
       const where = `toolCalls[${index}]`
-      if (!isObject(call)) return `${where} must be an object`
+      if (!isRecord(call)) return `${where} must be an object`
       if (typeof call.name !== 'string' || !call.name) return `${where} needs a non-empty string "name"`
       if (call.id !== undefined && (typeof call.id !== 'string' || !call.id)) return `${where}.id must be a non-empty string`
-      if (call.arguments !== undefined && typeof call.arguments !== 'string' && !isObject(call.arguments)) {
+      if (call.arguments !== undefined && typeof call.arguments !== 'string' && !isRecord(call.arguments)) {
         return `${where}.arguments must be an object or a (possibly malformed) JSON string`
       }
       const extra = Object.keys(call).filter((key) => !['id', 'name', 'arguments'].includes(key))

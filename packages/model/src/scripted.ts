@@ -1,6 +1,7 @@
 import type { ModelChunk, ModelRequest, ScriptResponse, ScriptStep, ScriptToolCall, ScriptedProvider } from './types.ts'
 import { checkResponse, checkSteps } from './script.ts'
-import { delay, nextMacrotask, untilAbort } from './abort.ts'
+import { delay, nextMacrotask } from '@goalkeeper/kit'
+import { untilAbort } from './abort.ts'
 
 /** The code of the `finish` error emitted when the request's signal aborts; the agent loop handles aborts itself. */
 export const ABORTED_CODE = 'ABORTED'
@@ -68,7 +69,7 @@ export function createScriptedProvider(initial: readonly ScriptStep[] = []): Scr
       response = step
     }
     if (signal.aborted) return yield aborted
-    if ('delayMs' in response && response.delayMs && !(await delay(response.delayMs, signal))) return yield aborted
+    if ('delayMs' in response && response.delayMs && !(await delay(response.delayMs, { signal }))) return yield aborted
 
     if ((!response.kind || response.kind === 'reply') && response.reasoning) {
       yield { type: 'reasoning', text: response.reasoning }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { readFile, readdir } from 'node:fs/promises'
 import { StringDecoder } from 'node:string_decoder'
+import { delay } from '@goalkeeper/kit'
 import { HeadTail } from './text.ts'
 
 export interface ShellOptions {
@@ -38,7 +39,7 @@ const GONE_TIMEOUT_MS = 3000
 const PIPE_DRAIN_MS = 200
 
 // Unref'd: a pending grace timer must not keep a finished process alive.
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
+const pause = (ms: number) => delay(ms, { ref: false })
 
 function signalGroup(pgid: number, signal: NodeJS.Signals) {
   try {

@@ -1,60 +1,39 @@
+import { createMasker, isSecretVariable, type Masker } from '@goalkeeper/kit'
 import type { ToolDefinition, ToolResult } from '@goalkeeper/tools'
 
 /**
- * Names of credential variables: a `_`-delimited word such as KEY or TOKEN (`GITHUB_TOKEN`), PASSWORD
- * and the like anywhere (`PGPASSWORD`), or a `_PWD` suffix (`MYSQL_PWD`; `PWD` itself is the cwd).
+ * The environment for commands, without credential variables by the project's secret rule
+ * (`isSecretVariable` in @goalkeeper/kit): command output reaches the session and the model.
  */
-export const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|DSN|COOKIE|CREDENTIALS?)(_|$)|PASSWORD|PASSWD|PASSPHRASE|SECRET|_PWD$/i
-/** A URL carrying user info (`postgres://user:pass@host`, `https://token@host`), whatever the variable's name. */
-const CREDENTIAL_URL = /^[a-z][a-z0-9+.-]*:\/\/([^/\s@]+)@/i
-/** Shorter values are not masked in output: they would match ordinary text. */
-const MIN_MASKED_CHARS = 8
-
-/**
- * The environment for commands, without credential-like variables (command output reaches the
- * session and the model), and the hidden values, to be masked if a command prints them anyway.
- */
-export function commandEnv(scrub: boolean): { env: NodeJS.ProcessEnv; secrets: string[] } {
-  if (!scrub) return { env: { ...process.env }, secrets: [] }
+export function commandEnv(scrub: boolean): NodeJS.ProcessEnv {
+  if (!scrub) return { ...process.env }
   const env: NodeJS.ProcessEnv = {}
-  const secrets = new Set<string>()
-  for (const [name, value = ''] of Object.entries(process.env)) {
-    const userInfo = CREDENTIAL_URL.exec(value)?.[1]
-    if (!SECRET_NAME.test(name) && !userInfo) {
-      env[name] = value
-      continue
-    }
-    for (const secret of [value, userInfo, userInfo?.slice(userInfo.indexOf(':') + 1)]) {
-      if (secret && secret.length >= MIN_MASKED_CHARS) secrets.add(secret)
-    }
-  }
-  // Longest first, so a value containing another is masked whole.
-  return { env, secrets: [...secrets].sort((a, b) => b.length - a.length) }
+  for (const [name, value] of Object.entries(process.env)) if (!isSecretVariable(name, value)) env[name] = value
+  return env
 }
 
-/** Replaces every hidden value in `text` with `***`. */
-export const mask = (text: string, secrets: readonly string[]) => secrets.reduce((out, secret) => out.split(secret).join('***'), text)
-
-const maskResult = (result: string | ToolResult, secrets: readonly string[]): string | ToolResult => {
-  if (typeof result === 'string') return mask(result, secrets)
-  const error = result.error && { ...result.error, message: mask(result.error.message, secrets) }
-  return { ...result, content: mask(result.content, secrets), ...(error ? { error } : {}) }
+const maskResult = (result: string | ToolResult, masker: Masker): string | ToolResult => {
+  if (typeof result === 'string') return masker.mask(result)
+  const error = result.error && { ...result.error, message: masker.mask(result.error.message) }
+  return { ...result, content: masker.mask(result.content), ...(error ? { error } : {}) }
 }
 
 /**
- * The tool, with hidden values masked in its results and error messages: a model may read `.env`,
- * search for a key or print it from a command, and everything a tool returns is stored in the session.
+ * The tool, with the environment's secrets masked as `***` in its results and error messages: a model may
+ * read `.env`, search for a key or print it from a command, and everything a tool returns is stored in the
+ * session. Secret shapes without a known value are left alone: file contents a model reads and then edits
+ * must come back unchanged, and a URL with user info in a README is not a credential of this process.
  */
 export function masking<A>(tool: ToolDefinition<A>): ToolDefinition<A> {
   return {
     ...tool,
     async execute(args, call) {
       // Read per call: the environment may change while the plugin is loaded.
-      const { secrets } = commandEnv(true)
+      const masker = createMasker({ shapes: false })
       try {
-        return maskResult(await tool.execute(args, call), secrets)
+        return maskResult(await tool.execute(args, call), masker)
       } catch (error) {
-        if (error instanceof Error) error.message = mask(error.message, secrets)
+        if (error instanceof Error) error.message = masker.mask(error.message)
         throw error
       }
     },

@@ -1,3 +1,5 @@
+import { clip, tail } from '@goalkeeper/kit'
+
 /** Same heuristic as git and grep: a NUL byte in the first 8000 bytes means binary. */
 export const SNIFF_BYTES = 8000
 export const looksBinary = (bytes: Uint8Array) => bytes.subarray(0, SNIFF_BYTES).includes(0)
@@ -11,9 +13,6 @@ export const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** Directories that are never descended into: dependency trees and VCS internals drown real results. */
 export const SKIPPED_DIRS = new Set(['node_modules', '.git', '.hg', '.svn'])
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
-const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff
 
 /**
  * Keeps the first and last halves of a stream of text within `max` characters, in bounded memory:
@@ -31,17 +30,16 @@ export class HeadTail {
   push(text: string) {
     this.total += text.length
     if (!this.headDone) {
-      let take = Math.ceil(this.max / 2) - this.head.length
-      if (text.length < take) return void (this.head += text)
-      // Never end the head between the two halves of a surrogate pair.
-      if (isHighSurrogate(text.charCodeAt(take - 1))) take -= 1
-      this.head += text.slice(0, take)
-      text = text.slice(take)
+      const room = Math.ceil(this.max / 2) - this.head.length
+      if (text.length < room) return void (this.head += text)
+      // clip and tail never cut a surrogate pair in half.
+      const head = clip(text, room, '')
+      this.head += head
+      text = text.slice(head.length)
       this.headDone = true
     }
     if (!text) return
-    const tail = (this.tail + text).slice(-Math.floor(this.max / 2))
-    this.tail = isLowSurrogate(tail.charCodeAt(0)) ? tail.slice(1) : tail
+    this.tail = tail(this.tail + text, Math.floor(this.max / 2))
   }
 
   toString() {

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander'
 import { defineCommand, joinWords } from '../command.ts'
-import { asHostError, describeError, HostError } from '../errors.ts'
+import { describeError } from '@goalkeeper/kit'
+import { asHostError, HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
 import { goalSummary } from './render/goal-text.ts'
 import { cliCommand } from './render/hints.ts'

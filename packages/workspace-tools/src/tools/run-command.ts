@@ -47,7 +47,7 @@ export function runCommandTool(ws: Workspace, running: Set<{ stop(): Promise<voi
       const target = await ws.resolve(call, args.cwd ?? '.')
       const dir = await openDirectory(target, `cwd "${target.shown}" is not a directory.`)
       const timeoutMs = Math.min(args.timeout_ms ?? commandTimeoutMs, maxCommandTimeoutMs)
-      const { env } = commandEnv(ws.scrubSecrets)
+      const env = commandEnv(ws.scrubSecrets)
       // The shell starts in the directory the walk holds (its descriptor path), not wherever the path leads by then.
       const result = await runShell(args.command, { cwd: dir.self, timeoutMs, signal: call.signal, maxOutputChars, env, running })
         .finally(() => dir.close())

@@ -1,15 +1,14 @@
+import { clip } from '@goalkeeper/kit'
+
 /** Whitespace collapsed to single spaces, cut to `max` characters with an ellipsis. */
 export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
-  const chars = Array.from(flat)
-  return chars.length <= max ? flat : `${chars.slice(0, Math.max(1, max - 1)).join('')}…`
+  return clip(text.replace(/\s+/g, ' ').trim(), max)
 }
 
 /** At most `lines` lines and `chars` characters, with a note of what was left out. */
 export function excerpt(text: string, lines: number, chars: number): string {
   const all = text.split('\n')
-  let shown = all.slice(0, lines).join('\n')
-  if (shown.length > chars) shown = shown.slice(0, chars)
+  const shown = clip(all.slice(0, lines).join('\n'), chars, '')
   const hidden = text.length - shown.length
   return hidden > 0 ? `${shown.trimEnd()}\n[… ${hidden} more characters]` : shown
 }

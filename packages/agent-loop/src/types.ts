@@ -105,28 +105,6 @@ export interface AgentService {
   fork(sessionId: string, uptoSeq: number, options?: Omit<CreateAgentOptions, 'session' | 'cwd'>): Promise<Agent>
 }
 
-/** Shared policy vocabulary (DESIGN.md section 10). */
-export interface PolicyEscalation {
-  source: string
-  code: string
-  message: string
-  turn: number
-}
-
-/**
- * A policy plugin acted on a verdict for `turn`: it steered guidance (`continue`) or stopped the turn
- * (`stop`). Every policy plugin starts the agent over on it.
- */
-export interface PolicySettlement {
-  source: string
-  turn: number
-  action: 'continue' | 'stop'
-}
-
-export type PolicyVerdict =
-  | { action: 'continue'; guidance?: string }
-  | { action: 'stop'; reason?: string }
-
 declare module 'cordis' {
   interface Context {
     agents: AgentService
@@ -155,12 +133,5 @@ declare module 'cordis' {
     'agent/system-prompt'(agent: Agent, parts: string[]): void
     /** Extension: streamed assistant text as it arrives (isolated), for hosts that show progress. */
     'agent/text-delta'(agent: Agent, turn: number, step: number, text: string): void
-    /** Bail: a policy plugin escalates; the first listener that returns a verdict rules. */
-    'policy/escalate'(agent: Agent, escalation: PolicyEscalation): PolicyVerdict | undefined | Promise<PolicyVerdict | undefined>
-    /**
-     * Isolated, after a policy plugin acted on a verdict. The streaks that led there are over, so every
-     * policy plugin starts the agent over: a continue must not run into another plugin's stale count.
-     */
-    'policy/settled'(agent: Agent, settlement: PolicySettlement): void
   }
 }

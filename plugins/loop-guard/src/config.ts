@@ -1,4 +1,5 @@
 import Schema from 'schemastery'
+import { strictConfig } from '@goalkeeper/policy'
 
 const Fields = Schema.object({
   softThreshold: Schema.natural().min(2).default(3)
@@ -25,27 +26,12 @@ const Fields = Schema.object({
 
 export type LoopGuardConfig = Schemastery.TypeT<typeof Fields>
 
-/**
- * Rejects unknown keys (a typo must not silently fall back to a default) and inconsistent thresholds.
- * The default `{}` is fed through the transform as input, so a missing config yields every field's default.
- */
-export const Config: Schema<Schemastery.TypeS<typeof Fields>, LoopGuardConfig> = Schema.transform(Schema.any(), (raw: unknown) => {
-  // Schemastery would print an array as an empty string ("expected object but got ").
-  if (Array.isArray(raw)) throw new Schema.ValidationError('expected an object of options, got an array', { path: [] })
-  if (raw !== null && typeof raw === 'object') {
-    const known = Object.keys(Fields.dict!)
-    for (const key of Object.keys(raw)) {
-      if (!known.includes(key)) {
-        throw new Schema.ValidationError(`unknown option (known options: ${known.join(', ')})`, { path: [key] })
-      }
-    }
-  }
-  const config = Fields(raw as Schemastery.TypeS<typeof Fields>)
+/** Rejects unknown keys (a typo must not silently fall back to a default) and inconsistent thresholds. */
+export const Config = strictConfig(Fields, (config) => {
   if (config.hardThreshold !== 0 && config.hardThreshold <= config.softThreshold) {
     throw new Schema.ValidationError(
       `must be greater than softThreshold (${config.softThreshold}), or 0 to disable the stop, but got ${config.hardThreshold}`,
       { path: ['hardThreshold'] },
     )
   }
-  return config
-}).default({} as LoopGuardConfig)
+})

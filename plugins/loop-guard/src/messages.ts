@@ -1,10 +1,13 @@
+import { clip } from '@goalkeeper/kit'
+import { decisionText } from '@goalkeeper/policy'
 import type { LoopCall, LoopFinding } from './types.ts'
 
 // Every text the model or the session sees comes from here (the README quotes them).
 
 function preview(call: LoopCall, chars: number): string {
   const args = call.arguments
-  const shown = args.length > chars ? `${args.slice(0, chars)}… (${args.length - chars} more characters)` : args
+  const cut = clip(args, chars, '')
+  const shown = cut.length < args.length ? `${cut}… (${args.length - cut.length} more characters)` : args
   return `\`${call.name}\` ${shown}${call.json ? '' : ' (not valid JSON)'}`
 }
 
@@ -52,10 +55,6 @@ function advice(finding: LoopFinding): string {
   }
 }
 
-function clip(text: string, chars: number): string {
-  return text.length > chars ? `${text.slice(0, chars)}…` : text
-}
-
 /** The soft hint steered into the next step. */
 export function hintText(finding: LoopFinding, chars: number): string {
   return `Loop guard: ${describe(finding, chars)}. ${advice(finding)}`
@@ -65,15 +64,6 @@ export function hintText(finding: LoopFinding, chars: number): string {
 export function escalationText(finding: LoopFinding, chars: number): string {
   const text = describe(finding, chars)
   return text[0].toUpperCase() + text.slice(1)
-}
-
-// A decision reason comes from a third-party hook; it must not crowd out the cause.
-const MAX_REASON_CHARS = 500
-
-function decisionText(reason: string | undefined): string {
-  const text = reason?.replace(/\s+/g, ' ').trim()
-  if (!text) return ''
-  return ` Decision: ${text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}…` : text}.`
 }
 
 /** The goal's blocked reason message. */

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { PolicyEscalation } from '@goalkeeper/agent-loop'
+import type { PolicyEscalation } from '@goalkeeper/policy'
 import * as loopGuard from '@goalkeeper/loop-guard'
 import { deferred, done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, userTexts, type Harness } from '../../test-util.ts'
 

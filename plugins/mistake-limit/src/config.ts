@@ -1,4 +1,5 @@
 import Schema from 'schemastery'
+import { strictConfig } from '@goalkeeper/policy'
 
 /**
  * Failures of the environment rather than of the model: timeouts, refusals by a user or a sandbox
@@ -22,20 +23,5 @@ const Fields = Schema.object({
 
 export type MistakeLimitConfig = Schemastery.TypeT<typeof Fields>
 
-/**
- * Rejects unknown keys, so a typo does not silently fall back to a default. The default `{}` is fed
- * through the transform as input, so a missing config yields every field's default.
- */
-export const Config: Schema<Schemastery.TypeS<typeof Fields>, MistakeLimitConfig> = Schema.transform(Schema.any(), (raw: unknown) => {
-  // Schemastery would print an array as an empty string ("expected object but got ").
-  if (Array.isArray(raw)) throw new Schema.ValidationError('expected an object of options, got an array', { path: [] })
-  if (raw !== null && typeof raw === 'object') {
-    const known = Object.keys(Fields.dict!)
-    for (const key of Object.keys(raw)) {
-      if (!known.includes(key)) {
-        throw new Schema.ValidationError(`unknown option (known options: ${known.join(', ')})`, { path: [key] })
-      }
-    }
-  }
-  return Fields(raw as Schemastery.TypeS<typeof Fields>)
-}).default({} as MistakeLimitConfig)
+/** Rejects unknown keys, so a typo does not silently fall back to a default. */
+export const Config = strictConfig(Fields)

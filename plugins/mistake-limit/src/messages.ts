@@ -1,3 +1,5 @@
+import { clip } from '@goalkeeper/kit'
+import { decisionText } from '@goalkeeper/policy'
 import type { MistakeFailure, MistakeLimitState } from './types.ts'
 
 // Every text the model or the session sees comes from here (the README quotes them).
@@ -6,24 +8,14 @@ const SHOWN_FAILURES = 3
 const FAILURE_CHARS = 200
 
 /** One line without its final full stop, since the list adds its own punctuation. */
-function clip(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim().replace(/\.+$/, '')
-  return line.length > FAILURE_CHARS ? `${line.slice(0, FAILURE_CHARS)}…` : line
+function oneLine(text: string): string {
+  return clip(text.replace(/\s+/g, ' ').trim().replace(/\.+$/, ''), FAILURE_CHARS)
 }
 
 function failureList(failures: readonly MistakeFailure[]): string {
   if (!failures.length) return ''
-  const shown = failures.slice(-SHOWN_FAILURES).map((f) => `\`${f.tool}\` ${f.code}: ${clip(f.message)}`)
+  const shown = failures.slice(-SHOWN_FAILURES).map((f) => `\`${f.tool}\` ${f.code}: ${oneLine(f.message)}`)
   return ` Last errors: ${shown.join('; ')}.`
-}
-
-// A decision reason comes from a third-party hook; it must not crowd out the cause.
-const MAX_REASON_CHARS = 500
-
-function decisionText(reason: string | undefined): string {
-  const text = reason?.replace(/\s+/g, ' ').trim()
-  if (!text) return ''
-  return ` Decision: ${text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}…` : text}.`
 }
 
 /** The cause as one sentence, shared by the blocked reason and the session message. */

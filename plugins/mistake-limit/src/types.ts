@@ -1,4 +1,5 @@
-import type { Agent, PolicyEscalation, PolicyVerdict } from '@goalkeeper/agent-loop'
+import type { Agent } from '@goalkeeper/agent-loop'
+import type { PolicyEscalation, PolicyVerdict } from '@goalkeeper/policy'
 
 /** One failed tool call that counted as a mistake. */
 export interface MistakeFailure {

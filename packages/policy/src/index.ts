@@ -1,0 +1,6 @@
+export type { PolicyEscalation, PolicySettlement, PolicyVerdict } from './types.ts'
+export { strictConfig } from './config.ts'
+export { awaitVerdict, isVerdict, type VerdictOptions, type VerdictOutcome, type VerdictWait } from './verdict.ts'
+export { continueTurn, stopTurn, type TurnStop } from './turn-actions.ts'
+export { resetOnHumanInput } from './reset.ts'
+export { decisionText } from './texts.ts'

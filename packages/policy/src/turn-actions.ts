@@ -1,0 +1,46 @@
+import type { Context } from 'cordis'
+import { dispatchIsolated } from '@goalkeeper/kit'
+import type { Agent } from '@goalkeeper/agent-loop'
+import type {} from '@goalkeeper/goal'
+
+export interface TurnStop {
+  /** The policy plugin's name: the source of the steered message and of `policy/settled`. */
+  source: string
+  /** The goal's blocked reason code. */
+  code: string
+  /** The goal's blocked reason message, when the turn is the goal's live round. */
+  blockText: string
+  /** The plugin message steered into the session otherwise. */
+  stopText: string
+}
+
+// A verdict arrives after an await: the agent may be gone, or already in another turn.
+const isLive = (agent: Agent, turn: number) => !agent.disposed && agent.turn === turn
+
+/**
+ * Stops `turn` on a stop verdict (DESIGN.md section 10): blocks the goal when the turn is its live goal
+ * round, first, so the round driver sees a moved revision and does nothing more, or else steers
+ * `stopText` into the session; then `agent.cancel('policy', { turn })` and `policy/settled`. `ctx.goals`
+ * is optional (Cordis 4 has no optional inject), so it is looked up now. Returns false, doing nothing,
+ * when the agent is disposed or no longer in `turn`.
+ */
+export function stopTurn(ctx: Context, agent: Agent, turn: number, stop: TurnStop): boolean {
+  if (!isLive(agent, turn)) return false
+  if (!ctx.get('goals')?.blockRound(agent, turn, { code: stop.code, message: stop.blockText })) {
+    agent.steer({ content: stop.stopText, source: { kind: 'plugin', name: stop.source } })
+  }
+  agent.cancel('policy', { turn })
+  dispatchIsolated(ctx, 'policy/settled', agent, { source: stop.source, turn, action: 'stop' })
+  return true
+}
+
+/**
+ * Lets `turn` go on with `guidance` steered into its next step, then emits `policy/settled`. Returns
+ * false, doing nothing, when the agent is disposed or no longer in `turn`.
+ */
+export function continueTurn(ctx: Context, agent: Agent, turn: number, source: string, guidance: string): boolean {
+  if (!isLive(agent, turn)) return false
+  agent.steer({ content: guidance, source: { kind: 'plugin', name: source } })
+  dispatchIsolated(ctx, 'policy/settled', agent, { source, turn, action: 'continue' })
+  return true
+}

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url'
 import type { Context } from 'cordis'
 import type { ModelMessage, ModelProvider, ModelRequest, ScriptStep } from '@goalkeeper/model'
 import type { Session, UserMessage } from '@goalkeeper/session'
-import { createHarness, type Harness } from '../tests/harness.ts'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 
 const IDLE_AGENTS = 1000
 const ROUNDS = 3

@@ -7,7 +7,7 @@ import { expect } from 'vitest'
 import { Context, type Exporter, Logger } from 'cordis'
 import { formatReport, Loader } from '@goalkeeper/loader'
 import type { Agent } from '@goalkeeper/agent-loop'
-import type { SessionRecord, TurnOutcome } from '@goalkeeper/session'
+import type { SessionRecord } from '@goalkeeper/session'
 
 // Cordis's LoggerLevel is an ambient const enum (see notes/cordis4.md): the number, named.
 const LOG_ERROR = 0
@@ -100,6 +100,3 @@ export function coreEntries({ dir, workspace }: ProjectPaths, model?: Record<str
   name: '@goalkeeper/tool-goal'
 `
 }
-
-export const outcomes = (records: readonly SessionRecord[]): TurnOutcome[] =>
-  records.filter((r) => r.type === 'turn/end').map((r) => (r.data as { outcome: TurnOutcome }).outcome)

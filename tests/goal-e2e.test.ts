@@ -9,7 +9,8 @@ import type { GoalState } from '@goalkeeper/goal'
 import type { ScriptedProvider } from '@goalkeeper/model'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
 import { renderGoalRoundPrompt } from '@goalkeeper/goal-session'
-import { composeFromYml, coreEntries, outcomes, type Composition, type ProjectPaths } from './compose.ts'
+import { outcomes } from '@goalkeeper/test-kit'
+import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
 
 const OBJECTIVE = 'Create greeting.txt saying "hello, world" and a CHECKED marker file once it is verified'
 

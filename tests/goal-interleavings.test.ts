@@ -9,7 +9,7 @@ import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { ScriptResponse } from '@goalkeeper/model'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
 import { foldGoal, type GoalState } from '@goalkeeper/goal'
-import { createHarness, type Harness } from './harness.ts'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 
 const SEED = Number(process.env.GK_SEED ?? 424242)
 const RUNS = Number(process.env.GK_RUNS ?? 60)

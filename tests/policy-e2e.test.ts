@@ -7,7 +7,8 @@ import type { GoalChange } from '@goalkeeper/goal'
 import type { ModelRequest, ScriptedProvider, ScriptResponse } from '@goalkeeper/model'
 import type { MistakeLimitState } from '@goalkeeper/mistake-limit'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
-import { composeFromYml, coreEntries, outcomes, type Composition, type ProjectPaths } from './compose.ts'
+import { outcomes } from '@goalkeeper/test-kit'
+import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
 
 let app: Composition
 beforeEach(async () => { app = await composeFromYml(composition, { 'workspace/a.txt': 'alpha\n' }) })

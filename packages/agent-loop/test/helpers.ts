@@ -2,7 +2,7 @@ import { it as base } from 'vitest'
 import type { Context, Events } from 'cordis'
 import type { SessionRecord } from '@goalkeeper/session'
 import type { ToolCallContext } from '@goalkeeper/tools'
-import { createHarness, type CapturedEvent, type Harness } from '../../../tests/harness.ts'
+import { createHarness, type CapturedEvent, type Harness } from '@goalkeeper/test-kit'
 
 /** `it` with a fresh harness per test (real sessions, scripted model, the test tools below), disposed after it. */
 export const it = base.extend<{ h: Harness }>({

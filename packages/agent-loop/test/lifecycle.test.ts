@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect } from 'vitest'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 import { describeRecords, it, nextEvent, testTools, timeline } from './helpers.ts'
 
 describe('dispose and unload', () => {

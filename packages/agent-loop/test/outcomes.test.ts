@@ -3,7 +3,7 @@ import type { Context } from 'cordis'
 import { MODEL_ERROR_CODES } from '@goalkeeper/model'
 import { isRecordOf, lastAssistantText, turnOutcome } from '@goalkeeper/session'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 import { it } from './helpers.ts'
 
 const lastOutcome = (h: Harness, agent: Agent) => turnOutcome(h.records(agent))

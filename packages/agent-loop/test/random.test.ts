@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MODEL_ERROR_CODES, type ScriptStep } from '@goalkeeper/model'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 import { testTools } from './helpers.ts'
 import { checkLog } from './invariants.ts'
 

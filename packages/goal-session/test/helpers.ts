@@ -3,7 +3,7 @@ import type { Context } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
-import { createHarness, type Harness, type HarnessOptions } from '../../../tests/harness.ts'
+import { createHarness, type Harness, type HarnessOptions } from '@goalkeeper/test-kit'
 
 export interface DriverSetup {
   h: Harness

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { UserMessage } from '@goalkeeper/session'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilGoal, untilStopped, type DriverSetup } from './helpers.ts'
 
 const cleanup: Harness[] = []

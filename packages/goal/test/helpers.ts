@@ -1,4 +1,4 @@
-import { createHarness, type Harness } from '../../../tests/harness.ts'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 
 export type { Harness }
 export { codeOf } from './code-of.ts'

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import { foldGoal, type GoalState } from '../src/index.ts'
-import { createHarness } from '../../../tests/harness.ts'
+import { createHarness } from '@goalkeeper/test-kit'
 import { codeOf, goalHarness, type Harness } from './helpers.ts'
 
 let h: Harness

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 import * as openaiPlugin from '../src/index.ts'
 import { delta, frame, sse, textReply, usageFrame, useServers, type Handler, type Received } from './fake-server.ts'
 

@@ -2,7 +2,7 @@ import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
 import type { ModelMessage, ScriptToolCall } from '@goalkeeper/model'
 import type { UserMessage } from '@goalkeeper/session'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 
 export type { Harness }
 

@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../../tests/harness.ts'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 
 let h: Harness
 afterEach(() => h?.dispose())

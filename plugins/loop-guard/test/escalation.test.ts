@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { PolicyEscalation } from '@goalkeeper/policy'
 import * as loopGuard from '@goalkeeper/loop-guard'
-import { deferred, done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, userTexts, type Harness } from '../../test-util.ts'
+import { deferred, done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, userTexts, type Harness } from '@goalkeeper/test-kit'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import * as goalPlugin from '@goalkeeper/goal'
 import * as loopGuard from '@goalkeeper/loop-guard'
-import { done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, type Harness } from '../../test-util.ts'
+import { done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, type Harness } from '@goalkeeper/test-kit'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })

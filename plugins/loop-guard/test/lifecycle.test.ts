@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import * as loopGuard from '@goalkeeper/loop-guard'
-import { deferred, done, expectUnloadClearsTimer, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, watchTimers, type Harness } from '../../test-util.ts'
+import { deferred, done, expectUnloadClearsTimer, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, watchTimers, type Harness } from '@goalkeeper/test-kit'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
-import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, type Harness } from '../../test-util.ts'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, type Harness } from '@goalkeeper/test-kit'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })

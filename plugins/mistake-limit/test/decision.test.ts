@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
 import type { MistakeLimitState } from '@goalkeeper/mistake-limit'
-import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, userTexts, type Harness } from '../../test-util.ts'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, userTexts, type Harness } from '@goalkeeper/test-kit'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith() })

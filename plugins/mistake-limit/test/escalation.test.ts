@@ -3,7 +3,7 @@ import * as goalPlugin from '@goalkeeper/goal'
 import * as loopGuard from '@goalkeeper/loop-guard'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
 import type { MistakeLimitState } from '@goalkeeper/mistake-limit'
-import { call, deferred, done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, tools, userTexts, watchTimers, type Harness } from '../../test-util.ts'
+import { call, deferred, done, harnessWith, outcomes, pluginMessages, prompt, readA, repeat, tools, userTexts, watchTimers, type Harness } from '@goalkeeper/test-kit'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as goalPlugin from '@goalkeeper/goal'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
-import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, type Harness } from '../../test-util.ts'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, type Harness } from '@goalkeeper/test-kit'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith() })

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import * as mistakeLimit from '@goalkeeper/mistake-limit'
-import { call, deferred, done, expectUnloadClearsTimer, harnessWith, outcomes, pluginMessages, prompt, tools, watchTimers, type Harness } from '../../test-util.ts'
+import { call, deferred, done, expectUnloadClearsTimer, harnessWith, outcomes, pluginMessages, prompt, tools, watchTimers, type Harness } from '@goalkeeper/test-kit'
 
 let h: Harness
 beforeEach(async () => { h = await harnessWith() })

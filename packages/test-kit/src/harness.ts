@@ -1,4 +1,4 @@
-// Shared test harness (spec: tests/HARNESS.md). Composes the real core plugins on a fresh Context;
+// Shared test harness (spec: HARNESS.md). Composes the real core plugins on a fresh Context;
 // only the model is scripted.
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
@@ -165,4 +165,16 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
 
 function errorLines(logs: LogLine[]) {
   return logs.filter((line) => line.level === 'error').map((line) => `${line.name}: ${line.text}`)
+}
+
+/** A harness with `files` (workspace-relative path -> content) written into its workspace. */
+export async function harnessWith(files: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
+  const harness = await createHarness(options)
+  try {
+    for (const [file, content] of Object.entries(files)) await fsp.writeFile(path.join(harness.workspace, file), content)
+  } catch (error) {
+    await harness.dispose()
+    throw error
+  }
+  return harness
 }

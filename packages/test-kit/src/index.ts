@@ -1,0 +1,5 @@
+export { createHarness, harnessWith, type CapturedEvent, type Harness, type HarnessOptions, type LogLine } from './harness.ts'
+export { call, done, readA, repeat, tools } from './script.ts'
+export { outcomes, pluginMessages, userTexts } from './records.ts'
+export { deferred, prompt } from './waits.ts'
+export { expectUnloadClearsTimer, watchTimers } from './timers.ts'

@@ -1,0 +1,15 @@
+import type { Agent } from '@goalkeeper/agent-loop'
+import type { UserMessage } from '@goalkeeper/session'
+
+/** Sends a human prompt (or one with `source`) and waits until the agent has finished everything it triggered. */
+export async function prompt(agent: Agent, text: string, source?: UserMessage['source']): Promise<void> {
+  agent.send({ content: text, ...(source ? { source } : {}) })
+  await agent.whenIdle()
+}
+
+/** A promise with its resolver, for awaiting an event a listener reports. */
+export function deferred<T = void>() {
+  let resolve!: (value: T) => void
+  const promise = new Promise<T>((r) => (resolve = r))
+  return { promise, resolve }
+}

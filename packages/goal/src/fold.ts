@@ -1,4 +1,4 @@
-import { isRecord } from '@goalkeeper/kit'
+import { describeError, isRecord } from '@goalkeeper/kit'
 import type { SessionRecord } from '@goalkeeper/session'
 import { GoalError } from './errors.ts'
 import { roundViolation } from './rounds.ts'
@@ -109,7 +109,7 @@ export function foldGoal(records: readonly SessionRecord[]): Goal | undefined {
 function corrupt(record: SessionRecord, error: unknown): GoalError {
   const seq = (record as { seq?: unknown })?.seq
   const type = (record as { type?: unknown })?.type
-  const detail = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '')
+  const detail = describeError(error).replace(/\.$/, '')
   return new GoalError(
     'GOAL_CORRUPT_LOG',
     `The goal log is corrupt at record seq ${String(seq)} (${String(type)}): ${detail}. The goal state of this session cannot be trusted; fork the session before seq ${String(seq)} to continue from a good state.`,

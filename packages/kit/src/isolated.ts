@@ -1,4 +1,5 @@
 import type { Context, Events } from 'cordis'
+import { describeError } from './errors.ts'
 
 // Each `ctx.events` lookup goes through Cordis's context proxy; the core events service never changes.
 const eventsOf = new WeakMap<Context, any>()
@@ -20,6 +21,6 @@ export function dispatchIsolated<K extends keyof Events>(ctx: Context, name: K, 
   // `parallel` is an async method: a listener's synchronous throw is part of its rejection, never thrown here.
   events.parallel(name, ...args).catch((error: unknown) => {
     const errors = error instanceof AggregateError ? error.errors : [error]
-    for (const e of errors) ctx.logger('events').error('listener of %s failed: %s', String(name), (e as Error)?.stack ?? e)
+    for (const e of errors) ctx.logger('events').error('listener of %s failed: %s', String(name), describeError(e, { stack: true }))
   })
 }

@@ -1,3 +1,4 @@
+import { describeError } from '@goalkeeper/kit'
 import { describeValue } from './describe.ts'
 import { joinPath } from './env.ts'
 
@@ -25,7 +26,7 @@ export function checkConfig(schema: unknown, config: unknown): string | undefine
   try {
     result = schema['~standard'].validate(config)
   } catch (error) {
-    return `config: ${error instanceof Error ? error.message : String(error)}`
+    return `config: ${describeError(error)}`
   }
   if (!result || 'then' in result || !result.issues?.length) return undefined
   return formatIssue(result.issues[0], config)

@@ -1,5 +1,5 @@
 import type { ModelChunk, ModelProvider, ModelRequest } from '@goalkeeper/model'
-import { delay } from '@goalkeeper/kit'
+import { delay, describeError } from '@goalkeeper/kit'
 import { describeSettings, maskerFor, type ProviderSettings } from './config.ts'
 import { buildRequestBody } from './request-body.ts'
 import { Exchange } from './exchange.ts'
@@ -30,7 +30,7 @@ async function* streamCompletion(
   try {
     body = JSON.stringify(buildRequestBody(request, settings))
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
+    const message = describeError(error)
     return yield { type: 'finish', reason: 'error', error: { code: 'BAD_REQUEST', message: `${settings.name}: cannot build the request: ${message}` } }
   }
   // Once a chunk reached the caller, a retry would duplicate output: from then on failures are final.

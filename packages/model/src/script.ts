@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { stat } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
-import { isRecord } from '@goalkeeper/kit'
+import { describeError, isRecord } from '@goalkeeper/kit'
 import type { ScriptStep } from './types.ts'
 
 const KEYS: Record<string, readonly string[]> = {
@@ -72,7 +72,7 @@ export async function loadScriptModule(module: string, cwd = process.cwd()): Pro
     exported = (await import(`${pathToFileURL(file).href}?mtime=${mtimeMs}`)).default
     if (typeof exported === 'function') exported = await exported()
   } catch (error) {
-    throw new Error(`scripted: cannot load script module ${file}: ${(error as Error)?.message ?? error}`)
+    throw new Error(`scripted: cannot load script module ${file}: ${describeError(error)}`)
   }
   if (!Array.isArray(exported)) {
     throw new TypeError(`scripted: the default export of ${file} must be an array of script steps or a function returning one`)

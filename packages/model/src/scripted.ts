@@ -1,6 +1,6 @@
+import { delay, describeError, nextMacrotask } from '@goalkeeper/kit'
 import type { ModelChunk, ModelRequest, ScriptResponse, ScriptStep, ScriptToolCall, ScriptedProvider } from './types.ts'
 import { checkResponse, checkSteps } from './script.ts'
-import { delay, nextMacrotask } from '@goalkeeper/kit'
 import { untilAbort } from './abort.ts'
 
 /** The code of the `finish` error emitted when the request's signal aborts; the agent loop handles aborts itself. */
@@ -55,7 +55,7 @@ export function createScriptedProvider(initial: readonly ScriptStep[] = []): Scr
       try {
         outcome = await untilAbort(Promise.resolve(step(request)), signal)
       } catch (error) {
-        yield internal(`scripted provider: script step for request #${number} threw: ${(error as Error)?.message ?? error}`)
+        yield internal(`scripted provider: script step for request #${number} threw: ${describeError(error)}`)
         return
       }
       if (!outcome) return yield aborted

@@ -1,15 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import type { Context } from 'cordis'
 import * as goalPlugin from '@goalkeeper/goal'
 import { resetOnHumanInput } from '@goalkeeper/policy'
-import { done, harnessWith, prompt, type Harness } from '@goalkeeper/test-kit'
+import { createHarness, done, prompt, type Harness } from '@goalkeeper/test-kit'
 
-let h: Harness
-beforeEach(async () => { h = await harnessWith() })
-afterEach(() => h.dispose())
+let harness: Harness | undefined
+afterEach(() => harness?.dispose())
 
 describe('resetOnHumanInput', () => {
   it('resets on a human message, a goal armed by a human and any policy/settled, never on other input, until unloaded', async () => {
+    const h = harness = await createHarness()
     await h.load(goalPlugin, {})
     const resets: string[] = []
     const fiber = await h.load({

@@ -2,10 +2,10 @@ import type { FileHandle } from 'node:fs/promises'
 import { mkdir, open as openFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Context, Logger } from 'cordis'
+import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
 import { createFileExclusive, fsyncDir, saveSideFile } from './files.ts'
 import { assertSessionId, newSessionId } from './ids.ts'
-import { dispatchIsolated } from '@goalkeeper/kit'
 import { listSessions } from './list.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
@@ -237,7 +237,7 @@ export class SessionStore implements SessionService {
       onDurable: () => {
         this.ctx.parallel('session/flush', session).catch((error: unknown) => {
           for (const e of error instanceof AggregateError ? error.errors : [error]) {
-            this.logger.error('listener of session/flush failed: %s', (e as Error)?.stack ?? e)
+            this.logger.error('listener of session/flush failed: %s', describeError(e, { stack: true }))
           }
         })
       },

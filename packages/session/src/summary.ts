@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs'
+import { clip } from '@goalkeeper/kit'
 import { checkRecord } from './codec.ts'
 import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
 import { SessionError, type SessionSummary } from './types.ts'
@@ -15,8 +16,7 @@ function titleOf(record: SessionRecord): string | undefined {
   const block = message.content.find((b) => b?.type === 'text' && typeof b.text === 'string' && b.text.trim())
   if (!block) return
   const text = block.text.replace(/\s+/g, ' ').trim()
-  const chars = Array.from(text)
-  return chars.length <= TITLE_LENGTH ? text : `${chars.slice(0, TITLE_LENGTH - 1).join('').trimEnd()}…`
+  return text.length <= TITLE_LENGTH ? text : `${clip(text, TITLE_LENGTH - 1, '').trimEnd()}…`
 }
 
 /** Accumulates a summary record by record, for files and in-memory sessions alike. */

@@ -1,5 +1,6 @@
 import type { Context } from 'cordis'
 import type { AgentRef, GoalState } from '@goalkeeper/goal'
+import { describeError } from '@goalkeeper/kit'
 import type { ParsedGoalCommand } from './command.ts'
 import { GOAL_COMMAND_USAGE } from './command.ts'
 import { editInput } from './edit-input.ts'
@@ -39,7 +40,7 @@ export function executeGoalCommand(ctx: Context, agent: AgentRef, command: Parse
 
 function refusal(ctx: Context, agent: AgentRef, error: unknown): GoalCommandResult {
   const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'GOAL_COMMAND_FAILED'
-  const base = error instanceof Error ? error.message : String(error)
+  const base = describeError(error)
   const advice = ADVICE[code]
   return { ok: false, code, message: advice ? `${base} ${advice}` : base, goal: ctx.goals.get(agent) }
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import type { BlockedReason, GoalRef, GoalState } from '@goalkeeper/goal'
 import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
+import { describeError } from '@goalkeeper/kit'
 import { authorityOf, checkAuthority, type UpdateAction } from './authority.ts'
 import { editInput } from './edit-input.ts'
 import { goalView } from './status.ts'
@@ -117,7 +118,7 @@ function wrapUp(ctx: Context, call: ToolCallContext, goal: GoalState): void {
   try {
     call.agent.steer({ content: wrapUpMessage(goal), source: { kind: 'plugin', name: 'tool-goal' } })
   } catch (error) {
-    ctx.logger('tool-goal').warn('agent %s: the wrap-up message after %s could not be added: %s', call.agent.id, goal.phase, error instanceof Error ? error.message : String(error))
+    ctx.logger('tool-goal').warn('agent %s: the wrap-up message after %s could not be added: %s', call.agent.id, goal.phase, describeError(error))
   }
 }
 
@@ -153,7 +154,7 @@ function guarded(run: () => ToolResult): ToolResult {
     return run()
   } catch (error) {
     const code = (error as { code?: unknown })?.code
-    const message = error instanceof Error ? error.message : String(error)
+    const message = describeError(error)
     return failure(typeof code === 'string' ? code : 'TOOL_FAILED', message)
   }
 }

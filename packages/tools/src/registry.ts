@@ -1,5 +1,6 @@
 import { Context, Service } from 'cordis'
 import type { ToolCall, ToolSchema } from '@goalkeeper/model'
+import { describeError } from '@goalkeeper/kit'
 import type { Entry, ToolCallContext, ToolDefinition, ToolResult, ToolService } from './types.ts'
 import { checkSchema, createCompiler, type Compiler } from './schema.ts'
 import { runCall } from './pipeline.ts'
@@ -61,7 +62,7 @@ export class ToolRegistry extends Service implements ToolService {
     } catch (error) {
       // runCall is written not to throw; this keeps the "never throws" promise if it ever does.
       this.ctx.logger('tools').warn('pipeline error in %s: %s', call.name, error)
-      result = failure('TOOL_FAILED', `Tool "${call.name}" could not be run: ${(error as Error)?.message ?? error}`)
+      result = failure('TOOL_FAILED', `Tool "${call.name}" could not be run: ${describeError(error)}`)
     }
     return capResult(result, this.limits.maxContentChars)
   }

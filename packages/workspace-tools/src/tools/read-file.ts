@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline'
 import type { ToolDefinition } from '@goalkeeper/tools'
+import { clip } from '@goalkeeper/kit'
 import { WorkspaceError } from '../errors.ts'
 import { openRegularFile } from '../checked-io.ts'
 import { atTarget } from '../walk.ts'
@@ -55,7 +56,7 @@ export function readFileTool(ws: Workspace): ToolDefinition<Args> {
           if (bytes + size > cap) {
             stoppedBy = 'cap'
             // A single line larger than the whole budget is still shown, cut, so the call makes progress.
-            if (!out.length) out.push(rendered.slice(0, cap) + ` [line ${line} cut at ${cap} bytes]`)
+            if (!out.length) out.push(clip(rendered, cap, '') + ` [line ${line} cut at ${cap} bytes]`)
             break
           }
           out.push(rendered)

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { lstat, readdir } from 'node:fs/promises'
 import type { ToolDefinition } from '@goalkeeper/tools'
+import { clip } from '@goalkeeper/kit'
 import { WorkspaceError, fsError } from '../errors.ts'
 import { openRegularFile } from '../checked-io.ts'
 import { LineMatcher } from '../line-matcher.ts'
@@ -82,7 +83,7 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
         // One more than still fits, to know whether the cap cut the results.
         for (const [line, text] of await matcher.match(bytes.toString('utf8'), cap - results.length + 1)) {
           if (results.length >= cap) return void (capped = true)
-          results.push(`${display}:${line}: ${text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)}...` : text}`)
+          results.push(`${display}:${line}: ${clip(text, MAX_LINE_CHARS, '...')}`)
         }
       }
       const walk = async (dir: Dir, relative: string): Promise<void> => {

@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import type { GoalActivation } from '@goalkeeper/goal'
-import type { UserMessage } from '@goalkeeper/session'
+import { isRecordOf } from '@goalkeeper/session'
 
 /**
  * The listeners that start a policy's count over for an agent, to be yielded inside the plugin's effect:
@@ -14,7 +14,7 @@ import type { UserMessage } from '@goalkeeper/session'
  */
 export function* resetOnHumanInput(ctx: Context, reset: (agentId: string) => void) {
   yield ctx.on('session/event', (session, record) => {
-    if (record.type === 'user/message' && (record.data as UserMessage).source?.kind === 'human') reset(session.id)
+    if (isRecordOf(record, 'user/message') && record.data.source?.kind === 'human') reset(session.id)
   })
   yield ctx.on('goal/activation', (agent, activation: GoalActivation) => {
     if (activation === 'armed') reset(agent.id)

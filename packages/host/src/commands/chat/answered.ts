@@ -1,5 +1,5 @@
 import type { Agent } from '@goalkeeper/agent-loop'
-import type { SessionRecord } from '@goalkeeper/session'
+import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
 import type { Context } from 'cordis'
 
 /** How a sent message ended: answered by a turn, dropped before one (with the reason), or the agent went away. */
@@ -12,7 +12,7 @@ export type MessageFate = { kind: 'answered' } | { kind: 'cancelled' | 'rejected
  */
 export function untilAnswered(ctx: Context, agent: Agent, messageId: string, closed: Promise<void>): Promise<MessageFate> {
   return new Promise((resolve) => {
-    let cursor = agent.session.records.findIndex((record) => record.type === 'input/queued' && (record.data as any)?.message?.id === messageId)
+    let cursor = agent.session.records.findIndex((record) => isRecordOf(record, 'input/queued') && record.data.message.id === messageId)
     let openTurn: number | undefined
     let ourTurn: number | undefined
     const stops: (() => void)[] = []
@@ -24,12 +24,11 @@ export function untilAnswered(ctx: Context, agent: Agent, messageId: string, clo
       resolve(fate)
     }
     const step = (record: SessionRecord) => {
-      const data = record.data as any
-      if (record.type === 'turn/start') openTurn = data.turn
-      else if (record.type === 'user/message' && data?.id === messageId) ourTurn = openTurn
-      else if (record.type === 'turn/end' && ourTurn !== undefined && data.turn === ourTurn) finish({ kind: 'answered' })
-      else if ((record.type === 'input/cancelled' || record.type === 'input/rejected') && data?.messageId === messageId) {
-        finish({ kind: record.type === 'input/cancelled' ? 'cancelled' : 'rejected', reason: String(data.reason) })
+      if (isRecordOf(record, 'turn/start')) openTurn = record.data.turn
+      else if (isRecordOf(record, 'user/message') && record.data.id === messageId) ourTurn = openTurn
+      else if (isRecordOf(record, 'turn/end') && ourTurn !== undefined && record.data.turn === ourTurn) finish({ kind: 'answered' })
+      else if (isRecordOf(record, 'input/cancelled', 'input/rejected') && record.data.messageId === messageId) {
+        finish({ kind: record.type === 'input/cancelled' ? 'cancelled' : 'rejected', reason: String(record.data.reason) })
       }
     }
     const advance = () => {

@@ -2,6 +2,7 @@ import { clearLine, createInterface, cursorTo, type Interface } from 'node:readl
 import type { Context } from 'cordis'
 import { executeGoalCommand, GOAL_COMMAND_USAGE, parseGoalCommand } from '@goalkeeper/tool-goal'
 import type { Agent } from '@goalkeeper/agent-loop'
+import { lastAssistantText } from '@goalkeeper/session'
 import { defineCommand } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
 import { ExitCode } from '../../exit-codes.ts'
@@ -152,7 +153,7 @@ class Chat {
     if (term.streaming) return
     const stop = app.ctx.on('agent/turn-end', (ended: Agent, turn: number) => {
       if (ended.id !== agent.id) return
-      const answer = lastText(agent, turn)
+      const answer = lastAssistantText(agent.session.records, turn)
       if (answer) term.out(answer)
     })
     void app.closed.then(stop)
@@ -211,13 +212,3 @@ class Chat {
   }
 }
 
-function lastText(agent: Agent, turn: number): string | undefined {
-  const records = agent.session.records
-  for (let index = records.length - 1; index >= 0; index--) {
-    const record = records[index]
-    const data = record.data as { turn?: number; text?: string }
-    if (record.type === 'turn/start' && data.turn === turn) return undefined
-    if (record.type === 'assistant/message' && data.turn === turn && data.text?.trim()) return data.text.trim()
-  }
-  return undefined
-}

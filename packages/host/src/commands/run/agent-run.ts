@@ -1,6 +1,6 @@
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalService, GoalState } from '@goalkeeper/goal'
-import type { SessionRecord, TurnOutcome } from '@goalkeeper/session'
+import { lastAssistantText, turnOutcome, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
 import type { App } from '../../app.ts'
 import type { CommandContext } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
@@ -135,20 +135,12 @@ export class AgentRun {
 
   /** The last assistant text of this command's turns: the final answer. */
   answer(): string | undefined {
-    const records = this.records()
-    for (let index = records.length - 1; index >= 0; index--) {
-      const record = records[index]
-      if (record.type !== 'assistant/message') continue
-      const text = (record.data as { text?: string }).text?.trim()
-      if (text) return text
-    }
-    return undefined
+    return lastAssistantText(this.records())
   }
 
   /** How this command's last turn ended, if it ran one. */
   lastOutcome(): TurnOutcome | undefined {
-    const ends = this.records().filter((record) => record.type === 'turn/end')
-    return (ends.at(-1)?.data as { outcome?: TurnOutcome } | undefined)?.outcome
+    return turnOutcome(this.records())
   }
 
   get goalChanged(): boolean {

@@ -1,8 +1,10 @@
-import type { Goal, GoalChange } from '@goalkeeper/goal'
-import type { CoreRecordData, SessionRecord, UserMessage } from '@goalkeeper/session'
+import type { Goal, GoalChangeData } from '@goalkeeper/goal'
+import type { CoreRecord, SessionRecord, UserMessage } from '@goalkeeper/session'
 import { describeGoalChange } from '../render/goal-text.ts'
 import { describeTurnOutcome } from '../render/outcome.ts'
 import { excerpt, oneLine, shortArguments } from '../render/text.ts'
+
+type TranscriptRecord = CoreRecord | (SessionRecord<GoalChangeData> & { type: 'goal/change' })
 
 export interface TranscriptOptions {
   /** Show tool results and goal prompts whole instead of shortened. */
@@ -26,56 +28,57 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   const queued = new Map<string, UserMessage>()
   const settled = new Set<string>()
   const objectives = new Objectives()
-  for (const record of records) {
-    const data = record.data as any
+  for (const raw of records) {
+    // Core and goal records have a known shape; any other type falls to `default` and is printed raw.
+    const record = raw as TranscriptRecord
     switch (record.type) {
       case 'session/header': {
-        const head = data as CoreRecordData['session/header']
+        const head = record.data
         const parent = head.parent ? `, forked from ${head.parent.id} at seq ${head.parent.seq}` : ''
         lines.push(`session ${head.id}, started ${new Date(head.createdAt).toISOString()} in ${head.cwd}${parent}`)
         break
       }
       case 'input/queued':
-        queued.set(data.message.id, data.message)
+        queued.set(record.data.message.id, record.data.message)
         break
       case 'input/cancelled':
       case 'input/rejected': {
-        settled.add(data.messageId)
+        settled.add(record.data.messageId)
         const what = record.type === 'input/cancelled' ? 'cancelled' : 'rejected'
-        lines.push(`  input ${what} (${data.reason}): ${describeMessage(queued.get(data.messageId), { full: false }, objectives) || data.messageId}`)
+        lines.push(`  input ${what} (${record.data.reason}): ${describeMessage(queued.get(record.data.messageId), { full: false }, objectives) || record.data.messageId}`)
         break
       }
       case 'turn/start':
-        lines.push('', `turn ${data.turn}  ${clock(record.at)}`)
+        lines.push('', `turn ${record.data.turn}  ${clock(record.at)}`)
         break
       case 'user/message':
-        settled.add(data.id)
-        lines.push(indent(describeMessage(data, options, objectives), '  '))
+        settled.add(record.data.id)
+        lines.push(indent(describeMessage(record.data, options, objectives), '  '))
         break
       case 'assistant/message':
-        if (data.text?.trim()) lines.push(indent(`assistant: ${data.text.trim()}`, '  '))
+        if (record.data.text?.trim()) lines.push(indent(`assistant: ${record.data.text.trim()}`, '  '))
         break
       case 'tool/call':
-        lines.push(`  tool ${data.name} ${options.full ? data.arguments : shortArguments(data.arguments, 120)}`)
+        lines.push(`  tool ${record.data.name} ${options.full ? record.data.arguments : shortArguments(record.data.arguments, 120)}`)
         break
       case 'tool/result': {
-        const body = options.full ? data.content ?? '' : excerpt(data.content ?? '', 6, 400)
-        const [first, ...rest] = (data.ok ? body : `${data.error?.code ?? 'FAILED'}: ${body}`).split('\n')
-        lines.push(`    ${data.ok ? '->' : '!!'} ${first}`.trimEnd(), ...rest.map((line: string) => `       ${line}`.trimEnd()))
+        const body = options.full ? record.data.content ?? '' : excerpt(record.data.content ?? '', 6, 400)
+        const [first, ...rest] = (record.data.ok ? body : `${record.data.error?.code ?? 'FAILED'}: ${body}`).split('\n')
+        lines.push(`    ${record.data.ok ? '->' : '!!'} ${first}`.trimEnd(), ...rest.map((line: string) => `       ${line}`.trimEnd()))
         break
       }
       case 'turn/end':
-        lines.push(`  turn ${data.turn} ${describeTurnOutcome(data.outcome)}`)
+        lines.push(`  turn ${record.data.turn} ${describeTurnOutcome(record.data.outcome)}`)
         break
       case 'goal/change':
-        objectives.add(data.goal)
-        lines.push(`  ${describeGoalChange({ op: data.op, seq: record.seq, goal: (data.goal ?? undefined) as Goal | undefined, previous: undefined } as GoalChange)}`)
+        objectives.add(record.data.goal)
+        lines.push(`  ${describeGoalChange({ op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined })}`)
         break
       case 'step/start':
       case 'step/end':
         break
       default:
-        lines.push(`  [${record.type}] ${oneLine(JSON.stringify(record.data) ?? '', 160)}`)
+        lines.push(`  [${raw.type}] ${oneLine(JSON.stringify(raw.data) ?? '', 160)}`)
     }
   }
   const waiting = [...queued.values()].filter((message) => !settled.has(message.id))

@@ -153,7 +153,13 @@ export class Turn {
       // ctx.tools.execute promises never to throw; a broken pipeline must still not take the loop down.
       result = { ok: false, content: '', error: { code: 'TOOL_FAILED', message: `tool "${call.name}" failed: ${describeError(error)}` } }
     }
-    session.append('tool/result', { turn, step, callId: call.id, ok: result.ok, content: result.content, ...(result.error ? { error: result.error } : {}) })
+    session.append('tool/result', {
+      turn, step, callId: call.id, ok: result.ok, content: result.content,
+      ...(result.error ? { error: result.error } : {}),
+      // Who refused or changed the call, from the tool pipeline's `tool/before-call` review.
+      ...(result.denied ? { denied: result.denied } : {}),
+      ...(result.rewrites?.length ? { rewrites: result.rewrites } : {}),
+    })
     dispatchIsolated(ctx, 'agent/tool-end', agent, info, result)
     return { ...info, ...result }
   }

@@ -76,6 +76,23 @@ describe('renderTranscript', () => {
     ])
   })
 
+  it('shows who denied a call and how its arguments were rewritten', () => {
+    const records = log(
+      ['session/header', header],
+      ['turn/start', { turn: 1 }],
+      ['tool/call', { turn: 1, step: 1, callId: 'c1', name: 'run_command', arguments: '{"command":"rm -rf /"}' }],
+      ['tool/result', { turn: 1, step: 1, callId: 'c1', ok: false, content: 'The call was denied by guard: no', error: { code: 'DENIED', message: 'The call was denied by guard: no' }, denied: { by: 'guard', reason: 'no' } }],
+      ['tool/call', { turn: 1, step: 1, callId: 'c2', name: 'run_command', arguments: '{"command":"ls","timeout_ms":900000}' }],
+      ['tool/result', { turn: 1, step: 1, callId: 'c2', ok: true, content: 'a', rewrites: [{ by: 'cap', reason: 'capped', arguments: '{"command":"ls","timeout_ms":5000}' }] }],
+    )
+    expect(renderTranscript(records, { full: false }).slice(-4)).toEqual([
+      '    !! DENIED: The call was denied by guard: no',
+      '  tool run_command {"command":"ls","timeout_ms":900000}',
+      '    -> a',
+      '       (arguments rewritten by cap: capped) {"command":"ls","timeout_ms":5000}',
+    ])
+  })
+
   it("names a goal round's objective from the goal records of its revision, not from the prompt text", () => {
     const prompt = '<goal_round>\nObjective: "what the prompt says"\nRound: 1/5\n</goal_round>'
     const records = log(

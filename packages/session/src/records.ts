@@ -34,6 +34,12 @@ export interface RecordedToolCall { id: string; name: string; arguments: string 
 
 export interface ToolErrorInfo { code: string; message: string }
 
+/** Who refused a tool call in `tool/before-call`, and why (the call's result is the error `DENIED`). */
+export interface ToolDenialInfo { by: string; reason: string }
+
+/** A `tool/before-call` listener replaced the arguments of one call: who, why, and the arguments (JSON) from then on. */
+export interface ToolRewriteInfo { by: string; reason?: string; arguments: string }
+
 export interface SessionHeaderData {
   version: 1
   id: string
@@ -54,7 +60,13 @@ export interface CoreRecordData {
   'step/end': { turn: number; step: number }
   'assistant/message': { turn: number; step: number; text: string; toolCalls: RecordedToolCall[]; reasoning?: string; usage?: Usage }
   'tool/call': { turn: number; step: number; callId: string; name: string; arguments: string }
-  'tool/result': { turn: number; step: number; callId: string; ok: boolean; content: string; error?: ToolErrorInfo }
+  'tool/result': {
+    turn: number; step: number; callId: string; ok: boolean; content: string; error?: ToolErrorInfo
+    /** Set when a `tool/before-call` listener denied the call. */
+    denied?: ToolDenialInfo
+    /** The rewrites of the call's arguments, in order; the last one's `arguments` are what ran. */
+    rewrites?: ToolRewriteInfo[]
+  }
   'turn/end': { turn: number; outcome: TurnOutcome }
 }
 

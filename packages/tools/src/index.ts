@@ -1,13 +1,24 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
-import type { ToolService } from './types.ts'
+import type { ToolCallReport, ToolCallReview, ToolCallVerdict, ToolService } from './types.ts'
 import { ToolRegistry } from './registry.ts'
 
-export type { ToolAgent, ToolCallContext, ToolDefinition, ToolResult, ToolService } from './types.ts'
+export type { ToolAgent, ToolCallContext, ToolCallReport, ToolCallReview, ToolCallVerdict, ToolDefinition, ToolResult, ToolService } from './types.ts'
+export type { ToolDenialInfo, ToolRewriteInfo } from '@goalkeeper/session'
 
 declare module 'cordis' {
   interface Context {
     tools: ToolService
+  }
+  interface Events {
+    /**
+     * Waterfall, awaited before each validated call runs: a listener denies the call (`{ kind: 'deny', by,
+     * reason }`, without calling `next()`), rewrites its arguments (`review.rewrite(...)` before `next()`), or
+     * passes (`return next()`). A throwing listener denies the call. DESIGN.md section 5.
+     */
+    'tool/before-call'(review: ToolCallReview, next: () => Promise<ToolCallVerdict>): Promise<ToolCallVerdict>
+    /** Isolated, after every `ctx.tools.execute`: the call and its result (denials and failures included). */
+    'tool/after-call'(report: ToolCallReport): void
   }
 }
 

@@ -1,9 +1,10 @@
 import { Context, Service } from 'cordis'
 import type { ToolCall, ToolSchema } from '@goalkeeper/model'
-import { describeError } from '@goalkeeper/kit'
-import type { Entry, ToolCallContext, ToolDefinition, ToolResult, ToolService } from './types.ts'
+import { describeError, dispatchIsolated } from '@goalkeeper/kit'
+import type { Entry, ToolCallContext, ToolCallReport, ToolDefinition, ToolResult, ToolService } from './types.ts'
 import { checkSchema, createCompiler, type Compiler } from './schema.ts'
-import { runCall } from './pipeline.ts'
+import { runCall, type CallOutcome } from './pipeline.ts'
+import { reviewCall } from './review.ts'
 import { capResult, failure } from './result.ts'
 
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
@@ -50,21 +51,34 @@ export class ToolRegistry extends Service implements ToolService {
   }
 
   async execute(call: ToolCall, context: Omit<ToolCallContext, 'callId'>): Promise<ToolResult> {
+    const outcome = await this.run(call, context)
+    const result = capResult(outcome.result, this.limits.maxContentChars)
+    const report: ToolCallReport = {
+      name: typeof call?.name === 'string' ? call.name : '',
+      call: { ...context, callId: call?.id },
+      ...(outcome.args ? { arguments: outcome.args } : {}),
+      result,
+    }
+    dispatchIsolated(this.ctx, 'tool/after-call', report)
+    return result
+  }
+
+  async run(call: ToolCall, context: Omit<ToolCallContext, 'callId'>): Promise<CallOutcome> {
     const entry = this.entries.get(call?.name)
     if (!entry) {
       const available = [...this.entries.keys()]
       const which = call?.name ? `Unknown tool "${call.name}".` : 'The tool call has no name.'
-      return failure('UNKNOWN_TOOL', `${which} Available tools: ${available.length ? available.join(', ') : '(none)'}.`)
+      return { result: failure('UNKNOWN_TOOL', `${which} Available tools: ${available.length ? available.join(', ') : '(none)'}.`) }
     }
-    let result: ToolResult
+    const logger = this.ctx.logger('tools')
+    const { maxArgumentChars } = this.limits
     try {
-      result = await runCall(entry, call, context, this.limits.maxArgumentChars)
+      return await runCall(entry, call, context, maxArgumentChars, (...args) => reviewCall(this.ctx, logger, maxArgumentChars, ...args))
     } catch (error) {
       // runCall is written not to throw; this keeps the "never throws" promise if it ever does.
-      this.ctx.logger('tools').warn('pipeline error in %s: %s', call.name, error)
-      result = failure('TOOL_FAILED', `Tool "${call.name}" could not be run: ${describeError(error)}`)
+      logger.warn('pipeline error in %s: %s', call.name, error)
+      return { result: failure('TOOL_FAILED', `Tool "${call.name}" could not be run: ${describeError(error)}`) }
     }
-    return capResult(result, this.limits.maxContentChars)
   }
 
   compile(tool: ToolDefinition): Entry {

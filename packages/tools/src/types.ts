@@ -1,4 +1,4 @@
-import type { MessageSource, Session, ToolErrorInfo, UserMessage } from '@goalkeeper/session'
+import type { MessageSource, Session, ToolDenialInfo, ToolErrorInfo, ToolRewriteInfo, UserMessage } from '@goalkeeper/session'
 import type { ToolCall, ToolSchema } from '@goalkeeper/model'
 import type { Validator } from './schema.ts'
 
@@ -28,6 +28,56 @@ export interface ToolResult {
   ok: boolean
   content: string
   error?: ToolErrorInfo
+  /**
+   * Set by the pipeline only (a tool's own result never carries it): a `tool/before-call` listener denied
+   * the call, and `error.code` is `DENIED`.
+   */
+  denied?: ToolDenialInfo
+  /** Set by the pipeline only: how `tool/before-call` listeners rewrote the arguments, in order. */
+  rewrites?: ToolRewriteInfo[]
+}
+
+/**
+ * One validated call about to run, as `tool/before-call` listeners see it. `original` and `arguments` are
+ * frozen: a listener changes what runs only through `rewrite`, so every change is recorded.
+ */
+export interface ToolCallReview {
+  /** The tool's name (also `tool.name`). */
+  readonly name: string
+  /** The tool as registered: its description and schema, for listeners that judge by them. */
+  readonly tool: ToolDefinition
+  /** Who calls and where: agent, turn, step, callId, signal (aborted when the turn is cancelled), turnSources, cwd. */
+  readonly call: ToolCallContext
+  /** The arguments as the model sent them, parsed and checked against the schema (declared defaults filled in). */
+  readonly original: Readonly<Record<string, unknown>>
+  /** The arguments the tool will get: `original` until a listener rewrites them. */
+  readonly arguments: Readonly<Record<string, unknown>>
+  /** The rewrites so far, in order. */
+  readonly rewrites: readonly ToolRewriteInfo[]
+  /**
+   * Replaces the arguments of this one call; `by` (the plugin's name) and `reason` are recorded with the
+   * result. The new arguments are checked against the tool's schema at once: invalid ones throw, and a
+   * listener that lets that escape denies the call. Allowed only before `next()` is called.
+   */
+  rewrite(args: Record<string, unknown>, by: string, reason?: string): void
+}
+
+/**
+ * What a `tool/before-call` listener returns. `allow` means "no objection": it is what `next()` resolves to
+ * when every listener inside agreed, and a listener returns it only by passing on `await next()`.
+ */
+export type ToolCallVerdict =
+  | { kind: 'allow' }
+  | { kind: 'deny'; by: string; reason: string }
+
+/** What `tool/after-call` observers get: one call that went through the pipeline, and its result. */
+export interface ToolCallReport {
+  readonly name: string
+  readonly call: ToolCallContext
+  /** The arguments the tool ran with (after rewrites); undefined when the call never got that far (unknown tool, bad JSON or arguments). */
+  readonly arguments?: Readonly<Record<string, unknown>>
+  /** The result as the caller gets it (capped; with `denied` and `rewrites` when they happened). */
+  readonly result: ToolResult
 }
 
 export interface ToolDefinition<A = any> {

@@ -65,6 +65,10 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
         const body = options.full ? record.data.content ?? '' : excerpt(record.data.content ?? '', 6, 400)
         const [first, ...rest] = (record.data.ok ? body : `${record.data.error?.code ?? 'FAILED'}: ${body}`).split('\n')
         lines.push(`    ${record.data.ok ? '->' : '!!'} ${first}`.trimEnd(), ...rest.map((line: string) => `       ${line}`.trimEnd()))
+        // The arguments that ran were not the model's (tool/before-call rewrites).
+        for (const rewrite of Array.isArray(record.data.rewrites) ? record.data.rewrites : []) {
+          lines.push(`       (arguments rewritten by ${rewrite.by}${rewrite.reason ? `: ${rewrite.reason}` : ''}) ${options.full ? rewrite.arguments : shortArguments(rewrite.arguments, 120)}`)
+        }
         break
       }
       case 'turn/end':

@@ -1,4 +1,5 @@
 export type { PolicyEscalation, PolicySettlement, PolicyVerdict } from './types.ts'
+export { POLICY_BLOCK_CODES, type PolicyBlockCode } from './codes.ts'
 export { strictConfig } from './config.ts'
 export { awaitVerdict, isVerdict, type VerdictOptions, type VerdictOutcome, type VerdictWait } from './verdict.ts'
 export { continueTurn, stopTurn, type TurnStop } from './turn-actions.ts'

@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import { describeError } from '@goalkeeper/kit'
-import { awaitVerdict, continueTurn, isVerdict, resetOnHumanInput, stopTurn, type PolicyEscalation, type PolicyVerdict } from '@goalkeeper/policy'
+import { awaitVerdict, continueTurn, isVerdict, resetOnHumanInput, stopTurn, type PolicyBlockCode, type PolicyEscalation, type PolicyVerdict } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { Config, type LoopGuardConfig } from './config.ts'
 import { LoopDetector } from './detector.ts'
@@ -15,7 +15,7 @@ export const name = 'loop-guard'
 export const inject = ['agents']
 
 /** The code of the escalation, and of the goal block when loop-guard stops a goal round. */
-export const STOP_CODE = 'repeated-tool-call'
+export const STOP_CODE: PolicyBlockCode = 'repeated-tool-call'
 
 export const apply = (ctx: Context, config: LoopGuardConfig) => {
   const logger = ctx.logger(name)

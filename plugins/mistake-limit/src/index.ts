@@ -2,7 +2,7 @@ import type { Context } from 'cordis'
 import { describeError } from '@goalkeeper/kit'
 import {
   awaitVerdict, continueTurn, isVerdict, resetOnHumanInput, stopTurn,
-  type PolicyEscalation, type PolicyVerdict, type VerdictOutcome,
+  type PolicyBlockCode, type PolicyEscalation, type PolicyVerdict, type VerdictOutcome,
 } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { classifyStep } from './classify.ts'
@@ -19,7 +19,7 @@ export const name = 'mistake-limit'
 export const inject = ['agents']
 
 /** The goal block code when mistake-limit stops a goal round on its own limit. */
-export const STOP_CODE = 'mistake-limit'
+export const STOP_CODE: PolicyBlockCode = 'mistake-limit'
 
 const KEPT_FAILURES = 10
 

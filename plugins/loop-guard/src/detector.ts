@@ -1,36 +1,69 @@
 import type { ToolCallSummary } from '@goalkeeper/agent-loop'
+import type { ToolErrorInfo } from '@goalkeeper/session'
+import { digest, similarity, volatileMasker } from '@goalkeeper/policy'
 import type { LoopGuardConfig } from './config.ts'
 import type { LoopCall, LoopFinding, LoopKind } from './types.ts'
-import { canonicalArguments, digest, wildcard } from './signature.ts'
+import { canonicalArguments, wildcard } from './signature.ts'
 
-interface Streak { sig: string; result: string; count: number; sameResult: boolean; call: LoopCall }
+/** One observed call, reduced to what comparisons need. */
+interface Observed {
+  name: string
+  /** Digest of the exact canonical arguments. */
+  sig: string
+  /** Digest of the near-identical form (numbers, comments, whitespace masked); `sig` when nearIdentical is off. */
+  loose: string
+  /** The near-identical form itself, for the similarity test (only kept when that test is on). */
+  looseText: string
+  /** Digest of the result with its volatile parts masked. */
+  result: string
+  ok: boolean
+  call: LoopCall
+}
+
+interface Streak {
+  last: Observed
+  /** Calls in the streak since the result last changed for the better (a changed success is progress). */
+  repeats: number
+  /** Every call in the streak: bounds polling, where the result keeps changing. */
+  polls: number
+  sameResult: boolean
+  nearIdentical: boolean
+}
+
 interface HistoryEntry { key: string; call: LoopCall }
 
-// Same-error entries are keyed by call signature; past this many the oldest is forgotten.
+/** Same-error entries are keyed by call; past this many calls the oldest is forgotten. */
 const MAX_FAILURE_ENTRIES = 256
+/** Near-identical forms longer than this are compared only by digest (the similarity test costs length squared). */
+const MAX_SIMILAR_CHARS = 4000
 // When two findings share a level, the more specific one explains the situation better.
 const PRIORITY: Record<LoopKind, number> = { 'same-error': 3, poll: 2, repeat: 2, cycle: 1 }
 
 /** Per-agent loop state: fed one step's tool calls at a time, answers with the most severe finding. */
 export class LoopDetector {
   private streak: Streak | undefined
-  private failures = new Map<string, { error: string; count: number }>()
+  /** Per call (its near-identical digest), per result digest: how often it failed that way since the last write. */
+  private failures = new Map<string, Map<string, { count: number; error?: ToolErrorInfo }>>()
   private history: HistoryEntry[] = []
-  /** Per period p: how many trailing history entries equal the entry p places earlier. */
-  private periodic: number[] = []
+  /** Per period p: how many calls in a row equal (arguments and result) the call p places earlier. */
+  private runs: number[] = []
   private excluded: (name: string) => boolean
   private polled: (name: string) => boolean
+  private writes: (name: string) => boolean
+  private mask: (text: string) => string
 
   constructor(private config: LoopGuardConfig) {
     this.excluded = wildcard(config.exclude)
     this.polled = wildcard(config.poll)
+    this.writes = wildcard(config.writeTools)
+    this.mask = volatileMasker(config.volatilePatterns)
   }
 
   reset(): void {
     this.streak = undefined
     this.failures.clear()
     this.history = []
-    this.periodic = []
+    this.runs = []
   }
 
   observe(calls: readonly ToolCallSummary[]): LoopFinding | undefined {
@@ -46,73 +79,125 @@ export class LoopDetector {
   private observeCall(summary: ToolCallSummary): LoopFinding[] {
     // An aborted call says nothing about the model's behaviour: the turn was being stopped.
     if (this.excluded(summary.name) || summary.error?.code === 'ABORTED') return []
-    const args = canonicalArguments(summary.arguments, this.config)
-    const call: LoopCall = { name: summary.name, arguments: args.text, json: args.form !== 'invalid' }
-    const sig = digest(`${call.name}\u0000${args.form}\u0000${args.text}`)
-    const result = summary.ok
-      ? `ok:${digest(summary.content)}`
-      : `error:${digest(`${summary.error?.code}\u0000${summary.error?.message}\u0000${summary.content}`)}`
-    const poll = this.polled(summary.name)
+    const seen = this.describe(summary)
     const findings: LoopFinding[] = []
-    const push = (kind: LoopKind, count: number, calls: LoopCall[], extra: Partial<LoopFinding> = {}) => {
-      const level = this.level(count)
+    const push = (kind: LoopKind, count: number, hint: number, limit: number, calls: LoopCall[], extra: Partial<LoopFinding> = {}) => {
+      const level = levelOf(count, hint, limit)
       if (level) findings.push({ kind, level, count, calls, sameResult: false, ...extra })
     }
+    const { softThreshold, hardThreshold, sameErrorHint, sameErrorLimit, cycleHint, cycleLimit, pollHint, pollLimit } = this.config
 
-    const streak = this.streak
-    // For a poll tool a changed successful result is progress; a failure never is, whatever its text.
-    if (streak?.sig === sig && !(poll && summary.ok && result !== streak.result)) {
-      streak.count++
-      streak.sameResult &&= result === streak.result
-      streak.result = result
-    } else {
-      this.streak = { sig, result, count: 1, sameResult: true, call }
+    const streak = this.observeStreak(seen)
+    if (streak.repeats > 1) {
+      push('repeat', streak.repeats, softThreshold, hardThreshold, [seen.call], { sameResult: streak.sameResult, nearIdentical: streak.nearIdentical })
     }
-    const current = this.streak!
-    if (current.count > 1) push(poll ? 'poll' : 'repeat', current.count, [call], { sameResult: current.sameResult })
+    if (streak.polls > streak.repeats) push('poll', streak.polls, pollHint, pollLimit, [seen.call], { limit: pollLimit })
 
-    if (summary.ok) {
-      this.failures.delete(sig)
-    } else {
-      const seen = this.failures.get(sig)
-      const entry = seen?.error === result ? { error: result, count: seen.count + 1 } : { error: result, count: 1 }
-      this.failures.delete(sig)
-      this.failures.set(sig, entry)
-      if (this.failures.size > MAX_FAILURE_ENTRIES) this.failures.delete(this.failures.keys().next().value!)
-      if (entry.count > 1) push('same-error', entry.count, [call], { error: summary.error })
-    }
+    const failed = this.observeFailure(seen, summary.error)
+    if (failed && failed.count > 1) push('same-error', failed.count, sameErrorHint, sameErrorLimit, [seen.call], { error: failed.error })
 
-    const cycle = this.observeCycle({ key: poll ? `${sig}#${summary.ok ? result : 'failed'}` : sig, call })
-    if (cycle) push('cycle', cycle.repetitions, cycle.calls)
+    const cycle = this.observeCycle({ key: `${seen.loose}#${seen.result}`, call: seen.call })
+    if (cycle) push('cycle', cycle.run, cycleHint, cycleLimit, cycle.calls)
     return findings
   }
 
+  private describe(summary: ToolCallSummary): Observed {
+    const exact = canonicalArguments(summary.arguments, this.config)
+    const call: LoopCall = { name: summary.name, arguments: exact.text, json: exact.form !== 'invalid' }
+    const sig = digest(`${call.name}\u0000${exact.form}\u0000${exact.text}`)
+    let loose = sig
+    let looseText = ''
+    if (this.config.nearIdentical) {
+      const form = canonicalArguments(summary.arguments, { ...this.config, loose: true })
+      loose = digest(`${call.name}\u0000${form.form}\u0000${form.text}`)
+      // Only parsed arguments: two malformed payloads are told apart by their exact text (their errors are counted anyway).
+      if (this.config.argumentSimilarity > 0 && form.form === 'json' && form.text.length <= MAX_SIMILAR_CHARS) looseText = form.text
+    }
+    const outcome = summary.ok ? 'ok' : `error:${summary.error?.code}\u0000${this.mask(summary.error?.message ?? '')}`
+    const result = digest(`${outcome}\u0000${this.mask(summary.content)}`)
+    return { name: summary.name, sig, loose, looseText, result, ok: summary.ok, call }
+  }
+
+  /** Whether `next` is the same call as `last`: exactly, or near-identical with the same result. */
+  private sameCall(last: Observed, next: Observed): boolean {
+    if (last.sig === next.sig) return true
+    if (!this.config.nearIdentical || last.name !== next.name || last.result !== next.result) return false
+    if (last.loose === next.loose) return true
+    const threshold = this.config.argumentSimilarity
+    return threshold > 0 && !!last.looseText && !!next.looseText && similarity(last.looseText, next.looseText) >= threshold
+  }
+
   /**
-   * Counts full repetitions of a non-constant trailing block of length 2..maxCyclePeriod. The shortest
-   * period wins: A-B repeated 4 times also matches period 4 twice, which would undercount it.
+   * The run of the same call in a row. An unchanged result is a repeat; a changed successful result is
+   * progress (polling), which starts the repeats over but not the polls; a changed failure is no progress.
+   * A `poll` tool's successful calls are only polls, changed or not.
    */
-  private observeCycle(entry: HistoryEntry): { repetitions: number; calls: LoopCall[] } | undefined {
+  private observeStreak(seen: Observed): Streak {
+    const streak = this.streak
+    if (!streak || !this.sameCall(streak.last, seen)) {
+      return this.streak = { last: seen, repeats: 1, polls: 1, sameResult: true, nearIdentical: false }
+    }
+    streak.polls++
+    if (seen.sig !== streak.last.sig) streak.nearIdentical = true
+    if (seen.ok && (this.polled(seen.name) || seen.result !== streak.last.result)) {
+      streak.repeats = 1
+      streak.sameResult = true
+      streak.nearIdentical = false
+    } else {
+      streak.repeats++
+      streak.sameResult &&= seen.result === streak.last.result
+    }
+    streak.last = seen
+    return streak
+  }
+
+  /** Counts the same call failing the same way, consecutive or not; a success of a write tool starts every count over. */
+  private observeFailure(seen: Observed, error: ToolErrorInfo | undefined) {
+    if (seen.ok) {
+      if (this.writes(seen.name)) this.failures.clear()
+      else this.failures.delete(seen.loose)
+      return undefined
+    }
+    let byResult = this.failures.get(seen.loose)
+    // Re-inserted so the map's order is least recently failed first.
+    this.failures.delete(seen.loose)
+    this.failures.set(seen.loose, byResult ??= new Map())
+    if (this.failures.size > MAX_FAILURE_ENTRIES) this.failures.delete(this.failures.keys().next().value!)
+    const entry = byResult.get(seen.result) ?? { count: 0, error }
+    entry.count++
+    byResult.set(seen.result, entry)
+    return entry
+  }
+
+  /**
+   * The longest run of calls that each equal (near-identical arguments, same result) the call one period
+   * earlier, for periods 2..maxCyclePeriod; ties go to the shorter period (A-B repeated 4 times also
+   * matches period 4). A constant block is a repeat, not a cycle.
+   */
+  private observeCycle(entry: HistoryEntry): { run: number; calls: LoopCall[] } | undefined {
     const max = this.config.maxCyclePeriod
     for (let period = 2; period <= max; period++) {
       const earlier = this.history[this.history.length - period]
-      this.periodic[period] = earlier?.key === entry.key ? (this.periodic[period] ?? 0) + 1 : 0
+      this.runs[period] = earlier?.key === entry.key ? (this.runs[period] ?? 0) + 1 : 0
     }
     this.history.push(entry)
     if (this.history.length > max) this.history.shift()
+    let best: { run: number; calls: LoopCall[] } | undefined
     for (let period = 2; period <= max; period++) {
-      const run = this.periodic[period]
-      if (!run || run % period !== 0) continue
+      const run = this.runs[period]
+      if (!run || (best && run <= best.run)) continue
       const block = this.history.slice(-period)
       if (block.every((e) => e.key === block[0].key)) continue
-      return { repetitions: run / period + 1, calls: block.map((e) => e.call) }
+      best = { run, calls: block.map((e) => e.call) }
     }
+    return best
   }
+}
 
-  private level(count: number): LoopFinding['level'] | undefined {
-    const { softThreshold, hardThreshold } = this.config
-    if (hardThreshold && count >= hardThreshold) return 'hard'
-    if (count >= softThreshold && count % softThreshold === 0) return 'soft'
-  }
+/** `hard` at the limit (0: never), `soft` at every multiple of the hint below it. */
+function levelOf(count: number, hint: number, limit: number): LoopFinding['level'] | undefined {
+  if (limit && count >= limit) return 'hard'
+  if (count >= hint && count % hint === 0) return 'soft'
 }
 
 function rank(finding: LoopFinding): number {

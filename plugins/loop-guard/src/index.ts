@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import { describeError } from '@goalkeeper/kit'
-import { awaitVerdict, continueTurn, isVerdict, resetOnHumanInput, stopTurn, type PolicyBlockCode, type PolicyEscalation, type PolicyVerdict } from '@goalkeeper/policy'
+import { awaitVerdict, continueTurn, isVerdict, resetOnRearm, stopTurn, type PolicyBlockCode, type PolicyEscalation, type PolicyVerdict } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { Config, type LoopGuardConfig } from './config.ts'
 import { LoopDetector } from './detector.ts'
@@ -76,7 +76,7 @@ export const apply = (ctx: Context, config: LoopGuardConfig) => {
 
   ctx.effect(function* () {
     yield ctx.on('agent/step-end', (agent, _turn, _step, summary) => track(onStepEnd(agent, summary)))
-    yield* resetOnHumanInput(ctx, (agentId) => detectors.get(agentId)?.reset())
+    yield* resetOnRearm(ctx, (agentId) => detectors.get(agentId)?.reset())
     yield ctx.on('agent/disposed', (agent) => detectors.delete(agent.id))
     // Runs first on unload (a pending verdict wait is abandoned with the plugin): let running handlers finish, drop all state.
     yield async () => {

@@ -20,18 +20,20 @@ export function describe(finding: LoopFinding, chars: number): string {
   const [call] = finding.calls
   switch (finding.kind) {
     case 'repeat':
-      return `${preview(call, chars)} was called ${times(finding.count)} in a row with the same arguments`
+      return `${preview(call, chars)} was called ${times(finding.count)} in a row with `
+        + (finding.nearIdentical ? 'nearly the same arguments (only numbers, comments or spacing differed)' : 'the same arguments')
         + (finding.sameResult ? ' and returned the same result each time' : '')
     case 'poll':
-      return `${preview(call, chars)} was polled ${times(finding.count)} in a row with the same arguments and `
-        + (finding.sameResult ? 'its result did not change' : 'kept failing or returning the same result')
+      return `${preview(call, chars)} was called ${times(finding.count)} in a row with the same arguments while its result kept changing`
     case 'same-error': {
       const error = finding.error ? `: ${finding.error.code}: ${finding.error.message.replace(/\s+/g, ' ').trim().replace(/\.+$/, '')}` : ''
       return `${preview(call, chars)} failed ${times(finding.count)} with the same error${clip(error, chars)}`
     }
-    case 'cycle':
-      return `the same sequence of ${finding.calls.length} tool calls (${finding.calls.map((c) => preview(c, chars)).join(' -> ')}) `
-        + `was repeated ${times(finding.count)} in a row`
+    case 'cycle': {
+      const period = finding.calls.length
+      return `a cycle of ${period} tool calls (${finding.calls.map((c) => preview(c, chars)).join(' -> ')}) is being repeated with the same results: `
+        + `each of the last ${finding.count} calls repeated the call made ${period} calls earlier`
+    }
   }
 }
 
@@ -41,11 +43,13 @@ function advice(finding: LoopFinding): string {
       return (finding.sameResult
         ? 'Repeating it will return the same result again: use the result you already have.'
         : 'Repeating the identical call is not making progress: decide from the results you already have.')
-        + ' Do not make this exact call again. If you need something else, change the arguments or use a different tool;'
+        + ' Do not make this call again. If you need something else, change what you ask for or use a different tool;'
         + ' if the task is finished or cannot be finished, stop calling tools and say so.'
     case 'poll':
-      return 'Polling again right away is unlikely to change it. Do other useful work first,'
-        + ' or report the current state and stop calling tools.'
+      return 'This looks like waiting for something to finish.'
+        + (finding.limit ? ` After ${finding.limit} calls in a row the run is stopped.` : '')
+        + ' Wait inside one call instead (a command that waits until the job ends, a longer timeout),'
+        + ' do other useful work in between, or report the current state and stop calling tools.'
     case 'same-error':
       return 'Retrying the identical call will fail the same way. Read the error and fix its cause'
         + ' (arguments, paths, preconditions) before calling again, or take a different approach.'

@@ -1,14 +1,13 @@
-import { createHash } from 'node:crypto'
-
 export interface SignatureOptions {
   /** Keys dropped at every depth before comparing (volatile bookkeeping such as `task_progress`). */
   ignoreKeys: readonly string[]
   collapseWhitespace: boolean
   normalizePaths: boolean
-}
-
-export function digest(text: string): string {
-  return createHash('sha256').update(text).digest('base64url')
+  /**
+   * The near-identical form: every number (a JSON number, or a run of digits in a string, which covers
+   * timestamps, offsets and timeouts) becomes `#`, shell comments are dropped and whitespace is collapsed.
+   */
+  loose?: boolean
 }
 
 export interface CanonicalArguments {
@@ -53,7 +52,7 @@ export function canonicalArguments(raw: string, options: SignatureOptions): Cano
 function serialize(value: unknown, options: SignatureOptions, ignore: ReadonlySet<string>, depth: number): string {
   if (depth > MAX_DEPTH) throw new TooDeep()
   if (typeof value === 'string') return JSON.stringify(normalizeString(value, options))
-  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : String(value)
+  if (typeof value === 'number') return options.loose ? '#' : Number.isFinite(value) ? JSON.stringify(value) : String(value)
   if (Array.isArray(value)) return `[${value.map((item) => serialize(item, options, ignore, depth + 1)).join(',')}]`
   if (value === null || typeof value !== 'object') return JSON.stringify(value)
   const entries = Object.keys(value).sort().filter((key) => !ignore.has(key))
@@ -61,11 +60,16 @@ function serialize(value: unknown, options: SignatureOptions, ignore: ReadonlySe
   return `{${entries.join(',')}}`
 }
 
+/** `# ...` to the end of the line, where `#` starts a word, as a shell reads it. */
+const SHELL_COMMENT = /(^|\s)#[^\n]*/g
+
 function normalizeString(text: string, options: SignatureOptions): string {
-  let result = options.collapseWhitespace ? text.replace(/\s+/g, ' ').trim() : text
+  let result = options.loose ? text.replace(SHELL_COMMENT, '$1').replace(/\d+/g, '#') : text
+  result = options.collapseWhitespace || options.loose ? result.replace(/\s+/g, ' ').trim() : result
   if (options.normalizePaths) result = normalizePath(result)
   return result
 }
+
 
 /**
  * `./a`, `a`, `a/` and `a//b/./` spell the same path for every tool we know, so they should not

@@ -10,24 +10,28 @@ export interface LoopCall {
 }
 
 export type LoopKind =
-  /** The same call several times in a row. */
+  /** The same (or a near-identical) call several times in a row, returning the same result. */
   | 'repeat'
-  /** A poll tool called the same way several times in a row without its result changing. */
+  /** The same call several times in a row while its result keeps changing: waiting on something. */
   | 'poll'
-  /** The same call failing with the same error, consecutively or not. */
+  /** The same call failing with the same error, consecutively or not, with no write in between. */
   | 'same-error'
-  /** A sequence of 2..maxCyclePeriod different calls repeated in full. */
+  /** Calls that each repeat, with the same result, the call one period (2..maxCyclePeriod) earlier. */
   | 'cycle'
 
 export interface LoopFinding {
   kind: LoopKind
   level: 'soft' | 'hard'
-  /** Identical calls (repeat, poll, same-error) or full repetitions of the sequence (cycle). */
+  /** repeat, poll, same-error: calls counted; cycle: calls in a row that repeated the call one period earlier. */
   count: number
-  /** The repeated call, or the calls of one cycle in order. */
+  /** The repeated call, or the calls of one period of the cycle, in order, the latest last. */
   calls: LoopCall[]
-  /** repeat, poll: every call in the streak returned the same result. */
+  /** repeat: every call in the streak returned the same result; false when failures with changing errors were counted. */
   sameResult: boolean
+  /** repeat: some calls of the streak had arguments that were only near-identical (numbers, comments, similar text). */
+  nearIdentical?: boolean
   /** same-error: the repeated error. */
   error?: ToolErrorInfo
+  /** poll: the count that stops the run (0: never). */
+  limit?: number
 }

@@ -59,6 +59,12 @@ describe('loop-guard config', () => {
     await expect(h.load(loopGuard, { softTreshold: 4 })).rejects.toThrow(/softTreshold unknown option/)
     await expect(h.load(loopGuard, { softThreshold: 1 })).rejects.toThrow(/softThreshold expected number >= 2/)
     await expect(h.load(loopGuard, { exclude: [''] })).rejects.toThrow(/exclude\[0\]/)
+    await expect(h.load(loopGuard, { sameErrorLimit: 2 })).rejects.toThrow(/sameErrorLimit must be greater than sameErrorHint \(2\)/)
+    await expect(h.load(loopGuard, { cycleHint: 4 })).rejects.toThrow(/cycleLimit must be greater than cycleHint \(4\)/)
+    await expect(h.load(loopGuard, { pollHint: 30 })).rejects.toThrow(/pollLimit must be greater than pollHint \(30\)/)
+    await expect(h.load(loopGuard, { maxCyclePeriod: 13 })).rejects.toThrow(/maxCyclePeriod expected number <= 12/)
+    await expect(h.load(loopGuard, { argumentSimilarity: 1.5 })).rejects.toThrow(/argumentSimilarity expected number <= 1/)
+    await expect(h.load(loopGuard, { volatilePatterns: ['ok', '(unclosed'] })).rejects.toThrow(/volatilePatterns\[1\] is not a valid regular expression/)
   })
 
   it('loads with no config at all', async () => {

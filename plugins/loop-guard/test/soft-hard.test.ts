@@ -19,8 +19,8 @@ describe('loop-guard soft hint and hard stop', () => {
     const hint = userTexts(h.scripted.requests[3]).at(-1)!
     expect(hint).toBe(
       'Loop guard: `read_file` {"path":"a.txt"} was called 3 times in a row with the same arguments and returned the same result each time. '
-      + 'Repeating it will return the same result again: use the result you already have. Do not make this exact call again. '
-      + 'If you need something else, change the arguments or use a different tool; if the task is finished or cannot be finished, stop calling tools and say so.',
+      + 'Repeating it will return the same result again: use the result you already have. Do not make this call again. '
+      + 'If you need something else, change what you ask for or use a different tool; if the task is finished or cannot be finished, stop calling tools and say so.',
     )
     expect(pluginMessages(h.records(agent), 'loop-guard')).toEqual([hint])
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
@@ -88,17 +88,18 @@ describe('loop-guard soft hint and hard stop', () => {
       tools(call('read_file', '{"path": "b.txt"')),
       tools(call('read_file', '{"path": "c.txt"')),
       tools(call('read_file', '{"path": "c.txt"')),
-      tools(call('read_file', '{"path": "c.txt"')),
       done(),
     )
     await prompt(agent, 'go')
+    // Only the two c.txt calls are the same call: the hint comes at the second of them, not before.
     const hints = pluginMessages(h.records(agent), 'loop-guard')
     expect(hints).toHaveLength(1)
-    expect(hints[0]).toContain('`read_file` {"path": "c.txt" (not valid JSON) failed 3 times with the same error: INVALID_JSON')
+    expect(hints[0]).toContain('`read_file` {"path": "c.txt" (not valid JSON) failed 2 times with the same error: INVALID_JSON')
   })
 
   it('never lets arguments that JSON cannot round-trip share a signature (a __proto__ key, out-of-range numbers)', async () => {
-    await h.load(loopGuard, {})
+    // Exact signatures only: near-identical matching would rightly merge 1e400 and -1e400 (both numbers, same error).
+    await h.load(loopGuard, { nearIdentical: false })
     const agent = await h.createAgent()
     const raw = (text: string) => tools(call('read_file', text))
     h.scripted.push(raw('{"path":"a.txt"}'), raw('{"path":"a.txt","__proto__":{"x":1}}'), raw('{"path":"a.txt"}'), done())
@@ -112,11 +113,11 @@ describe('loop-guard soft hint and hard stop', () => {
     await h.load(loopGuard, {})
     const agent = await h.createAgent()
     const deep = `{"path":"a.txt","x":${'['.repeat(20_000)}${']'.repeat(20_000)}}`
-    h.scripted.push(...repeat(3, () => tools(call('read_file', deep))), done())
+    h.scripted.push(...repeat(2, () => tools(call('read_file', deep))), done())
     await prompt(agent, 'go')
     expect(h.errors()).toEqual([])
     const hints = pluginMessages(h.records(agent), 'loop-guard')
     expect(hints).toHaveLength(1)
-    expect(hints[0]).toMatch(/^Loop guard: `read_file` \{"path":"a\.txt","x":\[\[\[.*\(\d+ more characters\) failed 3 times with the same error: INVALID_ARGUMENTS: /)
+    expect(hints[0]).toMatch(/^Loop guard: `read_file` \{"path":"a\.txt","x":\[\[\[.*\(\d+ more characters\) failed 2 times with the same error: INVALID_ARGUMENTS: /)
   })
 })

@@ -10,17 +10,22 @@ export type StepVerdict =
   | { kind: 'success' }
   /** Tools failed, none succeeded, and at least one failure is the model's. */
   | { kind: 'mistake'; failures: MistakeFailure[] }
+  /** Tools failed, none succeeded, and the failures that are not ignored all timed out. */
+  | { kind: 'timeout'; failures: MistakeFailure[] }
   /** Nothing that says anything about the model: no tools, or only ignored failures. */
   | { kind: 'neutral' }
 
 export function classifyStep(summary: StepSummary, config: MistakeLimitConfig): StepVerdict {
   const failures: MistakeFailure[] = []
+  const timeouts: MistakeFailure[] = []
   for (const call of summary.toolCalls) {
     if (call.ok) return { kind: 'success' }
     const code = call.error?.code ?? 'TOOL_FAILED'
     if (config.ignoreErrorCodes.includes(code)) continue
     if (!config.countInvalidCalls && INVALID_CALL_CODES.includes(code)) continue
-    failures.push({ step: summary.step, tool: call.name, code, message: call.error?.message ?? call.content })
+    const failure = { step: summary.step, tool: call.name, code, message: call.error?.message ?? call.content }
+    ;(config.timeoutCodes.includes(code) ? timeouts : failures).push(failure)
   }
-  return failures.length ? { kind: 'mistake', failures } : { kind: 'neutral' }
+  if (failures.length) return { kind: 'mistake', failures }
+  return timeouts.length ? { kind: 'timeout', failures: timeouts } : { kind: 'neutral' }
 }

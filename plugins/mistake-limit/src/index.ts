@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import { describeError } from '@goalkeeper/kit'
 import {
-  awaitVerdict, continueTurn, isVerdict, resetOnHumanInput, stopTurn,
+  awaitVerdict, continueTurn, isVerdict, resetOnRearm, stopTurn,
   type PolicyBlockCode, type PolicyEscalation, type PolicyVerdict, type VerdictOutcome,
 } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
@@ -32,10 +32,14 @@ interface Decision {
   escalated: boolean
 }
 
-/** Per agent: the consecutive mistake steps and their failures, and the decision under way. */
+/** Per agent: the consecutive mistake steps, the latest judged steps, their failures, and the decision under way. */
 interface Tally {
   count: number
+  /** The latest judged steps, oldest first: true for a mistake, false for a success (at most `window`). */
+  recent: boolean[]
   failures: MistakeFailure[]
+  /** A timeout that counts only if another follows it before a success. */
+  timedOut?: MistakeFailure[]
   pending?: Decision
 }
 
@@ -47,13 +51,21 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
 
   const tallyOf = (agent: Agent) => {
     let tally = tallies.get(agent.id)
-    if (!tally) tallies.set(agent.id, tally = { count: 0, failures: [] })
+    if (!tally) tallies.set(agent.id, tally = { count: 0, recent: [], failures: [] })
     return tally
   }
   const reset = (tally: Tally | undefined) => {
     if (!tally) return
     tally.count = 0
+    tally.recent = []
     tally.failures = []
+    tally.timedOut = undefined
+  }
+  const windowOf = (tally: Tally) => ({ failed: tally.recent.filter(Boolean).length, size: tally.recent.length, limit: config.windowLimit })
+  /** Records one judged step (a mistake, or a success) in the window. */
+  const judge = (tally: Tally, mistake: boolean) => {
+    tally.recent.push(mistake)
+    if (tally.recent.length > config.window) tally.recent.shift()
   }
   const track = <T>(work: Promise<T>) => {
     inflight.add(work)
@@ -89,18 +101,41 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     return tally.pending = { verdict, abandon: wait.abandon, escalated: false }
   }
 
+  /** Counts a step; returns the cause when it reaches a limit. */
+  function count(tally: Tally, summary: StepSummary): MistakeLimitState['cause'] | undefined {
+    const step = classifyStep(summary, config)
+    if (step.kind === 'neutral') return
+    if (step.kind === 'success') {
+      // The failures stay listed: the window may still count them.
+      tally.count = 0
+      tally.timedOut = undefined
+      judge(tally, false)
+      return
+    }
+    let failures = step.failures
+    if (step.kind === 'timeout') {
+      // One timeout is the environment's; a second before any success means the model keeps waiting on it.
+      if (!tally.timedOut) return void (tally.timedOut = failures)
+      failures = [...tally.timedOut, ...failures]
+      tally.timedOut = undefined
+      tally.count++
+      judge(tally, true)
+    }
+    tally.count++
+    judge(tally, true)
+    tally.failures = [...tally.failures, ...failures].slice(-KEPT_FAILURES)
+    if (tally.count >= config.limit) return 'tool-failures'
+    if (config.windowLimit && windowOf(tally).failed >= config.windowLimit) return 'failure-window'
+  }
+
   async function onStepEnd(agent: Agent, summary: StepSummary) {
     if (unloading || agent.disposed) return
     const tally = tallyOf(agent)
-    const step = classifyStep(summary, config)
-    if (step.kind === 'success') return reset(tally)
-    if (step.kind === 'neutral') return
-    tally.count++
-    tally.failures = [...tally.failures, ...step.failures].slice(-KEPT_FAILURES)
-    if (tally.count < config.limit || tally.pending) return
+    const cause = count(tally, summary)
+    if (!cause || tally.pending) return
     const { turn } = summary
     const state: MistakeLimitState = {
-      turn, step: summary.step, count: tally.count, limit: config.limit, cause: 'tool-failures', failures: [...tally.failures],
+      turn, step: summary.step, count: tally.count, limit: config.limit, cause, failures: [...tally.failures], window: windowOf(tally),
     }
     const decision = decide(agent, tally, state)
     const verdict = await decision.verdict
@@ -114,7 +149,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     const tally = tallyOf(agent)
     const decision = tally.pending ?? decide(agent, tally, {
       turn: escalation.turn, count: config.limit, limit: config.limit, cause: 'policy-escalation',
-      failures: [...tally.failures], escalation,
+      failures: [...tally.failures], window: windowOf(tally), escalation,
     })
     decision.escalated = true
     return decision.verdict.then((verdict) => verdict === 'abandoned' ? undefined : verdict)
@@ -123,7 +158,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   ctx.effect(function* () {
     yield ctx.on('agent/step-end', (agent, _turn, _step, summary) => track(onStepEnd(agent, summary)))
     if (config.answerEscalations) yield ctx.on('policy/escalate', onEscalate)
-    yield* resetOnHumanInput(ctx, (agentId) => reset(tallies.get(agentId)))
+    yield* resetOnRearm(ctx, (agentId) => reset(tallies.get(agentId)))
     // The loop starts a step or ends a turn only once every agent/step-end listener has returned, so a
     // decision still pending then has nobody left to act on it (the escalating plugin was unloaded):
     // drop it, with its timer, rather than let it stand in for this plugin's own next limit.

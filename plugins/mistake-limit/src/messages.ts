@@ -18,9 +18,18 @@ function failureList(failures: readonly MistakeFailure[]): string {
   return ` Last errors: ${shown.join('; ')}.`
 }
 
+/** What was counted, as one clause. */
+function counted(state: MistakeLimitState): string {
+  const { failed, size, limit } = state.window
+  return state.cause === 'failure-window'
+    ? `${failed} of the last ${size} steps that called tools failed outright (every tool call in them failed; limit ${limit} of ${size})`
+    : `${state.count} consecutive steps in which every tool call failed (limit ${state.limit})`
+}
+
 /** The cause as one sentence, shared by the blocked reason and the session message. */
 function cause(state: MistakeLimitState): string {
-  return `${state.count} consecutive steps in which every tool call failed (limit ${state.limit}).${failureList(state.failures)}`
+  const text = counted(state)
+  return `${text[0].toUpperCase()}${text.slice(1)}.${failureList(state.failures)}`
 }
 
 /** The goal's blocked reason message. */
@@ -30,12 +39,13 @@ export function blockText(state: MistakeLimitState, reason?: string): string {
 
 /** The plugin message recorded in the session when a run outside a goal is stopped. */
 export function stopText(state: MistakeLimitState, reason?: string): string {
-  return `Mistake limit stopped this turn: ${cause(state)}${decisionText(reason)}`
+  return `Mistake limit stopped this turn: ${counted(state)}.${failureList(state.failures)}${decisionText(reason)}`
     + ' The session is kept; a new message continues from here.'
 }
 
 /** Steered when a decision says continue without guidance of its own. */
 export function defaultGuidance(state: MistakeLimitState): string {
-  return `Mistake limit: the last ${state.count} steps all failed. Before the next call, re-read the errors,`
+  const failed = state.cause === 'failure-window' ? `${state.window.failed} of the last ${state.window.size} steps` : `the last ${state.count} steps all`
+  return `Mistake limit: ${failed} failed. Before the next call, re-read the errors,`
     + ' check the arguments against each tool\'s schema, and try a different approach instead of repeating what failed.'
 }

@@ -17,8 +17,13 @@ export interface MistakeLimitState {
   /** Consecutive mistake steps; equals `limit` when a policy escalation forced the limit. */
   count: number
   limit: number
-  /** `tool-failures`: the count reached the limit; `policy-escalation`: another policy (loop-guard) escalated. */
-  cause: 'tool-failures' | 'policy-escalation'
+  /**
+   * `tool-failures`: the consecutive count reached `limit`; `failure-window`: `windowLimit` of the last `window`
+   * judged steps were mistakes; `policy-escalation`: another policy (loop-guard) escalated.
+   */
+  cause: 'tool-failures' | 'failure-window' | 'policy-escalation'
+  /** The mistake steps among the last `size` judged steps when the limit was reached. */
+  window: { failed: number; size: number; limit: number }
   /** The counted failures of the most recent mistake step(s), oldest first (at most 10). */
   failures: MistakeFailure[]
   /** Set when `cause` is `policy-escalation`. */

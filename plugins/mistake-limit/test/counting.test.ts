@@ -61,7 +61,7 @@ describe('mistake-limit counting', () => {
   })
 
   it('by default ignores sandbox denials and the API failure codes a tool may pass on', async () => {
-    const codes = ['PERMISSION_DENIED', 'RATE_LIMIT', 'QUOTA', 'SERVER', 'TRANSPORT', 'TIMEOUT', 'COMMAND_TIMEOUT', 'DENIED']
+    const codes = ['PERMISSION_DENIED', 'RATE_LIMIT', 'QUOTA', 'SERVER', 'TRANSPORT', 'DENIED', 'ABORTED']
     for (const code of codes) {
       h.root.tools.register({
         name: `call_${code.toLowerCase()}`, description: 'fails', parameters: { type: 'object', properties: {} },
@@ -71,6 +71,44 @@ describe('mistake-limit counting', () => {
     await h.load(mistakeLimit, { limit: 1 })
     const agent = await h.createAgent()
     h.scripted.push(...codes.map((code) => tools(call(`call_${code.toLowerCase()}`))), done())
+    await prompt(agent, 'go')
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+  })
+
+  it('a single timeout is neutral; a second one before any success counts both', async () => {
+    registerFailingTool('COMMAND_TIMEOUT')
+    await h.load(mistakeLimit, { limit: 2 })
+    const agent = await h.createAgent()
+    h.scripted.push(tools(call('deploy')), tools(ok()), tools(call('deploy')), tools(fail()), done('recovered'))
+    await prompt(agent, 'first')
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+    h.scripted.push(tools(ok()), tools(call('deploy')), tools(call('deploy')), done('never requested'))
+    await prompt(agent, 'second')
+    expect(h.scripted.requests).toHaveLength(8)
+    expect(outcomes(h.records(agent)).at(-1)).toEqual({ kind: 'aborted', cause: 'policy' })
+    expect(pluginMessages(h.records(agent), 'mistake-limit')[0]).toMatch(
+      /^Mistake limit stopped this turn: 2 consecutive steps .* Last errors: `read_file` NOT_FOUND: .*; `deploy` COMMAND_TIMEOUT: refused \(COMMAND_TIMEOUT\); `deploy` COMMAND_TIMEOUT: refused \(COMMAND_TIMEOUT\)\./,
+    )
+  })
+
+  it('also judges a window: 6 failed of the last 8 steps stop the run, successes in between or not', async () => {
+    await h.load(mistakeLimit, {})
+    const agent = await h.createAgent()
+    h.scripted.push(
+      tools(fail()), tools(fail()), tools(ok()), tools(fail()), tools(fail()), tools(ok()),
+      tools(fail()), tools(fail()), done('never requested'),
+    )
+    await prompt(agent, 'go')
+    expect(h.scripted.requests).toHaveLength(8)
+    expect(pluginMessages(h.records(agent), 'mistake-limit')[0]).toMatch(
+      /^Mistake limit stopped this turn: 6 of the last 8 steps that called tools failed outright \(every tool call in them failed; limit 6 of 8\)\. Last errors: /,
+    )
+  })
+
+  it('lets failure alternate with success (trying and fixing) below the window limit', async () => {
+    await h.load(mistakeLimit, {})
+    const agent = await h.createAgent()
+    h.scripted.push(...Array.from({ length: 8 }, () => [tools(fail()), tools(ok())]).flat(), done())
     await prompt(agent, 'go')
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
   })
@@ -102,14 +140,14 @@ describe('mistake-limit counting', () => {
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
   })
 
-  it('resets on human input: the first failure after a human message never re-triggers the stop', async () => {
-    await h.load(mistakeLimit, { limit: 2 })
+  it('does not reset on a human message: the count carries into the next human turn', async () => {
+    await h.load(mistakeLimit, { limit: 3 })
     const agent = await h.createAgent()
-    h.scripted.push(tools(fail()), tools(fail()), done())
+    h.scripted.push(tools(fail()), tools(fail()), done('giving up'))
     await prompt(agent, 'first')
-    h.scripted.reset([tools(fail()), done('recovered')])
+    h.scripted.reset([tools(fail()), done('never requested')])
     await prompt(agent, 'try again')
-    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }, { kind: 'completed' }])
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }, { kind: 'aborted', cause: 'policy' }])
   })
 
   it('does not reset on a plugin message steered into the running turn', async () => {

@@ -147,12 +147,12 @@ describe('mistake-limit answering loop-guard escalations', () => {
       asked.push([state.cause, state.step])
       return { action: 'continue', guidance: 'Find the right paths first.' }
     })
-    for (const plugin of plugins) await h.load(plugin, {})
+    for (const plugin of plugins) await h.load(plugin, plugin === mistakeLimit ? { limit: 3 } : {})
     const agent = await h.createAgent()
     // Two failing calls in turn: every step is a mistake, and each call fails the same way each time.
-    h.scripted.push(...repeat(12, (i) => tools(call('read_file', { path: i % 2 ? 'missing-b.txt' : 'missing-a.txt' }))), done())
+    h.scripted.push(...repeat(9, (i) => tools(call('read_file', { path: i % 2 ? 'missing-b.txt' : 'missing-a.txt' }))), done())
     await prompt(agent, 'go')
-    // Without the reset, the same error of missing-a.txt reached the hard threshold at step 9.
-    expect(asked).toEqual([['tool-failures', 6], ['tool-failures', 12]])
+    // Without the reset, loop-guard's A-B cycle (4 repeated calls) escalated at step 6.
+    expect(asked).toEqual([['tool-failures', 3], ['tool-failures', 6], ['tool-failures', 9]])
   })
 })

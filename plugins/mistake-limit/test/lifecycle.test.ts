@@ -68,6 +68,7 @@ describe('mistake-limit config', () => {
     await expect(h.load(mistakeLimit, { limit: 0 })).rejects.toThrow(/limit expected number >= 1/)
     await expect(h.load(mistakeLimit, { limits: 3 })).rejects.toThrow(/limits unknown option \(known options: limit, /)
     await expect(h.load(mistakeLimit, { ignoreErrorCodes: 'TIMEOUT' })).rejects.toThrow(/ignoreErrorCodes/)
+    await expect(h.load(mistakeLimit, { window: 4 })).rejects.toThrow(/windowLimit must be at most window \(4\), or 0 to turn the window off, but got 6/)
   })
 
   it('defaults to a limit of 6', async () => {

@@ -2,6 +2,7 @@ import type { Context } from 'cordis'
 import { dispatchIsolated } from '@goalkeeper/kit'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type {} from '@goalkeeper/goal'
+import type { PolicyVerdict } from './types.ts'
 
 export interface TurnStop {
   /** The policy plugin's name: the source of the steered message and of `policy/settled`. */
@@ -43,4 +44,28 @@ export function continueTurn(ctx: Context, agent: Agent, turn: number, source: s
   agent.steer({ content: guidance, source: { kind: 'plugin', name: source } })
   dispatchIsolated(ctx, 'policy/settled', agent, { source, turn, action: 'continue' })
   return true
+}
+
+export interface VerdictTexts {
+  /** The policy plugin's name. */
+  source: string
+  /** The goal's blocked reason code on a stop. */
+  code: string
+  /** Steered on a continue that brings no guidance of its own. */
+  guidance: string
+  /** The goal's blocked reason message, given the stop verdict's reason if any. */
+  blockText(reason?: string): string
+  /** The plugin message steered on a stop outside a goal round. */
+  stopText(reason?: string): string
+}
+
+/**
+ * Acts on a verdict for `turn`: `continue` steers its guidance (or `texts.guidance`) with `continueTurn`;
+ * `stop`, or no verdict at all, stops with `stopTurn`. Returns false, doing nothing, when the agent is
+ * disposed or no longer in `turn`.
+ */
+export function actOnVerdict(ctx: Context, agent: Agent, turn: number, verdict: PolicyVerdict | undefined, texts: VerdictTexts): boolean {
+  if (verdict?.action === 'continue') return continueTurn(ctx, agent, turn, texts.source, verdict.guidance?.trim() || texts.guidance)
+  const reason = verdict?.reason
+  return stopTurn(ctx, agent, turn, { source: texts.source, code: texts.code, blockText: texts.blockText(reason), stopText: texts.stopText(reason) })
 }

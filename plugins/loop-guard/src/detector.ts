@@ -1,9 +1,9 @@
 import type { ToolCallSummary } from '@goalkeeper/agent-loop'
 import type { ToolErrorInfo } from '@goalkeeper/session'
-import { digest, similarity, volatileMasker } from '@goalkeeper/policy'
+import { digest, similarity, volatileMasker, wildcard } from '@goalkeeper/policy'
 import type { LoopGuardConfig } from './config.ts'
 import type { LoopCall, LoopFinding, LoopKind } from './types.ts'
-import { canonicalArguments, wildcard } from './signature.ts'
+import { canonicalArguments } from './signature.ts'
 
 /** One observed call, reduced to what comparisons need. */
 interface Observed {

@@ -1,6 +1,5 @@
 import type { Context } from 'cordis'
-import { describeError } from '@goalkeeper/kit'
-import { awaitVerdict, continueTurn, isVerdict, resetOnRearm, stopTurn, type PolicyBlockCode, type PolicyEscalation, type PolicyVerdict } from '@goalkeeper/policy'
+import { actOnVerdict, escalate, resetOnRearm, type PolicyBlockCode } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { Config, type LoopGuardConfig } from './config.ts'
 import { LoopDetector } from './detector.ts'
@@ -30,33 +29,17 @@ export const apply = (ctx: Context, config: LoopGuardConfig) => {
     return detector
   }
 
-  /** The verdict, undefined for "stop on your own", or 'abandoned' (cancel, dispose, unload). */
-  async function askVerdict(agent: Agent, escalation: PolicyEscalation): Promise<PolicyVerdict | undefined | 'abandoned'> {
-    const timeoutMs = config.escalationTimeoutMs
-    const outcome = await awaitVerdict(ctx, 'policy/escalate', [agent, escalation], { timeoutMs, agent }).outcome
-    if (outcome === 'abandoned') return outcome
-    if (outcome === 'timeout') {
-      logger.warn('no policy/escalate verdict within %d ms; stopping', timeoutMs)
-    } else if ('error' in outcome) {
-      logger.warn('a policy/escalate listener failed; stopping: %s', describeError(outcome.error))
-    } else if (outcome.value == null || isVerdict(outcome.value)) {
-      return outcome.value ?? undefined
-    } else {
-      logger.warn('ignoring a malformed policy/escalate verdict: %o', outcome.value)
-    }
-  }
-
-  async function escalate(agent: Agent, detector: LoopDetector, finding: LoopFinding, turn: number) {
-    const escalation: PolicyEscalation = { source: name, code: STOP_CODE, message: escalationText(finding, chars), turn }
-    logger.info('escalating for agent %s: %s', agent.id, escalation.message)
-    const verdict = await askVerdict(agent, escalation)
+  async function onFinding(agent: Agent, detector: LoopDetector, finding: LoopFinding, turn: number) {
+    const message = escalationText(finding, chars)
+    const verdict = await escalate(ctx, agent, { source: name, code: STOP_CODE, message, turn }, config.escalationTimeoutMs)
     // However the wait ended, the streak that led here is settled: neither a continue nor the work that
     // follows a stop or a cancel may re-trigger at once.
     detector.reset()
     if (verdict === 'abandoned' || unloading) return
-    if (verdict?.action === 'continue') return void continueTurn(ctx, agent, turn, name, verdict.guidance?.trim() || hintText(finding, chars))
-    const reason = verdict?.reason
-    stopTurn(ctx, agent, turn, { source: name, code: STOP_CODE, blockText: blockText(finding, chars, reason), stopText: stopText(finding, chars, reason) })
+    actOnVerdict(ctx, agent, turn, verdict, {
+      source: name, code: STOP_CODE, guidance: hintText(finding, chars),
+      blockText: (reason) => blockText(finding, chars, reason), stopText: (reason) => stopText(finding, chars, reason),
+    })
   }
 
   async function onStepEnd(agent: Agent, summary: StepSummary) {
@@ -64,7 +47,7 @@ export const apply = (ctx: Context, config: LoopGuardConfig) => {
     const detector = detectorOf(agent)
     const finding = detector.observe(summary.toolCalls)
     if (!finding) return
-    if (finding.level === 'hard') return escalate(agent, detector, finding, summary.turn)
+    if (finding.level === 'hard') return onFinding(agent, detector, finding, summary.turn)
     logger.info('hint for agent %s: %s', agent.id, escalationText(finding, chars))
     agent.steer({ content: hintText(finding, chars), source: { kind: 'plugin', name } })
   }

@@ -83,11 +83,3 @@ export function normalizePath(text: string): string {
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1)
   return path === '' ? '.' : path
 }
-
-/** `*` matches any run of characters; every other character is literal (so `.` is only a dot). */
-export function wildcard(patterns: readonly string[]): (name: string) => boolean {
-  if (!patterns.length) return () => false
-  const escaped = patterns.map((p) => p.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*'))
-  const regex = new RegExp(`^(?:${escaped.join('|')})$`)
-  return (name) => regex.test(name)
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { canonicalArguments, normalizePath, wildcard } from '../src/signature.ts'
+import { canonicalArguments, normalizePath } from '../src/signature.ts'
 
 const options = { ignoreKeys: ['task_progress'], collapseWhitespace: true, normalizePaths: true }
 const canon = (raw: string, o = options) => canonicalArguments(raw, o)
@@ -46,14 +46,5 @@ describe('path normalisation', () => {
 
   it('can be turned off', () => {
     expect(canon('{"p":"./a/"}', { ...options, normalizePaths: false }).text).toBe('{"p":"./a/"}')
-  })
-})
-
-describe('wildcards', () => {
-  it('matches * as any run and everything else literally', () => {
-    const match = wildcard(['job_*', 'read.file', '*_status'])
-    expect(['job_status', 'job_', 'read.file', 'build_status'].every(match)).toBe(true)
-    expect(['read_file', 'xjob_stat', 'job'].some(match)).toBe(false)
-    expect(wildcard([])('anything')).toBe(false)
   })
 })

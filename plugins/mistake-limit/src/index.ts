@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import { describeError } from '@goalkeeper/kit'
 import {
-  awaitVerdict, continueTurn, isVerdict, resetOnRearm, stopTurn,
+  actOnVerdict, awaitVerdict, isVerdict, resetOnRearm,
   type PolicyBlockCode, type PolicyEscalation, type PolicyVerdict, type VerdictOutcome,
 } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
@@ -140,8 +140,10 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     const decision = decide(agent, tally, state)
     const verdict = await decision.verdict
     if (verdict === 'abandoned' || decision.escalated || unloading) return
-    if (verdict.action === 'continue') return void continueTurn(ctx, agent, turn, name, verdict.guidance?.trim() || defaultGuidance(state))
-    stopTurn(ctx, agent, turn, { source: name, code: STOP_CODE, blockText: blockText(state, verdict.reason), stopText: stopText(state, verdict.reason) })
+    actOnVerdict(ctx, agent, turn, verdict, {
+      source: name, code: STOP_CODE, guidance: defaultGuidance(state),
+      blockText: (reason) => blockText(state, reason), stopText: (reason) => stopText(state, reason),
+    })
   }
 
   function onEscalate(agent: Agent, escalation: PolicyEscalation): Promise<PolicyVerdict | undefined> | undefined {

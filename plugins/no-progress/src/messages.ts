@@ -1,0 +1,58 @@
+import { clip } from '@goalkeeper/kit'
+import { decisionText } from '@goalkeeper/policy'
+import type { IdleFinding, IdleRound } from './types.ts'
+
+// Every text the model or the session sees comes from here (the README quotes them).
+
+const QUOTE_CHARS = 80
+
+const quote = (text: string) => `"${clip(text.replace(/\s+/g, ' '), QUOTE_CHARS)}"`
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
+
+/** `a, b or c`. */
+function either(items: readonly string[]): string {
+  return items.length > 1 ? `${items.slice(0, -1).join(', ')} or ${items.at(-1)}` : items.join('')
+}
+
+function describeRound(round: IdleRound): string {
+  const calls = round.calls ? `made ${plural(round.calls, 'tool call')} that changed nothing, then ` : ''
+  return `round ${round.round} ${calls}ended with ${round.text ? `text only: ${quote(round.text)}` : 'an empty reply'}`
+}
+
+/** What happened, as one clause. */
+export function describe(finding: IdleFinding, progressTools: readonly string[]): string {
+  if (finding.kind === 'monologue') {
+    const { replies } = finding
+    const times = `${replies.length} times in a row without calling a tool`
+    if (replies.every((r) => !r)) return `the model replied ${times}, with an empty reply each time`
+    const same = replies.every((r) => r === replies[0]) ? 'the same text' : 'nearly the same text'
+    return `the model replied ${times}, with ${same} each time: ${quote(replies.at(-1)!)}`
+  }
+  const count = finding.rounds.length
+  return `${plural(count, 'goal round')} in a row changed nothing (no successful ${either(progressTools)} call): `
+    + finding.rounds.map(describeRound).join('; ')
+}
+
+/** The hint steered into the round before the last one. */
+export function hintText(finding: IdleFinding, progressTools: readonly string[], rounds: number): string {
+  return `No progress: ${describe(finding, progressTools)}. Do concrete work with tools now. If the goal is already reached, `
+    + 'verify it and call update_goal with complete; if it cannot be reached, call update_goal with block and say why. '
+    + `After ${plural(rounds, 'round')} in a row without progress the goal is blocked.`
+}
+
+/** The `policy/escalate` message, also the base of the goal's blocked reason. */
+export function escalationText(finding: IdleFinding, progressTools: readonly string[]): string {
+  const text = describe(finding, progressTools)
+  return text[0].toUpperCase() + text.slice(1)
+}
+
+/** The goal's blocked reason message. */
+export function blockText(finding: IdleFinding, progressTools: readonly string[], reason?: string): string {
+  return `${escalationText(finding, progressTools)}.${decisionText(reason)}`
+}
+
+/** The plugin message recorded in the session when a turn outside a goal round is stopped. */
+export function stopText(finding: IdleFinding, progressTools: readonly string[], reason?: string): string {
+  return `No-progress guard stopped this turn: ${describe(finding, progressTools)}.${decisionText(reason)}`
+    + ' The session is kept; a new message continues from here.'
+}

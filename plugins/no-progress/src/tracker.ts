@@ -1,0 +1,94 @@
+import type { StepSummary } from '@goalkeeper/agent-loop'
+import { DEFAULT_VOLATILE_PATTERNS, similarity, volatileMasker } from '@goalkeeper/policy'
+import type { NoProgressConfig } from './config.ts'
+import type { IdleFinding, IdleRound } from './types.ts'
+
+/** What one open turn has shown so far. */
+interface TurnState {
+  turn: number
+  /** A progress tool succeeded in this turn. */
+  progress: boolean
+  /** This turn was already counted as an idle round. */
+  counted: boolean
+  /** Tool calls made in this turn (none of them progress). */
+  calls: number
+  /** The latest replies without a tool call, in a row, that read the same (normalised, and as given). */
+  replies: string[]
+  quoted: string[]
+}
+
+const mask = volatileMasker(DEFAULT_VOLATILE_PATTERNS)
+
+/** The text as compared: volatile parts and numbers masked, case and spacing ignored. */
+function normalise(text: string): string {
+  return mask(text).toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim()
+}
+
+/**
+ * Per-agent no-progress state: the goal rounds in a row that changed nothing (kept across rounds and the
+ * turns in between) and, within the open turn, the replies in a row without a tool call.
+ */
+export class IdleTracker {
+  private idle: IdleRound[] = []
+  private current: TurnState | undefined
+
+  constructor(private config: NoProgressConfig, private isProgress: (tool: string) => boolean) {}
+
+  /** Starts the counts over; a turn already counted as an idle round is not counted again when it goes on. */
+  reset(): void {
+    this.idle = []
+    if (!this.current) return
+    this.current.replies = []
+    this.current.quoted = []
+  }
+
+  /** Feeds one step; `roundOf` names the goal round the turn is, if any (asked only when a round may count). */
+  observe(summary: StepSummary, roundOf: () => number | undefined): IdleFinding | undefined {
+    const state = this.current?.turn === summary.turn
+      ? this.current
+      : this.current = { turn: summary.turn, progress: false, counted: false, calls: 0, replies: [], quoted: [] }
+    // A model error or the token limit ends the turn on its own, and the goal driver settles it.
+    if (summary.finish === 'error' || summary.finish === 'max-tokens') return
+    if (summary.toolCalls.some((call) => call.ok && this.isProgress(call.name))) {
+      state.progress = true
+      this.idle = []
+      state.replies = []
+      state.quoted = []
+      return
+    }
+    if (summary.toolCalls.length) {
+      state.calls += summary.toolCalls.filter((call) => call.error?.code !== 'ABORTED').length
+      state.replies = []
+      state.quoted = []
+      return
+    }
+
+    const quoted = summary.text.trim()
+    const text = normalise(quoted)
+    const previous = state.replies.at(-1)
+    if (previous !== undefined && this.sameText(previous, text)) {
+      state.replies.push(text)
+      state.quoted.push(quoted)
+    } else {
+      state.replies = [text]
+      state.quoted = [quoted]
+    }
+    if (this.config.monologue && state.replies.length >= this.config.monologue) {
+      return { kind: 'monologue', level: 'stop', rounds: [], replies: [...state.quoted] }
+    }
+
+    if (state.counted || state.progress) return
+    const round = roundOf()
+    if (round === undefined) return
+    state.counted = true
+    this.idle.push({ round, calls: state.calls, text: quoted })
+    const { rounds, hint } = this.config
+    if (this.idle.length >= rounds) return { kind: 'idle-rounds', level: 'stop', rounds: [...this.idle], replies: [] }
+    if (hint && this.idle.length === rounds - 1) return { kind: 'idle-rounds', level: 'hint', rounds: [...this.idle], replies: [] }
+  }
+
+  private sameText(a: string, b: string): boolean {
+    if (!a || !b) return a === b
+    return similarity(a, b) >= this.config.textSimilarity
+  }
+}

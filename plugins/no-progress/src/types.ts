@@ -1,0 +1,24 @@
+/** What no-progress stops for. */
+export type IdleKind =
+  /** `rounds` goal rounds in a row changed nothing and ended with text only or an empty reply. */
+  | 'idle-rounds'
+  /** `monologue` replies in a row within a turn had no tool call and the same (or nearly the same, or empty) text. */
+  | 'monologue'
+
+/** One goal round that changed nothing, as the messages describe it. */
+export interface IdleRound {
+  round: number
+  /** Tool calls the round made (none of them progress). */
+  calls: number
+  /** The round's last reply, trimmed; '' for an empty reply. */
+  text: string
+}
+
+export interface IdleFinding {
+  kind: IdleKind
+  level: 'hint' | 'stop'
+  /** idle-rounds: the rounds counted, oldest first. */
+  rounds: IdleRound[]
+  /** monologue: the replies counted, oldest first (trimmed; '' for an empty one). */
+  replies: string[]
+}

@@ -1,0 +1,141 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Agent } from '@goalkeeper/agent-loop'
+import * as goalPlugin from '@goalkeeper/goal'
+import type { GoalState } from '@goalkeeper/goal'
+import * as goalSession from '@goalkeeper/goal-session'
+import * as noProgress from '@goalkeeper/no-progress'
+import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, userTexts, type Harness } from '@goalkeeper/test-kit'
+
+let h: Harness
+beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })
+afterEach(() => h.dispose())
+
+const idle = "I'll keep working on it."
+const HINT = `No progress: 2 goal rounds in a row changed nothing (no successful write_file, edit_file, run_command, update_goal or create_goal call): `
+  + `round 1 ended with text only: "${idle}"; round 2 ended with text only: "${idle}". Do concrete work with tools now. `
+  + 'If the goal is already reached, verify it and call update_goal with complete; if it cannot be reached, call update_goal with block and say why. '
+  + 'After 3 rounds in a row without progress the goal is blocked.'
+
+/** Resolves with the goal once it leaves `active`. */
+function settled(agent: Agent): Promise<GoalState> {
+  return new Promise((resolve) => {
+    const off = h.root.on('goal/changed', (changed, change) => {
+      if (changed.id === agent.id && change.goal && change.goal.phase !== 'active') {
+        off()
+        resolve(h.root.goals.get(agent)!)
+      }
+    })
+  })
+}
+
+async function driven(objective = 'summarise a.txt into NOTES.md') {
+  await h.load(goalPlugin, {})
+  await h.load(goalSession)
+  await h.load(noProgress, {})
+  const agent = await h.createAgent()
+  return { agent, start: () => { const end = settled(agent); h.root.goals.create(agent, { objective }); return end } }
+}
+
+/** A goal round sent by hand: the next legal round of the live goal. */
+async function round(agent: Agent, script: Parameters<Harness['scripted']['push']>) {
+  const goal = h.root.goals.get(agent)!
+  h.scripted.push(...script)
+  await prompt(agent, `round ${goal.roundsStarted + 1}`, { kind: 'goal', goalId: goal.id, revision: goal.revision, round: goal.roundsStarted + 1 })
+}
+
+describe('no-progress across goal rounds', () => {
+  it('blocks the goal after 3 rounds in a row that end with text only, with a hint in the second', async () => {
+    const { agent, start } = await driven()
+    h.scripted.push(done(idle), done(idle), done(idle), done(idle), done('never requested'))
+    const goal = await start()
+    await agent.whenIdle()
+
+    expect(h.scripted.requests).toHaveLength(4)
+    expect(userTexts(h.scripted.requests[2]).at(-1)).toBe(HINT)
+    expect(goal.phase).toBe('blocked')
+    expect(goal.blockedReason).toEqual({
+      code: 'no-progress',
+      message: '3 goal rounds in a row changed nothing (no successful write_file, edit_file, run_command, update_goal or create_goal call): '
+        + `round 1 ended with text only: "${idle}"; round 2 ended with text only: "${idle}"; round 3 ended with text only: "${idle}".`,
+    })
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }, { kind: 'completed' }, { kind: 'aborted', cause: 'policy' }])
+  })
+
+  it('counts empty replies and rounds whose calls changed nothing (reads, failed commands)', async () => {
+    const { agent, start } = await driven()
+    // Round 2's hint earns it one more step, answered empty too.
+    h.scripted.push(
+      {}, {}, {},
+      tools(call('read_file', { path: 'a.txt' }), call('run_command', { command: 'exit 3' })), done('Still checking.'),
+    )
+    const goal = await start()
+    await agent.whenIdle()
+    expect(goal.blockedReason?.message).toMatch(
+      /: round 1 ended with an empty reply; round 2 ended with an empty reply; round 3 made 2 tool calls that changed nothing, then ended with text only: "Still checking\."\.$/,
+    )
+  })
+
+  it('a successful write, command or goal update is progress: the count starts over', async () => {
+    const { agent, start } = await driven()
+    h.scripted.push(
+      done(idle), done(idle), done(idle),
+      tools(call('write_file', { path: 'NOTES.md', content: 'alpha' })), done('Wrote the notes.'),
+      done(idle), done(idle), done(idle),
+      tools(call('run_command', { command: 'cat NOTES.md' })), done('Checked.'),
+      done(idle), done(idle), done(idle), done(idle),
+    )
+    const goal = await start()
+    await agent.whenIdle()
+    expect(h.scripted.remaining).toBe(0)
+    expect(goal.blockedReason?.code).toBe('no-progress')
+    // Rounds 3 and 6 made progress (a write, a command); each idle run before them got its hint and no more.
+    expect(goal.blockedReason?.message).toMatch(/^3 goal rounds in a row .*: round 7 .*; round 8 .*; round 9 ended with text only/)
+    expect(pluginMessages(h.records(agent), 'no-progress')).toHaveLength(3)
+  })
+})
+
+describe('no-progress resets', () => {
+  it('does not reset on a human message: a human turn between rounds leaves the count as it was', async () => {
+    await h.load(goalPlugin, {})
+    await h.load(noProgress, {})
+    const agent = await h.createAgent()
+    h.root.goals.create(agent, { objective: 'summarise a.txt' })
+    await round(agent, [done(idle)])
+    h.scripted.push(done('Hello!'))
+    await prompt(agent, 'how is it going?')
+    await round(agent, [done(idle), done(idle)])
+    expect(pluginMessages(h.records(agent), 'no-progress')).toHaveLength(1)
+    await round(agent, [done(idle)])
+    expect(h.root.goals.get(agent)!.blockedReason?.code).toBe('no-progress')
+  })
+
+  it('starts over when a human re-arms the goal (/goal resume)', async () => {
+    await h.load(goalPlugin, {})
+    await h.load(noProgress, {})
+    const agent = await h.createAgent()
+    let goal = h.root.goals.create(agent, { objective: 'summarise a.txt' })
+    await round(agent, [done(idle)])
+    await round(agent, [done(idle), done(idle)])
+    goal = h.root.goals.pause(agent, { id: goal.id, revision: goal.revision })
+    h.root.goals.resume(agent, { id: goal.id, revision: goal.revision })
+    await round(agent, [done(idle)])
+    await round(agent, [done(idle), done(idle)])
+    expect(h.root.goals.get(agent)!.phase).toBe('active')
+    expect(pluginMessages(h.records(agent), 'no-progress')).toHaveLength(2)
+  })
+
+  it('starts over on a continue verdict, which steers its guidance', async () => {
+    h.root.on('policy/escalate', () => ({ action: 'continue', guidance: 'Write NOTES.md now.' }))
+    await h.load(goalPlugin, {})
+    await h.load(noProgress, {})
+    const agent = await h.createAgent()
+    h.root.goals.create(agent, { objective: 'summarise a.txt' })
+    await round(agent, [done(idle)])
+    await round(agent, [done(idle), done(idle)])
+    await round(agent, [done(idle), done('On it.')])
+    expect(userTexts(h.scripted.requests.at(-1)!).at(-1)).toBe('Write NOTES.md now.')
+    await round(agent, [done(idle)])
+    expect(h.root.goals.get(agent)!.phase).toBe('active')
+    expect(outcomes(h.records(agent))).toEqual(Array(4).fill({ kind: 'completed' }))
+  })
+})

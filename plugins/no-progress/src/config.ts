@@ -5,7 +5,7 @@ const Fields = Schema.object({
   rounds: Schema.natural().min(1).default(3)
     .description('Goal rounds in a row that change nothing and end with text only or an empty reply after which the goal is blocked (no-progress).'),
   hint: Schema.boolean().default(true)
-    .description('Steer a hint into the round before the last one, so the model can still act in it.'),
+    .description('Add a hint to the system prompt of the last round allowed, so the model can still act in it.'),
   monologue: Schema.natural().default(3)
     .description('Replies in a row within one turn without a tool call, with the same or nearly the same text (or empty), that stop the turn. 0: off.'),
   textSimilarity: Schema.number().min(0).max(1).default(0.9)

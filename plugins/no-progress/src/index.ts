@@ -49,8 +49,17 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
     const finding = tracker.observe(summary, () => ctx.get('goals')?.roundOf(agent, summary.turn)?.round)
     if (!finding) return
     if (finding.level === 'stop') return onStop(agent, tracker, finding, summary.turn)
-    logger.info('hint for agent %s: %s', agent.id, escalationText(finding, tools))
-    agent.steer({ content: hintText(finding, tools, config.rounds), source: { kind: 'plugin', name } })
+    logger.info('hint for agent %s from its next goal round on: %s', agent.id, escalationText(finding, tools))
+  }
+
+  /**
+   * The hint rides in the system prompt of the next goal round rather than in a steered message: a message
+   * steered at the end of a round would earn that round one more model call, the very thing being saved.
+   */
+  function addHint(agent: Agent, parts: string[]) {
+    const finding = trackers.get(agent.id)?.pending()
+    if (!finding || agent.turn === undefined || !ctx.get('goals')?.roundOf(agent, agent.turn)) return
+    parts.push(hintText(finding, tools, config.rounds))
   }
 
   const track = (work: Promise<void>) => {
@@ -60,6 +69,7 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
 
   ctx.effect(function* () {
     yield ctx.on('agent/step-end', (agent, _turn, _step, summary) => track(onStepEnd(agent, summary)))
+    yield ctx.on('agent/system-prompt', addHint)
     yield* resetOnRearm(ctx, (agentId) => trackers.get(agentId)?.reset())
     yield ctx.on('agent/disposed', (agent) => trackers.delete(agent.id))
     // Runs first on unload (a pending verdict wait is abandoned with the plugin): let running handlers finish, drop all state.

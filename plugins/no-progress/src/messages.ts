@@ -33,9 +33,13 @@ export function describe(finding: IdleFinding, progressTools: readonly string[])
     + finding.rounds.map(describeRound).join('; ')
 }
 
-/** The hint steered into the round before the last one. */
+/** The hint in the system prompt of the last goal round allowed (also the guidance of a continue without its own). */
 export function hintText(finding: IdleFinding, progressTools: readonly string[], rounds: number): string {
-  return `No progress: ${describe(finding, progressTools)}. Do concrete work with tools now. If the goal is already reached, `
+  if (finding.kind === 'monologue') {
+    return `No progress: ${describe(finding, progressTools)}. Do not repeat that reply: call a tool to do the next piece of work, `
+      + 'or, if nothing is left to do, say so once and stop.'
+  }
+  return `No progress: ${describe(finding, progressTools)}. Do concrete work with tools in this round. If the goal is already reached, `
     + 'verify it and call update_goal with complete; if it cannot be reached, call update_goal with block and say why. '
     + `After ${plural(rounds, 'round')} in a row without progress the goal is blocked.`
 }

@@ -82,9 +82,15 @@ export class IdleTracker {
     if (round === undefined) return
     state.counted = true
     this.idle.push({ round, calls: state.calls, text: quoted })
+    if (this.idle.length >= this.config.rounds) return { kind: 'idle-rounds', level: 'stop', rounds: [...this.idle], replies: [] }
+    if (this.pending()) return { kind: 'idle-rounds', level: 'hint', rounds: [...this.idle], replies: [] }
+  }
+
+  /** The hint for the next round, once all but one of the idle rounds allowed have passed. */
+  pending(): IdleFinding | undefined {
     const { rounds, hint } = this.config
-    if (this.idle.length >= rounds) return { kind: 'idle-rounds', level: 'stop', rounds: [...this.idle], replies: [] }
-    if (hint && this.idle.length === rounds - 1) return { kind: 'idle-rounds', level: 'hint', rounds: [...this.idle], replies: [] }
+    if (!hint || rounds < 2 || this.idle.length !== rounds - 1) return
+    return { kind: 'idle-rounds', level: 'hint', rounds: [...this.idle], replies: [] }
   }
 
   private sameText(a: string, b: string): boolean {

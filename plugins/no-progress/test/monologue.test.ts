@@ -96,11 +96,11 @@ describe('no-progress config and lifecycle', () => {
       await prompt(agent, `round ${n}`, { kind: 'goal', goalId: goal.id, revision: goal.revision, round: n })
     }
     await round(1, 'idle')
-    await round(2, 'idle', 'idle')
+    await round(2, 'idle')
     await fiber.dispose()
     await h.load(noProgress, {})
     await round(3, 'idle')
-    await round(4, 'idle', 'idle')
+    await round(4, 'idle')
     expect(h.root.goals.get(agent)!.phase).toBe('active')
   })
 })

@@ -100,3 +100,19 @@ export function coreEntries({ dir, workspace }: ProjectPaths, model?: Record<str
   name: '@goalkeeper/tool-goal'
 `
 }
+
+/**
+ * The core entries, every policy plugin of the repository's cordis.yml with its defaults (no config, as
+ * there), and the round driver: the composition the policies ship in.
+ */
+export function defaultPolicies(paths: ProjectPaths): string {
+  return `${coreEntries(paths)}- id: loop-guard
+  name: '@goalkeeper/loop-guard'
+- id: mistake-limit
+  name: '@goalkeeper/mistake-limit'
+- id: no-progress
+  name: '@goalkeeper/no-progress'
+- id: goal-session
+  name: '@goalkeeper/goal-session'
+`
+}

@@ -3,12 +3,13 @@
 import fs from 'node:fs/promises'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
+import { parseComposition } from '@goalkeeper/loader'
 import type { GoalChange } from '@goalkeeper/goal'
 import type { ModelRequest, ScriptedProvider, ScriptResponse } from '@goalkeeper/model'
 import type { MistakeLimitState } from '@goalkeeper/mistake-limit'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
 import { outcomes } from '@goalkeeper/test-kit'
-import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
+import { composeFromYml, coreEntries, defaultPolicies, type Composition, type ProjectPaths } from './compose.ts'
 
 let app: Composition
 beforeEach(async () => { app = await composeFromYml(composition, { 'workspace/a.txt': 'alpha\n' }) })
@@ -156,5 +157,52 @@ describe('loop-guard and mistake-limit together, composed from cordis.yml', () =
     expect(asked).toBe(0)
     expect(outcomes(agent.session.records)).toEqual([{ kind: 'completed' }, { kind: 'aborted', cause: 'policy' }])
     expect(fromPlugin(agent.session.records, 'loop-guard').at(-1)).toMatch(/^Loop guard stopped this turn: .* 5 times in a row/)
+  })
+})
+
+describe('the default policies together, composed from cordis.yml', () => {
+  it('are what the repository cordis.yml loads: every policy plugin, enabled, with no config, before the round driver', async () => {
+    const specs = parseComposition(await fs.readFile(new URL('../cordis.yml', import.meta.url), 'utf8'), {})
+    const policies = specs.filter((spec) => /^@goalkeeper\/(loop-guard|mistake-limit|no-progress)$/.test(spec.name ?? ''))
+    expect(policies.map((spec) => [spec.name, spec.config, spec.disabled])).toEqual([
+      ['@goalkeeper/loop-guard', undefined, false], ['@goalkeeper/mistake-limit', undefined, false], ['@goalkeeper/no-progress', undefined, false],
+    ])
+    expect(specs.findIndex((spec) => spec.name === '@goalkeeper/goal-session')).toBeGreaterThan(specs.indexOf(policies[2]))
+  })
+
+  beforeEach(async () => {
+    await app.dispose()
+    app = await composeFromYml(defaultPolicies, { 'workspace/a.txt': 'alpha\n' })
+  })
+
+  it('a human message between goal rounds does not reset the counts: the next round is stopped where the streak ends', async () => {
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    scripted().push(read('a.txt'), read('a.txt'), () => {
+      // Typed while the round runs; it is answered once the round is over.
+      agent.send({ content: 'How is it going?' })
+      return { text: 'Still reading a.txt.' }
+    }, { text: 'I am reading a.txt.' }, read('a.txt'), read('a.txt'), read('a.txt'), { text: 'never requested' })
+    const blocked = whenGoal(agent, 'blocked')
+    app.root.goals.create(agent, { objective: 'Summarise a.txt', maxGoalRounds: 5 })
+    const change = await blocked
+    await agent.whenIdle()
+    expect(change.goal!.blockedReason!.message).toMatch(/^`read_file` \{"path":"a.txt"\} was called 5 times in a row/)
+    expect(scripted().requests).toHaveLength(7)
+    expect(app.errors).toEqual([])
+  })
+
+  it('rounds that change nothing are blocked as no-progress in the third, with the hint in its system prompt', async () => {
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    scripted().push({ text: 'Planning.' }, {}, { text: 'Planning.' }, { text: 'never requested' })
+    const blocked = whenGoal(agent, 'blocked')
+    app.root.goals.create(agent, { objective: 'Summarise a.txt' })
+    const change = await blocked
+    await agent.whenIdle()
+    expect(change.goal!.blockedReason).toEqual({
+      code: 'no-progress',
+      message: '3 goal rounds in a row changed nothing (no successful write_file, edit_file, run_command, update_goal or create_goal call): '
+        + 'round 1 ended with text only: "Planning."; round 2 ended with an empty reply; round 3 ended with text only: "Planning.".',
+    })
+    expect(scripted().requests.map((r) => /No progress: 2 goal rounds/.test(r.system ?? ''))).toEqual([false, false, true])
   })
 })

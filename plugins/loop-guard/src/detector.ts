@@ -3,14 +3,14 @@ import type { ToolErrorInfo } from '@goalkeeper/session'
 import { digest, similarity, volatileMasker, wildcard } from '@goalkeeper/policy'
 import type { LoopGuardConfig } from './config.ts'
 import type { LoopCall, LoopFinding, LoopKind } from './types.ts'
-import { canonicalArguments } from './signature.ts'
+import { canonicalArguments, looseString } from './signature.ts'
 
 /** One observed call, reduced to what comparisons need. */
 interface Observed {
   name: string
   /** Digest of the exact canonical arguments. */
   sig: string
-  /** Digest of the near-identical form (numbers, comments, whitespace masked); `sig` when nearIdentical is off. */
+  /** Digest of the near-identical form (lone numbers, timestamps, comments, whitespace masked); `sig` when nearIdentical is off. */
   loose: string
   /** The near-identical form itself, for the similarity test (only kept when that test is on). */
   looseText: string
@@ -108,7 +108,7 @@ export class LoopDetector {
     let loose = sig
     let looseText = ''
     if (this.config.nearIdentical) {
-      const form = canonicalArguments(summary.arguments, { ...this.config, loose: true })
+      const form = canonicalArguments(summary.arguments, { ...this.config, loose: (text) => looseString(text, this.mask) })
       loose = digest(`${call.name}\u0000${form.form}\u0000${form.text}`)
       // Only parsed arguments: two malformed payloads are told apart by their exact text (their errors are counted anyway).
       if (this.config.argumentSimilarity > 0 && form.form === 'json' && form.text.length <= MAX_SIMILAR_CHARS) looseText = form.text

@@ -4,10 +4,10 @@ export interface SignatureOptions {
   collapseWhitespace: boolean
   normalizePaths: boolean
   /**
-   * The near-identical form: every number (a JSON number, or a run of digits in a string, which covers
-   * timestamps, offsets and timeouts) becomes `#`, shell comments are dropped and whitespace is collapsed.
+   * For the near-identical form: every JSON number becomes `#`, and each string goes through this function
+   * (see `looseString`) instead of the exact normalisation.
    */
-  loose?: boolean
+  loose?: (text: string) => string
 }
 
 export interface CanonicalArguments {
@@ -62,10 +62,23 @@ function serialize(value: unknown, options: SignatureOptions, ignore: ReadonlySe
 
 /** `# ...` to the end of the line, where `#` starts a word, as a shell reads it. */
 const SHELL_COMMENT = /(^|\s)#[^\n]*/g
+/**
+ * A number standing alone (`sleep 5`, `--timeout=30`, `-n 20`), not digits inside a name (`test1.txt`,
+ * `job-12`, `v2`): those tell different things apart, while a lone number is a duration, a count or an offset.
+ */
+const LONE_NUMBER = /(?<![\w.\-/])\d+(?:\.\d+)?(?![\w\-/]|\.\w)/g
+
+/**
+ * A string in the near-identical form: shell comments dropped, volatile parts (timestamps, durations, ...)
+ * masked by `mask`, lone numbers made `#`, whitespace collapsed.
+ */
+export function looseString(text: string, mask: (text: string) => string): string {
+  return mask(text.replace(SHELL_COMMENT, '$1')).replace(LONE_NUMBER, '#').replace(/\s+/g, ' ').trim()
+}
 
 function normalizeString(text: string, options: SignatureOptions): string {
-  let result = options.loose ? text.replace(SHELL_COMMENT, '$1').replace(/\d+/g, '#') : text
-  result = options.collapseWhitespace || options.loose ? result.replace(/\s+/g, ' ').trim() : result
+  let result = options.loose ? options.loose(text) : text
+  result = options.collapseWhitespace ? result.replace(/\s+/g, ' ').trim() : result
   if (options.normalizePaths) result = normalizePath(result)
   return result
 }

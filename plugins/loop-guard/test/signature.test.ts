@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { canonicalArguments, normalizePath } from '../src/signature.ts'
+import { DEFAULT_VOLATILE_PATTERNS, volatileMasker } from '@goalkeeper/policy'
+import { canonicalArguments, looseString, normalizePath } from '../src/signature.ts'
 
 const options = { ignoreKeys: ['task_progress'], collapseWhitespace: true, normalizePaths: true }
 const canon = (raw: string, o = options) => canonicalArguments(raw, o)
@@ -46,5 +47,25 @@ describe('path normalisation', () => {
 
   it('can be turned off', () => {
     expect(canon('{"p":"./a/"}', { ...options, normalizePaths: false }).text).toBe('{"p":"./a/"}')
+  })
+})
+
+describe('the near-identical form', () => {
+  const mask = volatileMasker(DEFAULT_VOLATILE_PATTERNS)
+  const loose = (raw: string) => canonicalArguments(raw, { ...options, loose: (text) => looseString(text, mask) }).text
+
+  it('masks JSON numbers, lone numbers, timestamps and shell comments, and collapses whitespace', () => {
+    expect(loose('{"path":"a.txt","end_line":12}')).toBe(loose('{"path":"a.txt","end_line":400}'))
+    expect(loose('{"command":"sleep 5 && cat status"}')).toBe(loose('{"command":"sleep  0.5 && cat status"}'))
+    expect(loose('{"command":"curl --max-time=30 x"}')).toBe(loose('{"command":"curl --max-time=5 x"}'))
+    expect(loose('{"command":"cat a.txt # 2024-05-01T10:00:01Z"}')).toBe(loose('{"command":"cat a.txt"}'))
+    expect(loose('{"command":"git log --since 2024-05-01T10:00:01Z"}')).toBe(loose('{"command":"git log --since 2025-01-02T03:04:05Z"}'))
+  })
+
+  it('keeps digits that are part of a name, so different files or jobs stay different calls', () => {
+    expect(loose('{"path":"test1.txt"}')).not.toBe(loose('{"path":"test2.txt"}'))
+    expect(loose('{"command":"cat r21-0.n"}')).not.toBe(loose('{"command":"cat r21-1.n"}'))
+    expect(loose('{"job":"job-12"}')).not.toBe(loose('{"job":"job-13"}'))
+    expect(loose('{"command":"python3 -m v2"}')).not.toBe(loose('{"command":"python3 -m v3"}'))
   })
 })

@@ -67,6 +67,14 @@ const patterns: Scenario[] = [
     reply: (n) => shell(['sleep 5', 'tail -f /dev/null', 'while :; do :; done', 'sleep 9; ls', 'cat /dev/zero > /dev/null', 'yes > /dev/null'][(n - 1) % 6], { timeout_ms: 300 }),
   },
   {
+    name: 'sleep N, then the same status', firstPointless: 2, files: { 'status.txt': 'pending\n' },
+    reply: (n) => shell(`sleep 0.0${n % 10} && cat status.txt`),
+  },
+  {
+    name: 'one failing command, quoting and spacing varied', firstPointless: 2,
+    reply: (n) => shell([`grep "todo" notes.txt`, `grep 'todo' notes.txt`, `grep  "todo"  notes.txt`, `grep 'todo'   notes.txt`][(n - 1) % 4]),
+  },
+  {
     name: 'near-identical commands, timestamp comments', firstPointless: 2, files: filesOf(['a.txt']),
     reply: (n) => shell(`cat a.txt  # checked at 2024-05-01T10:${String(n).padStart(2, '0')}:00Z`),
   },
@@ -93,6 +101,10 @@ const legitimate: Scenario[] = [
     reply: legit((n) => (n % 2
       ? read('a.txt')
       : tools(call('edit_file', { path: 'a.txt', old_string: `version ${n / 2 - 1}`, new_string: `version ${n / 2}` }))), 10),
+  },
+  {
+    name: 'six fixtures with the same contents, read in a row', files: Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`test${i + 1}.txt`, 'fixture\n'])),
+    reply: legit((n) => read(`test${n}.txt`), 6),
   },
   { name: '40 distinct successful steps', files: filesOf(Array.from({ length: 40 }, (_, i) => `f${i}.txt`)), reply: legit((n) => read(`f${n - 1}.txt`), 40) },
   { name: 'a two-step loop whose results both change x6', reply: legit((n) => shell(n % 2 ? counter('.a', 'built revision') : counter('.b', 'suites passing:')), 12) },

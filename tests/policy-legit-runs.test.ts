@@ -11,7 +11,9 @@ import { composeFromYml, defaultPolicies, type Composition } from './compose.ts'
 let app: Composition
 beforeEach(async () => {
   const seeds = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`workspace/seed-${i}.txt`, `seed file ${i}\n`]))
-  app = await composeFromYml(defaultPolicies, seeds)
+  // Files that differ only in their names' digits and have the same contents: reading them is no repeat.
+  const fixtures = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`workspace/fixture${i + 1}.txt`, 'fixture\n']))
+  app = await composeFromYml(defaultPolicies, { ...seeds, ...fixtures })
 })
 afterEach(() => app.dispose())
 
@@ -26,7 +28,7 @@ const SEED = 1_205_2024
 /** Legitimate work whose results keep changing, as the steps one action takes (one tool call per model call unless said). */
 type Action =
   | { kind: 'read' } | { kind: 'write' } | { kind: 'edit' } | { kind: 'reread' } | { kind: 'parallel'; count: number }
-  | { kind: 'poll'; times: number } | { kind: 'pair'; times: number } | { kind: 'fix'; attempts: number }
+  | { kind: 'poll'; times: number } | { kind: 'pair'; times: number } | { kind: 'fix'; attempts: number } | { kind: 'fixtures'; count: number }
 
 const action: fc.Arbitrary<Action> = fc.oneof(
   fc.constantFrom<Action>({ kind: 'read' }, { kind: 'write' }, { kind: 'edit' }, { kind: 'reread' }),
@@ -34,6 +36,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   fc.integer({ min: 2, max: 12 }).map((times): Action => ({ kind: 'poll', times })),
   fc.integer({ min: 2, max: 6 }).map((times): Action => ({ kind: 'pair', times })),
   fc.integer({ min: 1, max: 4 }).map((attempts): Action => ({ kind: 'fix', attempts })),
+  fc.integer({ min: 2, max: 6 }).map((count): Action => ({ kind: 'fixtures', count })),
 )
 
 const step = (...calls: ScriptToolCall[]): ScriptResponse => ({ text: 'Working.', toolCalls: calls })
@@ -44,11 +47,15 @@ const counter = (file: string, label: string) => `n=$(cat ${file} 2>/dev/null ||
 function stepsOf(run: number, actions: Action[]): ScriptResponse[] {
   const steps: ScriptResponse[] = []
   let files = 0
+  let fixtures = 0
   actions.forEach((a, i) => {
     const name = `r${run}-${i}`
     switch (a.kind) {
       case 'read': steps.push(step(tool('read_file', { path: `seed-${files++ % 40}.txt` }))); break
       case 'parallel': steps.push(step(...Array.from({ length: a.count }, () => tool('read_file', { path: `seed-${files++ % 40}.txt` })))); break
+      case 'fixtures':
+        for (let f = 0; f < a.count; f++) steps.push(step(tool('read_file', { path: `fixture${++fixtures}.txt` })))
+        break
       case 'write': steps.push(step(tool('write_file', { path: `${name}.txt`, content: `written by ${name}\n` }))); break
       case 'edit':
         steps.push(step(tool('write_file', { path: `${name}.txt`, content: 'draft\n' })))

@@ -22,8 +22,8 @@ const Fields = Schema.object({
     .description('Calls in a row of the same call whose result keeps changing (polling) that stop the run. 0: never.'),
   nearIdentical: Schema.boolean().default(true)
     .description('Calls whose arguments differ only in numbers, shell comments or whitespace, with the same result, are the same call.'),
-  argumentSimilarity: Schema.number().min(0).max(1).default(0.9)
-    .description('Consecutive calls of one tool whose arguments are at least this similar, with the same result, are the same call. 0: off.'),
+  argumentSimilarity: Schema.number().min(0).max(1).default(0)
+    .description('Consecutive calls of one tool whose arguments are at least this similar (0..1), with the same result, are the same call. 0: off.'),
   volatilePatterns: VolatilePatterns
     .description('Regular expressions masked in results before comparing them (durations, timestamps, temp paths, PIDs).'),
   writeTools: Schema.array(Schema.string().min(1)).default(['write_file', 'edit_file'])

@@ -70,10 +70,10 @@ const LONE_NUMBER = /(?<![\w.\-/])\d+(?:\.\d+)?(?![\w\-/]|\.\w)/g
 
 /**
  * A string in the near-identical form: shell comments dropped, volatile parts (timestamps, durations, ...)
- * masked by `mask`, lone numbers made `#`, whitespace collapsed.
+ * masked by `mask`, lone numbers made `#`, single quotes made double, whitespace collapsed.
  */
 export function looseString(text: string, mask: (text: string) => string): string {
-  return mask(text.replace(SHELL_COMMENT, '$1')).replace(LONE_NUMBER, '#').replace(/\s+/g, ' ').trim()
+  return mask(text.replace(SHELL_COMMENT, '$1')).replace(LONE_NUMBER, '#').replace(/'/g, '"').replace(/\s+/g, ' ').trim()
 }
 
 function normalizeString(text: string, options: SignatureOptions): string {

@@ -164,13 +164,22 @@ describe('loop-guard near-identical calls', () => {
     expect(pluginMessages(h.records(agent), 'loop-guard')).toEqual([])
   })
 
-  it('counts consecutive calls whose arguments are at least argumentSimilarity alike, with the same result', async () => {
-    await h.load(loopGuard, {})
+  it('with argumentSimilarity set, counts consecutive calls whose arguments are that alike, with the same result', async () => {
+    await h.load(loopGuard, { argumentSimilarity: 0.9 })
     const agent = await h.createAgent()
     const variants = ['ls -la', 'ls -al', 'ls -a -l', 'ls -l -a', 'ls -la']
     h.scripted.push(...variants.map((command) => tools(call('run_command', { command }))), done())
     await prompt(agent, 'go')
     expect(stopped(agent)[0]).toMatch(/was called 5 times in a row with nearly the same arguments/)
+  })
+
+  it('by default, similar arguments are different calls: files named alike with the same contents are read in a row', async () => {
+    await h.load(loopGuard, {})
+    const agent = await h.createAgent()
+    h.scripted.push(...repeat(6, (i) => tools(call('write_file', { path: `test${i + 1}.txt`, content: 'fixture' }))))
+    h.scripted.push(...repeat(6, (i) => tools(read(`test${i + 1}.txt`))), done())
+    await prompt(agent, 'go')
+    expect(pluginMessages(h.records(agent), 'loop-guard')).toEqual([])
   })
 
   it('with nearIdentical off, only exact repeats count', async () => {

@@ -54,12 +54,13 @@ describe('the near-identical form', () => {
   const mask = volatileMasker(DEFAULT_VOLATILE_PATTERNS)
   const loose = (raw: string) => canonicalArguments(raw, { ...options, loose: (text) => looseString(text, mask) }).text
 
-  it('masks JSON numbers, lone numbers, timestamps and shell comments, and collapses whitespace', () => {
+  it('masks JSON numbers, lone numbers, timestamps, shell comments and quoting style, and collapses whitespace', () => {
     expect(loose('{"path":"a.txt","end_line":12}')).toBe(loose('{"path":"a.txt","end_line":400}'))
     expect(loose('{"command":"sleep 5 && cat status"}')).toBe(loose('{"command":"sleep  0.5 && cat status"}'))
     expect(loose('{"command":"curl --max-time=30 x"}')).toBe(loose('{"command":"curl --max-time=5 x"}'))
     expect(loose('{"command":"cat a.txt # 2024-05-01T10:00:01Z"}')).toBe(loose('{"command":"cat a.txt"}'))
     expect(loose('{"command":"git log --since 2024-05-01T10:00:01Z"}')).toBe(loose('{"command":"git log --since 2025-01-02T03:04:05Z"}'))
+    expect(loose(`{"command":"grep 'x' a.txt"}`)).toBe(loose('{"command":"grep \\"x\\"  a.txt"}'))
   })
 
   it('keeps digits that are part of a name, so different files or jobs stay different calls', () => {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Context } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
 import * as goalPlugin from '@goalkeeper/goal'
-import { continueTurn, stopTurn } from '@goalkeeper/policy'
+import { actOnVerdict, continueTurn, escalate, stopTurn } from '@goalkeeper/policy'
 import { call, done, harnessWith, outcomes, pluginMessages, prompt, tools, userTexts, type Harness } from '@goalkeeper/test-kit'
 
 let h: Harness
@@ -77,5 +77,61 @@ describe('continueTurn', () => {
     expect(userTexts(h.scripted.requests[1]).at(-1)).toBe('Try another file.')
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
     expect(events.map((e) => e.args[1])).toEqual([{ source: 'tester', turn: 1, action: 'continue' }])
+  })
+})
+
+describe('escalate and actOnVerdict', () => {
+  const texts = {
+    source: 'tester', code: 'test-stop', guidance: 'Default guidance.',
+    blockText: (reason?: string) => `Blocked${reason ? ` (${reason})` : ''}.`,
+    stopText: (reason?: string) => `Stopped${reason ? ` (${reason})` : ''}.`,
+  }
+
+  /** A policy stand-in that escalates on the first step and acts on the answer. */
+  async function loadEscalator() {
+    const seen: unknown[] = []
+    await h.load({
+      name: 'tester',
+      apply: (ctx: Context) => {
+        ctx.on('agent/step-end', async (agent, turn, step) => {
+          if (step !== 1) return
+          const verdict = await escalate(ctx, agent, { source: 'tester', code: 'test-stop', message: 'Looks stuck', turn }, 5_000)
+          seen.push(verdict)
+          if (verdict !== 'abandoned') actOnVerdict(ctx, agent, turn, verdict, texts)
+        })
+      },
+    })
+    return seen
+  }
+
+  it('a continue without guidance steers the default guidance; a stop with a reason passes it to the texts', async () => {
+    const answers = [{ action: 'continue' }, { action: 'stop', reason: 'enough' }]
+    h.root.on('policy/escalate', () => answers.shift() as never)
+    const seen = await loadEscalator()
+    const agent = await h.createAgent()
+    h.scripted.push(read(), done(), read(), done())
+    await prompt(agent, 'first')
+    await prompt(agent, 'second')
+    expect(seen).toEqual([{ action: 'continue' }, { action: 'stop', reason: 'enough' }])
+    expect(pluginMessages(h.records(agent), 'tester')).toEqual(['Default guidance.', 'Stopped (enough).'])
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }, { kind: 'aborted', cause: 'policy' }])
+  })
+
+  it('nobody answering, a throwing listener or garbage all mean "stop on your own", the last two logged', async () => {
+    const listeners = [() => undefined, () => { throw new Error('boom') }, () => 'garbage' as never]
+    let current = 0
+    h.root.on('policy/escalate', () => listeners[current]())
+    const seen = await loadEscalator()
+    const agent = await h.createAgent()
+    for (current = 0; current < listeners.length; current++) {
+      h.scripted.push(read(), done())
+      await prompt(agent, `try ${current}`)
+    }
+    expect(seen).toEqual([undefined, undefined, undefined])
+    expect(pluginMessages(h.records(agent), 'tester')).toEqual(['Stopped.', 'Stopped.', 'Stopped.'])
+    expect(h.logs.filter((l) => l.name === 'tester' && l.level === 'warn').map((l) => l.text)).toEqual([
+      expect.stringMatching(/a policy\/escalate listener failed; stopping: boom/),
+      expect.stringMatching(/ignoring a malformed policy\/escalate verdict/),
+    ])
   })
 })

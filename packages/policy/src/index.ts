@@ -5,6 +5,7 @@ export { awaitVerdict, isVerdict, type VerdictOptions, type VerdictOutcome, type
 export { actOnVerdict, continueTurn, stopTurn, type TurnStop, type VerdictTexts } from './turn-actions.ts'
 export { escalate } from './escalate.ts'
 export { resetOnRearm } from './reset.ts'
+export { policyRuntime, type PolicyRuntime, type PolicyRuntimeOptions } from './runtime.ts'
 export { DEFAULT_VOLATILE_PATTERNS, VolatilePatterns, digest, volatileMasker } from './fingerprint.ts'
 export { MAX_SIMILARITY_CHARS, similarity } from './similarity.ts'
 export { decisionText } from './texts.ts'

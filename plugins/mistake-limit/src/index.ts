@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import { describeError } from '@goalkeeper/kit'
 import {
-  actOnVerdict, awaitVerdict, isVerdict, resetOnRearm,
+  actOnVerdict, awaitVerdict, isVerdict, policyRuntime,
   type PolicyBlockCode, type PolicyEscalation, type PolicyVerdict, type VerdictOutcome,
 } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
@@ -45,17 +45,8 @@ interface Tally {
 
 export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   const logger = ctx.logger(name)
-  const tallies = new Map<string, Tally>()
-  const inflight = new Set<Promise<unknown>>()
-  let unloading = false
 
-  const tallyOf = (agent: Agent) => {
-    let tally = tallies.get(agent.id)
-    if (!tally) tallies.set(agent.id, tally = { count: 0, recent: [], failures: [] })
-    return tally
-  }
-  const reset = (tally: Tally | undefined) => {
-    if (!tally) return
+  const reset = (tally: Tally) => {
     tally.count = 0
     tally.recent = []
     tally.failures = []
@@ -67,11 +58,6 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     tally.recent.push(mistake)
     if (tally.recent.length > config.window) tally.recent.shift()
   }
-  const track = <T>(work: Promise<T>) => {
-    inflight.add(work)
-    return work.finally(() => inflight.delete(work))
-  }
-
   function verdictOf(outcome: VerdictOutcome<MistakeLimitDecision>): PolicyVerdict | 'abandoned' {
     if (outcome === 'abandoned') return outcome
     if (outcome === 'timeout') return { action: 'stop', reason: `no decision within ${config.decisionTimeoutMs} ms` }
@@ -91,7 +77,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   function decide(agent: Agent, tally: Tally, state: MistakeLimitState): Decision {
     logger.info('limit reached for agent %s (%s, %d/%d)', agent.id, state.cause, state.count, state.limit)
     const wait = awaitVerdict(ctx, 'mistake-limit/reached', [agent, state], { timeoutMs: config.decisionTimeoutMs, agent })
-    const verdict = track(wait.outcome.then((outcome) => {
+    const verdict = runtime.track(wait.outcome.then((outcome) => {
       tally.pending = undefined
       // However the decision ended, it settles the streak: neither a continue nor the work that follows
       // a stop or a cancel may re-trigger at once.
@@ -128,9 +114,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     if (config.windowLimit && windowOf(tally).failed >= config.windowLimit) return 'failure-window'
   }
 
-  async function onStepEnd(agent: Agent, summary: StepSummary) {
-    if (unloading || agent.disposed) return
-    const tally = tallyOf(agent)
+  async function onStepEnd(agent: Agent, summary: StepSummary, tally: Tally) {
     const cause = count(tally, summary)
     if (!cause || tally.pending) return
     const { turn } = summary
@@ -139,7 +123,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     }
     const decision = decide(agent, tally, state)
     const verdict = await decision.verdict
-    if (verdict === 'abandoned' || decision.escalated || unloading) return
+    if (verdict === 'abandoned' || decision.escalated || runtime.unloading) return
     actOnVerdict(ctx, agent, turn, verdict, {
       source: name, code: STOP_CODE, guidance: defaultGuidance(state),
       blockText: (reason) => blockText(state, reason), stopText: (reason) => stopText(state, reason),
@@ -147,8 +131,8 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   }
 
   function onEscalate(agent: Agent, escalation: PolicyEscalation): Promise<PolicyVerdict | undefined> | undefined {
-    if (unloading || agent.disposed) return
-    const tally = tallyOf(agent)
+    if (runtime.unloading || agent.disposed) return
+    const tally = runtime.of(agent)
     const decision = tally.pending ?? decide(agent, tally, {
       turn: escalation.turn, count: config.limit, limit: config.limit, cause: 'policy-escalation',
       failures: [...tally.failures], window: windowOf(tally), escalation,
@@ -157,22 +141,18 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     return decision.verdict.then((verdict) => verdict === 'abandoned' ? undefined : verdict)
   }
 
-  ctx.effect(function* () {
-    yield ctx.on('agent/step-end', (agent, _turn, _step, summary) => track(onStepEnd(agent, summary)))
-    if (config.answerEscalations) yield ctx.on('policy/escalate', onEscalate)
-    yield* resetOnRearm(ctx, (agentId) => reset(tallies.get(agentId)))
-    // The loop starts a step or ends a turn only once every agent/step-end listener has returned, so a
-    // decision still pending then has nobody left to act on it (the escalating plugin was unloaded):
-    // drop it, with its timer, rather than let it stand in for this plugin's own next limit.
-    yield ctx.on('session/event', (session, record) => {
-      if (record.type === 'step/start' || record.type === 'turn/end') tallies.get(session.id)?.pending?.abandon()
-    })
-    yield ctx.on('agent/disposed', (agent) => tallies.delete(agent.id))
-    // Runs first on unload (pending decisions are abandoned with the plugin, timers cleared): let handlers finish, drop all state.
-    yield async () => {
-      unloading = true
-      await Promise.allSettled([...inflight])
-      tallies.clear()
-    }
-  }, name)
+  const runtime = policyRuntime<Tally>(ctx, name, {
+    create: () => ({ count: 0, recent: [], failures: [] }),
+    reset,
+    onStepEnd,
+    *listeners() {
+      if (config.answerEscalations) yield ctx.on('policy/escalate', onEscalate)
+      // The loop starts a step or ends a turn only once every agent/step-end listener has returned, so a
+      // decision still pending then has nobody left to act on it (the escalating plugin was unloaded):
+      // drop it, with its timer, rather than let it stand in for this plugin's own next limit.
+      yield ctx.on('session/event', (session, record) => {
+        if (record.type === 'step/start' || record.type === 'turn/end') runtime.get(session.id)?.pending?.abandon()
+      })
+    },
+  })
 }

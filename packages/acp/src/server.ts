@@ -129,7 +129,10 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
       const cwd = await workspace(params.cwd)
       ignoredServers(params.mcpServers)
       let session = sessions.get(params.sessionId)
+      const mismatch = (sessionCwd: string) =>
+        invalidParams(`cwd: session ${params.sessionId} belongs to ${sessionCwd}, not ${cwd}`, { cwd, sessionCwd })
       if (session) {
+        if (session.cwd !== cwd) throw mismatch(session.cwd)
         session.replay(true)
       } else {
         const agents = service('agents')
@@ -138,7 +141,7 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
         const agent = live ?? await agents.resume(params.sessionId)
         if (agent.session.header.cwd !== cwd) {
           if (!live) await agent.dispose()
-          throw invalidParams(`cwd: session ${params.sessionId} belongs to ${agent.session.header.cwd}, not ${cwd}`, { cwd, sessionCwd: agent.session.header.cwd })
+          throw mismatch(agent.session.header.cwd)
         }
         session = follow(agent, true)
       }
@@ -168,9 +171,11 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
       if (session) session.cancel()
       else logger.warn('session/cancel for unknown session %s ignored', params.sessionId)
     })
-    .onRequest(GOAL_METHOD, GoalRequest, guarded(GOAL_METHOD, (params: GoalRequest): GoalResponse => {
+    .onRequest(GOAL_METHOD, GoalRequest, guarded(GOAL_METHOD, async (params: GoalRequest): Promise<GoalResponse> => {
       const session = sessionOf(params.sessionId)
       const result = session.runGoalCommand(goalCommandOf(params))
+      // The updates the change caused reach the client before the answer does.
+      await session.flushed()
       if (!result.ok) {
         const code = result.code === 'GOAL_CORRUPT_LOG' || result.code === 'GOAL_UNAVAILABLE' ? ErrorCodes.INTERNAL : ErrorCodes.INVALID_PARAMS
         throw new RequestError(code, result.message, { code: result.code, goal: session.goalSnapshot() })

@@ -3,7 +3,7 @@ import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
 import { interruptWork } from '@goalkeeper/goal-session'
 import { describeError } from '@goalkeeper/kit'
-import { isRecordOf, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
+import { isRecordOf, type TurnOutcome } from '@goalkeeper/session'
 import { executeGoalCommand, parseGoalCommand, type GoalCommandResult, type ParsedGoalCommand } from '@goalkeeper/tool-goal'
 import type { Context, Logger } from 'cordis'
 import { ErrorCodes, toRequestError } from './errors.ts'
@@ -85,8 +85,8 @@ export class AcpSession {
     const { ctx } = this.host
     const is = (agent: { id: string }) => agent.id === this.id
     this.stops.push(
-      ctx.on('session/event', (session, record) => {
-        if (session.id === this.id) this.follow(record)
+      ctx.on('session/event', (session) => {
+        if (session.id === this.id) this.catchUp()
       }),
       ctx.on('agent/text-delta', (agent, turn, step, text) => {
         if (is(agent)) this.push(this.translator.textDelta(turn, step, text))
@@ -144,11 +144,15 @@ export class AcpSession {
       })
   }
 
-  private follow(record: SessionRecord): void {
-    if (record.seq < this.cursor) return
-    this.cursor = record.seq + 1
-    for (const update of this.translator.translate(record, false)) this.push(update)
-    if (this.goalView.observe(record)) this.publishGoal()
+  /** Takes the records appended since the last look, in order (also called to be up to date before answering). */
+  private catchUp(): void {
+    if (this.detached) return
+    const records = this.agent.session.records
+    while (this.cursor < records.length) {
+      const record = records[this.cursor++]
+      for (const update of this.translator.translate(record, false)) this.push(update)
+      if (this.goalView.observe(record)) this.publishGoal()
+    }
     this.scheduleCheck()
   }
 
@@ -179,6 +183,7 @@ export class AcpSession {
       return { ok: false, code: 'GOAL_UNAVAILABLE', message: 'Goals are not available: the composition does not load @goalkeeper/goal.' }
     }
     const result = executeGoalCommand(this.host.ctx, this.agent, command)
+    this.catchUp()
     this.publishGoal()
     return result
   }

@@ -61,6 +61,15 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
   let clientCapabilities: ClientCapabilities | undefined
   let client!: AgentContext
   let closing: Promise<void> | undefined
+  // Commands run on a context that injects `goals` (a property read without inject throws in Cordis 4);
+  // it follows the goal plugin through reloads.
+  let goalContext: Context | undefined
+  const goalFiber = ctx.inject(['goals'], (inner) => {
+    goalContext = inner
+    return () => {
+      if (goalContext === inner) goalContext = undefined
+    }
+  })
 
   const service = <K extends 'sessions' | 'agents'>(name: K) => {
     const found = ctx.get(name)
@@ -82,7 +91,7 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
     if (servers?.length) logger.warn('the client offered %d MCP server(s); goalkeeper does not connect to client MCP servers, they are ignored', servers.length)
   }
   const follow = (agent: AcpSession['agent'], replay: boolean) => {
-    const session = new AcpSession({ ctx, client, logger, mask, hold }, agent)
+    const session = new AcpSession({ ctx, client, logger, mask, hold, goalContext: () => goalContext }, agent)
     sessions.set(session.id, session)
     session.attach(replay)
     return session
@@ -192,6 +201,7 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
       const settling = [...sessions.values()].map((session) =>
         session.detach().catch((error) => logger.warn('session %s did not settle: %s', session.id, describeError(error))))
       await Promise.all(settling)
+      await goalFiber.dispose()
     })())
   const closed = connection.closed.then(close, close)
 

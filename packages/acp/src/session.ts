@@ -20,6 +20,8 @@ export interface SessionHost {
   mask: (text: string) => string
   /** Characters of streamed text held back so that no secret leaves in pieces (see HeldText). */
   hold: number
+  /** A context that injects `goals` (what the `/goal` command runs on), while the goal plugin is loaded. */
+  goalContext(): Context | undefined
 }
 
 /** The `/goal` command as a client lists it (`available_commands_update`). */
@@ -179,10 +181,11 @@ export class AcpSession {
 
   /** Runs a `/goal` command (from a prompt or the extension method) and shows the goal after it. */
   runGoalCommand(command: ParsedGoalCommand): GoalCommandResult {
-    if (!this.goals) {
+    const goalContext = this.host.goalContext()
+    if (!goalContext) {
       return { ok: false, code: 'GOAL_UNAVAILABLE', message: 'Goals are not available: the composition does not load @goalkeeper/goal.' }
     }
-    const result = executeGoalCommand(this.host.ctx, this.agent, command)
+    const result = executeGoalCommand(goalContext, this.agent, command)
     this.catchUp()
     this.publishGoal()
     return result

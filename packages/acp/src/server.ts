@@ -10,6 +10,7 @@ import { ErrorCodes, invalidParams, sessionNotFound, toRequestError } from './er
 import { goalCommandOf, GoalRequest } from './goal-extension.ts'
 import { GOAL_ACTIONS, GOAL_EXTENSION_VERSION, GOAL_METHOD, type GoalSnapshot } from './goal-view.ts'
 import { maskedStream } from './masking.ts'
+import { PermissionAsker, type AskPolicy } from './permissions.ts'
 import { AcpSession } from './session.ts'
 
 export interface AcpServerOptions {
@@ -19,6 +20,14 @@ export interface AcpServerOptions {
   env?: Readonly<Record<string, string | undefined>>
   /** Sessions listed per `session/list` page (default 100). */
   pageSize?: number
+  /**
+   * Which tool calls of this connection's sessions need a person's permission, asked through
+   * `session/request_permission` (default: none, as in the CLI). INTEGRATION POINT: the permission modes
+   * (`@goalkeeper/permissions`) will decide this; until they exist a host or test passes its own rule.
+   */
+  ask?: AskPolicy
+  /** How long a permission request waits for the client's answer before the call is denied (default 5 minutes). */
+  permissionTimeoutMs?: number
 }
 
 export interface AcpServer {
@@ -90,9 +99,11 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
   const ignoredServers = (servers: unknown[] | undefined) => {
     if (servers?.length) logger.warn('the client offered %d MCP server(s); goalkeeper does not connect to client MCP servers, they are ignored', servers.length)
   }
+  const askers = new Map<string, PermissionAsker>()
   const follow = (agent: AcpSession['agent'], replay: boolean) => {
     const session = new AcpSession({ ctx, client, logger, mask, hold, goalContext: () => goalContext }, agent)
     sessions.set(session.id, session)
+    askers.set(session.id, new PermissionAsker(client, session.id, session.cwd, options.permissionTimeoutMs ?? 300_000, logger))
     session.attach(replay)
     return session
   }
@@ -192,12 +203,23 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
       return { ok: true, message: result.message, goal: session.goalSnapshot() }
     }))
 
+  // Outermost, so that the person is asked about the arguments as they will run, and only about calls no
+  // other listener refused.
+  const stopAsking = ctx.on('tool/before-call', async (review, next) => {
+    const verdict = await next()
+    const asker = askers.get(review.call.agent.id)
+    if (!asker || verdict.kind === 'deny' || !options.ask?.(review)) return verdict
+    const answer = await asker.ask(review)
+    return answer === 'allow' ? verdict : answer
+  }, { prepend: true })
+
   const connection = app.connect(maskedStream(stream, mask))
   client = connection.client
 
   const close = () =>
     (closing ??= (async () => {
       connection.close()
+      stopAsking()
       const settling = [...sessions.values()].map((session) =>
         session.detach().catch((error) => logger.warn('session %s did not settle: %s', session.id, describeError(error))))
       await Promise.all(settling)

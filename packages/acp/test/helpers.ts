@@ -41,6 +41,8 @@ export interface TestClient {
   permissions: acp.RequestPermissionRequest[]
   /** How the next permission requests are answered (`never`: no answer). */
   answers: Answer[]
+  /** Resolves once `count` permission requests have arrived. */
+  asked(count: number): Promise<void>
   /** Updates of one session, of one kind. */
   of<K extends acp.SessionUpdate['sessionUpdate']>(sessionId: string, kind: K): Extract<acp.SessionUpdate, { sessionUpdate: K }>[]
   /** Initializes with the given client capabilities. */
@@ -59,6 +61,7 @@ export function testClient(stream: acp.Stream): TestClient {
     })
     .onRequest('session/request_permission', ({ params }) => {
       permissions.push(params)
+      for (const watcher of [...watchers]) watcher()
       const answer = answers.shift() ?? 'never'
       return answer === 'never' ? new Promise<never>(() => {}) : answer
     })
@@ -78,6 +81,16 @@ export function testClient(stream: acp.Stream): TestClient {
             resolve(updates[index].update)
             return
           }
+        }
+        watchers.add(check)
+        check()
+      }),
+    asked: (count) =>
+      new Promise((resolve) => {
+        const check = () => {
+          if (permissions.length < count) return
+          watchers.delete(check)
+          resolve()
         }
         watchers.add(check)
         check()

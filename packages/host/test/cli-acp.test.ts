@@ -1,6 +1,6 @@
 // `goalkeeper acp` as an editor runs it: a child process spoken to through the ACP SDK's client over its
 // stdin and stdout, on the repository's own cordis.yml and offline demo model.
-import { cp, readFile } from 'node:fs/promises'
+import { cp, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as acp from '@agentclientprotocol/sdk'
 import { describe, expect, it } from 'vitest'
@@ -53,6 +53,34 @@ describe('goalkeeper acp', { timeout: 60_000 }, () => {
     expect(await child.exit, child.stderr()).toBe(0)
     for (const line of child.stdout().split('\n').filter(Boolean)) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' })
     expect(child.stderr()).not.toMatch(/\[E\]|error/i)
+  })
+
+  it('keeps stdout for JSON-RPC when a plugin prints to it', async () => {
+    const p = await project({ script: "export default [{ text: 'hello from the model' }]", extraYml: "- id: noisy\n  name: ./noisy.mjs\n" })
+    await writeFile(path.join(p.dir, 'noisy.mjs'), [
+      "export const name = 'noisy'",
+      "export const apply = (ctx) => {",
+      "  console.log('noisy: loaded')",
+      "  ctx.on('agent/turn-start', () => { console.log('noisy: a turn starts'); process.stdout.write('noisy: raw write\\n') })",
+      "}",
+    ].join('\n'))
+    const child = start([...p.globals, 'acp'], { stdin: 'pipe' })
+    const output = new ReadableStream<Uint8Array>({
+      start(controller) {
+        child.child.stdout!.on('data', (chunk: Buffer) => { try { controller.enqueue(new Uint8Array(chunk)) } catch {} })
+        child.child.stdout!.on('end', () => { try { controller.close() } catch {} })
+      },
+    })
+    const input = new WritableStream<Uint8Array>({ write: (chunk) => new Promise<void>((resolve) => void child.child.stdin!.write(chunk, () => resolve())) })
+    const connection = acp.client({ name: 'test' }).connect(acp.ndJsonStream(input, output))
+    await connection.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION })
+    const { sessionId } = await connection.agent.request('session/new', { cwd: p.workspace, mcpServers: [] })
+    expect(await connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] })).toEqual({ stopReason: 'end_turn' })
+    connection.close()
+    child.child.stdin!.end()
+    expect(await child.exit, child.stderr()).toBe(0)
+    for (const line of child.stdout().split('\n').filter(Boolean)) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' })
+    expect(child.stderr()).toContain('noisy: loaded\nnoisy: a turn starts\nnoisy: raw write\n')
   })
 
   it('refuses a composition that does not load, on stderr, with exit 64', async () => {

@@ -1,4 +1,4 @@
-import { serveAcp, stdioStream, type WriteBytes } from '@goalkeeper/acp'
+import type { WriteBytes } from '@goalkeeper/acp'
 import type { CliIO } from '../command.ts'
 import { defineCommand } from '../command.ts'
 import { ExitCode } from '../exit-codes.ts'
@@ -35,6 +35,8 @@ the composition does not load.`),
       const app = await cli.startApp({ reportsFailedEntries: true })
       assertComposition(app, cli.globals)
       assertServices(app, cli.globals, ['sessions', 'agents'], 'acp')
+      // Loaded here, not at the top: the SDK and its schemas are only this command's cost.
+      const { serveAcp, stdioStream } = await import('@goalkeeper/acp')
       const input = cli.io.stdin ?? process.stdin
       const server = serveAcp(app.ctx, stdioStream(input, stdout.write), { version: await readVersion() })
       // The first Ctrl-C ends the connection the way a client leaving does; another one is the ordered shutdown's.

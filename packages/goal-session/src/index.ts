@@ -6,6 +6,7 @@ export * from './types.ts'
 export { renderGoalRoundPrompt } from './prompt.ts'
 export { settleRound, DRIVER_BLOCK_CODES, type RoundEnd, type RoundSettlement } from './settlement.ts'
 export type { RoundState } from './round.ts'
+export { interruptWork, type InterruptAction } from './interrupt.ts'
 
 export const name = 'goal-session'
 export const inject = ['sessions', 'agents', 'goals']

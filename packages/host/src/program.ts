@@ -22,7 +22,7 @@ interface RawGlobals {
   json?: boolean
 }
 
-async function readVersion(): Promise<string> {
+export async function readVersion(): Promise<string> {
   const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'))
   return manifest.version
 }

@@ -1,4 +1,5 @@
 import type { CommandDefinition } from '../command.ts'
+import acp from './acp.ts'
 import chat from './chat/chat.ts'
 import check from './check.ts'
 import goal from './goal.ts'
@@ -8,4 +9,4 @@ import sessions from './sessions.ts'
 import show from './show/show.ts'
 
 /** Every CLI command, in the order `--help` lists them. Add a command by adding its file here. */
-export const commands: CommandDefinition[] = [run, goal, chat, resume, sessions, show, check]
+export const commands: CommandDefinition[] = [run, goal, chat, resume, sessions, show, check, acp]

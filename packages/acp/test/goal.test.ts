@@ -1,0 +1,112 @@
+import type { ModelRequest, ScriptStep } from '@goalkeeper/model'
+import { call, tools } from '@goalkeeper/test-kit'
+import { describe, expect, it } from 'vitest'
+import type { GoalSnapshot } from '../src/index.ts'
+import { setup, textOf, type TestClient } from './helpers.ts'
+
+/** The goal as the last tool result of the request shows it (after get_goal). */
+const goalIn = (request: ModelRequest) => {
+  const result = request.messages.findLast((message) => message.role === 'tool' && message.name === 'get_goal')
+  return JSON.parse((result as { content: string }).content).goal
+}
+
+/** Round 1 writes a file, round 2 reads the goal and completes it: the model's side of a goal that succeeds. */
+const twoRounds: ScriptStep[] = [
+  tools(call('write_file', { path: 'x.txt', content: 'x\n' })),
+  { text: 'Wrote x.txt.' },
+  tools(call('get_goal')),
+  (request) => {
+    const goal = goalIn(request)
+    return tools(call('update_goal', { goal_id: goal.goal_id, revision: goal.revision, action: 'complete' }))
+  },
+  { text: 'The goal is complete: x.txt exists.' },
+]
+
+const goals = (client: TestClient, sessionId: string) =>
+  client.of(sessionId, 'session_info_update').map((update) => (update._meta as { goal: GoalSnapshot | null }).goal)
+
+describe('goals over ACP', () => {
+  it('/goal in a prompt runs the rounds inside that prompt, streamed, and answers when the goal is complete', async () => {
+    const { h, client } = await setup()
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    h.scripted.push(...twoRounds)
+    const answer = await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal --max-rounds 4 Create x.txt' }] })
+    expect(answer).toEqual({ stopReason: 'end_turn' })
+    // The command's own answer, then the rounds' text.
+    expect(textOf(client.of(sessionId, 'agent_message_chunk'))).toMatch(/^Goal set[\s\S]*Wrote x\.txt\.The goal is complete: x\.txt exists\.$/)
+    expect(client.of(sessionId, 'tool_call').map((update) => update.title)).toEqual(['Write x.txt', 'Read the goal', 'Goal: complete'])
+    // The plan shows each round as it starts and how it settled.
+    const plans = client.of(sessionId, 'plan').map((plan) => plan.entries.map((entry) => `${entry.status}: ${entry.content}`))
+    expect(plans).toContainEqual(['in_progress: Goal (active, rounds run): Create x.txt', 'in_progress: Round 1/4: running'])
+    expect(plans).toContainEqual(['in_progress: Goal (active, rounds run): Create x.txt', 'completed: Round 1/4: done', 'in_progress: Round 2/4: running'])
+    expect(plans.at(-1)).toEqual(['completed: Goal (complete): Create x.txt', 'completed: Round 1/4: done', 'completed: Round 2/4: done'])
+    const last = goals(client, sessionId).at(-1)!
+    expect(last).toMatchObject({ objective: 'Create x.txt', status: 'complete', phase: 'complete', activation: 'disarmed', roundsStarted: 2, maxRounds: 4, iterations: 2, controlMethod: '_goalkeeper/goal', lastRound: { round: 2, state: 'ended', outcome: 'completed' } })
+  })
+
+  it('the extension sets, reads and controls the goal; rounds stream without a prompt', async () => {
+    const { h, client } = await setup()
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    h.scripted.push(...twoRounds)
+    const set = await client.agent.request<any>('_goalkeeper/goal', { sessionId, action: 'set', objective: 'Create x.txt', maxRounds: 3 })
+    expect(set).toMatchObject({ ok: true, goal: { objective: 'Create x.txt', status: 'active', activation: 'armed', maxRounds: 3 } })
+    expect(set.message).toMatch(/^Goal set/)
+    await client.until((update) => update.sessionUpdate === 'session_info_update' && (update._meta as any).goal?.status === 'complete')
+    expect(client.of(sessionId, 'tool_call')).toHaveLength(3)
+    const read = await client.agent.request<any>('_goalkeeper/goal', { sessionId, action: 'get' })
+    expect(read.goal).toMatchObject({ status: 'complete', roundsStarted: 2 })
+    await expect(client.agent.request('_goalkeeper/goal', { sessionId, action: 'pause' })).rejects.toMatchObject({ code: -32602, data: { code: 'GOAL_INVALID_TRANSITION' } })
+    const cleared = await client.agent.request<any>('_goalkeeper/goal', { sessionId, action: 'clear' })
+    expect(cleared.goal).toBeNull()
+    expect(goals(client, sessionId).at(-1)).toBeNull()
+    expect(client.of(sessionId, 'plan').at(-1)!.entries).toEqual([])
+  })
+
+  it('refuses malformed goal requests by naming the field', async () => {
+    const { h, client } = await setup()
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    await expect(client.agent.request('_goalkeeper/goal', { sessionId, action: 'set' })).rejects.toMatchObject({ code: -32602, data: { objective: { _errors: ['action "set" needs a non-empty objective'] } } })
+    await expect(client.agent.request('_goalkeeper/goal', { sessionId, action: 'launch' })).rejects.toMatchObject({ code: -32602 })
+    await expect(client.agent.request('_goalkeeper/goal', { sessionId, action: 'get', maxRounds: 3 })).rejects.toMatchObject({ code: -32602 })
+    await expect(client.agent.request('_goalkeeper/goal', { sessionId: 'nope', action: 'get' })).rejects.toMatchObject({ code: -32002, data: { sessionId: 'nope' } })
+    await expect(client.agent.request('_goalkeeper/goals', { sessionId, action: 'get' })).rejects.toMatchObject({ code: -32601 })
+  })
+
+  it('session/cancel in the middle of a round cancels it and pauses the goal, as Ctrl-C does', async () => {
+    const { h, client } = await setup()
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    h.scripted.push({ kind: 'hang', text: 'Working on it' })
+    const prompt = client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal Create x.txt' }] })
+    await client.until((update) => update.sessionUpdate === 'plan' && update.entries.some((entry) => entry.content === 'Round 1/256: running'))
+    await client.agent.notify('session/cancel', { sessionId })
+    expect(await prompt).toEqual({ stopReason: 'cancelled' })
+    expect(h.root.goals.get(h.root.agents.get(sessionId)!)).toMatchObject({ phase: 'paused', activation: 'disarmed', roundsStarted: 1 })
+    expect(goals(client, sessionId).at(-1)).toMatchObject({ status: 'paused', lastRound: { round: 1, state: 'ended', outcome: 'aborted' } })
+    const ends = h.records(sessionId).filter((record) => record.type === 'turn/end').map((record) => (record.data as any).outcome)
+    expect(ends).toEqual([{ kind: 'aborted', cause: 'user' }])
+    // /goal resume in a new prompt goes on with round 2.
+    h.scripted.push({ text: 'Round 2 done.' }, tools(call('get_goal')), (request) => tools(call('update_goal', { goal_id: goalIn(request).goal_id, revision: goalIn(request).revision, action: 'complete' })), { text: 'Complete.' })
+    expect(await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal resume' }] })).toEqual({ stopReason: 'end_turn' })
+    expect(goals(client, sessionId).at(-1)).toMatchObject({ status: 'complete', roundsStarted: 3 })
+  })
+
+  it('a prompt sent while rounds run goes before the next round and is answered with its own turn', async () => {
+    const { h, client } = await setup()
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    h.scripted.push(async () => { await gate; return { text: 'Round 1 done.' } }, { text: 'Answer to the person.' }, tools(call('get_goal')),
+      (request) => tools(call('update_goal', { goal_id: goalIn(request).goal_id, revision: goalIn(request).revision, action: 'complete' })), { text: 'Complete.' })
+    const goalPrompt = client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal Finish' }] })
+    await client.until((update) => update.sessionUpdate === 'plan' && update.entries.some((entry) => entry.content === 'Round 1/256: running'))
+    const human = client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a question' }] })
+    release()
+    // The newest prompt holds the rounds that follow; the older one ends with its own work.
+    expect(await goalPrompt).toEqual({ stopReason: 'end_turn' })
+    expect(await human).toEqual({ stopReason: 'end_turn' })
+    const opened = h.records(sessionId).filter((record) => record.type === 'user/message').map((record) => (record.data as any).source.kind)
+    // (The plugin message is the goal tool's "stop calling tools" after the model completed the goal.)
+    expect(opened).toEqual(['goal', 'human', 'goal', 'plugin'])
+    expect(h.root.goals.get(h.root.agents.get(sessionId)!)?.phase).toBe('complete')
+  })
+})

@@ -1,0 +1,57 @@
+import type { WriteBytes } from '@goalkeeper/acp'
+import type { CliIO } from '../command.ts'
+import { defineCommand } from '../command.ts'
+import { ExitCode } from '../exit-codes.ts'
+import { readVersion } from '../program.ts'
+import { assertComposition, assertServices } from './lookup/services.ts'
+
+/**
+ * Gives the ACP connection stdout to itself: whatever else would be written there (a plugin's console.log,
+ * a library's banner) goes to stderr, so that stdout carries only JSON-RPC. Returns the writer for the
+ * connection and a function that puts stdout back.
+ */
+function takeStdout(io: CliIO): { write: WriteBytes; release: () => void } {
+  const stdout = io.stdout as NodeJS.WriteStream
+  const own = stdout.write
+  const write: WriteBytes = (chunk, done) => void (own as (chunk: Uint8Array, done: (error?: Error | null) => void) => boolean).call(stdout, chunk, done)
+  if (stdout !== process.stdout) return { write, release: () => {} }
+  stdout.write = ((chunk: any, ...rest: any[]) => (process.stderr.write as any)(chunk, ...rest)) as typeof stdout.write
+  return { write, release: () => void (stdout.write = own) }
+}
+
+export default defineCommand({
+  name: 'acp',
+  description: 'serve the Agent Client Protocol on stdin/stdout, for editors such as Zed (see packages/acp/README.md)',
+  configure: (command) =>
+    command.addHelpText('after', `
+An editor starts this command and talks JSON-RPC with it over stdin/stdout; logs go to stderr. Each
+session the editor opens works in the folder it names; sessions are stored as for the other commands,
+so \`goalkeeper sessions\` and \`goalkeeper show\` see them. Ctrl-C or the editor closing the connection
+stops the running work (a goal round pauses its goal) and shuts down in order. Exit code 0, or 64 when
+the composition does not load.`),
+  async run(cli) {
+    const stdout = takeStdout(cli.io)
+    try {
+      const app = await cli.startApp({ reportsFailedEntries: true })
+      assertComposition(app, cli.globals)
+      assertServices(app, cli.globals, ['sessions', 'agents'], 'acp')
+      // Loaded here, not at the top: the SDK and its schemas are only this command's cost.
+      const { serveAcp, stdioStream } = await import('@goalkeeper/acp')
+      const input = cli.io.stdin ?? process.stdin
+      const server = serveAcp(app.ctx, stdioStream(input, stdout.write), { version: await readVersion() })
+      // The first Ctrl-C ends the connection the way a client leaving does; another one is the ordered shutdown's.
+      let interrupted = false
+      app.onInterrupt(() => {
+        if (interrupted) return false
+        interrupted = true
+        void server.close()
+        return true
+      })
+      await Promise.race([server.closed, app.closed])
+      await server.close()
+      return ExitCode.OK
+    } finally {
+      stdout.release()
+    }
+  },
+})

@@ -1,0 +1,93 @@
+// `goalkeeper acp` as an editor runs it: a child process spoken to through the ACP SDK's client over its
+// stdin and stdout, on the repository's own cordis.yml and offline demo model.
+import { cp, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import * as acp from '@agentclientprotocol/sdk'
+import { describe, expect, it } from 'vitest'
+import { repoRoot, start, useProject } from './cli-helpers.ts'
+
+const project = useProject()
+const OBJECTIVE = 'Create NOTES.md in the workspace with a summary of every file in it'
+
+describe('goalkeeper acp', { timeout: 60_000 }, () => {
+  it('serves the demo goal to an ACP client over stdio until it is complete; stdout carries only JSON-RPC', async () => {
+    const p = await project({ script: 'export default []' })
+    await cp(path.join(repoRoot, 'demo/workspace'), p.workspace, { recursive: true })
+    const child = start(['--config', path.join(repoRoot, 'cordis.yml'), 'acp'], { stdin: 'pipe', env: { GOALKEEPER_SESSIONS_DIR: p.sessions } })
+    const output = new ReadableStream<Uint8Array>({
+      start(controller) {
+        // The client may have stopped reading (closed its connection) before the child's stdout ends.
+        child.child.stdout!.on('data', (chunk: Buffer) => { try { controller.enqueue(new Uint8Array(chunk)) } catch {} })
+        child.child.stdout!.on('end', () => { try { controller.close() } catch {} })
+      },
+    })
+    const input = new WritableStream<Uint8Array>({
+      write: (chunk) => new Promise<void>((resolve) => void child.child.stdin!.write(chunk, () => resolve())),
+      close: () => void child.child.stdin!.end(),
+    })
+    const updates: acp.SessionUpdate[] = []
+    const connection = acp.client({ name: 'test' })
+      .onNotification('session/update', ({ params }) => void updates.push(params.update))
+      .connect(acp.ndJsonStream(input, output))
+    const agent = connection.agent
+
+    const hello = await agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} })
+    expect(hello.agentInfo).toMatchObject({ name: 'goalkeeper', version: expect.stringMatching(/^\d+\.\d+\.\d+/) })
+    const { sessionId } = await agent.request('session/new', { cwd: p.workspace, mcpServers: [] })
+    const answer = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `/goal --max-rounds 5 ${OBJECTIVE}` }] })
+    expect(answer).toEqual({ stopReason: 'end_turn' })
+
+    const plans = updates.filter((update) => update.sessionUpdate === 'plan').map((update: any) => update.entries.map((entry: any) => entry.content))
+    expect(plans.at(-1)).toEqual([`Goal (complete): ${OBJECTIVE}`, 'Round 1/5: done', 'Round 2/5: done', 'Round 3/5: done'])
+    const titles = updates.filter((update) => update.sessionUpdate === 'tool_call').map((update: any) => update.title)
+    expect(titles).toContain('Write NOTES.md')
+    expect(titles.at(-1)).toBe('Goal: complete')
+    const goal = updates.filter((update) => update.sessionUpdate === 'session_info_update').map((update: any) => update._meta.goal).at(-1)
+    expect(goal).toMatchObject({ objective: OBJECTIVE, status: 'complete', roundsStarted: 3, maxRounds: 5 })
+    const notes = await readFile(path.join(p.workspace, 'NOTES.md'), 'utf8')
+    expect(notes.split('\n').filter((line) => line.startsWith('- ')).length).toBeGreaterThan(0)
+
+    // The editor closes the connection: the command ends in order, with 0.
+    connection.close()
+    child.child.stdin!.end()
+    expect(await child.exit, child.stderr()).toBe(0)
+    for (const line of child.stdout().split('\n').filter(Boolean)) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' })
+    expect(child.stderr()).not.toMatch(/\[E\]|error/i)
+  })
+
+  it('keeps stdout for JSON-RPC when a plugin prints to it', async () => {
+    const p = await project({ script: "export default [{ text: 'hello from the model' }]", extraYml: "- id: noisy\n  name: ./noisy.mjs\n" })
+    await writeFile(path.join(p.dir, 'noisy.mjs'), [
+      "export const name = 'noisy'",
+      "export const apply = (ctx) => {",
+      "  console.log('noisy: loaded')",
+      "  ctx.on('agent/turn-start', () => { console.log('noisy: a turn starts'); process.stdout.write('noisy: raw write\\n') })",
+      "}",
+    ].join('\n'))
+    const child = start([...p.globals, 'acp'], { stdin: 'pipe' })
+    const output = new ReadableStream<Uint8Array>({
+      start(controller) {
+        child.child.stdout!.on('data', (chunk: Buffer) => { try { controller.enqueue(new Uint8Array(chunk)) } catch {} })
+        child.child.stdout!.on('end', () => { try { controller.close() } catch {} })
+      },
+    })
+    const input = new WritableStream<Uint8Array>({ write: (chunk) => new Promise<void>((resolve) => void child.child.stdin!.write(chunk, () => resolve())) })
+    const connection = acp.client({ name: 'test' }).connect(acp.ndJsonStream(input, output))
+    await connection.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION })
+    const { sessionId } = await connection.agent.request('session/new', { cwd: p.workspace, mcpServers: [] })
+    expect(await connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] })).toEqual({ stopReason: 'end_turn' })
+    connection.close()
+    child.child.stdin!.end()
+    expect(await child.exit, child.stderr()).toBe(0)
+    for (const line of child.stdout().split('\n').filter(Boolean)) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' })
+    expect(child.stderr()).toContain('noisy: loaded\nnoisy: a turn starts\nnoisy: raw write\n')
+  })
+
+  it('refuses a composition that does not load, on stderr, with exit 64', async () => {
+    const p = await project({ script: 'export default []', config: { 'loop-guard': { softThreshold: 'lots' } } })
+    const child = start([...p.globals, 'acp'], { stdin: 'pipe' })
+    expect(await child.exit).toBe(64)
+    expect(child.stdout()).toBe('')
+    expect(child.stderr()).toMatch(/entry "loop-guard"/)
+  })
+})

@@ -25,12 +25,15 @@ say(realModel
   : '  model:      the offline scripted demo model (export DEEPSEEK_API_KEY or OPENAI_API_KEY to use a real one)')
 say('')
 
-// The child handles Ctrl-C itself (the first one pauses the goal); this wrapper only waits for it.
-process.on('SIGINT', () => {})
-const child = spawn(process.execPath, ['--import', 'tsx', 'packages/host/src/cli.ts', ...globals, 'goal', objective, '--max-rounds', '5'], {
+// The built CLI (npm start builds it first), as an installed goalkeeper runs: no TypeScript loader.
+const child = spawn(process.execPath, ['dist/goalkeeper/goalkeeper.mjs', ...globals, 'goal', objective, '--max-rounds', '5'], {
   cwd: root,
   stdio: 'inherit',
 })
+// Ctrl-C at a terminal reaches the child too (the first one pauses the goal), so the wrapper only waits for
+// it. A signal sent to this wrapper alone is passed on, so that the goal is paused and not orphaned.
+process.on('SIGINT', () => {})
+for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal))
 const code = await new Promise((resolve) => child.on('close', (status, signal) => resolve(status ?? (signal ? 130 : 1))))
 
 say('')

@@ -2,7 +2,8 @@ import path from 'node:path'
 import { Context, type Message } from 'cordis'
 import { createConsoleExporter, DEFAULT_LOG_LEVEL, LogLevel, type LogLevelName, parseLogLevel } from './console-exporter.ts'
 import { describeError } from '@goalkeeper/kit'
-import { type Env, Loader, LoaderError, type LoadReport } from '@goalkeeper/loader'
+import { type BuiltinPlugins, type Env, Loader, LoaderError, type LoadReport } from '@goalkeeper/loader'
+import { builtinPlugins } from './builtins.ts'
 import { HostError } from './errors.ts'
 import { type InterruptHandler, SignalController } from './signals.ts'
 
@@ -30,6 +31,8 @@ export interface StartAppOptions {
    * Other errors, and everything at debug level, are still printed.
    */
   reportsFailedEntries?: boolean
+  /** Plugins resolved by entry name before anything installed (default: the ones goalkeeper carries). */
+  builtins?: BuiltinPlugins
 }
 
 export interface App {
@@ -65,7 +68,7 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
   // shutdown's own log lines are out.
   let ctx!: Context
   const fiber = await root.plugin({ name: 'app', apply: (inner: Context) => void (ctx = inner) })
-  const loader = new Loader(ctx, { file, env: options.env })
+  const loader = new Loader(ctx, { file, env: options.env, builtins: options.builtins ?? builtinPlugins })
   const release = (report: LoadReport | undefined) => {
     const messages = held ?? []
     held = undefined
@@ -104,7 +107,10 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
 
   if (options.signals) {
     const exit = typeof options.signals === 'object' ? options.signals.exit : exitAfterFlush
-    signals = new SignalController({ shutdown, exit, note: (line) => stderr.write(`goalkeeper: ${line}\n`) }).install()
+    // Under npm (npm start, npx) a wrapper process sits between the shell and goalkeeper and does not always
+    // pass signals on: notice when it is gone. Not otherwise: `nohup goalkeeper goal ... &` outlives its shell on purpose.
+    const parentCheckMs = options.signals === true && process.env.npm_command ? 1000 : 0
+    signals = new SignalController({ shutdown, exit, parentCheckMs, parentGenerations: 2, note: (line) => stderr.write(`goalkeeper: ${line}\n`) }).install()
   }
   const onInterrupt = (handler: InterruptHandler) => signals?.onInterrupt(handler) ?? (() => {})
   return { root, ctx, loader, report, signals, onInterrupt, shutdown, closed }

@@ -15,6 +15,11 @@ export interface GlobalOptions {
   config: string
   /** `--config` was given (else `config` is the cordis.yml of the working directory). */
   configGiven?: boolean
+  /**
+   * Where `config` came from: `--config`, the workspace's cordis.yml, or (when the workspace has none) the
+   * composition goalkeeper comes with.
+   */
+  configSource?: 'given' | 'workspace' | 'built-in'
   /** Absolute working directory (the process has already changed into it). */
   cwd: string
   /** 0 error, 1 warn, 2 info, 3 debug. */

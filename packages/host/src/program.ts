@@ -1,7 +1,6 @@
 import { existsSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
 import { type App, type StartAppOptions, startApp } from './app.ts'
 import type { CliIO, CommandContext, CommandDefinition, GlobalOptions } from './command.ts'
@@ -10,6 +9,7 @@ import { DEFAULT_LOG_LEVEL, LogLevel, parseLogLevel } from './console-exporter.t
 import { describeError } from '@goalkeeper/kit'
 import { type Failure, failureJson, failureLine, failureOf, HostError, usageFailureOf } from './errors.ts'
 import { ExitCode } from './exit-codes.ts'
+import { build, defaultComposition } from './home.ts'
 import { programName } from './invocation.ts'
 import { redact } from './redact.ts'
 
@@ -23,6 +23,7 @@ interface RawGlobals {
 }
 
 export async function readVersion(): Promise<string> {
+  if (build) return build.version
   const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'))
   return manifest.version
 }
@@ -102,9 +103,17 @@ function resolveGlobals(raw: RawGlobals, configGiven: boolean): GlobalOptions {
     process.chdir(cwd)
   }
   const base = raw.logLevel === undefined ? DEFAULT_LOG_LEVEL : parseLogLevel(raw.logLevel)
+  let config = path.resolve(cwd, raw.config)
+  let configSource: GlobalOptions['configSource'] = configGiven ? 'given' : 'workspace'
+  // Installed goalkeeper works in any directory: without a cordis.yml of its own it runs the one it comes with.
+  if (!configGiven && !existsSync(config)) {
+    config = defaultComposition()
+    configSource = 'built-in'
+  }
   return {
-    config: path.resolve(cwd, raw.config),
+    config,
     configGiven,
+    configSource,
     cwd,
     logLevel: Math.min(LogLevel.debug, base + raw.verbose),
     watch: !!raw.watch,
@@ -144,12 +153,10 @@ function reportUsageError(error: CommanderError, io: CliIO, json: boolean, usage
   return ExitCode.USAGE
 }
 
-// The composition that comes with goalkeeper (the repository's cordis.yml), for the hint below.
-const bundledConfig = fileURLToPath(new URL('../../../cordis.yml', import.meta.url))
-
 /** A cordis.yml that is not there: the usual cause is running somewhere else than intended. */
 function missingConfig(globals: GlobalOptions): HostError {
-  const fallback = existsSync(bundledConfig) ? `; the default composition is --config ${bundledConfig}` : ''
+  const bundled = defaultComposition()
+  const fallback = existsSync(bundled) ? `; the default composition is --config ${bundled}` : ''
   if (!globals.configGiven) {
     return new HostError(`no cordis.yml in ${globals.cwd}`, { hint: `pass --config <file> to use one from elsewhere${fallback}` })
   }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { describeError } from '@goalkeeper/kit'
 import { ExitCode } from './exit-codes.ts'
 
@@ -18,9 +19,50 @@ export interface SignalControllerOptions {
   /** Progress lines for the person at the terminal. */
   note: (line: string) => void
   process?: Pick<NodeJS.Process, 'on' | 'off'>
+  /**
+   * Milliseconds between checks that the parent process is still there (0: no checks). A wrapper that is
+   * killed alone (`kill` of an npx or npm process) does not pass the signal on; without this check
+   * goalkeeper would go on running, orphaned, with nobody to read its output.
+   */
+  parentCheckMs?: number
+  /** How many generations up to watch: 2 also covers the shell npm puts between itself and goalkeeper. */
+  parentGenerations?: number
 }
 
-type Signal = 'SIGINT' | 'SIGTERM'
+/** The pids of the parent, its parent, ... (`count` of them, fewer where /proc cannot tell). */
+function ancestors(count: number): number[] {
+  const pids = [process.ppid]
+  while (pids.length < count) {
+    const parent = parentOf(pids.at(-1)!)
+    if (!parent || parent <= 1) break
+    pids.push(parent)
+  }
+  return pids
+}
+
+function parentOf(pid: number): number | undefined {
+  try {
+    // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses, so read after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) || undefined
+  } catch {
+    return undefined
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: it exists, it just is not ours to signal.
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** `parent-exit`: the process that started goalkeeper ended; handled like SIGTERM. */
+type Signal = 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'parent-exit'
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /**
  * SIGINT and SIGTERM handling (DESIGN.md section 11). A SIGINT is first offered to the interrupt handlers,
@@ -35,20 +77,32 @@ export class SignalController {
   private stopping = false
   private target: Pick<NodeJS.Process, 'on' | 'off'>
   private listener = (signal: Signal) => this.handle(signal)
+  private parentTimer: NodeJS.Timeout | undefined
 
   constructor(private options: SignalControllerOptions) {
     this.target = options.process ?? process
   }
 
   install(): this {
-    this.target.on('SIGINT', this.listener)
-    this.target.on('SIGTERM', this.listener)
+    for (const signal of SIGNALS) this.target.on(signal, this.listener)
+    const every = this.options.parentCheckMs ?? 0
+    if (every > 0) {
+      const watched = ancestors(this.options.parentGenerations ?? 1)
+      this.parentTimer = setInterval(() => watched.some((pid) => !alive(pid)) && this.parentGone(), every)
+      this.parentTimer.unref()
+    }
     return this
   }
 
   uninstall(): void {
-    this.target.off('SIGINT', this.listener)
-    this.target.off('SIGTERM', this.listener)
+    for (const signal of SIGNALS) this.target.off(signal, this.listener)
+    clearInterval(this.parentTimer)
+  }
+
+  private parentGone(): void {
+    clearInterval(this.parentTimer)
+    this.parentTimer = undefined
+    if (!this.stopping) this.handle('parent-exit')
   }
 
   /** Lets a command claim SIGINTs, e.g. "the first Ctrl-C cancels the running turn". Returns an unregister function. */
@@ -67,7 +121,7 @@ export class SignalController {
     }
     if (signal === 'SIGINT' && this.offer({ signal, count: ++this.interrupts })) return
     this.stopping = true
-    this.options.note(`${signal}: shutting down (send it again to force)`)
+    this.options.note(signal === 'parent-exit' ? 'the parent process ended: shutting down' : `${signal}: shutting down (send it again to force)`)
     this.options.shutdown().then(
       () => this.options.exit(this.exitCode),
       (error) => {

@@ -6,6 +6,7 @@ export { type CompositionError, type EntrySpec, parseComposition } from './compo
 export { type Env, interpolate } from './env.ts'
 export { LoaderError } from './errors.ts'
 export { Loader, type LoaderEvents, type LoaderOptions } from './loader.ts'
+export type { BuiltinPlugins } from './resolve.ts'
 export {
   type EntryInfo,
   type EntryStatus,

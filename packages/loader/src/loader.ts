@@ -9,7 +9,7 @@ import type { Env } from './env.ts'
 import { describeError } from '@goalkeeper/kit'
 import { LoaderError } from './errors.ts'
 import { buildReport, type EntryInfo, type LoadReport, type ReloadChanges, summarize, summarizeChanges } from './report.ts'
-import { importPlugin } from './resolve.ts'
+import { type BuiltinPlugins, importPlugin } from './resolve.ts'
 import { watchFile } from './watch.ts'
 
 // Fiber states (cordis declares them as an ambient const enum, unusable under isolatedModules).
@@ -24,6 +24,8 @@ export interface LoaderOptions {
   env?: Env
   /** Quiet period after the last file event before a watched reload (default 100 ms). */
   debounceMs?: number
+  /** Plugins the program carries, by entry name; they win over packages installed next to the file. */
+  builtins?: BuiltinPlugins
 }
 
 export interface LoaderEvents {
@@ -54,6 +56,7 @@ export class Loader {
   private logger: Logger
   private env: Env
   private debounceMs: number
+  private builtins: BuiltinPlugins
   private stopWatching: (() => void) | undefined
   private disposed = false
 
@@ -62,6 +65,7 @@ export class Loader {
     this.dir = path.dirname(this.file)
     this.env = options.env ?? process.env
     this.debounceMs = options.debounceMs ?? 100
+    this.builtins = options.builtins ?? {}
     this.logger = ctx.logger('loader')
   }
 
@@ -223,7 +227,7 @@ export class Loader {
     if (spec.kind === 'group' || spec.disabled) return slot
     let plugin
     try {
-      plugin = await importPlugin(spec.name!, this.dir)
+      plugin = await importPlugin(spec.name!, this.dir, this.builtins)
     } catch (error) {
       return this.fail(slot, `name: ${describeError(error)}`)
     }

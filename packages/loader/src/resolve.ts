@@ -54,13 +54,23 @@ function pickExport(exports: unknown): string | undefined {
   return undefined
 }
 
-/** Imports the module and returns its plugin: the module itself when it exports `apply`, else its default export. */
-export async function importPlugin(name: string, dir: string): Promise<Plugin> {
-  const file = resolveModule(name, dir)
+/**
+ * Plugins that come with the program, by entry name: an installed CLI carries its default composition
+ * inside itself, so those names must not depend on what is installed next to a cordis.yml.
+ */
+export type BuiltinPlugins = Readonly<Record<string, () => Promise<object>>>
+
+/**
+ * Imports the module and returns its plugin: the module itself when it exports `apply`, else its default
+ * export. A name in `builtins` is taken from there, before any lookup on disk.
+ */
+export async function importPlugin(name: string, dir: string, builtins: BuiltinPlugins = {}): Promise<Plugin> {
+  const builtin = Object.hasOwn(builtins, name) ? builtins[name] : undefined
   let module: Record<string, any>
   try {
-    module = await import(pathToFileURL(file).href)
+    module = await (builtin ? builtin() : import(pathToFileURL(resolveModule(name, dir)).href))
   } catch (error) {
+    if (error instanceof ResolveError) throw error
     throw new ResolveError(`cannot import "${name}": ${describeError(error)}`)
   }
   if (typeof module.apply === 'function') return module as Plugin

@@ -14,11 +14,13 @@ function quote(word: string): string {
  * A goalkeeper command line that repeats the global options that matter (`--cwd`, `--config`), so a hint
  * works when pasted as is: `goalkeeper --cwd demo goal --session ID`.
  */
-export function cliCommand(globals: Pick<GlobalOptions, 'cwd' | 'config'>, ...words: string[]): string {
+export function cliCommand(globals: Pick<GlobalOptions, 'cwd' | 'config' | 'configSource'>, ...words: string[]): string {
   const parts = [programName()]
   if (path.resolve(globals.cwd) !== launchDir) parts.push('--cwd', quote(shorter(launchDir, globals.cwd)))
   // --config is read relative to --cwd, so it is given relative to that directory (or absolute).
-  if (globals.config !== path.join(globals.cwd, 'cordis.yml')) parts.push('--config', quote(shorter(globals.cwd, globals.config)))
+  // The built-in composition is found again without being named.
+  const implicit = globals.configSource === 'built-in' || globals.config === path.join(globals.cwd, 'cordis.yml')
+  if (!implicit) parts.push('--config', quote(shorter(globals.cwd, globals.config)))
   return [...parts, ...words.map(quote)].join(' ')
 }
 

@@ -182,6 +182,7 @@ export class AgentRun {
   private introduce() {
     const { agent, term } = this
     term.note(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in ${agent.session.header.cwd}`)
+    if (this.cli.globals.configSource === 'built-in') term.note(`no cordis.yml here: the default composition (${this.cli.globals.config})`)
     term.note(describeModel(this.app.ctx.get('models'), agent.model))
     const repair = agent.session.repair
     if (repair) {

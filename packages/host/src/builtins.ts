@@ -1,0 +1,23 @@
+import type { BuiltinPlugins } from '@goalkeeper/loader'
+
+/**
+ * The plugins goalkeeper carries: every package of its default composition. A cordis.yml entry with one
+ * of these names gets goalkeeper's own copy, so an installed CLI (one bundled file, no node_modules) runs
+ * any cordis.yml that names them, and a checkout runs the same code it tests. Imported only when an entry
+ * names them, which keeps commands that load no composition (`--help`, `sessions`) from paying for them.
+ */
+export const builtinPlugins: BuiltinPlugins = {
+  '@goalkeeper/session': () => import('@goalkeeper/session'),
+  '@goalkeeper/model': () => import('@goalkeeper/model'),
+  '@goalkeeper/model-openai': () => import('@goalkeeper/model-openai'),
+  '@goalkeeper/tools': () => import('@goalkeeper/tools'),
+  '@goalkeeper/workspace-tools': () => import('@goalkeeper/workspace-tools'),
+  '@goalkeeper/agent-loop': () => import('@goalkeeper/agent-loop'),
+  '@goalkeeper/goal': () => import('@goalkeeper/goal'),
+  '@goalkeeper/tool-goal': () => import('@goalkeeper/tool-goal'),
+  '@goalkeeper/loop-guard': () => import('@goalkeeper/loop-guard'),
+  '@goalkeeper/mistake-limit': () => import('@goalkeeper/mistake-limit'),
+  '@goalkeeper/no-progress': () => import('@goalkeeper/no-progress'),
+  '@goalkeeper/goal-session': () => import('@goalkeeper/goal-session'),
+  '@goalkeeper/loader': () => import('@goalkeeper/loader'),
+}

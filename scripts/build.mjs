@@ -15,7 +15,8 @@ const project = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8
 await rm(out, { recursive: true, force: true })
 await mkdir(out, { recursive: true })
 
-await build({
+const result = await build({
+  metafile: true,
   absWorkingDir: root,
   entryPoints: {
     goalkeeper: 'packages/host/src/cli.ts',
@@ -41,6 +42,8 @@ await build({
   logLevel: 'warning',
 })
 
+// Which source files each output holds: tests read it to check what `--help` loads.
+await writeFile(path.join(root, 'dist', 'goalkeeper-meta.json'), JSON.stringify(result.metafile))
 await cp(path.join(root, 'cordis.yml'), path.join(out, 'cordis.yml'))
 await cp(path.join(root, 'demo', 'workspace'), path.join(out, 'demo', 'workspace'), { recursive: true })
 const entry = path.join(out, 'goalkeeper.mjs')

@@ -31,6 +31,8 @@ export interface StartAppOptions {
    * Other errors, and everything at debug level, are still printed.
    */
   reportsFailedEntries?: boolean
+  /** Load entries in file order only until this holds (see Loader.load); every entry when absent. */
+  until?: (ctx: Context) => boolean
   /** Plugins resolved by entry name before anything installed (default: the ones goalkeeper carries). */
   builtins?: BuiltinPlugins
 }
@@ -76,7 +78,7 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
   }
   let report: LoadReport
   try {
-    report = await loader.load()
+    report = await loader.load({ until: options.until && (() => options.until!(ctx)) })
   } catch (error) {
     release(undefined)
     await fiber.dispose()

@@ -127,11 +127,18 @@ describe('goalkeeper CLI', { timeout: 60_000 }, () => {
     expect(lines[0].entries[0]).toMatchObject({ id: 'boom', status: 'failed', error: 'entry "boom": apply failed: boom in apply' })
   })
 
-  it('a missing cordis.yml or a bad option is one line with a hint on stderr, exit 64', async () => {
-    const [missing, option, bare] = await Promise.all([run(['--cwd', fixtures.dir, 'check']), run(['--frobnicate', 'check']), run([])])
+  it('a missing --config or a bad option is one line with a hint on stderr, exit 64; no cordis.yml at all runs the default composition', async () => {
+    const [missing, option, bare, fallback] = await Promise.all([
+      run(['--cwd', fixtures.dir, '--config', 'nowhere.yml', 'check']),
+      run(['--frobnicate', 'check']),
+      run([]),
+      run(['--cwd', fixtures.dir, '--json', 'check']),
+    ])
     expect(missing.code).toBe(64)
     expect(missing.stdout).toBe('')
-    expect(missing.stderr).toBe(`goalkeeper: no cordis.yml in ${fixtures.dir} (hint: pass --config <file> to use one from elsewhere; the default composition is --config ${path.join(repoRoot, 'cordis.yml')})\n`)
+    expect(missing.stderr).toBe(`goalkeeper: --config ${path.join(fixtures.dir, 'nowhere.yml')}: no such file (hint: a relative --config starts at --cwd; the default composition is --config ${path.join(repoRoot, 'cordis.yml')})\n`)
+    expect(fallback.code, fallback.stderr).toBe(0)
+    expect(JSON.parse(fallback.stdout.split('\n')[0])).toMatchObject({ file: path.join(repoRoot, 'cordis.yml'), ok: true })
     expect(option.code).toBe(64)
     expect(option.stderr).toBe(`goalkeeper: unknown option '--frobnicate' (hint: see goalkeeper --help)\n`)
     expect(bare.code).toBe(64)

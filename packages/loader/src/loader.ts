@@ -87,11 +87,16 @@ export class Loader {
     return () => this.emitter.off(event, listener as any)
   }
 
-  /** First load. Throws a LoaderError when the file can not be read or parsed; bad entries only fail themselves. */
-  load(): Promise<LoadReport> {
+  /**
+   * First load. Throws a LoaderError when the file can not be read or parsed; bad entries only fail themselves.
+   * With `until`, loading stops after the first entry that makes it true and later entries are not started
+   * (nor listed): for a command that needs only what the top of the file provides, such as the session
+   * store for listing sessions.
+   */
+  load(options: { until?: () => boolean } = {}): Promise<LoadReport> {
     return this.serialize(async () => {
       this.assertOpen()
-      return this.apply(await this.read())
+      return this.apply(await this.read(), options.until)
     })
   }
 
@@ -173,7 +178,7 @@ export class Loader {
     }
   }
 
-  private async apply(specs: EntrySpec[]): Promise<LoadReport> {
+  private async apply(specs: EntrySpec[], until?: () => boolean): Promise<LoadReport> {
     const next = new Map(specs.map((spec) => [spec.key, spec]))
     const changes: ReloadChanges = { added: [], removed: [], reloaded: [], unchanged: [] }
     const stale = new Set<Slot>()
@@ -203,6 +208,7 @@ export class Loader {
       const slot = await this.start(spec)
       slots.set(spec.key, slot)
       started.push(slot)
+      if (until?.()) break
     }
     this.slots = slots
     await this.settle()

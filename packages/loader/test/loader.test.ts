@@ -245,3 +245,60 @@ describe('loading cordis.yml', () => {
     await expect(new Loader(root, { file }).load()).rejects.toThrow('expected a list of entries at the top level, got a mapping')
   })
 })
+
+describe('plugins the program carries, and partial loads', () => {
+  it('takes a name from builtins before anything installed next to the file; other names resolve as before', async () => {
+    const { file } = await writeYml(fixtures.dir, `
+- id: carried
+  name: '@fixture/counter'
+  config: { label: carried }
+- id: local
+  name: ./counter.mjs
+  config: { label: local }
+`)
+    const applied: string[] = []
+    const carried = { name: 'carried-copy', apply: (_ctx: unknown, config: { label: string }) => void applied.push(config.label) }
+    const { root } = captureContext()
+    const loader = new Loader(root, { file, env: {}, builtins: { '@fixture/counter': async () => carried } })
+    fixtures.loaders.push(loader)
+    const report = await loader.load()
+    expect(report.ok).toBe(true)
+    expect(applied).toEqual(['carried'])
+    // The installed @fixture/counter was not imported for the carried entry; the local file was.
+    expect(fixtures.probe.applies).toEqual({ local: 1 })
+  })
+
+  it('a builtin that fails to import fails its entry with the name, like a missing package', async () => {
+    const { file } = await writeYml(fixtures.dir, `
+- id: broken
+  name: '@fixture/counter'
+`)
+    const { root } = captureContext()
+    const loader = new Loader(root, { file, env: {}, builtins: { '@fixture/counter': async () => { throw new Error('chunk missing') } } })
+    fixtures.loaders.push(loader)
+    const report = await loader.load()
+    expect(report.ok).toBe(false)
+    expect(report.entries[0].error).toBe('entry "broken": name: cannot import "@fixture/counter": chunk missing')
+  })
+
+  it('load({ until }) stops after the first entry that makes it true and starts none below', async () => {
+    const { file } = await writeYml(fixtures.dir, `
+- id: first
+  name: ./counter.mjs
+  config: { label: first }
+- id: second
+  name: ./counter.mjs
+  config: { label: second }
+- id: third
+  name: ./counter.mjs
+  config: { label: third }
+`)
+    const { root } = captureContext()
+    const loader = new Loader(root, { file, env: {} })
+    fixtures.loaders.push(loader)
+    const report = await loader.load({ until: () => (fixtures.probe.applies.second ?? 0) > 0 })
+    expect(report.loaded).toEqual(['first', 'second'])
+    expect(fixtures.probe.applies).toEqual({ first: 1, second: 1 })
+    expect(loader.entries.map((entry) => entry.id)).toEqual(['first', 'second'])
+  })
+})

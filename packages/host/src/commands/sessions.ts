@@ -53,7 +53,8 @@ With --json: one object per session and line. Session files are only read, never
 
 Exit codes: 0 listed (also when there are none), 64 bad command line or configuration.`),
   async run(cli, _args, options) {
-    const app = await cli.startApp()
+    // Reading sessions needs the session store only: the entries below it (models, agents) are not started.
+    const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions') })
     assertServices(app, cli.globals, ['sessions'], 'sessions')
     const sessions = app.ctx.get('sessions')!
     const summaries = await sessions.list()

@@ -17,7 +17,8 @@ The session file is only read, never repaired or written.
 
 Exit codes: 0 shown, 64 no such session, an ambiguous id, or bad configuration.`),
   async run(cli, [id], options) {
-    const app = await cli.startApp()
+    // Reading sessions needs the session store only: the entries below it (models, agents) are not started.
+    const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions') })
     assertServices(app, cli.globals, ['sessions'], 'show')
     const sessions = app.ctx.get('sessions')!
     const session = await sessions.open(await resolveSessionId(sessions, String(id), cli.globals), { readOnly: true }).catch((error) => {

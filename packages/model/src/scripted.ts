@@ -1,4 +1,4 @@
-import { delay, describeError, nextMacrotask } from '@goalkeeper/kit'
+import { deepFreeze, delay, describeError, nextMacrotask } from '@goalkeeper/kit'
 import type { ModelChunk, ModelRequest, ScriptResponse, ScriptStep, ScriptToolCall, ScriptedProvider } from './types.ts'
 import { checkResponse, checkSteps } from './script.ts'
 import { untilAbort } from './abort.ts'
@@ -39,6 +39,7 @@ const ownSteps = (steps: readonly ScriptStep[], where: string): ScriptStep[] =>
 export function createScriptedProvider(initial: readonly ScriptStep[] = []): ScriptedProvider {
   const steps: ScriptStep[] = ownSteps(initial, 'scripted script')
   const requests: ModelRequest[] = []
+  const recorder = new RequestRecorder()
   let served = 0
   // Never reset, so generated call ids stay unique for the provider's lifetime (sessions outlive a reset).
   let calls = 0
@@ -125,15 +126,64 @@ export function createScriptedProvider(initial: readonly ScriptStep[] = []): Scr
       const checked = ownSteps(next, 'scripted reset')
       steps.length = 0
       requests.length = 0
+      recorder.clear()
       served = 0
       steps.push(...checked)
     },
     describe: () => ({ summary: 'scripted answers replayed in-process (offline)', offline: true }),
     // Not an async generator itself: the request is recorded and its step taken at call time, in call order.
     stream(request, signal) {
-      requests.push(clone(request))
+      requests.push(recorder.record(request))
       const number = ++served
-      return respond(steps.shift(), number, clone(request), signal)
+      return respond(steps.shift(), number, recorder.record(request), signal)
     },
+  }
+}
+
+/**
+ * Copies of requests that cost O(1) per call over a long run. A copy keeps the provider's records and its
+ * script apart from the agent's own objects (a script that edits a message must not change the agent's
+ * history), but copying the whole history on every call made a run of n calls O(n^2) in time and memory.
+ * History only grows between calls (a compaction replaces its start), so each message is copied once, when
+ * first seen (and frozen, as they are shared), and every request's messages are a prefix of one shared array
+ * of those copies, read on demand.
+ */
+class RequestRecorder {
+  private copies = new WeakMap<object, unknown>()
+  private log: ModelRequest['messages'] = []
+
+  record(request: ModelRequest): ModelRequest {
+    const messages = request.messages
+    if (!this.extends(messages)) this.log = []
+    for (let index = this.log.length; index < messages.length; index++) this.log.push(this.copy(messages[index]))
+    const log = this.log
+    const length = messages.length
+    const { messages: _, ...rest } = request
+    const copy = { ...rest, tools: request.tools.map((tool) => this.copy(tool)) } as ModelRequest
+    // A fresh array on each read: a script may sort or splice what it is given.
+    Object.defineProperty(copy, 'messages', { enumerable: true, get: () => log.slice(0, length) })
+    return copy
+  }
+
+  clear(): void {
+    this.log = []
+  }
+
+  /** Whether `messages` starts with every message already in the log (the same objects, or ones copied from them). */
+  private extends(messages: ModelRequest['messages']): boolean {
+    if (messages.length < this.log.length) return false
+    for (let index = 0; index < this.log.length; index++) if (this.copies.get(messages[index]) !== this.log[index]) return false
+    return true
+  }
+
+  private copy<T>(value: T): T {
+    if (!value || typeof value !== 'object') return value
+    let copy = this.copies.get(value) as T | undefined
+    if (copy === undefined) {
+      // Frozen: the copies are shared by every recorded request and every step, so none may change them.
+      copy = deepFreeze(clone(value))
+      this.copies.set(value, copy)
+    }
+    return copy
   }
 }

@@ -150,7 +150,7 @@ describe('scripted provider: script management', () => {
     expect(finish.error?.message).toMatch(/served 2 request/)
   })
 
-  it('records deep copies of every request', async () => {
+  it('records copies of every request; a step gets frozen copies, so it cannot change them', async () => {
     const provider = createScriptedProvider([{ text: 'a' }, (req) => {
       ;(req.messages[0] as { content: { text: string }[] }).content[0].text = 'changed by the step'
       return { text: 'b' }
@@ -159,11 +159,28 @@ describe('scripted provider: script management', () => {
     await collect(provider, first)
     ;(first.messages[0] as { content: { text: string }[] }).content[0].text = 'mutated later'
     first.tools.length = 0
-    await collect(provider, request('second'))
+    const second = await collect(provider, request('second'))
+    expect(second.at(-1)).toMatchObject({ type: 'finish', reason: 'error', error: { code: 'INTERNAL', message: expect.stringContaining('threw: Cannot assign to read only property') } })
     expect(provider.requests).toHaveLength(2)
     expect(provider.requests[0]).toEqual(request('first'))
     expect(provider.requests[0]).not.toBe(first)
     expect(provider.requests[1]).toEqual(request('second'))
+  })
+
+  it('copies each message of a growing history once: requests share the copies of their common start', async () => {
+    const provider = createScriptedProvider(Array.from({ length: 3 }, () => ({ text: 'ok' })))
+    const history = request('one')
+    await collect(provider, history)
+    history.messages.push({ role: 'user', content: [{ type: 'text', text: 'two' }] })
+    await collect(provider, { ...history, messages: history.messages.slice() })
+    // A history that does not continue the last one (a compaction replaced its start) is copied anew.
+    await collect(provider, request('other'))
+    const [a, b, c] = provider.requests
+    expect(b.messages).toHaveLength(2)
+    expect(b.messages[0]).toBe(a.messages[0])
+    expect(c.messages[0]).not.toBe(a.messages[0])
+    expect(c).toEqual(request('other'))
+    expect(Object.isFrozen(b.messages[1])).toBe(true)
   })
 
   it('runs function steps with the request, sync or async', async () => {
@@ -241,7 +258,8 @@ describe('scripted provider: the script is its own copy', () => {
     provider.push(step, step)
     const chunks = await collect(provider)
     ;(chunks.find((c) => c.type === 'usage') as { usage: { inputTokens: number } }).usage.inputTokens = 42
-    ;(provider.requests[0].messages[0] as { content: { text: string }[] }).content[0].text = 'tampered'
+    // Recorded requests are frozen: tampering with one throws and changes nothing.
+    expect(() => ((provider.requests[0].messages[0] as { content: { text: string }[] }).content[0].text = 'tampered')).toThrow(TypeError)
     provider.requests[0].tools.length = 0
     const again = await collect(provider)
     expect(again).toEqual(chunks.map((c) => (c.type === 'usage' ? { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 } } : c)))

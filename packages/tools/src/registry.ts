@@ -1,6 +1,6 @@
 import { Context, Service } from 'cordis'
 import type { ToolCall, ToolSchema } from '@goalkeeper/model'
-import { describeError, dispatchIsolated } from '@goalkeeper/kit'
+import { deepFreeze, describeError, dispatchIsolated } from '@goalkeeper/kit'
 import type { Entry, ToolCallContext, ToolCallReport, ToolDefinition, ToolResult, ToolService } from './types.ts'
 import { checkSchema, createCompiler, type Compiler } from './schema.ts'
 import { runCall, type CallOutcome } from './pipeline.ts'
@@ -47,7 +47,8 @@ export class ToolRegistry extends Service implements ToolService {
 
   schemas(names?: readonly string[]): ToolSchema[] {
     const entries = names ? names.map((name) => this.entries.get(name)).filter((e): e is Entry => !!e) : [...this.entries.values()]
-    return entries.map(({ tool, parameters }) => ({ name: tool.name, description: tool.description, parameters: structuredClone(parameters) }))
+    // Every model call asks for the schemas: hand out the frozen copy made at registration, not a new deep copy.
+    return entries.map(({ tool, advertised }) => ({ name: tool.name, description: tool.description, parameters: advertised }))
   }
 
   async execute(call: ToolCall, context: Omit<ToolCallContext, 'callId'>): Promise<ToolResult> {
@@ -97,7 +98,7 @@ export class ToolRegistry extends Service implements ToolService {
     const schema = structuredClone(parameters)
     try {
       checkSchema(schema)
-      return { tool, parameters: schema, validate: this.compiler.compile(schema) }
+      return { tool, parameters: schema, advertised: deepFreeze(structuredClone(schema)), validate: this.compiler.compile(schema) }
     } catch (error) {
       throw new TypeError(`tool "${name}": invalid parameters schema: ${(error as Error).message}`)
     }

@@ -1,5 +1,5 @@
 import type { Context, Logger } from 'cordis'
-import { describeError } from '@goalkeeper/kit'
+import { deepFreeze, describeError } from '@goalkeeper/kit'
 import type { ToolDenialInfo, ToolRewriteInfo } from '@goalkeeper/session'
 import type { Entry, ToolCallContext, ToolCallReview, ToolCallVerdict, ToolDefinition } from './types.ts'
 import { findUnsafe } from './arguments.ts'
@@ -128,12 +128,4 @@ function describe(value: unknown): string {
   } catch {
     return typeof value
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
-  }
-  return value
 }

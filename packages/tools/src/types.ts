@@ -105,5 +105,7 @@ export interface Entry {
   tool: ToolDefinition
   /** The schema as registered (a private copy), also the key to remove it from the compiler. */
   parameters: Record<string, unknown>
+  /** A frozen copy of the schema, what `schemas()` hands to every model call. */
+  advertised: Readonly<Record<string, unknown>>
   validate: Validator
 }

@@ -84,10 +84,13 @@ describe('ctx.tools.schemas', () => {
     expect(root.tools.schemas(['c'])[0]).toEqual({ name: 'c', description: 'the c tool', parameters: tool('c').parameters })
   })
 
-  it('hands out copies, so a request cannot change the registry', () => {
-    root.tools.register(tool('a'))
+  it('hands out one frozen copy of each schema, so a request cannot change the registry and no call copies it again', () => {
+    const definition = tool('a')
+    root.tools.register(definition)
     const [schema] = root.tools.schemas()
-    ;(schema.parameters as { required: string[] }).required.push('other')
+    expect(() => (schema.parameters as { required: string[] }).required.push('other')).toThrow(TypeError)
+    ;(definition.parameters as { required?: string[] }).required = ['changed by the caller']
     expect(root.tools.schemas()[0].parameters).toEqual(tool('a').parameters)
+    expect(root.tools.schemas()[0].parameters).toBe(schema.parameters)
   })
 })

@@ -16,6 +16,8 @@ export interface StartAppOptions {
   logLevel?: LogLevelName | number
   /** Reload the composition when the cordis.yml changes. */
   watch?: boolean
+  /** Quiet period before a watched reload (default: GOALKEEPER_WATCH_DEBOUNCE_MS, else the loader's 20 ms). */
+  watchDebounceMs?: number
   /** Variables for `${VAR}` in cordis.yml and for masking secrets in logs (default: process.env). */
   env?: Env
   /** Where log lines go (default: process.stderr). */
@@ -70,7 +72,7 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
   // shutdown's own log lines are out.
   let ctx!: Context
   const fiber = await root.plugin({ name: 'app', apply: (inner: Context) => void (ctx = inner) })
-  const loader = new Loader(ctx, { file, env: options.env, builtins: options.builtins ?? builtinPlugins })
+  const loader = new Loader(ctx, { file, env: options.env, builtins: options.builtins ?? builtinPlugins, debounceMs: options.watchDebounceMs ?? debounceFromEnv() })
   const release = (report: LoadReport | undefined) => {
     const messages = held ?? []
     held = undefined
@@ -132,4 +134,11 @@ function repeatsReport(message: Message, report: LoadReport | undefined): boolea
 export async function exitAfterFlush(code: number): Promise<never> {
   await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))))
   process.exit(code)
+}
+
+function debounceFromEnv(): number | undefined {
+  const text = process.env.GOALKEEPER_WATCH_DEBOUNCE_MS
+  if (text === undefined || text === '') return undefined
+  if (!/^\d+$/.test(text)) throw new HostError(`GOALKEEPER_WATCH_DEBOUNCE_MS=${text}: expected whole milliseconds`, { hint: 'unset it for the default (20)' })
+  return Number(text)
 }

@@ -16,7 +16,7 @@ export const Config: Schema<Config> = Schema.object({
   maxChars: Schema.natural().min(1).default(100_000).description('Longest text the tool counts.'),
 })
 
-export function apply(ctx: Context, config: Config) {
+export const apply = (ctx: Context, config: Config) => {
   // register() is an effect: unloading this plugin removes the tool, also in the middle of a goal.
   ctx.tools.register<{ text: string }>({
     name: 'word_count',

@@ -21,7 +21,7 @@ export const Config: Schema<Config> = Schema.object({
   tools: Schema.array(String).default(['write_file', 'edit_file']).description('The tools that count as writes.'),
 })
 
-export function apply(ctx: Context, config: Config) {
+export const apply = (ctx: Context, config: Config) => {
   // Per agent: the turn and its writes so far. Owned by this plugin instance: a reload starts from nothing.
   const writes = new Map<string, { turn: number; count: number }>()
 

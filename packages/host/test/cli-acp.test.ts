@@ -4,12 +4,12 @@ import { cp, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as acp from '@agentclientprotocol/sdk'
 import { describe, expect, it } from 'vitest'
-import { repoRoot, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, repoRoot, start, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 const OBJECTIVE = 'Create NOTES.md in the workspace with a summary of every file in it'
 
-describe('goalkeeper acp', { timeout: 60_000 }, () => {
+describe('goalkeeper acp', { timeout: CLI_TIMEOUT }, () => {
   it('serves the demo goal to an ACP client over stdio until it is complete; stdout carries only JSON-RPC', async () => {
     const p = await project({ script: 'export default []' })
     await cp(path.join(repoRoot, 'demo/workspace'), p.workspace, { recursive: true })

@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { fileMatches, hint, readSession, run, sessionIdOf, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, fileMatches, hint, readSession, run, sessionIdOf, start, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 
-describe('goalkeeper chat', { timeout: 60_000 }, () => {
+describe('goalkeeper chat', { timeout: CLI_TIMEOUT }, () => {
   it('driven through stdin: /goal sets a goal, a human message goes before the next round, pause, resume, clear', async () => {
     // Each goal round waits until the test creates release-N, so the test decides when a round ends.
     const p = await project({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { hint, jsonLines, readSession, run, sessionIdOf, snapshot, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, hint, jsonLines, readSession, run, sessionIdOf, snapshot, start, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 
@@ -13,7 +13,7 @@ const twoRounds = `export default many((request) => {
 })`
 
 // Each case starts node + tsx (about a second, more on a busy machine).
-describe('goalkeeper goal', { timeout: 60_000 }, () => {
+describe('goalkeeper goal', { timeout: CLI_TIMEOUT }, () => {
   it('runs rounds to completion: answer and summary on stdout, progress on stderr, exit 0', async () => {
     const p = await project({ script: twoRounds })
     const { code, stdout, stderr } = await run([...p.globals, 'goal', 'Write', 'the', 'notes', '--max-rounds', '3'])

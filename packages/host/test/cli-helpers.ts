@@ -10,6 +10,13 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach } from 'vitest'
 
+/**
+ * How long a test of CLI child processes may take: a guard against hangs, not a speed check. Each child
+ * starts a TypeScript loader and a composition; on a busy 2-core machine a test that runs eight of them
+ * took over a minute, with every wait in it on an event or an exit.
+ */
+export const CLI_TIMEOUT = 240_000
+
 const hostDir = path.resolve(fileURLToPath(import.meta.url), '../..')
 export const repoRoot = path.resolve(hostDir, '../..')
 const cli = path.join(hostDir, 'src/cli.ts')

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { compositionYml, run, sessionIdOf, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, compositionYml, run, sessionIdOf, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 const KEY = 'sk-test-5b1e0c7d9a'
@@ -58,7 +58,7 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close()
 })
 
-describe('goalkeeper on a real model provider', { timeout: 60_000 }, () => {
+describe('goalkeeper on a real model provider', { timeout: CLI_TIMEOUT }, () => {
   it('DEEPSEEK_API_KEY switches to the provider, the note says where and why, and the key reaches no output or session file', async () => {
     const server = await startServer()
     servers.push(server)

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { childEnv, readSession, repoRoot, sessionIdOf, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, childEnv, readSession, repoRoot, sessionIdOf, useProject } from './cli-helpers.ts'
 
 const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
 const project = useProject()
@@ -17,7 +17,7 @@ function wrapper(args: string[], env: Record<string, string | undefined>) {
   return spawn(process.execPath, ['-e', source, JSON.stringify(['--import', 'tsx', cli, ...args])], { env, stdio: ['ignore', 'pipe', 'pipe'] })
 }
 
-describe('a goalkeeper whose npm wrapper is killed', () => {
+describe('a goalkeeper whose npm wrapper is killed', { timeout: CLI_TIMEOUT }, () => {
   it('shuts down in order (the goal stays, disarmed) instead of running on as an orphan', async () => {
     const p = await project({
       script: `export default many((request) => {

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { hint, jsonLines, readSession, run, sessionIdOf, snapshot, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, hint, jsonLines, readSession, run, sessionIdOf, snapshot, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 
@@ -15,7 +15,7 @@ const readThenRecall = `export default many((request) => {
   return { text: 'The file says: ' + read.content.replace(/^\\s*1\\t/, '') }
 })`
 
-describe('goalkeeper run, resume, sessions and show', { timeout: 60_000 }, () => {
+describe('goalkeeper run, resume, sessions and show', { timeout: CLI_TIMEOUT }, () => {
   it('run prints the final answer; resume and run --session continue the saved session with its history', async () => {
     const p = await project({ script: readThenRecall })
     await writeFile(path.join(p.workspace, 'hello.txt'), 'hi there')

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { childEnv, repoRoot, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, childEnv, repoRoot, useProject } from './cli-helpers.ts'
 import { screenLines } from './screen.ts'
 
 const project = useProject()
@@ -52,7 +52,7 @@ function startOnTerminal(args: string[]) {
   }
 }
 
-describe('goalkeeper chat on a terminal', { timeout: 60_000 }, () => {
+describe('goalkeeper chat on a terminal', { timeout: CLI_TIMEOUT }, () => {
   it('what is typed while an answer streams stays out of it and returns with the prompt; leaving clears the prompt line', async () => {
     // The answer streams its text, then waits (a model still thinking) until Ctrl-C aborts it.
     const p = await project({ script: "export default [{ kind: 'hang', text: 'First part of the answer' }]" })

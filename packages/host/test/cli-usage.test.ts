@@ -3,13 +3,13 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { hint, jsonLines, repoRoot, run, sessionIdOf, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, hint, jsonLines, repoRoot, run, sessionIdOf, start, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 
 const answer = 'export default many(() => ({ text: "Hello back." }))'
 
-describe('goalkeeper usage', { timeout: 60_000 }, () => {
+describe('goalkeeper usage', { timeout: CLI_TIMEOUT }, () => {
   it('a mistyped command line is one line with a hint naming the right help (and the likely word); --json adds an error object', async () => {
     const [command, option, missing, json] = await Promise.all([
       run(['rn', 'hello']),

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { run, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, run, start, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 
@@ -18,7 +18,7 @@ export const apply = (ctx, config) => {
 }
 `
 
-describe('goalkeeper --watch', { timeout: 60_000 }, () => {
+describe('goalkeeper --watch', { timeout: CLI_TIMEOUT }, () => {
   it('reloads a changed cordis.yml while a goal runs (loop-guard disabled mid-round); the goal still completes', async () => {
     const p = await project({
       extraYml: "- id: probe\n  name: ./probe.mjs\n  config: { phase: 1 }\n",

@@ -4,6 +4,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { useFixtures, writeYml } from '../../loader/test/fixtures.ts'
+import { CLI_TIMEOUT } from './cli-helpers.ts'
 
 const hostDir = path.resolve(fileURLToPath(import.meta.url), '../..')
 const repoRoot = path.resolve(hostDir, '../..')
@@ -71,7 +72,7 @@ async function run(args: string[], options?: Parameters<typeof start>[1]) {
 const good = '- id: first\n  name: ./noisy.mjs\n  config: { label: first }\n- id: second\n  name: ./noisy.mjs\n  config: { label: second }\n'
 
 // Each case starts node + tsx; on a busy machine that alone can take seconds.
-describe('goalkeeper CLI', { timeout: 60_000 }, () => {
+describe('goalkeeper CLI', { timeout: CLI_TIMEOUT }, () => {
   it('--help lists the global options and the commands on stdout', async () => {
     const { code, stdout, stderr } = await run(['--help'])
     expect(code).toBe(0)

@@ -3,7 +3,7 @@
 import { cp, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { repoRoot, run, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, repoRoot, run, start, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 const OBJECTIVE = 'Create NOTES.md in the workspace with a summary of every file in it'
@@ -14,7 +14,7 @@ async function demoWorkspace() {
   return ['--cwd', p.workspace, '--config', path.join(repoRoot, 'cordis.yml')] as const
 }
 
-describe('the offline demo on the default composition', { timeout: 60_000 }, () => {
+describe('the offline demo on the default composition', { timeout: CLI_TIMEOUT }, () => {
   it('completes the demo goal in three rounds with the real workspace tools', async () => {
     const globals = await demoWorkspace()
     const { code, stdout, stderr } = await run([...globals, 'goal', OBJECTIVE, '--max-rounds', '5'])

@@ -191,6 +191,26 @@ describe('the default policies together, composed from cordis.yml', () => {
     expect(app.errors).toEqual([])
   })
 
+  it('a human message that preempts a goal round does not reset the counts either: the round after the human turn ends the streak', async () => {
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    scripted().push(read('a.txt'), read('a.txt'), () => {
+      agent.send({ content: 'Why a.txt again?' })
+      return read('a.txt')
+    }, { text: 'Because of the summary.' }, read('a.txt'), read('a.txt'), { text: 'never requested' })
+    const blocked = whenGoal(agent, 'blocked')
+    app.root.goals.create(agent, { objective: 'Summarise a.txt', maxGoalRounds: 5 })
+    const change = await blocked
+    await agent.whenIdle()
+    const records = await app.readLog(agent)
+    const turns = records.filter((r) => r.type === 'turn/end').map((r) => (r.data as { outcome: { kind: string } }).outcome.kind)
+    // Round 1 yielded after its third call, the human turn ran, round 2 made the fourth and fifth.
+    expect(turns).toEqual(['preempted', 'completed', 'aborted'])
+    expect(lastUserText(scripted().requests[3])).toBe('Why a.txt again?')
+    expect(change.goal!.blockedReason!.message).toMatch(/^`read_file` \{"path":"a.txt"\} was called 5 times in a row/)
+    expect(scripted().requests).toHaveLength(6)
+    expect(app.errors).toEqual([])
+  })
+
   it('rounds that change nothing are blocked as no-progress in the third, with the hint in its system prompt', async () => {
     const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
     scripted().push({ text: 'Planning.' }, {}, { text: 'Planning.' }, { text: 'never requested' })

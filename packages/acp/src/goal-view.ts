@@ -55,6 +55,7 @@ export function describeOutcome(outcome: TurnOutcome | undefined): string {
   switch (outcome.kind) {
     case 'completed': return 'done'
     case 'aborted': return 'cancelled'
+    case 'preempted': return 'yielded to your message'
     case 'error': return `failed (${outcome.code})`
     case 'max-tokens': return 'stopped at the token limit'
     case 'disposed':

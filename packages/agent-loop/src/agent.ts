@@ -100,6 +100,17 @@ export class LoopAgent implements AgentCore {
     return true
   }
 
+  preempt(turn: number, cause: string): boolean {
+    if (typeof cause !== 'string' || !cause.trim()) {
+      throw new AgentLoopError('INVALID_OPTIONS', `preempt cause must be a non-empty string, got ${JSON.stringify(cause)}`)
+    }
+    if (this.disposed) return false
+    const { phase } = this
+    if (phase.kind !== 'running' || phase.turn.number !== turn || phase.turn.stopped || phase.turn.yielding) return false
+    phase.turn.preempt(cause)
+    return true
+  }
+
   cancel(reason: CancelReason, options: { turn?: number } = {}): boolean {
     if (!CANCEL_REASONS.includes(reason)) {
       throw new AgentLoopError('INVALID_CANCEL_REASON', `cancel reason must be one of ${CANCEL_REASONS.join(', ')}, got ${JSON.stringify(reason)}`)

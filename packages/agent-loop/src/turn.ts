@@ -16,6 +16,8 @@ export class Turn {
   readonly controller = new AbortController()
   /** Set once by cancel or dispose; the turn ends with this outcome. */
   stopped?: TurnOutcome
+  /** Set once by `preempt`: the turn ends with this outcome at its next step boundary, unless stopped first. */
+  yielding?: TurnOutcome
   /** Sources of the user messages admitted so far, steered ones included (authority checks). */
   private sources: MessageSource[] = []
   /** Steered messages waiting for the next step. */
@@ -31,6 +33,11 @@ export class Turn {
   stop(outcome: TurnOutcome) {
     this.stopped = outcome
     this.controller.abort(new AgentLoopError('ABORTED', `turn ${this.number} ${outcome.kind === 'disposed' ? 'disposed' : 'cancelled'}`))
+  }
+
+  /** Ends the turn at the next step boundary; the step under way is not interrupted. */
+  preempt(cause: string) {
+    this.yielding = { kind: 'preempted', cause }
   }
 
   /** Records the start and the admitted messages, then runs the steps; resolves with how the steps ended. */
@@ -76,6 +83,8 @@ export class Turn {
     const { host, model, settings: { maxSteps } } = this.agent
     for (let step = 1; ; step++) {
       if (this.stopped) return this.stopped
+      // The boundary: the previous step (tool calls and step-end listeners included) is over, no model call yet.
+      if (this.yielding) return this.yielding
       if (step > maxSteps) {
         return { kind: 'error', code: 'MAX_STEPS', message: `the turn reached the limit of ${maxSteps} steps` }
       }

@@ -32,6 +32,13 @@ export interface Agent extends ToolAgent {
    * `resume` restores human inputs without waking the agent; this runs them without sending a new prompt.
    */
   wake(): boolean
+  /**
+   * Asks the open turn `turn` to end at its next step boundary: the step under way finishes (its model call,
+   * its tool calls, `agent/step-end`), no further model call is made, and the turn ends
+   * `{ kind: 'preempted', cause }`. The inbox is untouched. Returns false when that turn is not open, or is
+   * already stopping or yielding.
+   */
+  preempt(turn: number, cause: string): boolean
   /** Returns true when the cancel was effective. */
   cancel(reason: CancelReason, options?: { turn?: number }): boolean
   whenIdle(): Promise<void>

@@ -248,9 +248,22 @@ export class RoundDriver implements GoalDriver {
   private onQueued(st: AgentState, message: UserMessage): void {
     const round = st.round
     // The id is chosen before `send`, so even the event fired inside it tells the round from a copy.
-    if (!round || message.id === round.id || !['sending', 'queued', 'deciding'].includes(round.state.kind)) return
-    // Human precedence: input that arrives while the round waits runs first; the round is reserved again after it.
-    round.transition({ kind: 'dropped', why: 'stale' }, 'other input was queued')
+    if (!round || message.id === round.id) return
+    if (['sending', 'queued', 'deciding'].includes(round.state.kind)) {
+      // Human precedence: input that arrives while the round waits runs first; the round is reserved again after it.
+      return round.transition({ kind: 'dropped', why: 'stale' }, 'other input was queued')
+    }
+    // A person speaking while the round runs goes next: the round yields at its next step boundary.
+    if (message.source?.kind !== 'human' || round.preemptedBy) return
+    if (round.state.kind !== 'admitted' && round.state.kind !== 'running') return
+    round.preemptedBy = message.id
+    if (round.state.kind === 'running') this.preempt(st, round)
+  }
+
+  /** Asks the loop to end the round's turn at its next step boundary (the cause lands in `turn/end`). */
+  private preempt(st: AgentState, round: Round): void {
+    const cause = `human message ${round.preemptedBy} arrived during goal round ${round.number}`
+    if (st.agent.preempt(round.turn!, cause)) this.logger.info('goal round %d of agent %s yields: %s', round.number, st.agent.id, cause)
   }
 
   private onSessionEvent(session: Session, record: SessionRecord): void {
@@ -267,12 +280,19 @@ export class RoundDriver implements GoalDriver {
     if (!round || !messages.some((m) => m.id === round.id)) return
     round.transition({ kind: 'running', turn }, `turn ${turn} opened`)
     this.logger.info('goal round %d/%d of agent %s started (turn %d)', round.number, round.max, st.agent.id, turn)
+    // A human message queued between admission and this turn: yield before the first model call.
+    if (round.preemptedBy) this.preempt(st, round)
   }
 
   private onTurnEnd(st: AgentState, turn: number, outcome: TurnOutcome): void {
     const round = st.round
     if (!round || round.turn !== turn) return
     if (round.state.kind === 'running') round.transition({ kind: 'ended', turn, outcome }, `turn ${turn} ended ${outcome?.kind}`)
+    if (round.state.kind === 'ended' && outcome?.kind === 'preempted') {
+      // Settled now: the human turn it yielded to runs before the agent is idle again.
+      this.finish(st, round)
+      return this.settle(st, round, { kind: 'turn', outcome })
+    }
     round.leave()
   }
 
@@ -334,6 +354,7 @@ export class RoundDriver implements GoalDriver {
     switch (action.kind) {
       case 'continue': return
       case 'stand': return void this.logger.info('goal round of agent %s: %s', agent.id, action.why)
+      case 'preempted': return void this.logger.info('goal round of agent %s: %s', agent.id, action.why)
       case 'pause': return this.actions.pause(agent, round.ref, action.why)
       case 'block': return this.actions.block(agent, round.ref, action.reason)
       case 'disarm': return this.actions.disarm(agent, action.why)

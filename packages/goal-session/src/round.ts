@@ -11,6 +11,7 @@ import type { ContentBlock, TurnOutcome, UserMessage } from '@goalkeeper/session
  *   sending … admitted ─other input, goal moved, driver unloading─▶ dropped{stale}      uses no round
  *   sending … running, stale, rejected ─agent/cancel-requested─▶ dropped{cancelled}     settled at once
  *   queued … admitted, stale ─refused by a later hook, or altered─▶ dropped{rejected}    settled at once
+ *   admitted, running ─human input queued─▶ (preemptedBy set) ─turn-end preempted─▶ ended  settled at once
  *
  * The driver lets go of the round at idle after its turn (then `ended` is settled), or when its message
  * leaves the inbox without opening a turn (`input/rejected`, `input/cancelled`).
@@ -44,6 +45,8 @@ const stepOf = (state: RoundState): Step => (state.kind === 'dropped' ? state.wh
 /** The one goal round an agent may have in flight: what was reserved, and where it is. */
 export class Round {
   state: RoundState = { kind: 'sending' }
+  /** The human message that made the round yield (admitted or running when it was queued). */
+  preemptedBy?: string
   /** Resolves when the round has left the agent: its turn ended, or its message is gone (unload waits on it). */
   readonly left: Promise<void>
   readonly leave: () => void

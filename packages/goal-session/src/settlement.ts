@@ -18,6 +18,8 @@ export type RoundSettlement =
   /** The goal moved during the round (a mutation wins): nothing to do. */
   | { kind: 'stand'; why: string }
   | { kind: 'pause'; why: string }
+  /** The round yielded to a human message at a step boundary: the goal stays active and armed, rounds go on after it. */
+  | { kind: 'preempted'; why: string }
   | { kind: 'block'; reason: BlockedReason }
   | { kind: 'disarm'; why: string }
 
@@ -72,6 +74,10 @@ function settleOutcome(outcome: TurnOutcome | undefined, round: number): RoundSe
       return { kind: 'continue' }
     case 'aborted':
       return { kind: 'pause', why: `round ${round} was aborted` }
+    case 'preempted': {
+      const { cause } = outcome as { cause?: unknown }
+      return { kind: 'preempted', why: `round ${round} ended early for human input (${typeof cause === 'string' ? cause : 'no cause recorded'}); rounds go on after it` }
+    }
     case 'error': {
       const { code, message } = outcome as { code?: unknown; message?: unknown }
       const text = `${String(code)}: ${typeof message === 'string' && message ? message : 'no message'}`

@@ -25,6 +25,8 @@ describe('settleRound, the settlement table', () => {
   it('maps each turn outcome to the table', () => {
     expect(settleRound(turn({ kind: 'completed' }), at)).toEqual({ kind: 'continue' })
     expect(settleRound(turn({ kind: 'aborted', cause: 'user' }), at)).toMatchObject({ kind: 'pause' })
+    expect(settleRound(turn({ kind: 'preempted', cause: 'human message m1 arrived during goal round 2' }), at))
+      .toEqual({ kind: 'preempted', why: 'round 2 ended early for human input (human message m1 arrived during goal round 2); rounds go on after it' })
     expect(settleRound(turn({ kind: 'error', code: 'RATE_LIMIT', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: DRIVER_BLOCK_CODES.usageLimited } })
     expect(settleRound(turn({ kind: 'error', code: 'QUOTA', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'usage-limited' } })
     expect(settleRound(turn({ kind: 'error', code: 'MAX_STEPS', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'turn-error' } })
@@ -36,7 +38,7 @@ describe('settleRound, the settlement table', () => {
   })
 
   it('lets a goal that moved during the round stand, except where the outcome only disarms', () => {
-    for (const outcome of [{ kind: 'completed' }, { kind: 'aborted', cause: 'user' }, { kind: 'error', code: 'SERVER', message: 'm' }, { kind: 'max-tokens' }]) {
+    for (const outcome of [{ kind: 'completed' }, { kind: 'preempted', cause: 'c' }, { kind: 'aborted', cause: 'user' }, { kind: 'error', code: 'SERVER', message: 'm' }, { kind: 'max-tokens' }]) {
       expect(settleRound(turn(outcome), moved)).toMatchObject({ kind: 'stand' })
     }
     expect(settleRound(turn({ kind: 'disposed' }), moved)).toMatchObject({ kind: 'disarm' })

@@ -18,6 +18,8 @@ export interface UserMessage {
 export type TurnOutcome =
   | { kind: 'completed' }
   | { kind: 'aborted'; cause: string }
+  /** Ended at a step boundary because someone asked it to yield (`agent.preempt`); `cause` says who and why. */
+  | { kind: 'preempted'; cause: string }
   | { kind: 'error'; code: string; message: string }
   | { kind: 'max-tokens' }
   | { kind: 'disposed' }

@@ -15,7 +15,8 @@ export function goalExitCode(goal: GoalState | undefined): ExitCode {
 
 /** The exit code for the last turn of a plain prompt: completed 0, cancelled 3, anything else 70. */
 export function turnExitCode(outcome: TurnOutcome | undefined): ExitCode {
-  if (!outcome || outcome.kind === 'completed') return ExitCode.OK
+  // A preempted turn yielded to queued input, which then ran: nothing failed.
+  if (!outcome || outcome.kind === 'completed' || outcome.kind === 'preempted') return ExitCode.OK
   if (outcome.kind === 'aborted') return ExitCode.PAUSED
   return ExitCode.RUNTIME
 }
@@ -25,6 +26,7 @@ export function describeTurnOutcome(outcome: TurnOutcome | undefined): string {
   switch (outcome?.kind) {
     case 'completed': return 'completed'
     case 'aborted': return `cancelled (${outcome.cause})`
+    case 'preempted': return `ended early: ${outcome.cause}`
     case 'error': return `failed: ${outcome.code}: ${outcome.message}`
     case 'max-tokens': return 'stopped at the output token limit'
     case 'disposed': return 'ended by shutdown'

@@ -365,7 +365,23 @@ export class RoundDriver implements GoalDriver {
 
   private onGoalChanged(st: AgentState): void {
     st.checkpointOwed = true
+    this.stopPausedRound(st)
     this.schedule(st)
+  }
+
+  /**
+   * A pause of the running round's goal is a person's stop (`/goal pause`, `ctx.goals.pause`; the model may
+   * pause only in a human turn, never in a round), so the round ends at once, like Ctrl-C. The cancel is
+   * scoped to the round's turn: input queued before the pause is kept. A round not open yet is dropped as
+   * stale by the fence or the veto.
+   */
+  private stopPausedRound(st: AgentState): void {
+    const round = st.round
+    if (round?.state.kind !== 'running') return
+    const goal = this.goalOf(st.agent)
+    if (goal?.id !== round.identity.goalId || goal.phase !== 'paused') return
+    this.logger.info('goal round %d of agent %s: the goal was paused, the round is cancelled', round.number, st.agent.id)
+    st.agent.cancel('user', { turn: round.state.turn })
   }
 
   private onActivation(st: AgentState, activation: GoalActivation): void {

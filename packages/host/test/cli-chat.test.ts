@@ -6,14 +6,17 @@ import { CLI_TIMEOUT, fileMatches, hint, readSession, run, sessionIdOf, start, u
 const project = useProject()
 
 describe('goalkeeper chat', { timeout: CLI_TIMEOUT }, () => {
-  it('driven through stdin: /goal sets a goal, a human message goes before the next round, pause, resume, clear', async () => {
-    // Each goal round waits until the test creates release-N, so the test decides when a round ends.
+  it('driven through stdin: /goal sets a goal, a human message preempts the round, /goal pause cancels one, resume, clear', async () => {
+    // Each goal round waits until the test creates release-N, then lists the workspace and ends its turn.
     const p = await project({
+      // The human turn after a preempted round follows a tool result, so it is told apart by its last user message.
       script: `export default many(async (request) => {
+        const last = textOf(request.messages.filter((message) => message.role === 'user').at(-1))
+        if (!last.startsWith('<goal_round>')) return { text: 'Human turn: ' + last }
         const round = roundOf(request)
-        if (!round) return { text: 'Human turn: ' + opening(request).text }
+        if (turnResults(request).length) return { text: 'Round ' + round + ' done.' }
         await released('release-' + round)
-        return { text: 'Round ' + round + ' done.' }
+        return { text: 'Round ' + round + ' working.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }
       })`,
     })
     const release = (round: number) => writeFile(path.join(p.dir, `release-${round}`), '')
@@ -23,16 +26,19 @@ describe('goalkeeper chat', { timeout: CLI_TIMEOUT }, () => {
     await chat.waitFor('stdout', /^Goal set\.\n.*\nObjective: Write the summary\nPhase: active \(armed: rounds run automatically\)\nRounds: 0\/5\n/)
     await chat.waitFor('stderr', /\nround 1\/5\n/)
 
-    // Typed while round 1 runs: it waits for that round, then runs before round 2.
+    // Typed while round 1 runs: the round ends after the step under way, the human turn goes next, then round 2.
     chat.type('please note this')
+    await fileMatches(path.join(p.sessions, `${sessionIdOf(chat.stderr())}.jsonl`), /"please note this"/)
     await release(1)
-    await chat.waitFor('stdout', /Round 1 done\.\nHuman turn: please note this\n/)
+    await chat.waitFor('stderr', /turn 1 ended early: human message \S+ arrived during goal round 1\n/)
+    await chat.waitFor('stdout', /Human turn: please note this\n/)
     await chat.waitFor('stderr', /\nround 2\/5\n/)
 
+    // Round 2 is waiting on its model call: the pause cancels it there, like Ctrl-C.
     chat.type('/goal pause')
     await chat.waitFor('stdout', /Goal paused\.\n(.*\n)*Phase: paused\n/)
+    await chat.waitFor('stderr', /turn 3 cancelled \(user\)\n/)
     await release(2)
-    await chat.waitFor('stdout', /Round 2 done\.\n/)
 
     chat.type('/goal resume')
     await chat.waitFor('stdout', /Goal resumed\.\n/)
@@ -49,9 +55,11 @@ describe('goalkeeper chat', { timeout: CLI_TIMEOUT }, () => {
     const admitted = records.filter((record) => record.type === 'user/message').map((record) => record.data.source.kind === 'goal' ? `round ${record.data.source.round}` : record.data.content[0].text)
     expect(admitted).toEqual(['round 1', 'please note this', 'round 2', 'round 3'])
     expect(records.filter((record) => record.type === 'goal/change').map((record) => record.data.op)).toEqual(['create', 'pause', 'resume', 'clear'])
-    expect(records.filter((record) => record.type === 'turn/end').map((record) => record.data.outcome.kind)).toEqual(['completed', 'completed', 'completed', 'completed'])
+    expect(records.filter((record) => record.type === 'turn/end').map((record) => record.data.outcome.kind)).toEqual(['preempted', 'completed', 'aborted', 'completed'])
+    // Round 1 made one model call, round 2 one (aborted), round 3 two.
+    expect(records.filter((record) => record.type === 'step/start').map((record) => record.data.turn)).toEqual([1, 2, 3, 4, 4])
     expect(chat.stdout().split('\n').filter((line) => /done\.|Human turn|^Goal \w+\.$/.test(line))).toEqual([
-      'Goal set.', 'Round 1 done.', 'Human turn: please note this', 'Goal paused.', 'Round 2 done.', 'Goal resumed.', 'Goal cleared.', 'Round 3 done.',
+      'Goal set.', 'Human turn: please note this', 'Goal paused.', 'Goal resumed.', 'Goal cleared.', 'Round 3 done.',
     ])
   })
 

@@ -2,12 +2,14 @@ import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import { goalToolsPrompt } from './prompt.ts'
 import { goalTools, type ToolGoalConfig } from './tools.ts'
+import { WrapUps } from './wrap-up.ts'
 
 export { parseGoalCommand, GOAL_COMMAND_USAGE, type GoalCommand, type ParsedGoalCommand } from './command.ts'
 export { executeGoalCommand, type GoalCommandResult } from './execute-command.ts'
 export { formatGoalStatus } from './status.ts'
 export { authorityOf, type Authority, type UpdateAction } from './authority.ts'
 export type { ToolGoalConfig } from './tools.ts'
+export { WRAP_UP_BY } from './wrap-up.ts'
 
 export const name = 'tool-goal'
 export const inject = ['tools', 'goals']
@@ -19,8 +21,10 @@ export const Config = Schema.object({
 
 export const apply = (ctx: Context, config: ToolGoalConfig) => {
   const prompt = goalToolsPrompt(config.blockedThreshold)
+  const wrapUps = new WrapUps(ctx)
+  wrapUps.install()
   ctx.effect(function* () {
-    for (const tool of goalTools(ctx, config)) yield ctx.tools.register(tool)
+    for (const tool of goalTools(ctx, config, (...args) => wrapUps.mark(...args))) yield ctx.tools.register(tool)
     yield ctx.on('agent/system-prompt', (_agent, parts) => {
       parts.push(prompt)
     })

@@ -24,3 +24,8 @@ export function wrapUpMessage(goal: GoalState): string {
     : 'The goal is now complete.'
   return `${settled} Stop calling tools. Reply with a short summary of the evidence: what was done, how it was verified, and anything left open.`
 }
+
+/** The reason a tool call after the wrap-up step is refused; the turn ends with it. */
+export function wrapUpRefusal(phase: string): string {
+  return `the goal is ${phase} and this turn had its wrap-up step; tool calls after it are refused and the turn ends here.`
+}

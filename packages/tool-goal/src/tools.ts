@@ -11,6 +11,9 @@ export interface ToolGoalConfig {
   blockedThreshold: number
 }
 
+/** Told when the model completes or blocks the goal from a goal round (turn, step, new phase). */
+export type OnSettled = (agentId: string, turn: number, step: number, phase: GoalState['phase']) => void
+
 interface CreateArgs {
   objective: string
   max_rounds?: number
@@ -40,7 +43,7 @@ const ACTION_ARGS: Record<UpdateAction, (keyof UpdateArgs)[]> = {
  * (a cap of at least 1, a reason with a kebab-case code and a message) are left to the goal domain, so a
  * caller without authority hears that first and is not coached into fixing a call it may not make.
  */
-export function goalTools(ctx: Context, config: ToolGoalConfig): ToolDefinition[] {
+export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSettled = () => {}): ToolDefinition[] {
   const getGoal: ToolDefinition<Record<string, never>> = {
     name: 'get_goal',
     description: 'Read the current goal of this session: goal_id, revision, objective, phase, rounds used and cap, and the blocker if blocked. Call it before update_goal to get goal_id and revision.',
@@ -105,7 +108,10 @@ export function goalTools(ctx: Context, config: ToolGoalConfig): ToolDefinition[
       if (misplaced.length) return failure('INVALID_ARGUMENTS', `${misplaced.join(', ')} does not apply to action "${args.action}"; leave it out.`)
       const ref: GoalRef = { id: args.goal_id, revision: args.revision }
       const goal = update(ctx, call, ref, args)
-      if (authority === 'goal-round' && (args.action === 'complete' || args.action === 'block')) wrapUp(ctx, call, goal)
+      if (authority === 'goal-round' && (args.action === 'complete' || args.action === 'block')) {
+        onSettled(call.agent.id, call.turn, call.step, goal.phase)
+        wrapUp(ctx, call, goal)
+      }
       return ok(goal)
     }),
   }

@@ -12,7 +12,7 @@ import { Context, type Exporter, Logger } from 'cordis'
 import { formatReport, Loader } from '@goalkeeper/loader'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
-import type { ScriptedProvider, ScriptResponse, ScriptToolCall } from '@goalkeeper/model'
+import type { ModelRequest, ScriptedProvider, ScriptResponse, ScriptToolCall } from '@goalkeeper/model'
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 /** A run that nothing stopped ends here: the script answers with an error, which blocks the goal (turn-error). */
@@ -26,7 +26,15 @@ interface Scenario {
   /** Workspace files written before the run. */
   files?: Record<string, string>
   /** The reply to model call `n` (1-based); `complete()` is the call that completes the goal. */
-  reply(n: number, complete: () => ScriptResponse): ScriptResponse
+  reply(n: number, complete: () => ScriptResponse, run: RunView): ScriptResponse
+}
+
+/** What a row's script may look at or act on while it answers a model call. */
+interface RunView {
+  agent: Agent
+  root: Context
+  /** The text of the last user message the model call carries. */
+  lastUser: string
 }
 
 const call = (name: string, args: Record<string, unknown>): ScriptToolCall => ({ name, arguments: args })
@@ -120,7 +128,57 @@ const legitimate: Scenario[] = [
   },
 ]
 
-interface Outcome { calls: number; goal: GoalState | undefined; hung: boolean }
+const HUMAN = 'Quick question: which file are you on?'
+/** Reads distinct files: work that is not a loop, so only the interruption under test can end it early. */
+const distinctRead = (n: number) => read(`f${n % 40}.txt`)
+const forty = filesOf(Array.from({ length: 40 }, (_, i) => `f${i}.txt`))
+
+/**
+ * Human input and the wrap-up, each row measured from one model call `at`: the row's figure is the number
+ * of model calls of the goal round made after it, before the human turn started (or at all).
+ */
+interface Interruption extends Scenario {
+  /** The model call during which the human acts, or which completes the goal. */
+  at: number
+  /** What the figure counts. */
+  counts: string
+  /** The figure, from the run's model calls. */
+  figure(calls: number, requests: readonly string[]): number
+  target: number
+}
+
+const interruptions: Interruption[] = [
+  {
+    // The round would read 12 files and then stop; a person asks something during its 3rd model call.
+    name: 'human message mid-round', at: 3, target: 0, files: forty,
+    counts: 'round calls after the message, before the human turn',
+    reply: (n, complete, { agent, lastUser }) => {
+      if (lastUser === HUMAN) return say('On f2.txt; continuing after this.')
+      if (n === 3) agent.send({ content: HUMAN })
+      return n <= 12 ? distinctRead(n) : n === 13 ? say('Twelve files read.') : complete()
+    },
+    figure: (_calls, requests) => requests.indexOf(HUMAN) - 3,
+  },
+  {
+    // `/goal pause` (what chat and ACP run) while the round's 3rd model call is under way.
+    name: '/goal pause mid-round', at: 3, target: 0, files: forty,
+    counts: 'round calls after the pause',
+    reply: (n, _complete, { agent, root }) => {
+      if (n === 3) root.goals.pause(agent, root.goals.get(agent)!)
+      return distinctRead(n)
+    },
+    figure: (calls) => calls - 3,
+  },
+  {
+    // The model completes the goal at its 3rd call, then goes on calling tools instead of wrapping up.
+    name: 'tools after an autonomous complete', at: 3, target: 1, files: forty,
+    counts: 'model calls after the complete (the wrap-up included)',
+    reply: (n, complete) => (n === 3 ? complete() : distinctRead(n)),
+    figure: (calls) => calls - 3,
+  },
+]
+
+interface Outcome { calls: number; goal: GoalState | undefined; hung: boolean; requests: string[] }
 
 /** Which guard (and which of its detectors) a block names. */
 function stoppedBy(goal: GoalState | undefined): string {
@@ -144,11 +202,13 @@ async function runScenario(root: Context, dir: string, scenario: Scenario, index
     return tools(call('update_goal', { goal_id: goal.id, revision: goal.revision, action: 'complete' }))
   }
   const scripted = root.models.get('scripted') as ScriptedProvider
-  scripted.reset(Array.from({ length: MAX_CALLS + 1 }, (_, i) => () => (i < MAX_CALLS
-    ? scenario.reply(i + 1, complete)
+  const lastUser = (request: ModelRequest) => request.messages.filter((m) => m.role === 'user').at(-1)?.content.map((b) => b.text ?? '').join('') ?? ''
+  scripted.reset(Array.from({ length: MAX_CALLS + 1 }, (_, i) => (request: ModelRequest) => (i < MAX_CALLS
+    ? scenario.reply(i + 1, complete, { agent, root, lastUser: lastUser(request) })
     : { kind: 'error', code: 'BENCH_CAP', message: `nothing stopped the run within ${MAX_CALLS} model calls` })))
   const settled = new Promise<void>((resolve) => {
     const off = root.on('goal/changed', (changed, change) => {
+      // A human turn that preempted a round is not the end of the run: only the goal settling is.
       if (changed.id === agent.id && change.goal && change.goal.phase !== 'active') {
         off()
         resolve()
@@ -164,7 +224,7 @@ async function runScenario(root: Context, dir: string, scenario: Scenario, index
   clearTimeout(timer)
   if (hung) agent.cancel('user')
   await agent.whenIdle()
-  const outcome = { calls: scripted.requests.length, goal: root.goals.get(agent), hung }
+  const outcome = { calls: scripted.requests.length, goal: root.goals.get(agent), hung, requests: scripted.requests.map(lastUser) }
   await agent.dispose()
   return outcome
 }
@@ -199,6 +259,14 @@ export async function run() {
       const stopped = hung || goal?.phase !== 'complete'
       if (stopped) missed++
       console.log(`${pad(scenario.name, 54)}${pad(calls, 7)}${pad(stopped ? 'yes' : 'no', 8)}${pad(hung ? 'nothing (hung)' : stoppedBy(goal), 40)}${pad(goal?.phase ?? '-', 9)}${stopped ? 'MISSED' : 'OK'}`)
+    }
+    console.log(`\n${pad('human input and wrap-up', 40)}${pad('calls', 7)}${pad('figure', 8)}${pad('the figure counts', 54)}${pad('goal', 9)}target`)
+    for (const scenario of interruptions) {
+      const { calls, goal, hung, requests } = await runScenario(root, dir, scenario, index++)
+      const figure = scenario.figure(calls, requests)
+      const ok = !hung && figure >= 0 && figure <= scenario.target
+      if (!ok) missed++
+      console.log(`${pad(scenario.name, 40)}${pad(calls, 7)}${pad(figure, 8)}${pad(scenario.counts, 54)}${pad(goal?.phase ?? '-', 9)}${ok ? 'OK' : 'MISSED'} (<= ${scenario.target})`)
     }
     console.log(`\n${missed ? `${missed} target(s) missed` : 'every target met'}${errors.length ? `; ${errors.length} error log line(s):\n${errors.join('\n')}` : ''}`)
   } finally {

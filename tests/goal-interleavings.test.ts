@@ -7,9 +7,10 @@ import fc from 'fast-check'
 import type { Fiber } from 'cordis'
 import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { ScriptResponse } from '@goalkeeper/model'
-import type { SessionRecord, UserMessage } from '@goalkeeper/session'
+import type { UserMessage } from '@goalkeeper/session'
 import { foldGoal, type GoalState } from '@goalkeeper/goal'
 import { createHarness, type Harness } from '@goalkeeper/test-kit'
+import { isGoal, watchRounds } from './round-watch.ts'
 
 const SEED = Number(process.env.GK_SEED ?? 424242)
 const RUNS = Number(process.env.GK_RUNS ?? 60)
@@ -50,7 +51,6 @@ afterEach(async () => {
   current = undefined
 })
 
-const isGoal = (m: UserMessage | undefined) => m?.source?.kind === 'goal'
 
 async function runScenario(steps: Step[], outcomes: Outcome[]): Promise<void> {
   const h = await createHarness({ workspaceTools: false })
@@ -62,7 +62,6 @@ async function runScenario(steps: Step[], outcomes: Outcome[]): Promise<void> {
   let agent = await h.createAgent()
   const id = agent.id
   const goals = h.root.goals
-  const violations: string[] = []
 
   // --- scripted model: one outcome per request, plain text once the list is used up ---
   let hanging = false
@@ -97,46 +96,11 @@ async function runScenario(steps: Step[], outcomes: Outcome[]): Promise<void> {
   })
 
   // --- instruments ---
-  const forgedIds = new Set<string>()
   let sendingForged = false
-  const outstanding = new Set<string>()
-  const roundTurns = new Map<number, string>()
-  let maxOutstanding = 0
-  h.root.on('agent/queued', (_a: Agent, message: UserMessage) => {
-    if (!isGoal(message)) return
-    if (sendingForged) return void forgedIds.add(message.id)
-    outstanding.add(message.id)
-    maxOutstanding = Math.max(maxOutstanding, outstanding.size)
-    if (outstanding.size > 1) violations.push(`two reservations at once: ${[...outstanding].join(', ')}`)
-  })
-  h.root.on('agent/turn-start', (_a: Agent, turn: number, messages: UserMessage[]) => {
-    for (const m of messages) if (outstanding.has(m.id)) roundTurns.set(turn, m.id)
-  })
-  h.root.on('agent/turn-end', (_a: Agent, turn: number) => {
+  const watch = watchRounds(h.root, () => agent, () => sendingForged)
+  const { violations } = watch
+  h.root.on('agent/turn-end', () => {
     hanging = false
-    const roundId = roundTurns.get(turn)
-    if (roundId) outstanding.delete(roundId)
-  })
-  h.root.on('session/event', (_s, record: SessionRecord) => {
-    if (record.type === 'input/rejected' || record.type === 'input/cancelled') {
-      outstanding.delete((record.data as { messageId: string }).messageId)
-    }
-    if (record.type !== 'user/message' || !isGoal(record.data as UserMessage)) return
-    const message = record.data as UserMessage
-    const source = message.source as { goalId: string; round: number }
-    if (forgedIds.has(message.id)) violations.push(`forged message ${message.id} was admitted`)
-    let goal: GoalState | undefined
-    try {
-      goal = goals.get(agent)
-    } catch (error) {
-      violations.push(`goal state unreadable at admission: ${(error as Error).message}`)
-      return
-    }
-    if (!goal || goal.phase !== 'active' || goal.activation !== 'armed') {
-      violations.push(`round ${source.round} admitted while the goal was ${goal ? `${goal.phase}/${goal.activation}` : 'absent'}`)
-    } else if (goal.id !== source.goalId || goal.roundsStarted !== source.round || source.round > goal.maxGoalRounds) {
-      violations.push(`round ${source.round} of ${source.goalId} admitted against ${goal.id} at ${goal.roundsStarted}/${goal.maxGoalRounds}`)
-    }
   })
 
   // --- quiescence: idle, nothing queued, and no loaded driver holding an active armed goal ---
@@ -268,7 +232,7 @@ async function runScenario(steps: Step[], outcomes: Outcome[]): Promise<void> {
   expect(h.errors().filter((line) => / failed for agent /.test(line))).toEqual([])
   expect(quiet()).toBe(true)
   expect(agent.status).toBe('idle')
-  expect(maxOutstanding).toBeLessThanOrEqual(1)
+  expect(watch.maxOutstanding).toBeLessThanOrEqual(1)
   const goal = goals.get(agent)
   const records = h.records(agent)
   if (goal) {

@@ -1,6 +1,7 @@
 // The round driver's invariants of DESIGN.md section 9, watched from outside through events only, for the
 // randomized interleaving tests: at most one reservation at a time, a goal round admitted only as the next
 // round of the live goal while it is active and armed, and no forged goal message ever admitted.
+import { expect } from 'vitest'
 import type { Context } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
@@ -61,4 +62,18 @@ export function watchRounds(root: Context, agent: () => Agent, forging: () => bo
     }
   })
   return { violations, get maxOutstanding() { return maxOutstanding } }
+}
+
+/**
+ * The end of a run: no violation, no driver listener that failed (the round's life is a closed set of
+ * moves), never two reservations, and the goal counts exactly the rounds of it that were admitted.
+ */
+export function expectRoundsHeld(watch: RoundWatch, errors: readonly string[], goal: GoalState | undefined, records: readonly SessionRecord[]): void {
+  expect(watch.violations).toEqual([])
+  expect(errors.filter((line) => / failed for agent /.test(line))).toEqual([])
+  expect(watch.maxOutstanding).toBeLessThanOrEqual(1)
+  if (!goal) return
+  const admitted = records.filter((r) => r.type === 'user/message' && isGoal(r.data as UserMessage)
+    && ((r.data as UserMessage).source as { goalId: string }).goalId === goal.id)
+  expect(goal.roundsStarted).toBe(admitted.length)
 }

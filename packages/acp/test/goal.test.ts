@@ -109,4 +109,33 @@ describe('goals over ACP', () => {
     expect(opened).toEqual(['goal', 'human', 'goal', 'plugin'])
     expect(h.root.goals.get(h.root.agents.get(sessionId)!)?.phase).toBe('complete')
   })
+
+  it('a prompt sent while a round is calling tools ends that round after its step, and the plan says so', async () => {
+    const { h, client } = await setup()
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    h.scripted.push(async () => { await gate; return tools(call('write_file', { path: 'x.txt', content: 'x\n' })) }, { text: 'Answer to the person.' }, tools(call('get_goal')),
+      (request) => tools(call('update_goal', { goal_id: goalIn(request).goal_id, revision: goalIn(request).revision, action: 'complete' })), { text: 'Complete.' })
+    const goalPrompt = client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal Finish' }] })
+    await client.until((update) => update.sessionUpdate === 'plan' && update.entries.some((entry) => entry.content === 'Round 1/256: running'))
+    const queued = new Promise<void>((resolve) => {
+      const off = h.root.on('agent/queued', (_agent, message) => {
+        if (message.source.kind !== 'human') return
+        off()
+        resolve()
+      })
+    })
+    const human = client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a question' }] })
+    await queued
+    release()
+    expect(await goalPrompt).toEqual({ stopReason: 'end_turn' })
+    expect(await human).toEqual({ stopReason: 'end_turn' })
+    const outcomes = h.records(sessionId).filter((record) => record.type === 'turn/end').map((record) => (record.data as any).outcome.kind)
+    expect(outcomes).toEqual(['preempted', 'completed', 'completed'])
+    // Round 1 made one model call, its write ran; the person's question was the next model call.
+    expect(h.scripted.requests[1].messages.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'text', text: 'a question' }] })
+    const plans = client.of(sessionId, 'plan').map((plan) => plan.entries.map((entry) => `${entry.status}: ${entry.content}`))
+    expect(plans.flat()).toContain('completed: Round 1/256: yielded to your message')
+  })
 })

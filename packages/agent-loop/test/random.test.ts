@@ -14,6 +14,7 @@ type Action =
   | { kind: 'steer' }
   | { kind: 'cancel' }
   | { kind: 'policy-cancel' }
+  | { kind: 'preempt' }
   | { kind: 'yield'; ticks: number }
 
 /** How `agent/prompt-submit` treats the run's batches. */
@@ -26,6 +27,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'steer' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'cancel' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'policy-cancel' as const }) },
+  { weight: 2, arbitrary: fc.constant({ kind: 'preempt' as const }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('yield' as const), ticks: fc.integer({ min: 1, max: 6 }) }) },
 )
 
@@ -87,6 +89,11 @@ describe('randomized interleavings', () => {
       let turnEnds = 0
       const offStatus = h.root.on('agent/status', (a, status) => { if (a === agent) statuses.push(status) })
       const offTurnEnd = h.root.on('agent/turn-end', (a) => { if (a === agent) turnEnds++ })
+      /** Steps each preempted turn had when the preempt was asked for: it may not start another. */
+      const preempted = new Map<number, number>()
+      const stepsOf = (turn: number) => h.records(agent).filter((r) => r.type === 'step/start' && (r.data as { turn: number }).turn === turn).length
+      const preempt = (turn: number) => { if (agent.preempt(turn, 'random preempt')) preempted.set(turn, stepsOf(turn)) }
+      const armed: (() => void)[] = []
       try {
         let n = 0
         for (const step of actions) {
@@ -95,6 +102,11 @@ describe('randomized interleavings', () => {
             case 'steer': agent.steer({ content: `s${++n}` }); break
             case 'cancel': agent.cancel('user'); break
             case 'policy-cancel': if (agent.turn !== undefined) agent.cancel('policy', { turn: agent.turn }); break
+            case 'preempt':
+              // The open turn now, or else the next one as it opens.
+              if (agent.turn !== undefined) preempt(agent.turn)
+              else armed.push(h.root.once('agent/turn-start', (a, turn) => { if (a === agent) preempt(turn) }))
+              break
             case 'yield': for (let i = 0; i < step.ticks; i++) await new Promise((resolve) => setImmediate(resolve))
           }
         }
@@ -105,6 +117,7 @@ describe('randomized interleavings', () => {
 
         const records = h.records(agent)
         expect(checkLog(records)).toEqual([])
+        for (const [turn, steps] of preempted) expect(stepsOf(turn), `steps of preempted turn ${turn}`).toBeLessThanOrEqual(steps)
         expect(h.readFile(agent)).toEqual(records)
         expect(agent.status).toBe('idle')
         expect(agent.queued).toEqual([])
@@ -114,6 +127,7 @@ describe('randomized interleavings', () => {
       } finally {
         offStatus()
         offTurnEnd()
+        for (const off of armed) off()
         await agent.dispose()
       }
     }), { seed: SEED, numRuns: RUNS })

@@ -31,11 +31,12 @@ describe('exit codes', () => {
     expect(goalExitCode(undefined)).toBe(ExitCode.PAUSED)
   })
 
-  it("maps a plain prompt's last turn: completed or none 0, cancelled 3, anything else 70", () => {
+  it("maps a plain prompt's last turn: completed, preempted or none 0, cancelled 3, anything else 70", () => {
     const cases: [TurnOutcome | undefined, number][] = [
       [undefined, ExitCode.OK],
       [{ kind: 'completed' }, ExitCode.OK],
       [{ kind: 'aborted', cause: 'user' }, ExitCode.PAUSED],
+      [{ kind: 'preempted', cause: 'human message m1 arrived during goal round 2' }, ExitCode.OK],
       [{ kind: 'error', code: 'AUTH', message: 'bad key' }, ExitCode.RUNTIME],
       [{ kind: 'max-tokens' }, ExitCode.RUNTIME],
       [{ kind: 'disposed' }, ExitCode.RUNTIME],
@@ -56,6 +57,7 @@ describe('outcome text', () => {
       { kind: 'aborted', cause: 'policy' },
       { kind: 'error', code: 'RATE_LIMIT', message: 'slow down' },
       { kind: 'max-tokens' },
+      { kind: 'preempted', cause: 'human message m1 arrived during goal round 2' },
       { kind: 'disposed' },
       { kind: 'interrupted' },
       { kind: 'future-kind' } as unknown as TurnOutcome,
@@ -65,6 +67,7 @@ describe('outcome text', () => {
       'cancelled (policy)',
       'failed: RATE_LIMIT: slow down',
       'stopped at the output token limit',
+      'ended early: human message m1 arrived during goal round 2',
       'ended by shutdown',
       'interrupted (the process stopped; repaired on the next open)',
       'ended: future-kind',

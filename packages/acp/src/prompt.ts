@@ -62,7 +62,9 @@ export function commandText(blocks: readonly TextBlock[]): string | undefined {
 export function stopReasonOf(outcome: TurnOutcome | undefined): StopReason | RequestError {
   if (!outcome) return 'end_turn'
   switch (outcome.kind) {
-    case 'completed': return 'end_turn'
+    case 'completed':
+    // A goal round that yielded to a prompt: nothing failed, and the prompt's own turn follows.
+    case 'preempted': return 'end_turn'
     case 'max-tokens': return 'max_tokens'
     case 'aborted':
     case 'disposed':

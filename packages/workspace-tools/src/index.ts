@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import type { ToolDefinition } from '@goalkeeper/tools'
+import type {} from '@goalkeeper/permissions'
 import { createWorkspace, type Workspace } from './workspace.ts'
 import { readFileTool } from './tools/read-file.ts'
 import { writeFileTool } from './tools/write-file.ts'
@@ -54,7 +55,9 @@ export const apply = (ctx: Context, config: Schemastery.TypeT<typeof Config>) =>
     maxListEntries: config.maxListEntries,
   }
   // Optional on purpose (not in `inject`): without a session store there is nothing to protect.
-  const ws = createWorkspace(config.root, limits, config.scrubSecrets, () => ctx.get('sessions')?.dir)
+  // The permission mode decides how commands run; without a permissions plugin they run as the user, as before.
+  const ws = createWorkspace(config.root, limits, config.scrubSecrets, () => ctx.get('sessions')?.dir,
+    (call) => ctx.get('permissions')?.commandSandbox(call) ?? { kind: 'none' })
   const running = new Set<{ stop(): Promise<void> }>()
   // schemastery turns a missing list into [], so empty means "all" (to offer none, do not load the plugin).
   const names = (config.tools?.length ? config.tools : TOOL_NAMES).filter((tool) => tool !== 'run_command' || config.allowCommands)

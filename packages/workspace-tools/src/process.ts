@@ -17,6 +17,8 @@ export interface ShellOptions {
   env: NodeJS.ProcessEnv
   /** Shells of one plugin instance, so unloading it can stop them. */
   running: Set<{ stop(): Promise<void> }>
+  /** Wraps the shell's command line (the sandbox); the wrapper must keep its children in the process group. */
+  wrap?: (argv: string[]) => { file: string; args: string[] }
 }
 
 export interface ShellResult {
@@ -82,7 +84,9 @@ async function waitGroupGone(pgid: number) {
 export function runShell(command: string, options: ShellOptions): Promise<ShellResult> {
   const started = Date.now()
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', command], { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const argv = ['/bin/sh', '-c', command]
+    const { file, args } = options.wrap ? options.wrap(argv) : { file: argv[0]!, args: argv.slice(1) }
+    const child = spawn(file, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
     const output = new HeadTail(options.maxOutputChars)
     let binary = false
     for (const stream of [child.stdout!, child.stderr!]) {
@@ -118,7 +122,7 @@ export function runShell(command: string, options: ShellOptions): Promise<ShellR
     child.once('error', (error) => {
       detach()
       options.running.delete(handle)
-      reject(Object.assign(new Error(`Could not start /bin/sh: ${error.message}`), { code: 'SPAWN_FAILED' }))
+      reject(Object.assign(new Error(`Could not start ${file}: ${error.message}`), { code: 'SPAWN_FAILED' }))
     })
     if (child.pid === undefined) return
 

@@ -1,4 +1,5 @@
 import path from 'node:path'
+import type { CommandSandbox } from '@goalkeeper/sandbox'
 import type { ToolCallContext } from '@goalkeeper/tools'
 import { WorkspaceError } from './errors.ts'
 import { realpathLoose, resolveInside, within, type Resolved } from './paths.ts'
@@ -17,6 +18,8 @@ export interface Limits {
 export interface Located extends Resolved {
   /** True for a real path at or below the session store, when the store lies inside this root. */
   isProtected(real: string): boolean
+  /** Real path of the session store when it lies inside this root. */
+  store?: string
 }
 
 /** What every tool needs: the root of the calling agent and the limits. */
@@ -24,13 +27,21 @@ export interface Workspace {
   limits: Limits
   scrubSecrets: boolean
   resolve(call: ToolCallContext, input: string): Promise<Located>
+  /** How a command of this call must run (the permission mode's answer; `none` without a permissions plugin). */
+  commandSandbox(call: ToolCallContext): CommandSandbox
 }
 
 /**
- * `storeDir` is asked at every call, because the sessions service may be loaded, moved or unloaded
- * while the tools stay registered.
+ * `storeDir` and `commandSandbox` are asked at every call, because the sessions and permissions services
+ * may be loaded, changed or unloaded while the tools stay registered.
  */
-export function createWorkspace(root: string | undefined, limits: Limits, scrubSecrets: boolean, storeDir: () => string | undefined = () => undefined): Workspace {
+export function createWorkspace(
+  root: string | undefined,
+  limits: Limits,
+  scrubSecrets: boolean,
+  storeDir: () => string | undefined = () => undefined,
+  commandSandbox: (call: ToolCallContext) => CommandSandbox = () => ({ kind: 'none' }),
+): Workspace {
   // A configured root is fixed at load time; otherwise each agent works in its own session cwd.
   const fixed = root ? path.resolve(process.cwd(), root) : undefined
   const rootOf = (call: ToolCallContext) => {
@@ -46,8 +57,9 @@ export function createWorkspace(root: string | undefined, limits: Limits, scrubS
       const store = await storeInside(resolved.root, storeDir())
       const isProtected = (real: string) => store !== undefined && within(real, store)
       if (isProtected(resolved.real)) throw protectedError(resolved, store!)
-      return { ...resolved, isProtected }
+      return { ...resolved, isProtected, store }
     },
+    commandSandbox,
   }
 }
 

@@ -1,10 +1,12 @@
-import type { ToolDefinition, ToolResult } from '@goalkeeper/tools'
+import { mkdir } from 'node:fs/promises'
+import { sandboxedCommand } from '@goalkeeper/sandbox'
+import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { WorkspaceError } from '../errors.ts'
 import { printable } from '../text.ts'
 import { runShell, type ShellResult } from '../process.ts'
 import { commandEnv } from '../secrets.ts'
 import { openDirectory } from '../walk.ts'
-import type { Workspace } from '../workspace.ts'
+import type { Located, Workspace } from '../workspace.ts'
 
 interface Args { command: string; cwd?: string; timeout_ms?: number }
 
@@ -16,12 +18,32 @@ function presentOutput(result: ShellResult): string {
   return body + note
 }
 
-function describeEnd(result: ShellResult, timeoutMs: number): string {
+function describeEnd(result: ShellResult, timeoutMs: number, sandboxNote: string): string {
   const seconds = (result.durationMs / 1000).toFixed(1)
   if (result.killed === 'timeout') return `[Timed out after ${timeoutMs} ms; the command and its child processes were killed.]`
   if (result.killed) return `[Stopped (${result.killed}) after ${seconds} s; the command and its child processes were killed.]`
-  if (result.exitSignal) return `[Killed by signal ${result.exitSignal} after ${seconds} s.]`
-  return `[Exit code ${result.exitCode} after ${seconds} s.]`
+  if (result.exitSignal) return `[Killed by signal ${result.exitSignal} after ${seconds} s${sandboxNote}.]`
+  return `[Exit code ${result.exitCode} after ${seconds} s${sandboxNote}.]`
+}
+
+/** Told with every sandboxed result, so that a failed write outside or a failed download is understood. */
+const sandboxNote = (network: boolean) => `; in the sandbox: files are writable only inside the workspace and /tmp${network ? '' : ', and there is no network'}`
+
+/**
+ * The sandbox wrapper for this call, or undefined to run as the user. A mode that wants a sandbox this
+ * machine cannot give refuses the command rather than run it unconfined.
+ */
+async function sandboxFor(ws: Workspace, call: ToolCallContext, target: Located) {
+  const sandbox = ws.commandSandbox(call)
+  if (sandbox.kind === 'none') return undefined
+  if (sandbox.kind === 'unavailable') {
+    throw new WorkspaceError('SANDBOX_UNAVAILABLE', `Commands may only run in a sandbox here, and none is available: ${sandbox.reason}. `
+      + 'The file tools still work; ask the user to install the sandbox or to choose the full permission mode.')
+  }
+  // The store must exist to be mounted read-only over the workspace; a missing one would be created writable.
+  if (target.store) await mkdir(target.store, { recursive: true })
+  const policy = { bwrap: sandbox.bwrap, writable: [target.root], readOnly: target.store ? [target.store] : [], network: sandbox.network, cwd: target.real }
+  return { wrap: (argv: string[]) => sandboxedCommand(policy, argv), note: sandboxNote(sandbox.network) }
 }
 
 export function runCommandTool(ws: Workspace, running: Set<{ stop(): Promise<void> }>): ToolDefinition<Args> {
@@ -45,14 +67,15 @@ export function runCommandTool(ws: Workspace, running: Set<{ stop(): Promise<voi
     async execute(args, call): Promise<ToolResult> {
       if (args.command.includes('\0')) throw new WorkspaceError('INVALID_COMMAND', 'The command contains a NUL character, which no shell command can hold. Remove it.')
       const target = await ws.resolve(call, args.cwd ?? '.')
+      const sandbox = await sandboxFor(ws, call, target)
       const dir = await openDirectory(target, `cwd "${target.shown}" is not a directory.`)
       const timeoutMs = Math.min(args.timeout_ms ?? commandTimeoutMs, maxCommandTimeoutMs)
       const env = commandEnv(ws.scrubSecrets)
       // The shell starts in the directory the walk holds (its descriptor path), not wherever the path leads by then.
-      const result = await runShell(args.command, { cwd: dir.self, timeoutMs, signal: call.signal, maxOutputChars, env, running })
+      const result = await runShell(args.command, { cwd: dir.self, timeoutMs, signal: call.signal, maxOutputChars, env, running, wrap: sandbox?.wrap })
         .finally(() => dir.close())
       const output = presentOutput(result)
-      const content = `${output}${output.endsWith('\n') ? '' : '\n'}${describeEnd(result, timeoutMs)}`
+      const content = `${output}${output.endsWith('\n') ? '' : '\n'}${describeEnd(result, timeoutMs, sandbox?.note ?? '')}`
       if (result.killed === 'timeout') return { ok: false, content, error: { code: 'COMMAND_TIMEOUT', message: `The command timed out after ${timeoutMs} ms.` } }
       if (result.killed) return { ok: false, content, error: { code: 'ABORTED', message: 'The command was stopped before it finished.' } }
       if (result.exitCode !== 0) {

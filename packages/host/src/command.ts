@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import type { PermissionMode } from '@goalkeeper/permissions'
 import type { App, StartAppOptions } from './app.ts'
 
 /** The streams a command writes to and reads from (process by default; tests pass their own). */
@@ -27,6 +28,8 @@ export interface GlobalOptions {
   watch: boolean
   /** One JSON value per line on stdout instead of text. */
   json: boolean
+  /** `--permissions MODE`: the permission mode for this run (cordis.yml reads it as GOALKEEPER_PERMISSIONS). */
+  permissions?: PermissionMode
 }
 
 /** What a command gets from the CLI framework. */

@@ -7,6 +7,8 @@ import type { CliIO, CommandContext, CommandDefinition, GlobalOptions } from './
 import { commands } from './commands/index.ts'
 import { DEFAULT_LOG_LEVEL, LogLevel, parseLogLevel } from './console-exporter.ts'
 import { describeError } from '@goalkeeper/kit'
+import { MODES, type PermissionMode } from '@goalkeeper/permissions'
+import { PERMISSIONS_VARIABLE } from './commands/lookup/permissions.ts'
 import { type Failure, failureJson, failureLine, failureOf, HostError, usageFailureOf } from './errors.ts'
 import { ExitCode } from './exit-codes.ts'
 import { build, defaultComposition } from './home.ts'
@@ -20,6 +22,7 @@ interface RawGlobals {
   verbose: number
   watch?: boolean
   json?: boolean
+  permissions?: string
 }
 
 export async function readVersion(): Promise<string> {
@@ -78,6 +81,7 @@ function createProgram(version: string, io: CliIO, onUsageError: (failure: Failu
     .option('-v, --verbose', 'one log level more (repeatable: -vv)', (_value, total: number) => total + 1, 0)
     .option('--watch', 'reload the composition when the cordis.yml changes')
     .option('--json', 'print results as one JSON object per line on stdout')
+    .option('--permissions <mode>', `what tool calls may do: ${MODES.join('|')} (default: the cordis.yml's, workspace-write)`)
     .helpOption('-h, --help', 'show help')
     .helpCommand(false)
     // Every command's help also lists the global options: they are written after the command as well.
@@ -102,6 +106,9 @@ function resolveGlobals(raw: RawGlobals, configGiven: boolean): GlobalOptions {
     // Plugins resolve their own relative paths (sessions, workspace) from the process cwd.
     process.chdir(cwd)
   }
+  if (raw.permissions !== undefined && !(MODES as readonly string[]).includes(raw.permissions)) {
+    throw new HostError(`--permissions ${raw.permissions}: not a permission mode`, { hint: `use one of ${MODES.join(', ')}` })
+  }
   const base = raw.logLevel === undefined ? DEFAULT_LOG_LEVEL : parseLogLevel(raw.logLevel)
   let config = path.resolve(cwd, raw.config)
   let configSource: GlobalOptions['configSource'] = configGiven ? 'given' : 'workspace'
@@ -118,6 +125,7 @@ function resolveGlobals(raw: RawGlobals, configGiven: boolean): GlobalOptions {
     logLevel: Math.min(LogLevel.debug, base + raw.verbose),
     watch: !!raw.watch,
     json: !!raw.json,
+    permissions: raw.permissions as PermissionMode | undefined,
   }
 }
 
@@ -133,6 +141,8 @@ function createContext(globals: GlobalOptions, io: CliIO, apps: App[]): CommandC
         watch: globals.watch,
         stderr: io.stderr,
         signals: true,
+        // The default cordis.yml reads its permission mode from this variable; the agent commands then check it took.
+        ...(globals.permissions ? { env: { ...process.env, [PERMISSIONS_VARIABLE]: globals.permissions } } : {}),
         ...overrides,
       })
       apps.push(app)

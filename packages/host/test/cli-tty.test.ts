@@ -77,4 +77,36 @@ describe('goalkeeper chat on a terminal', { timeout: CLI_TIMEOUT }, () => {
     expect(screen.filter((line) => line.includes('First part'))).toEqual(['First part of the answer'])
     expect(screen.at(-1)).toMatch(/^goalkeeper: to continue this session: goalkeeper --cwd .* chat --session \S+$/)
   })
+
+  it('a call outside the permission mode is asked at the prompt: the command shown, yes once, always, no', async () => {
+    const p = await project({
+      script: `export default [
+  { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi > hi.txt' } }] },
+  { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }] },
+  { toolCalls: [{ name: 'write_file', arguments: { path: 'b.txt', content: 'b' } }] },
+  { toolCalls: [{ name: 'run_command', arguments: { command: 'echo no > no.txt' } }] },
+  { text: 'All asked.' },
+]`,
+      extraYml: "- id: permissions\n  name: '@goalkeeper/permissions'\n  config: { mode: \"${GOALKEEPER_PERMISSIONS:-workspace-write}\" }\n",
+    })
+    const term = startOnTerminal([...p.globals, '--permissions', 'read-only', 'chat'])
+    await term.until(/^>$/m)
+    expect(term.screen().join('\n')).toContain("permissions read-only: reading only; writes, commands and other tools need a person's yes, then")
+    term.keys('go\r')
+    await term.until(/permission needed: run_command runs a command, which the read-only permission mode does not allow without asking\n.*\$ echo hi > hi.txt\n.*allow\? \[y\]es once, \[a\]lways in this session, \[n\]o >$/)
+    term.keys('maybe\r')
+    await term.until(/"maybe" is not an answer: type y, a or n\n.*allow\? .*>$/)
+    term.keys('y\r')
+    await term.until(/permission needed: write_file changes files[^\n]*\n.*write_file \{"path":"a.txt","content":"a"\}\n.*allow\? .*>$/)
+    // Always: the second write_file is not asked about.
+    term.keys('a\r')
+    await term.until(/\$ echo no > no.txt\n.*allow\? .*>$/)
+    term.keys('n\r')
+    await term.until(/^All asked\.$/m)
+    await term.until(/^>$/m)
+    term.keys('\x04')
+    expect(await term.exit, term.screen().join('\n')).toBe(0)
+    const { readdir } = await import('node:fs/promises')
+    expect((await readdir(p.workspace)).sort()).toEqual(['a.txt', 'b.txt', 'hi.txt'])
+  })
 })

@@ -1,14 +1,20 @@
 import { formatReport, type LoadReport, reportJson, summarizeChanges } from '@goalkeeper/loader'
+import type { App } from '../app.ts'
 import type { CommandContext } from '../command.ts'
+import { describePermissions } from './lookup/permissions.ts'
 import { defineCommand } from '../command.ts'
 import { ExitCode } from '../exit-codes.ts'
 
-function show(cli: CommandContext, report: LoadReport, type: 'check' | 'reload') {
-  if (cli.globals.json) return cli.printJson(reportJson(type, report))
+function show(cli: CommandContext, app: App, report: LoadReport, type: 'check' | 'reload') {
+  const permissions = app.ctx.get('permissions')?.describe()
+  if (cli.globals.json) return cli.printJson({ ...reportJson(type, report), permissions: permissions ?? null })
   if (type === 'reload') {
     cli.print(report.error ? `reload failed: ${report.error}; kept the running composition` : `reloaded: ${summarizeChanges(report.changes)}`)
   }
   for (const line of formatReport(report)) cli.print(line)
+  // Whether commands are sandboxed here is part of what loaded: a missing bwrap is found now, not mid-goal.
+  cli.print(describePermissions(app, true))
+  if (permissions) cli.print(permissions.sandbox.available ? `sandbox: bubblewrap ${permissions.sandbox.version} (${permissions.sandbox.path})` : `sandbox: unavailable: ${permissions.sandbox.reason}`)
 }
 
 export default defineCommand({
@@ -18,9 +24,9 @@ export default defineCommand({
     command.addHelpText('after', '\nExit codes: 0 every enabled entry loaded (with --watch: stopped by a signal), 64 an entry failed or waits for a service.'),
   async run(cli) {
     const app = await cli.startApp()
-    show(cli, app.report, 'check')
+    show(cli, app, app.report, 'check')
     if (!cli.globals.watch) return app.report.ok ? ExitCode.OK : ExitCode.USAGE
-    app.loader.on('reload', (report) => show(cli, report, 'reload'))
+    app.loader.on('reload', (report) => show(cli, app, report, 'reload'))
     cli.note(`watching ${app.loader.file} for changes (Ctrl-C to stop)`)
     await app.closed
     return ExitCode.OK

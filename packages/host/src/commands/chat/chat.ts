@@ -10,6 +10,7 @@ import { EXIT_CODE_HELP, goalExitCode, turnExitCode } from '../render/outcome.ts
 import { AgentRun } from '../run/agent-run.ts'
 import { describeInterrupt, interruptWork } from '../run/interrupt.ts'
 import { untilAnswered } from './answered.ts'
+import { PermissionQuestions } from './permission-question.ts'
 import { PromptOutput } from './prompt-output.ts'
 
 const HELP = [
@@ -35,12 +36,16 @@ ${EXIT_CODE_HELP}
 At the end, chat exits with the code of the session's goal as \`goalkeeper goal\` would (0 without a goal,
 unless the last turn failed).`),
   async run(cli, _args, options) {
-    const run = await AgentRun.open(cli, { session: options.session, purpose: 'chat', repeatInterrupts: true })
     const input = cli.io.stdin ?? process.stdin
-    const chat = new Chat(run, input)
+    // Only a person at a terminal can be asked; piped input and --json are unattended.
+    const attended = isTerminal(cli.io, input) && !cli.globals.json
+    const run = await AgentRun.open(cli, { session: options.session, purpose: 'chat', repeatInterrupts: true, attended })
+    const chat = new Chat(run, input, attended)
     return chat.talk()
   },
 })
+
+const isTerminal = (io: { stdout: { isTTY?: boolean } }, input: { isTTY?: boolean }) => !!input.isTTY && !!io.stdout.isTTY
 
 class Chat {
   private readonly interactive: boolean
@@ -59,10 +64,12 @@ class Chat {
   private leaveArmed = false
   /** A context that injects `goals` (what executeGoalCommand reads); follows reloads of the goal plugin. */
   private goalContext: Context | undefined
+  /** Permission questions the person answers here (attended chats only). */
+  private questions: PermissionQuestions | undefined
 
-  constructor(private run: AgentRun, input: NodeJS.ReadableStream & { isTTY?: boolean }) {
+  constructor(private run: AgentRun, input: NodeJS.ReadableStream & { isTTY?: boolean }, attended: boolean) {
     // A prompt only makes sense when a person both types and reads; anything else is line mode.
-    this.interactive = !!input.isTTY && !!run.cli.io.stdout.isTTY
+    this.interactive = isTerminal(run.cli.io, input)
     this.stdout = run.cli.io.stdout as NodeJS.WritableStream
     this.output = new PromptOutput(this.stdout)
     this.output.muted = true
@@ -79,12 +86,43 @@ class Chat {
         },
       }
     }
+    if (attended) this.attend()
+  }
+
+  /** Asks the person about this agent's calls outside the permission mode; the answer is the next line typed. */
+  private attend() {
+    const { run } = this
+    const questions = new PermissionQuestions((lines, prompt) => {
+      for (const line of lines) run.term.note(line)
+      this.hidePrompt()
+      this.rl.setPrompt(prompt)
+      this.showPrompt()
+    }, () => {
+      this.hidePrompt()
+      this.rl.setPrompt('> ')
+      this.showPrompt()
+    })
+    this.questions = questions
+    const stop = run.app.ctx.on('permissions/ask', (request) => (request.review.call.agent.id === run.agent.id ? questions.ask(request) : undefined))
+    void run.app.closed.then(stop)
+    this.rl.once('close', () => {
+      stop()
+      questions.close()
+    })
   }
 
   async talk(): Promise<number> {
     const { run } = this
     const ended = new Promise<void>((resolve) => this.rl.once('close', () => resolve()))
     this.rl.on('line', (line) => {
+      if (this.questions?.asking) {
+        // readline has moved to a fresh line; the answer (or the question again) draws the next prompt.
+        this.promptShown = false
+        this.output.muted = true
+        this.questions.take(line)
+        this.showPrompt()
+        return
+      }
       if (this.interactive && !this.promptShown) this.unechoed.push(line)
       // readline has moved to a fresh line (or, muted, stayed where the output is).
       this.promptShown = false

@@ -8,6 +8,7 @@ import { asHostError, HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { assertComposition, assertServices } from '../lookup/services.ts'
 import { resolveSessionId } from '../lookup/session-id.ts'
+import { assertPermissions, describePermissions } from '../lookup/permissions.ts'
 import { cliCommand } from '../render/hints.ts'
 import { oneLine } from '../render/text.ts'
 import { describeInterrupt, interruptWork } from './interrupt.ts'
@@ -24,6 +25,8 @@ export interface AgentRunOptions {
   goals?: boolean
   /** Every SIGINT (not only the first) stops running work when there is some (chat). */
   repeatInterrupts?: boolean
+  /** A person at a terminal answers permission questions (chat); otherwise calls outside the mode are denied. */
+  attended?: boolean
 }
 
 export type RestState = 'rest' | 'gone'
@@ -63,6 +66,7 @@ export class AgentRun {
     const app = await cli.startApp({ reportsFailedEntries: true })
     assertComposition(app, cli.globals)
     assertServices(app, cli.globals, options.goals ? ['sessions', 'agents', 'goals'] : ['sessions', 'agents'], options.purpose)
+    assertPermissions(app, cli.globals)
     if (options.goals && !app.ctx.get('goalDriver')) {
       throw new HostError(`${options.purpose} needs the goal round driver (@goalkeeper/goal-session), which ${app.report.file} does not load`, {
         hint: 'add an entry `name: \'@goalkeeper/goal-session\'` to cordis.yml',
@@ -81,7 +85,7 @@ export class AgentRun {
     }
     view.follow(agent, !!options.session)
     const work = new AgentRun(cli, app, term, agent, view, !!options.session, !!options.repeatInterrupts)
-    work.introduce()
+    work.introduce(!!options.attended)
     return work
   }
 
@@ -179,11 +183,12 @@ export class AgentRun {
     return true
   }
 
-  private introduce() {
+  private introduce(attended: boolean) {
     const { agent, term } = this
     term.note(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in ${agent.session.header.cwd}`)
     if (this.cli.globals.configSource === 'built-in') term.note(`no cordis.yml here: the default composition (${this.cli.globals.config})`)
     term.note(describeModel(this.app.ctx.get('models'), agent.model))
+    term.note(describePermissions(this.app, attended))
     const repair = agent.session.repair
     if (repair) {
       const torn = repair.tornBytes ? `cut a torn last line (${repair.tornBytes} bytes, kept in ${repair.sideFile}), ` : ''

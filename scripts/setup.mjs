@@ -1,6 +1,7 @@
 // Installs the workspace from the lockfile when node_modules is missing or older than the lockfile,
-// so `npm start` and `npm test` work on a fresh clone with only Node and npm.
-import { execSync } from 'node:child_process'
+// so `npm start` and `npm test` work on a fresh clone with only Node and npm; and, where apt is there
+// and we are root (a CI container), bubblewrap, the sandbox run_command uses (packages/sandbox).
+import { execSync, spawnSync } from 'node:child_process'
 import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,4 +15,19 @@ if (!fresh || process.env.GOALKEEPER_FORCE_INSTALL) {
   process.stderr.write('goalkeeper: installing dependencies from the lockfile (pnpm 12.4.2)...\n')
   execSync('npx -y pnpm@12.4.2 install --frozen-lockfile --reporter=append-only', { cwd: root, stdio: ['ignore', 2, 2] })
   writeFileSync(stamp, `${new Date().toISOString()}\n`)
+}
+
+// Once: only while bwrap is missing. Quiet: apt's output only when it fails. Never fatal: without the
+// sandbox goalkeeper still runs (workspace-write refuses commands, and `goalkeeper check` says why).
+const has = (command) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0
+if (process.platform === 'linux' && process.getuid?.() === 0 && !has('bwrap') && has('apt-get')) {
+  process.stderr.write('goalkeeper: installing bubblewrap (the command sandbox) with apt-get...\n')
+  const install = () => spawnSync('apt-get', ['install', '-y', '-qq', 'bubblewrap'], { encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+  let result = install()
+  // A fresh container has no package lists yet.
+  if (result.status !== 0) {
+    spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore' })
+    result = install()
+  }
+  if (result.status !== 0) process.stderr.write(`goalkeeper: could not install bubblewrap; commands will be refused in workspace-write:\n${result.stderr}\n`)
 }

@@ -5,7 +5,10 @@ import type { Logger } from 'cordis'
 import { viewToolCall } from './tool-view.ts'
 import { toolCallId } from './updates.ts'
 
-/** Which calls a person must allow first. (Integration point: the permission modes decide this once they exist.) */
+/**
+ * Which calls a person must allow first, besides those the permission modes ask about (`permissions/ask`):
+ * for compositions without the permissions plugin, or a host that wants more questions.
+ */
 export type AskPolicy = (review: ToolCallReview) => boolean
 
 /** `by` of a denial that came from the person at the client (or from the client not answering). */
@@ -37,9 +40,10 @@ export class PermissionAsker {
     private logger: Logger,
   ) {}
 
-  async ask(review: ToolCallReview): Promise<ToolCallVerdict | 'allow'> {
+  /** `always`: allowed for the rest of the session (answered so now, or earlier); `allow`: this call only. */
+  async ask(review: ToolCallReview): Promise<ToolCallVerdict | 'allow' | 'always'> {
     const remembered = this.always.get(review.name)
-    if (remembered === 'allow') return 'allow'
+    if (remembered === 'allow') return 'always'
     if (remembered === 'reject') return deny(`the person rejected every ${review.name} call in this session`)
     const argumentsText = JSON.stringify(review.arguments)
     const timeout = AbortSignal.timeout(this.timeoutMs)
@@ -61,7 +65,7 @@ export class PermissionAsker {
     switch (answer.outcome.optionId) {
       case 'allow_always':
         this.always.set(review.name, 'allow')
-        return 'allow'
+        return 'always'
       case 'allow_once':
         return 'allow'
       case 'reject_always':

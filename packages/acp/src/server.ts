@@ -10,7 +10,8 @@ import { ErrorCodes, invalidParams, sessionNotFound, toRequestError } from './er
 import { goalCommandOf, GoalRequest } from './goal-extension.ts'
 import { GOAL_ACTIONS, GOAL_EXTENSION_VERSION, GOAL_METHOD, type GoalSnapshot } from './goal-view.ts'
 import { maskedStream } from './masking.ts'
-import { PermissionAsker, type AskPolicy } from './permissions.ts'
+import type { PermissionAnswer } from '@goalkeeper/permissions'
+import { PERMISSION_DENIER, PermissionAsker, type AskPolicy } from './permissions.ts'
 import { AcpSession } from './session.ts'
 
 export interface AcpServerOptions {
@@ -21,9 +22,9 @@ export interface AcpServerOptions {
   /** Sessions listed per `session/list` page (default 100). */
   pageSize?: number
   /**
-   * Which tool calls of this connection's sessions need a person's permission, asked through
-   * `session/request_permission` (default: none, as in the CLI). INTEGRATION POINT: the permission modes
-   * (`@goalkeeper/permissions`) will decide this; until they exist a host or test passes its own rule.
+   * Tool calls of this connection's sessions that need a person's permission besides those the permission
+   * mode asks about (`@goalkeeper/permissions`, through `permissions/ask`); both are asked through
+   * `session/request_permission`. Default: none beyond the mode's.
    */
   ask?: AskPolicy
   /** How long a permission request waits for the client's answer before the call is denied (default 5 minutes). */
@@ -210,8 +211,16 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
     const asker = askers.get(review.call.agent.id)
     if (!asker || verdict.kind === 'deny' || !options.ask?.(review)) return verdict
     const answer = await asker.ask(review)
-    return answer === 'allow' ? verdict : answer
+    return answer === 'allow' || answer === 'always' ? verdict : answer
   }, { prepend: true })
+  // The calls the permission mode would ask a person about go to this connection's person; no answer denies.
+  const stopAnswering = ctx.on('permissions/ask', (request) => {
+    const asker = askers.get(request.review.call.agent.id)
+    return asker?.ask(request.review).then((answer): PermissionAnswer => {
+      if (answer === 'allow' || answer === 'always') return { kind: 'allow', scope: answer === 'always' ? 'session' : 'once', by: PERMISSION_DENIER }
+      return { kind: 'deny', by: PERMISSION_DENIER, reason: answer.kind === 'deny' ? answer.reason : undefined }
+    })
+  })
 
   const connection = app.connect(maskedStream(stream, mask))
   client = connection.client
@@ -220,6 +229,7 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
     (closing ??= (async () => {
       connection.close()
       stopAsking()
+      stopAnswering()
       const settling = [...sessions.values()].map((session) =>
         session.detach().catch((error) => logger.warn('session %s did not settle: %s', session.id, describeError(error))))
       await Promise.all(settling)

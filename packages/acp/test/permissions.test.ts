@@ -76,3 +76,51 @@ describe('tool permissions through session/request_permission', () => {
     expect(h.records(sessionId).filter((record) => record.type === 'tool/result').map((record) => (record.data as any).error?.code)).toEqual(['ABORTED'])
   })
 })
+
+describe('the permission modes over ACP', () => {
+  /** The permissions plugin in read-only: writes are what the mode asks about; no `ask` rule of the server's own. */
+  async function readOnly(timeoutMs = 60_000) {
+    const s = await setup({ server: { permissionTimeoutMs: timeoutMs } })
+    await s.h.load(await import('@goalkeeper/permissions'), { mode: 'read-only' })
+    const { sessionId } = await s.client.agent.request('session/new', { cwd: s.h.workspace, mcpServers: [] })
+    const write = (file: string) => {
+      s.h.scripted.push(tools(call('write_file', { path: file, content: 'x\n' })), { text: 'done' })
+      return s.client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `write ${file}` }] })
+    }
+    const results = () => s.h.records(sessionId).filter((record) => record.type === 'tool/result').map((record) => record.data as any)
+    return { ...s, sessionId, write, results }
+  }
+
+  it('a call the mode would ask about is asked of the client; the answer is recorded in the session', async () => {
+    const { h, client, sessionId, write, results } = await readOnly()
+    client.answers.push(selected('allow_always'))
+    expect(await write('a.txt')).toEqual({ stopReason: 'end_turn' })
+    await write('b.txt')
+    expect(client.permissions).toHaveLength(1)
+    expect(client.permissions[0].toolCall).toMatchObject({ title: 'Write a.txt', rawInput: { path: 'a.txt' } })
+    expect(existsSync(path.join(h.workspace, 'b.txt'))).toBe(true)
+    expect(h.records(sessionId).filter((record) => record.type === 'permission/asked').map((record) => record.data))
+      .toEqual([expect.objectContaining({ tool: 'write_file', answer: 'session', by: 'acp' })])
+    // Reads are within the mode: nobody is asked.
+    h.scripted.push(tools(call('list_dir')), { text: 'listed' })
+    await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'list' }] })
+    expect(client.permissions).toHaveLength(1)
+    expect(results().every((result) => result.ok)).toBe(true)
+  })
+
+  it('no answer from the client denies the call, with the reason', async () => {
+    const { h, client, write, results } = await readOnly(100)
+    client.answers.push('never')
+    expect(await write('a.txt')).toEqual({ stopReason: 'end_turn' })
+    expect(existsSync(path.join(h.workspace, 'a.txt'))).toBe(false)
+    expect(results().at(-1).denied).toEqual({ by: 'permissions', reason: 'nobody answered the permission request in the editor within 100 ms; unattended calls are denied' })
+  })
+
+  it('a rejection denies the call', async () => {
+    const { h, client, write, results } = await readOnly()
+    client.answers.push(selected('reject_once'))
+    await write('a.txt')
+    expect(existsSync(path.join(h.workspace, 'a.txt'))).toBe(false)
+    expect(results().at(-1).denied).toEqual({ by: 'permissions', reason: 'the person rejected this call' })
+  })
+})

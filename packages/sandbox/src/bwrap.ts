@@ -42,3 +42,8 @@ export type CommandSandbox =
   | { kind: 'none' }
   | { kind: 'bubblewrap'; bwrap: string; network: boolean }
   | { kind: 'unavailable'; reason: string }
+
+/** What the tools that run commands ask of `ctx.permissions` (the permissions plugin), without importing it. */
+export interface CommandSandboxProvider {
+  commandSandbox(call: { agent: object }): CommandSandbox
+}

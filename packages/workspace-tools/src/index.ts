@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import type { ToolDefinition } from '@goalkeeper/tools'
-import type {} from '@goalkeeper/permissions'
+import type { CommandSandboxProvider } from '@goalkeeper/sandbox'
 import { createWorkspace, type Workspace } from './workspace.ts'
 import { readFileTool } from './tools/read-file.ts'
 import { writeFileTool } from './tools/write-file.ts'
@@ -57,7 +57,7 @@ export const apply = (ctx: Context, config: Schemastery.TypeT<typeof Config>) =>
   // Optional on purpose (not in `inject`): without a session store there is nothing to protect.
   // The permission mode decides how commands run; without a permissions plugin they run as the user, as before.
   const ws = createWorkspace(config.root, limits, config.scrubSecrets, () => ctx.get('sessions')?.dir,
-    (call) => ctx.get('permissions')?.commandSandbox(call) ?? { kind: 'none' })
+    (call) => (ctx.get as (name: string) => CommandSandboxProvider | undefined)('permissions')?.commandSandbox(call) ?? { kind: 'none' })
   const running = new Set<{ stop(): Promise<void> }>()
   // schemastery turns a missing list into [], so empty means "all" (to offer none, do not load the plugin).
   const names = (config.tools?.length ? config.tools : TOOL_NAMES).filter((tool) => tool !== 'run_command' || config.allowCommands)

@@ -134,6 +134,19 @@ describe('run_command in the workspace-write sandbox', { timeout: 60_000 }, () =
     expect(await fs.readFile(path.join(h.workspace, 'dist/sum.mjs'), 'utf8')).toContain('sum')
   })
 
+  it('a timeout kills the sandboxed command and what it started', async () => {
+    const { h, agent } = await start()
+    const marker = `31.${process.pid}`
+    const [slow] = await runCalls(h, agent, [['run_command', { command: `sleep ${marker} & sleep ${marker}`, timeout_ms: 500 }]])
+    expect(slow).toMatchObject({ ok: false, error: { code: 'COMMAND_TIMEOUT' } })
+    const left: string[] = []
+    for (const pid of (await fs.readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+      const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
+      if (cmdline.includes(marker)) left.push(cmdline)
+    }
+    expect(left).toEqual([])
+  })
+
   it('keeps the session store read-only when it lies in the workspace', async () => {
     // The default layout: the store at .goalkeeper/sessions under the workspace.
     const workspace = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'gk-store-')))

@@ -3,6 +3,7 @@ import type { CliIO } from '../command.ts'
 import { defineCommand } from '../command.ts'
 import { ExitCode } from '../exit-codes.ts'
 import { readVersion } from '../program.ts'
+import { assertPermissions } from './lookup/permissions.ts'
 import { assertComposition, assertServices } from './lookup/services.ts'
 
 /**
@@ -35,6 +36,7 @@ the composition does not load.`),
       const app = await cli.startApp({ reportsFailedEntries: true })
       assertComposition(app, cli.globals)
       assertServices(app, cli.globals, ['sessions', 'agents'], 'acp')
+      assertPermissions(app, cli.globals)
       // Loaded here, not at the top: the SDK and its schemas are only this command's cost.
       const { serveAcp, stdioStream } = await import('@goalkeeper/acp')
       const input = cli.io.stdin ?? process.stdin

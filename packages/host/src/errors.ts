@@ -17,7 +17,13 @@ export class HostError extends Error {
   }
 }
 
-const USAGE_CODES = new Set(['NO_MODEL', 'SESSION_NOT_FOUND', 'SESSION_CORRUPT', 'AGENT_EXISTS', 'INVALID_OPTIONS'])
+const USAGE_CODES = new Set(['NO_MODEL', 'SESSION_NOT_FOUND', 'SESSION_CORRUPT', 'SESSION_LOCKED', 'AGENT_EXISTS', 'INVALID_OPTIONS'])
+
+const HINTS: Record<string, string> = {
+  NO_MODEL: 'load a model provider in cordis.yml',
+  // One writer per session: the other process must finish (or be stopped) first; reading never waits.
+  SESSION_LOCKED: 'wait for that process to finish, or read the session with show',
+}
 
 /** Errors of the agent and session services are bad input or state: one line, no stack. */
 export function asHostError(error: unknown): unknown {
@@ -26,7 +32,7 @@ export function asHostError(error: unknown): unknown {
   if (error instanceof TypeError && /session id/.test(error.message)) return new HostError(error.message, { cause: error })
   if (typeof code !== 'string') return error
   const exitCode = USAGE_CODES.has(code) || code.startsWith('GOAL_') ? ExitCode.USAGE : ExitCode.RUNTIME
-  const hint = code === 'NO_MODEL' ? 'load a model provider in cordis.yml' : undefined
+  const hint = Object.hasOwn(HINTS, code) ? HINTS[code] : undefined
   return new HostError(describeError(error), { exitCode, hint, cause: error })
 }
 

@@ -1,11 +1,15 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import type { SessionRecord } from './records.ts'
-import { SessionStore } from './service.ts'
+import { SessionServiceImpl } from './service.ts'
+import type { SessionStore } from './store.ts'
 import type { RepairReport, Session, SessionService } from './types.ts'
 
 export * from './records.ts'
 export * from './types.ts'
+export type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
+export { JsonlFileStore } from './jsonl-store.ts'
+export { describeHolder, type LockHolder } from './lock.ts'
 
 declare module 'cordis' {
   interface Context {
@@ -26,12 +30,13 @@ export const Config = Schema.object({
   dir: Schema.string().default('.goalkeeper/sessions').description('Directory of the session files; a relative path is resolved against the working directory when the plugin starts.'),
   flushDelayMs: Schema.natural().default(5).description('Longest wait before appended records are written (without fsync) in one batch.'),
   maxBatchBytes: Schema.natural().default(1 << 20).description('Queued size that starts a write at once instead of waiting for flushDelayMs.'),
+  store: Schema.any().hidden().description('Where logs are kept: a SessionStore (default: JSONL files in dir), for other backends and tests.'),
   clock: Schema.function().hidden().description('Time source in epoch ms, for tests and embedding (default Date.now).'),
 })
 export type Config = Schemastery.TypeT<typeof Config>
 
 export const apply = (ctx: Context, config: Config) => {
-  const store = new SessionStore(ctx, { ...config, clock: config.clock as (() => number) | undefined })
+  const store = new SessionServiceImpl(ctx, { ...config, clock: config.clock as (() => number) | undefined, store: config.store as SessionStore | undefined })
   // Yielded in this order so that teardown first withdraws the service (waiting for its dependents),
   // then flushes and closes every session.
   ctx.effect(function* () {

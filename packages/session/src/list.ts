@@ -1,37 +1,27 @@
-import { readdir } from 'node:fs/promises'
-import path from 'node:path'
 import type { Logger } from 'cordis'
-import { isSessionId } from './ids.ts'
 import type { SessionImpl } from './session.ts'
-import { summarizeFile, summarizeRecords } from './summary.ts'
+import type { SessionStore } from './store.ts'
+import { summarizeRecords, summarizeStream } from './summary.ts'
 import type { SessionSummary } from './types.ts'
 
 const CONCURRENCY = 4
 
 /**
- * Summaries of every session file in `dir`, newest activity first. Sessions open in this process are
- * summarised from memory (they may hold records not yet written); a file that cannot be read is
+ * Summaries of every session in the store, newest activity first. Sessions open in this process are
+ * summarised from memory (they may hold records not yet written); a log that cannot be read is
  * skipped with a warning so one bad file does not hide the others.
  */
-export async function listSessions(dir: string, open: ReadonlyMap<string, SessionImpl>, logger: Logger): Promise<SessionSummary[]> {
-  let names: string[]
-  try {
-    names = await readdir(dir)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw error
-  }
-  const ids = names.filter((name) => name.endsWith('.jsonl')).map((name) => name.slice(0, -'.jsonl'.length)).filter(isSessionId)
+export async function listSessions(store: SessionStore, open: ReadonlyMap<string, SessionImpl>, logger: Logger): Promise<SessionSummary[]> {
+  const ids = await store.list()
   const summaries: SessionSummary[] = []
   const summarize = async (id: string) => {
     const session = open.get(id)
     if (session) return summaries.push(summarizeRecords(id, session.file, session.records))
-    const file = path.join(dir, `${id}.jsonl`)
     try {
-      summaries.push(await summarizeFile(id, file))
+      summaries.push(await summarizeStream(id, store.locationOf(id), store.stream(id)))
     } catch (error) {
-      // Removed between readdir and read: not worth a warning.
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+      // Removed between listing and reading: not worth a warning.
+      if ((error as { code?: string }).code === 'SESSION_NOT_FOUND') return
       logger.warn('skipping session %s: %s', id, (error as Error).message)
     }
   }

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises'
 import { checkRecord } from './codec.ts'
 import type { SessionRecord } from './records.ts'
 import { SessionError } from './types.ts'
@@ -13,22 +12,8 @@ export interface LoadedFile {
 
 const NEWLINE = 0x0a
 
-/**
- * Reads a whole session file. The file is read once and decoded once: a session is held in memory
- * anyway, and one `readFile` plus per-line `JSON.parse` is the fastest replay Node offers.
- */
-export async function loadFile(file: string, id: string): Promise<LoadedFile> {
-  let buffer: Buffer
-  try {
-    buffer = await readFile(file)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionError('SESSION_NOT_FOUND', `session ${id} not found: ${file} does not exist`, file)
-    throw error
-  }
-  return parseBuffer(buffer, file, id)
-}
-
-function parseBuffer(buffer: Buffer, file: string, id: string): LoadedFile {
+/** Replays a whole session log, read at once: a session is held in memory anyway, and one read plus per-line `JSON.parse` is the fastest replay Node offers. */
+export function parseBuffer(buffer: Buffer, file: string, id: string): LoadedFile {
   const lastNewline = buffer.lastIndexOf(NEWLINE)
   let goodBytes = lastNewline + 1
   const text = buffer.toString('utf8', 0, goodBytes)

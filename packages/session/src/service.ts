@@ -1,20 +1,20 @@
-import type { FileHandle } from 'node:fs/promises'
-import { mkdir, open as openFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Context, Logger } from 'cordis'
 import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
-import { createFileExclusive, fsyncDir, saveSideFile } from './files.ts'
+import { JsonlFileStore } from './jsonl-store.ts'
 import { assertSessionId, newSessionId } from './ids.ts'
 import { listSessions } from './list.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
-import { loadFile } from './replay.ts'
+import { parseBuffer } from './replay.ts'
 import { type SessionHost, SessionImpl } from './session.ts'
 import { type CreateOptions, type OpenOptions, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
-import { JsonlWriter } from './writer.ts'
+import type { SessionStore, StoreWriter } from './store.ts'
 
-export interface StoreOptions {
+export interface ServiceOptions {
+  /** Where the logs are kept; by default JSONL files in `dir`. */
+  store?: SessionStore
   dir: string
   flushDelayMs: number
   maxBatchBytes: number
@@ -24,8 +24,8 @@ export interface StoreOptions {
 const noop = () => {}
 const ID_ATTEMPTS = 10
 
-export class SessionStore implements SessionService {
-  readonly dir: string
+export class SessionServiceImpl implements SessionService {
+  readonly store: SessionStore
   private sessions = new Map<string, SessionImpl>()
   /** Tail of the operations queued per id: open, create, fork and close of one id never interleave. */
   private locks = new Map<string, Promise<void>>()
@@ -34,8 +34,8 @@ export class SessionStore implements SessionService {
   private now: () => number
   private host: SessionHost
 
-  constructor(private ctx: Context, private options: StoreOptions) {
-    this.dir = path.resolve(options.dir)
+  constructor(private ctx: Context, private options: ServiceOptions) {
+    this.store = options.store ?? new JsonlFileStore(options.dir)
     const clock = options.clock ?? Date.now
     // A broken injected clock must not write `"at":NaN`, which is not JSON.
     this.now = () => {
@@ -47,6 +47,10 @@ export class SessionStore implements SessionService {
       now: this.now,
       appended: (session, record) => dispatchIsolated(ctx, 'session/event', session, record),
     }
+  }
+
+  get dir(): string {
+    return this.store.location
   }
 
   get(id: string): Session | undefined {
@@ -67,16 +71,16 @@ export class SessionStore implements SessionService {
       this.assertRunning()
       const existing = this.sessions.get(id)
       if (existing && (options.readOnly || !existing.readOnly)) return existing
-      const file = this.fileOf(id)
+      const file = this.store.locationOf(id)
       if (!options.readOnly) return this.openWritable(id, file, existing)
-      const session = new SessionImpl(this.host, id, file, (await loadFile(file, id)).records)
+      const session = new SessionImpl(this.host, id, file, parseBuffer(await this.store.read(id), file, id).records)
       this.sessions.set(id, session)
       return session
     })
   }
 
   list(): Promise<SessionSummary[]> {
-    return listSessions(this.dir, this.sessions, this.logger)
+    return listSessions(this.store, this.sessions, this.logger)
   }
 
   /**
@@ -86,7 +90,7 @@ export class SessionStore implements SessionService {
   async fork(id: string, options: { uptoSeq: number; cwd?: string }): Promise<Session> {
     assertSessionId(id)
     this.assertRunning()
-    const source = this.sessions.get(id)?.records ?? (await loadFile(this.fileOf(id), id)).records
+    const source = this.sessions.get(id)?.records ?? parseBuffer(await this.store.read(id), this.store.locationOf(id), id).records
     const uptoSeq = options?.uptoSeq
     if (!Number.isInteger(uptoSeq) || uptoSeq < 0 || uptoSeq >= source.length) {
       throw new SessionError('SESSION_BAD_SEQ', `cannot fork session ${id} at seq ${uptoSeq}: it holds seqs 0..${source.length - 1}`)
@@ -129,7 +133,7 @@ export class SessionStore implements SessionService {
         await this.closeNow(session)
       } catch (error) {
         this.logger.error('session %s: %d records could not be saved to %s: %s', session.id, session.writer?.pending ?? 0, session.file, (error as Error).message)
-        await session.writer?.close().catch(noop)
+        await session.storeWriter?.close().catch(noop)
         session.markClosed()
         this.sessions.delete(session.id)
       }
@@ -146,29 +150,25 @@ export class SessionStore implements SessionService {
         session.abortClose()
         throw error
       }
-      await session.writer.close()
+      await session.storeWriter!.close()
     }
     session.markClosed()
     if (this.sessions.get(session.id) === session) this.sessions.delete(session.id)
   }
 
   private async openWritable(id: string, file: string, existing: SessionImpl | undefined): Promise<SessionImpl> {
-    const loaded = await loadFile(file, id)
-    const handle = await openFile(file, 'r+')
+    const { bytes, writer } = await this.store.openForWrite(id)
+    let loaded
     let sideFile: string | undefined
     try {
-      if (loaded.torn) {
-        // Keep the cut bytes before cutting them, so nothing is lost even if we crash in between.
-        sideFile = await saveSideFile(file, loaded.torn, this.now())
-        await handle.truncate(loaded.goodBytes)
-        await handle.sync()
-      }
+      loaded = parseBuffer(bytes, file, id)
+      if (loaded.torn) sideFile = await writer.cutTail(loaded.goodBytes, loaded.torn, this.now())
     } catch (error) {
-      await handle.close()
+      await writer.close()
       throw error
     }
     const session = existing ?? new SessionImpl(this.host, id, file, loaded.records)
-    session.attach(loaded.records, this.writerFor(session, handle, loaded.goodBytes))
+    session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes))
     this.sessions.set(id, session)
     const appended = planRepairs(session.records).map(({ type, data }) => session.append(type, data))
     if (appended.length) {
@@ -176,7 +176,7 @@ export class SessionStore implements SessionService {
         await this.flush(session)
       } catch (error) {
         // The repair will be planned again by the next open; do not leave a half-repaired session around.
-        await session.writer!.close().catch(noop)
+        await writer.close().catch(noop)
         session.markClosed()
         this.sessions.delete(id)
         throw error
@@ -201,7 +201,7 @@ export class SessionStore implements SessionService {
       try {
         return await this.exclusive(id, async () => {
           this.assertRunning()
-          const file = this.fileOf(id)
+          const file = this.store.locationOf(id)
           if (this.sessions.has(id)) throw exists(id, file)
           const at = this.now()
           const records: SessionRecord[] = []
@@ -211,12 +211,9 @@ export class SessionStore implements SessionService {
             records.push(record)
             content += `${line}\n`
           }
-          await this.ensureDir()
-          await createFileExclusive(file, content).catch((error: NodeJS.ErrnoException) => {
-            throw error.code === 'EEXIST' ? exists(id, file) : error
-          })
+          const writer = await this.store.create(id, Buffer.from(content))
           const session = new SessionImpl(this.host, id, file, records)
-          session.attach(records, this.writerFor(session, await openFile(file, 'r+'), Buffer.byteLength(content)))
+          session.attach(records, writer, this.appenderFor(session, writer, Buffer.byteLength(content)))
           this.sessions.set(id, session)
           return session
         })
@@ -227,8 +224,8 @@ export class SessionStore implements SessionService {
     }
   }
 
-  private writerFor(session: SessionImpl, handle: FileHandle, size: number): JsonlWriter {
-    return new JsonlWriter(session.file, handle, size, session.records.length - 1, {
+  private appenderFor(session: SessionImpl, writer: StoreWriter, size: number) {
+    return writer.appender(size, session.records.length - 1, {
       delayMs: this.options.flushDelayMs,
       maxBatchBytes: this.options.maxBatchBytes,
       onBackgroundError: (error) => {
@@ -242,20 +239,6 @@ export class SessionStore implements SessionService {
         })
       },
     })
-  }
-
-  private async ensureDir() {
-    const created = await mkdir(this.dir, { recursive: true })
-    if (!created) return
-    // Each directory just made needs its entry in its parent made durable, up to the first one made.
-    for (let dir = this.dir; ; dir = path.dirname(dir)) {
-      await fsyncDir(path.dirname(dir))
-      if (dir === created) break
-    }
-  }
-
-  private fileOf(id: string) {
-    return path.join(this.dir, `${id}.jsonl`)
   }
 
   private assertRunning() {

@@ -1,7 +1,7 @@
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type RepairReport, type Session, SessionError } from './types.ts'
-import type { JsonlWriter } from './writer.ts'
+import type { Appender, StoreWriter } from './store.ts'
 
 /** What a session needs from the service that owns it. */
 export interface SessionHost {
@@ -12,14 +12,15 @@ export interface SessionHost {
 export class SessionImpl implements Session {
   repair?: RepairReport
   /** Present while the session is writable. */
-  writer?: JsonlWriter
+  writer?: Appender
+  storeWriter?: StoreWriter
   private list: SessionRecord[]
   private lastAt = 0
   private state: 'open' | 'closing' | 'closed' = 'open'
 
-  constructor(private host: SessionHost, readonly id: string, readonly file: string, records: SessionRecord[], writer?: JsonlWriter) {
+  constructor(private host: SessionHost, readonly id: string, readonly file: string, records: SessionRecord[]) {
     this.list = records
-    this.attach(records, writer)
+    this.attach(records)
   }
 
   get header(): SessionHeaderData {
@@ -58,12 +59,13 @@ export class SessionImpl implements Session {
    * Replaces the records and the writer in place: how a read-only session becomes writable while
    * every holder keeps the same object.
    */
-  attach(records: SessionRecord[], writer: JsonlWriter | undefined) {
+  attach(records: SessionRecord[], storeWriter?: StoreWriter, writer?: Appender) {
     if (this.list !== records) {
       this.list.length = 0
       for (const record of records) this.list.push(record)
     }
     for (const record of records) if (record.at > this.lastAt) this.lastAt = record.at
+    this.storeWriter = storeWriter
     this.writer = writer
   }
 

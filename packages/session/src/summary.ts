@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs'
 import { clip } from '@goalkeeper/kit'
 import { checkRecord } from './codec.ts'
 import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
@@ -60,7 +59,7 @@ export function summarizeRecords(id: string, file: string, records: readonly Ses
  * Summarises a session file while streaming it, so listing many large sessions holds one chunk at a
  * time. Applies the replay rules: a torn last line is ignored, any other bad line fails.
  */
-export async function summarizeFile(id: string, file: string): Promise<SessionSummary> {
+export async function summarizeStream(id: string, file: string, chunks: AsyncIterable<Buffer>): Promise<SessionSummary> {
   const builder = new SummaryBuilder(id, file)
   let seq = 0
   let carry: Buffer | undefined
@@ -80,7 +79,7 @@ export async function summarizeFile(id: string, file: string): Promise<SessionSu
     builder.add(value as SessionRecord)
     seq++
   }
-  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+  for await (const chunk of chunks) {
     let start = 0
     let end = chunk.indexOf(0x0a)
     if (end >= 0 && carry) {

@@ -1,16 +1,6 @@
 import { type FileHandle, open, stat } from 'node:fs/promises'
 import { createFileExclusive, readAll, writeAll } from './files.ts'
-
-export interface WriterOptions {
-  /** How long appended lines may wait before a background write. */
-  delayMs: number
-  /** Queue size (in characters) that triggers a background write without waiting for the delay. */
-  maxBatchBytes: number
-  /** A background write failed (reported once until a write succeeds); its lines stay queued for the next attempt. */
-  onBackgroundError(error: unknown): void
-  /** Every line up to `seq` is now written, fsync'd and verified to be at the file's path. */
-  onDurable(seq: number): void
-}
+import type { Appender, AppenderOptions } from './store.ts'
 
 const noop = () => {}
 
@@ -22,7 +12,7 @@ const noop = () => {}
  * Writes are positional at `size`, so rewriting after a failure overwrites the same bytes instead of
  * duplicating them. Only one cycle (write, or write + fsync + verify) runs at a time.
  */
-export class JsonlWriter {
+export class JsonlWriter implements Appender {
   private queue: string[] = []
   private queuedChars = 0
   private retry?: Buffer
@@ -39,7 +29,7 @@ export class JsonlWriter {
   private stopped = false
   private failing = false
 
-  constructor(readonly file: string, private handle: FileHandle, private size: number, lastSeq: number, private options: WriterOptions) {
+  constructor(readonly file: string, private handle: FileHandle, private size: number, lastSeq: number, private options: AppenderOptions) {
     this.durableSize = size
     this.appendedSeq = this.writtenSeq = this.syncedSeq = lastSeq
   }

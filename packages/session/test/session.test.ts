@@ -214,7 +214,10 @@ describe('lifecycle', () => {
     expect([...ids].sort()[0]).toBe(first.id)
     await sessions.create({ cwd: dir, id: 'fixed-id' })
     await expect(sessions.create({ cwd: dir, id: 'fixed-id' })).rejects.toMatchObject({ code: 'SESSION_EXISTS' })
-    expect((await fs.readdir(dir)).filter((f) => !f.endsWith('.jsonl'))).toEqual([])
+    // Each open session holds its writer lock; nothing else (no temp file) is left.
+    const names = await fs.readdir(dir)
+    expect(names.filter((f) => f.endsWith('.jsonl.lock'))).toHaveLength(22)
+    expect(names.filter((f) => !f.endsWith('.jsonl') && !f.endsWith('.jsonl.lock'))).toEqual([])
   })
 
   it('records the parent given to create, and resolves the cwd', async () => {

@@ -1,0 +1,152 @@
+import { constants, createReadStream } from 'node:fs'
+import { type FileHandle, mkdir, open, readdir, unlink } from 'node:fs/promises'
+import path from 'node:path'
+import { createFileExclusive, fsyncDir, readAll, saveSideFile } from './files.ts'
+import { isSessionId } from './ids.ts'
+import { WriterLock } from './lock.ts'
+import type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
+import { SessionError } from './types.ts'
+import { JsonlWriter } from './writer.ts'
+
+const EXT = '.jsonl'
+// Never block on a FIFO or device someone put in the store, never follow a link planted there.
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
+
+/** Session logs as `<dir>/<id>.jsonl`, one writer per file through `<id>.jsonl.lock`. */
+export class JsonlFileStore implements SessionStore {
+  readonly location: string
+
+  constructor(dir: string) {
+    this.location = path.resolve(dir)
+  }
+
+  locationOf(id: string): string {
+    return path.join(this.location, `${id}${EXT}`)
+  }
+
+  async create(id: string, content: Buffer): Promise<StoreWriter> {
+    const file = this.locationOf(id)
+    await this.ensureDir()
+    const lock = await WriterLock.acquire(file, id)
+    try {
+      await createFileExclusive(file, content).catch((error: NodeJS.ErrnoException) => {
+        throw error.code === 'EEXIST' ? new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file) : error
+      })
+      return new JsonlStoreWriter(file, await open(file, 'r+'), lock)
+    } catch (error) {
+      await lock.release()
+      throw error
+    }
+  }
+
+  async openForWrite(id: string): Promise<{ bytes: Buffer; writer: StoreWriter }> {
+    const file = this.locationOf(id)
+    // Not found is reported before the lock, whose file could not be created in a missing directory.
+    await this.read(id, 0)
+    const lock = await WriterLock.acquire(file, id)
+    try {
+      const bytes = await this.read(id)
+      return { bytes, writer: new JsonlStoreWriter(file, await open(file, 'r+'), lock) }
+    } catch (error) {
+      await lock.release()
+      throw error
+    }
+  }
+
+  async read(id: string, limit = Infinity): Promise<Buffer> {
+    const handle = await this.openRegular(id)
+    try {
+      const { size } = await handle.stat()
+      return await readAll(handle, Math.min(size, limit))
+    } finally {
+      await handle.close()
+    }
+  }
+
+  async *stream(id: string): AsyncIterable<Buffer> {
+    const handle = await this.openRegular(id)
+    // createReadStream closes the handle when the stream ends or is destroyed.
+    yield* createReadStream('', { fd: handle }) as AsyncIterable<Buffer>
+  }
+
+  async list(): Promise<string[]> {
+    let entries
+    try {
+      entries = await readdir(this.location, { withFileTypes: true })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      throw error
+    }
+    return entries
+      .filter((entry) => entry.isFile() && entry.name.endsWith(EXT))
+      .map((entry) => entry.name.slice(0, -EXT.length))
+      .filter(isSessionId)
+  }
+
+  async remove(id: string): Promise<void> {
+    const file = this.locationOf(id)
+    const lock = await WriterLock.acquire(file, id)
+    try {
+      await unlink(file)
+      await fsyncDir(this.location)
+    } finally {
+      await lock.release()
+    }
+  }
+
+  private async openRegular(id: string): Promise<FileHandle> {
+    const file = this.locationOf(id)
+    let handle: FileHandle
+    try {
+      handle = await open(file, READ_FLAGS)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT') throw new SessionError('SESSION_NOT_FOUND', `session ${id} not found: ${file} does not exist`, file)
+      if (code === 'ELOOP') throw new SessionError('SESSION_CORRUPT', `${file}: is a symbolic link, not a session file`, file)
+      throw error
+    }
+    if (!(await handle.stat()).isFile()) {
+      await handle.close()
+      throw new SessionError('SESSION_CORRUPT', `${file}: is not a regular file`, file)
+    }
+    return handle
+  }
+
+  private async ensureDir() {
+    const created = await mkdir(this.location, { recursive: true })
+    if (!created) return
+    // Each directory just made needs its entry in its parent made durable, up to the first one made.
+    for (let dir = this.location; ; dir = path.dirname(dir)) {
+      await fsyncDir(path.dirname(dir))
+      if (dir === created) break
+    }
+  }
+}
+
+class JsonlStoreWriter implements StoreWriter {
+  private writer?: JsonlWriter
+
+  constructor(private file: string, private handle: FileHandle, private lock: WriterLock) {}
+
+  async cutTail(size: number, tail: Buffer, stamp: number): Promise<string> {
+    // Keep the cut bytes before cutting them, so nothing is lost even if we crash in between.
+    const side = await saveSideFile(this.file, tail, stamp)
+    await this.handle.truncate(size)
+    await this.handle.sync()
+    return side
+  }
+
+  appender(size: number, lastSeq: number, options: AppenderOptions): Appender {
+    this.writer = new JsonlWriter(this.file, this.handle, size, lastSeq, options)
+    return this.writer
+  }
+
+  async close(): Promise<void> {
+    try {
+      if (this.writer) await this.writer.close()
+      else await this.handle.close()
+    } finally {
+      await this.lock.release()
+    }
+  }
+}

@@ -114,8 +114,7 @@ export class SessionServiceImpl implements SessionService {
     try {
       await impl.writer.flush()
     } catch (error) {
-      const cause = error as NodeJS.ErrnoException
-      throw Object.assign(new Error(`cannot persist session ${impl.id} (${impl.writer.pending} records not durable): ${cause.message}`, { cause }), { code: cause.code })
+      throw saveError(impl, error as NodeJS.ErrnoException & { reason?: string })
     }
   }
 
@@ -147,7 +146,14 @@ export class SessionServiceImpl implements SessionService {
       try {
         await this.flush(session)
       } catch (error) {
-        session.abortClose()
+        // A lost log cannot be written again: release it (and its lock) and say what was not saved.
+        if (!session.writer.lostError) {
+          session.abortClose()
+          throw error
+        }
+        await session.storeWriter!.close().catch(noop)
+        session.markClosed()
+        if (this.sessions.get(session.id) === session) this.sessions.delete(session.id)
         throw error
       }
       await session.storeWriter!.close()
@@ -259,6 +265,21 @@ export class SessionServiceImpl implements SessionService {
 function own(session: Session): SessionImpl {
   if (!(session instanceof SessionImpl)) throw new TypeError('not a session of ctx.sessions')
   return session
+}
+
+/**
+ * A flush failure as callers report it: what happened, how many records are not saved and the last seq
+ * that is (`unsaved`, `savedThrough`), the file-system `code` or `SESSION_LOST`, the cause.
+ */
+function saveError(session: SessionImpl, cause: NodeJS.ErrnoException & { reason?: string }) {
+  const writer = session.writer!
+  const unsaved = writer.pending
+  const savedThrough = writer.durableSeq
+  const kept = cause.code === 'SESSION_LOST' && cause.reason === 'removed'
+    ? `records 0..${savedThrough} were saved before it was removed`
+    : `records 0..${savedThrough} are saved in ${session.file}`
+  const message = `cannot save session ${session.id}: ${cause.message}; ${unsaved} record${unsaved === 1 ? '' : 's'} not saved, ${kept}`
+  return Object.assign(new Error(message, { cause }), { code: cause.code, ...(cause.reason && { reason: cause.reason }), unsaved, savedThrough })
 }
 
 function exists(id: string, file: string) {

@@ -53,6 +53,13 @@ export interface AppenderOptions {
 export interface Appender {
   /** Records appended but not yet durable. */
   readonly pending: number
+  /** Seq of the last durable record. */
+  readonly durableSeq: number
+  /**
+   * Set when the log was removed or replaced by someone else while open (`code: 'SESSION_LOST'`,
+   * `reason: 'removed' | 'replaced'`): nothing more is written and every flush rejects with it.
+   */
+  readonly lostError?: Error
   push(line: string, seq: number): void
   /** Resolves once every line pushed before the call is durable; rejects with the cause otherwise. */
   flush(): Promise<void>

@@ -1,5 +1,5 @@
-import { type FileHandle, open, stat } from 'node:fs/promises'
-import { createFileExclusive, readAll, writeAll } from './files.ts'
+import { type FileHandle, stat } from 'node:fs/promises'
+import { writeAll } from './files.ts'
 import type { Appender, AppenderOptions } from './store.ts'
 
 const noop = () => {}
@@ -21,8 +21,11 @@ export class JsonlWriter implements Appender {
   private appendedSeq: number
   private writtenSeq: number
   private syncedSeq: number
-  /** The handle's file is no longer the one at `file` (unlinked or replaced). */
-  private detached = false
+  /**
+   * Set once the file at the path is no longer this writer's (removed, its directory removed, or
+   * replaced): someone else touched the log, so nothing more is written and every flush rejects.
+   */
+  private lost?: Error
   private cycle?: Promise<void>
   private nextSync?: Promise<void>
   private timer?: NodeJS.Timeout
@@ -37,6 +40,14 @@ export class JsonlWriter implements Appender {
   /** Number of records appended but not yet durable. */
   get pending(): number {
     return this.appendedSeq - this.syncedSeq
+  }
+
+  get durableSeq(): number {
+    return this.syncedSeq
+  }
+
+  get lostError(): Error | undefined {
+    return this.lost
   }
 
   push(line: string, seq: number): void {
@@ -82,7 +93,7 @@ export class JsonlWriter implements Appender {
 
   private startBackground() {
     this.timer = undefined
-    if (this.cycle || this.nextSync || this.detached || this.stopped) return
+    if (this.cycle || this.nextSync || this.lost || this.stopped) return
     this.start(false).then(
       () => (this.failing = false),
       (error) => {
@@ -110,19 +121,15 @@ export class JsonlWriter implements Appender {
   }
 
   private async runCycle(sync: boolean): Promise<void> {
-    // A file found detached is recreated and written again at once; the second failure is reported.
-    for (let attempt = 0; ; attempt++) {
-      if (this.detached) await this.reattach()
-      await this.writeQueued()
-      if (!sync) return
-      try {
-        await this.handle.sync()
-        await this.verify()
-        break
-      } catch (error) {
-        this.rewind()
-        if (!this.detached || attempt > 0) throw error
-      }
+    if (this.lost) throw this.lost
+    await this.writeQueued()
+    if (!sync) return
+    try {
+      await this.handle.sync()
+      await this.verify()
+    } catch (error) {
+      this.rewind()
+      throw error
     }
     this.durableSize = this.size
     this.unsynced = []
@@ -171,44 +178,13 @@ export class JsonlWriter implements Appender {
     const [own, current] = await Promise.all([this.handle.stat(), stat(this.file).catch((error: NodeJS.ErrnoException) => error)])
     if (current instanceof Error) {
       if (current.code !== 'ENOENT' && current.code !== 'ENOTDIR') throw current
-      this.detached = true
-      throw Object.assign(new Error(`${this.file} no longer exists (the file or its directory was removed)`, { cause: current }), { code: current.code })
+      throw this.lose('removed', `${this.file} was removed (the file or its directory)`, current)
     }
-    if (current.ino !== own.ino || current.dev !== own.dev) {
-      this.detached = true
-      throw replaced(this.file)
-    }
+    if (current.ino !== own.ino || current.dev !== own.dev) throw this.lose('replaced', `${this.file} was replaced by another file or directory`)
   }
 
-  /**
-   * Recreates the file at its path from the durable prefix, which stays readable through the old
-   * handle even though no name points at it any more. Never overwrites whatever now sits at the path.
-   */
-  private async reattach(): Promise<void> {
-    const current = await stat(this.file).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined
-      throw error
-    })
-    if (current) {
-      const own = await this.handle.stat()
-      if (current.ino !== own.ino || current.dev !== own.dev) throw replaced(this.file)
-      this.detached = false
-      return
-    }
-    const prefix = await readAll(this.handle, this.durableSize)
-    try {
-      await createFileExclusive(this.file, prefix)
-    } catch (error) {
-      const { code, message } = error as NodeJS.ErrnoException
-      throw Object.assign(new Error(`${this.file} no longer exists and cannot be recreated: ${message}`, { cause: error }), { code })
-    }
-    const old = this.handle
-    this.handle = await open(this.file, 'r+')
-    this.detached = false
-    await old.close().catch(noop)
+  private lose(reason: 'removed' | 'replaced', message: string, cause?: unknown): Error {
+    this.lost = Object.assign(new Error(`${message} while the session was open; it is no longer written`, { cause }), { code: 'SESSION_LOST', reason })
+    return this.lost
   }
-}
-
-function replaced(file: string) {
-  return Object.assign(new Error(`${file} was replaced by another file or directory; move it away so the session can be written again`), { code: 'EEXIST' })
 }

@@ -1,9 +1,13 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { appsPerTest, readLines, tempDir } from './helpers.ts'
 
-// Permissions do not stop root, so failures are provoked by taking the file away from its path.
+const here = path.dirname(fileURLToPath(import.meta.url))
+const repo = path.resolve(here, '../../..')
 const launch = appsPerTest()
 
 async function sessionWithRecords(dir: string) {
@@ -14,64 +18,69 @@ async function sessionWithRecords(dir: string) {
   return { ...app, session }
 }
 
-async function reopenElsewhere(dir: string, id: string) {
-  const app = await launch(dir)
-  return app.sessions.open(id, { readOnly: true })
-}
-
-describe('flush failure and recovery', () => {
-  it('rejects while the directory is gone, then recreates the file without losing or duplicating records', async () => {
+describe('a log taken away while open: writing stops and says so', () => {
+  it('the directory removed: every flush rejects with SESSION_LOST, nothing is recreated', async () => {
     const root = await tempDir()
     const dir = path.join(root, 'sessions')
     const { sessions, session } = await sessionWithRecords(dir)
     session.append('test/item', { i: 3 })
     await fs.rm(dir, { recursive: true })
 
-    await expect(sessions.flush(session)).rejects.toMatchObject({ code: 'ENOENT', message: expect.stringContaining(session.id) })
-    session.append('test/item', { i: 4 })
-    await expect(sessions.flush(session)).rejects.toMatchObject({ code: 'ENOENT' })
-
+    await expect(sessions.flush(session)).rejects.toMatchObject({
+      code: 'SESSION_LOST', reason: 'removed', unsaved: 1, savedThrough: 3,
+      message: `cannot save session ${session.id}: ${session.file} was removed (the file or its directory) while the session was open; it is no longer written; 1 record not saved, records 0..3 were saved before it was removed`,
+    })
     await fs.mkdir(dir)
-    session.append('test/item', { i: 5 })
-    await sessions.flush(session)
-    expect(await readLines(session.file)).toEqual(session.records)
-    expect(session.records.map((r) => r.seq)).toEqual([0, 1, 2, 3, 4, 5, 6])
-
-    session.append('test/item', { i: 6 })
-    await sessions.flush(session)
-    expect((await reopenElsewhere(dir, session.id)).records).toEqual(session.records)
+    session.append('test/item', { i: 4 })
+    await expect(sessions.flush(session)).rejects.toMatchObject({ code: 'SESSION_LOST', unsaved: 2 })
+    expect(await fs.readdir(dir)).toEqual([])
+    // Closing releases what is left and still reports it.
+    await expect(sessions.close(session)).rejects.toMatchObject({ code: 'SESSION_LOST' })
+    expect(session.closed).toBe(true)
   })
 
-  it('rejects while a directory stands in place of the file, then writes again once it is removed', async () => {
+  it('the file replaced by another: rejects and never writes to either', async () => {
     const dir = await tempDir()
     const { sessions, session } = await sessionWithRecords(dir)
+    const before = await fs.readFile(session.file)
     const moved = `${session.file}.moved`
     await fs.rename(session.file, moved)
-    await fs.mkdir(session.file)
+    await fs.writeFile(session.file, 'forged\n')
     session.append('test/item', { i: 3 })
 
-    const failure = await sessions.flush(session).then(() => undefined, (e: unknown) => e)
-    expect(failure).toMatchObject({ message: expect.stringMatching(/replaced/) })
-    expect(await fs.readdir(session.file)).toEqual([])
-    await expect(sessions.close(session)).rejects.toThrow(/replaced/)
-    expect(session.closed).toBe(false)
-
-    await fs.rmdir(session.file)
+    await expect(sessions.flush(session)).rejects.toMatchObject({ code: 'SESSION_LOST', reason: 'replaced', message: expect.stringContaining(`records 0..3 are saved in ${session.file}`) })
     session.append('test/item', { i: 4 })
-    await sessions.close(session)
-    expect(await readLines(session.file)).toEqual(session.records)
-    expect(session.records).toHaveLength(6)
-    // Writes that reached the moved file before the replacement was noticed stay there, harmlessly.
+    await expect(sessions.flush(session)).rejects.toMatchObject({ code: 'SESSION_LOST' })
+    expect(await fs.readFile(session.file, 'utf8')).toBe('forged\n')
+    // At most the batch written before the flush noticed reached the moved file, never after.
     const stranded = await readLines(moved)
-    expect(stranded).toEqual(session.records.slice(0, stranded.length))
+    expect(stranded.slice(0, 4)).toEqual(JSON.parse(JSON.stringify(session.records.slice(0, 4))))
+    expect(stranded.length).toBeLessThanOrEqual(5)
+    expect(before.length).toBeGreaterThan(0)
   })
 
-  it('notices at the next flush a file deleted after everything was durable', async () => {
+  it('the file deleted after everything was durable: noticed at the next flush', async () => {
     const dir = await tempDir()
     const { sessions, session } = await sessionWithRecords(dir)
     await fs.unlink(session.file)
-    // The directory still exists, so the flush recreates the file from the durable bytes.
-    await sessions.flush(session)
-    expect(await readLines(session.file)).toEqual(session.records)
+    await expect(sessions.flush(session)).rejects.toMatchObject({ code: 'SESSION_LOST', reason: 'removed', unsaved: 0 })
+    await expect(fs.stat(session.file)).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+
+  it('a file size limit (ulimit -f in a child shell): the flush rejects with EFBIG and what is saved stays intact', async () => {
+    const dir = await tempDir()
+    const child = spawn('/bin/sh', ['-c', `ulimit -f 32 && exec "${process.execPath}" --import tsx "${path.join(here, 'fixtures/fsize-child.ts')}" "${dir}"`], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout!.on('data', (chunk) => (out += chunk))
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(0)
+    const report = JSON.parse(out)
+    expect(report).toMatchObject({ code: 'EFBIG', unsaved: 1, savedThrough: 1 })
+    expect(report.message).toMatch(/^cannot save session \S+: EFBIG: file too large, write; 1 record not saved, records 0\.\.1 are saved in /)
+    // The partial write past the limit is a torn tail that the next writer cuts off.
+    const app = await launch(dir)
+    const session = await app.sessions.open(report.id)
+    expect(session.records.map((r) => r.seq)).toEqual([0, 1])
+    expect(session.repair?.tornBytes).toBeGreaterThan(0)
   })
 })

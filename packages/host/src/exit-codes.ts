@@ -1,6 +1,6 @@
 /**
  * Process exit codes of the `goalkeeper` CLI. Commands return one of these; scripts and CI rely on them,
- * so a value never changes meaning once published. 64 and 70 follow BSD sysexits (EX_USAGE, EX_SOFTWARE);
+ * so a value never changes meaning once published. 64, 70 and 74 follow BSD sysexits (EX_USAGE, EX_SOFTWARE, EX_IOERR);
  * 130 is the shell convention for "ended by SIGINT".
  */
 export const ExitCode = {
@@ -12,6 +12,11 @@ export const ExitCode = {
   PAUSED: 3,
   /** The goal ran out of rounds (blocked with `round-limit`). */
   ROUND_LIMIT: 4,
+  /**
+   * The session could not be saved (a flush failed: disk full, file size limit, I/O error, or its file
+   * was removed or replaced while open); the message says why and what was kept. Follows EX_IOERR.
+   */
+  NOT_SAVED: 74,
   /** Bad command line, unreadable or invalid cordis.yml, or a composition entry that failed to load. */
   USAGE: 64,
   /** An unexpected runtime error. */

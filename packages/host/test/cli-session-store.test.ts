@@ -2,7 +2,10 @@ import { writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readSession, run, sessionIdOf, snapshot, start, useProject } from './cli-helpers.ts'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readdir, readFile } from 'node:fs/promises'
+import { childEnv, jsonLines, readSession, repoRoot, run, sessionIdOf, snapshot, start, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 
@@ -38,5 +41,50 @@ describe('sessions on disk', { timeout: 60_000 }, () => {
     expect(records.filter((r) => r.type === 'user/message').map((r) => r.data.content[0].text)).toEqual(['hello', 'second'])
     // The lock went with the holder: only the session file is left.
     expect(Object.keys(await snapshot(p))).toEqual([`${id}.jsonl`])
+  })
+})
+
+/** A model whose answer first does something to the session store (`fault`, JS with `sessions` in scope). */
+const faulty = (fault: string) => `import fs from 'node:fs'
+const sessions = path.join(dir, 'sessions')
+export default many(async () => {
+  ${fault}
+  return { text: 'Done.' }
+})`
+
+const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
+
+describe('honest save errors', { timeout: 60_000 }, () => {
+  const faults: [name: string, fault: string, reason: RegExp][] = [
+    ['the session file removed', `for (const f of fs.readdirSync(sessions)) if (f.endsWith('.jsonl')) fs.unlinkSync(path.join(sessions, f))`, / was removed \(the file or its directory\) while the session was open; it is no longer written; \d+ records not saved, records 0\.\.\d+ were saved before it was removed/],
+    ['the session file replaced', `for (const f of fs.readdirSync(sessions)) if (f.endsWith('.jsonl')) { fs.renameSync(path.join(sessions, f), path.join(sessions, f + '.old')); fs.writeFileSync(path.join(sessions, f), '{}\\n') }`, / was replaced by another file or directory while the session was open; it is no longer written; \d+ records not saved, records 0\.\.\d+ are saved in /],
+    ['the sessions directory removed', `fs.rmSync(sessions, { recursive: true })`, / was removed \(the file or its directory\)/],
+  ]
+  for (const [name, fault, reason] of faults) {
+    it(`${name} during a run: exit 74, says it could not be saved, why and what was kept; --json carries it`, async () => {
+      const p = await project({ script: faulty(fault) })
+      const result = await run([...p.globals, '--json', 'run', 'hello'])
+      expect(result.code, result.stderr).toBe(74)
+      expect(result.stderr).toMatch(new RegExp(`goalkeeper: the session could not be saved: cannot save session \\S+: ${p.sessions.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/\\S+\\.jsonl${reason.source}`))
+      expect(result.stderr).not.toContain('the session is saved')
+      const last = jsonLines(result.stdout).at(-1)
+      expect(last).toMatchObject({ type: 'result', exitCode: 74, saveError: { code: 'SESSION_LOST', unsaved: expect.any(Number) } })
+      expect(last.saveError.message).toMatch(reason)
+    })
+  }
+
+  it('a file size limit (ulimit -f in a child shell): exit 74 with EFBIG, and the saved part opens', async () => {
+    const p = await project({ script: `export default many(() => ({ text: 'x'.repeat(256 * 1024) }))` })
+    const child = spawn('/bin/sh', ['-c', `ulimit -f 128 && exec "${process.execPath}" --import tsx "${cli}" "$@"`, 'sh', ...p.globals, 'run', 'hello'], { cwd: repoRoot, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr!.on('data', (chunk) => (stderr += chunk))
+    child.stdout!.resume()
+    const [code] = await once(child, 'exit')
+    expect(code, stderr).toBe(74)
+    expect(stderr).toMatch(/goalkeeper: the session could not be saved: cannot save session \S+: EFBIG: file too large, write; \d+ records? not saved, records 0\.\.\d+ are saved in /)
+    const id = sessionIdOf(stderr)
+    const shown = await run([...p.globals, 'show', id])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toContain('hello')
   })
 })

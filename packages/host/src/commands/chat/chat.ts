@@ -151,7 +151,7 @@ class Chat {
     this.closed = true
     await this.queue
     if (!this.interactive) await run.untilRest()
-    return this.leave()
+    return await this.leave()
   }
 
   private async handle(text: string): Promise<void> {
@@ -233,8 +233,9 @@ class Chat {
     this.promptShown = false
   }
 
-  private leave(): number {
+  private async leave(): Promise<number> {
     const { run } = this
+    await run.checkSaved()
     // The exit hints go where the prompt was, not after it.
     this.hidePrompt()
     this.run.term.surface = undefined

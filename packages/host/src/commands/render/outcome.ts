@@ -42,6 +42,8 @@ Exit codes:
   2    the goal is blocked
   3    paused or cancelled (Ctrl-C, /goal pause), or the goal stopped without an outcome
   4    the goal ran out of rounds (blocked with round-limit)
-  64   bad command line or configuration (unreadable cordis.yml, an entry that did not load)
+  64   bad command line or configuration (unreadable cordis.yml, an entry that did not load),
+       an unknown session, or a session another process has open for writing
   70   runtime error (a model or session error, a failed turn)
+  74   the session could not be saved (disk full, size limit, I/O error, file removed or replaced)
   130  forced exit by a repeated signal during shutdown`

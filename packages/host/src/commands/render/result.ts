@@ -4,8 +4,8 @@ import type { AgentRun, RestState } from '../run/agent-run.ts'
 import { goalSummary } from './goal-text.ts'
 import { goalExitCode, turnExitCode } from './outcome.ts'
 
-/** After the work is at rest: the answer (unless it was streamed), the goal summary, hints; returns the exit code. */
-export function reportResult(run: AgentRun, state: RestState, options: { goal: boolean }): number {
+/** After the work is at rest: the answer (unless it was streamed), the goal summary, whether it is saved, hints; returns the exit code. */
+export async function reportResult(run: AgentRun, state: RestState, options: { goal: boolean }): Promise<number> {
   const { term } = run
   if (state === 'gone') term.note('the agent was shut down before its work ended')
   const answer = run.answer()
@@ -13,7 +13,8 @@ export function reportResult(run: AgentRun, state: RestState, options: { goal: b
   const goal = run.goal()
   const showGoal = options.goal || (run.goalChanged && !!goal)
   if (showGoal) term.out(goalSummary(goal))
-  run.hint('the session is saved; to read it', 'show', run.agent.id)
+  const failure = await run.checkSaved()
+  run.hint(failure ? 'what was saved can be read with' : 'the session is saved; to read it', 'show', run.agent.id)
   continuationHint(run, goal)
   if (showGoal) return run.finish(goalExitCode(goal))
   return run.finish(state === 'gone' ? ExitCode.RUNTIME : turnExitCode(run.lastOutcome()))

@@ -31,6 +31,15 @@ export interface AgentRunOptions {
 
 export type RestState = 'rest' | 'gone'
 
+/** Why the session could not be saved, as `--json` carries it. */
+export interface SaveFailure {
+  /** A file-system code (`ENOSPC`, `EFBIG`, `EIO`, ...) or `SESSION_LOST` (the file was removed or replaced). */
+  code: string
+  message: string
+  /** Records not saved. */
+  unsaved: number
+}
+
 /**
  * One agent command's run: the composition, one agent on a new or resumed session, the live view of its
  * work, Ctrl-C handling, and the wait until it is at rest. Created with `AgentRun.open`.
@@ -39,6 +48,7 @@ export class AgentRun {
   /** Records the session had before this command started; its own output is what follows. */
   readonly startSeq: number
   private interruptedOnce = false
+  private saveFailure?: SaveFailure
   private stopInterrupts: () => void
   private stopReloads: () => void
   private keepAlive: NodeJS.Timeout
@@ -151,8 +161,28 @@ export class AgentRun {
     return this.view.goalChanged
   }
 
-  /** Ends the run: stops listening, prints the JSON result line, returns the exit code. */
+  /**
+   * Makes every record durable; if that fails, says so (why, and what was kept) and remembers it, so
+   * that `finish` exits with NOT_SAVED. Never claims a save it could not verify.
+   */
+  async checkSaved(): Promise<SaveFailure | undefined> {
+    try {
+      await this.app.ctx.get('sessions')!.flush(this.agent.session)
+      return undefined
+    } catch (error) {
+      const { code, unsaved } = error as { code?: unknown; unsaved?: unknown }
+      this.saveFailure = { code: typeof code === 'string' ? code : 'EIO', message: describeError(error), unsaved: typeof unsaved === 'number' ? unsaved : 0 }
+      this.term.note(`the session could not be saved: ${this.saveFailure.message}`)
+      return this.saveFailure
+    }
+  }
+
+  /** Ends the run: stops listening, prints the JSON result line, returns the exit code (NOT_SAVED after a failed save). */
   finish(exitCode: number, extra: Record<string, unknown> = {}): number {
+    if (this.saveFailure) {
+      exitCode = ExitCode.NOT_SAVED
+      extra = { ...extra, saveError: this.saveFailure }
+    }
     clearInterval(this.keepAlive)
     this.stopInterrupts()
     this.stopReloads()

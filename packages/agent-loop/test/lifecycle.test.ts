@@ -67,28 +67,26 @@ describe('dispose and unload', () => {
     const agent = await h.createAgent()
     const file = agent.session.file
     h.scripted.push({ text: 'one' }, () => {
-      // Another file now sits at the session's path: the writer refuses to call that durable.
+      // Another file now sits at the session's path: the writer refuses to call that durable, and stops writing.
       fs.renameSync(file, `${file}.moved`)
       fs.writeFileSync(file, 'not the session\n')
       agent.send({ content: 'queued meanwhile' })
       return { text: 'two' }
-    }, () => {
-      fs.rmSync(file)
-      return { text: 'three' }
-    }, { text: 'four' })
+    }, { text: 'three' }, { text: 'four' })
     agent.send({ content: 'first' })
     await agent.whenIdle()
     const errors = h.events(['agent/error', 'agent/status', 'agent/prompt-submit'])
     agent.send({ content: 'second' })
     await agent.whenIdle()
-    expect(timeline(errors)).toEqual(['agent/status running', 'agent/prompt-submit', 'agent/error FLUSH_FAILED', 'agent/prompt-submit', 'agent/status idle'])
+    expect(timeline(errors)).toEqual(['agent/status running', 'agent/prompt-submit', 'agent/error FLUSH_FAILED', 'agent/prompt-submit', 'agent/error FLUSH_FAILED', 'agent/status idle'])
     expect(errors[2].args[1]).toBe(2)
-    expect((errors[2].args[2] as any).cause).toBeInstanceOf(Error)
+    expect((errors[2].args[2] as any).cause).toMatchObject({ code: 'SESSION_LOST' })
 
     agent.send({ content: 'last' })
     await agent.whenIdle()
-    expect(timeline(errors).slice(5)).toEqual(['agent/status running', 'agent/prompt-submit', 'agent/status idle'])
-    expect(h.readFile(agent)).toEqual(h.records(agent))
+    expect(timeline(errors).slice(6)).toEqual(['agent/status running', 'agent/prompt-submit', 'agent/error FLUSH_FAILED', 'agent/status idle'])
+    expect(agent.session.records.filter((r) => r.type === 'turn/end')).toHaveLength(4)
+    expect(fs.readFileSync(file, 'utf8')).toBe('not the session\n')
   })
 })
 

@@ -4,7 +4,8 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { readdir, readFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, realpath } from 'node:fs/promises'
+import { workspaceKey } from '@goalkeeper/session'
 import { childEnv, jsonLines, readSession, repoRoot, run, sessionIdOf, snapshot, start, useProject } from './cli-helpers.ts'
 
 const project = useProject()
@@ -86,5 +87,36 @@ describe('honest save errors', { timeout: 60_000 }, () => {
     const shown = await run([...p.globals, 'show', id])
     expect(shown.code, shown.stderr).toBe(0)
     expect(shown.stdout).toContain('hello')
+  })
+})
+
+describe('where sessions live', { timeout: 60_000 }, () => {
+  it('by default in $XDG_STATE_HOME/goalkeeper/sessions/<workspace-key>/; sessions already in the workspace are listed and resumed where they are', async () => {
+    const p = await project({ script: 'export default many((request) => ({ text: "Seen " + request.messages.length + " messages." }))', config: { session: { dir: '' } } })
+    const env = { XDG_STATE_HOME: path.join(p.dir, 'state') }
+    const first = await run([...p.globals, 'run', 'hello'], { env })
+    expect(first.code, first.stderr).toBe(0)
+    const id = sessionIdOf(first.stderr)
+    const store = path.join(p.dir, 'state/goalkeeper/sessions', workspaceKey(await realpath(p.workspace)))
+    expect(await readdir(store)).toEqual([`${id}.jsonl`])
+    expect(await readdir(p.workspace)).toEqual([])
+
+    // A session from the time they were kept in the workspace.
+    const legacy = path.join(p.workspace, '.goalkeeper/sessions')
+    await mkdir(legacy, { recursive: true })
+    const old = '20200101-000000-legacy'
+    const header = { seq: 0, at: 1000, type: 'session/header', data: { version: 1, id: old, createdAt: 1000, cwd: await realpath(p.workspace) } }
+    await writeFile(path.join(legacy, `${old}.jsonl`), `${JSON.stringify(header)}\n`)
+    const listed = await run([...p.globals, '--json', 'sessions'], { env })
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(jsonLines(listed.stdout).map((s) => s.id).sort()).toEqual([old, id].sort())
+    const resumed = await run([...p.globals, 'resume', 'legacy', 'still', 'here?'], { env })
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stdout).toBe('Seen 1 messages.\n')
+    const text = await readFile(path.join(legacy, `${old}.jsonl`), 'utf8')
+    expect(text).toContain('still here?')
+    // New sessions never go to the old place.
+    expect(await readdir(legacy)).toEqual([`${old}.jsonl`])
+    expect(await readdir(store)).toEqual([`${id}.jsonl`])
   })
 })

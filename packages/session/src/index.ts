@@ -1,4 +1,6 @@
+import path from 'node:path'
 import type { Context } from 'cordis'
+import { defaultSessionsDir, LEGACY_DIR } from './location.ts'
 import Schema from 'schemastery'
 import type { SessionRecord } from './records.ts'
 import { SessionServiceImpl } from './service.ts'
@@ -9,6 +11,7 @@ export * from './records.ts'
 export * from './types.ts'
 export type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
 export { JsonlFileStore } from './jsonl-store.ts'
+export { defaultSessionsDir, LEGACY_DIR, stateHome, workspaceKey } from './location.ts'
 export { describeHolder, type LockHolder } from './lock.ts'
 
 declare module 'cordis' {
@@ -27,7 +30,7 @@ export const name = 'session'
 export const inject: string[] = []
 
 export const Config = Schema.object({
-  dir: Schema.string().default('.goalkeeper/sessions').description('Directory of the session files; a relative path is resolved against the working directory when the plugin starts.'),
+  dir: Schema.string().default('').description('Directory of the session files; a relative path is resolved against the working directory when the plugin starts. Empty: $XDG_STATE_HOME/goalkeeper/sessions/<workspace-key>, outside the workspace, and sessions already in the workspace\'s .goalkeeper/sessions are still found.'),
   flushDelayMs: Schema.natural().default(5).description('Longest wait before appended records are written (without fsync) in one batch.'),
   maxBatchBytes: Schema.natural().default(1 << 20).description('Queued size that starts a write at once instead of waiting for flushDelayMs.'),
   store: Schema.any().hidden().description('Where logs are kept: a SessionStore (default: JSONL files in dir), for other backends and tests.'),
@@ -36,7 +39,11 @@ export const Config = Schema.object({
 export type Config = Schemastery.TypeT<typeof Config>
 
 export const apply = (ctx: Context, config: Config) => {
-  const store = new SessionServiceImpl(ctx, { ...config, clock: config.clock as (() => number) | undefined, store: config.store as SessionStore | undefined })
+  // The workspace is the working directory when the plugin starts (the CLI changes to --cwd first).
+  const workspace = process.cwd()
+  const dir = config.dir ? path.resolve(config.dir) : defaultSessionsDir(workspace)
+  const olderDirs = config.dir ? [] : [path.join(workspace, LEGACY_DIR)]
+  const store = new SessionServiceImpl(ctx, { ...config, dir, olderDirs, clock: config.clock as (() => number) | undefined, store: config.store as SessionStore | undefined })
   // Yielded in this order so that teardown first withdraws the service (waiting for its dependents),
   // then flushes and closes every session.
   ctx.effect(function* () {

@@ -1,4 +1,4 @@
-import { constants, createReadStream } from 'node:fs'
+import { constants, createReadStream, existsSync } from 'node:fs'
 import { type FileHandle, mkdir, open, readdir, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import { createFileExclusive, fsyncDir, readAll, saveSideFile } from './files.ts'
@@ -12,19 +12,36 @@ const EXT = '.jsonl'
 // Never block on a FIFO or device someone put in the store, never follow a link planted there.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
 
-/** Session logs as `<dir>/<id>.jsonl`, one writer per file through `<id>.jsonl.lock`. */
+/**
+ * Session logs as `<dir>/<id>.jsonl`, one writer per file through `<id>.jsonl.lock`. `olderDirs` are
+ * where logs used to be kept: their logs are listed, read and written where they are; new ones go to `dir`.
+ */
 export class JsonlFileStore implements SessionStore {
   readonly location: string
+  readonly olderDirs: readonly string[]
 
-  constructor(dir: string) {
+  constructor(dir: string, options: { olderDirs?: readonly string[] } = {}) {
     this.location = path.resolve(dir)
+    this.olderDirs = (options.olderDirs ?? []).map((d) => path.resolve(d)).filter((d) => d !== this.location)
+  }
+
+  /** Every directory this store reads, its own first. */
+  get dirs(): string[] {
+    return [this.location, ...this.olderDirs]
   }
 
   locationOf(id: string): string {
-    return path.join(this.location, `${id}${EXT}`)
+    const file = `${id}${EXT}`
+    // A session is found where it is; one in no directory yet (being created) belongs to the store's own.
+    for (const dir of this.olderDirs) {
+      if (!existsSync(path.join(this.location, file)) && existsSync(path.join(dir, file))) return path.join(dir, file)
+    }
+    return path.join(this.location, file)
   }
 
   async create(id: string, content: Buffer): Promise<StoreWriter> {
+    // An id taken in an older directory is taken.
+    if (this.locationOf(id) !== path.join(this.location, `${id}${EXT}`)) throw new SessionError('SESSION_EXISTS', `session ${id} already exists: ${this.locationOf(id)}`, this.locationOf(id))
     const file = this.locationOf(id)
     await this.ensureDir()
     const lock = await WriterLock.acquire(file, id)
@@ -70,17 +87,9 @@ export class JsonlFileStore implements SessionStore {
   }
 
   async list(): Promise<string[]> {
-    let entries
-    try {
-      entries = await readdir(this.location, { withFileTypes: true })
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-      throw error
-    }
-    return entries
-      .filter((entry) => entry.isFile() && entry.name.endsWith(EXT))
-      .map((entry) => entry.name.slice(0, -EXT.length))
-      .filter(isSessionId)
+    const ids = new Set<string>()
+    for (const dir of this.dirs) for (const id of await logsIn(dir)) ids.add(id)
+    return [...ids]
   }
 
   async remove(id: string): Promise<void> {
@@ -88,7 +97,7 @@ export class JsonlFileStore implements SessionStore {
     const lock = await WriterLock.acquire(file, id)
     try {
       await unlink(file)
-      await fsyncDir(this.location)
+      await fsyncDir(path.dirname(file))
     } finally {
       await lock.release()
     }
@@ -113,7 +122,8 @@ export class JsonlFileStore implements SessionStore {
   }
 
   private async ensureDir() {
-    const created = await mkdir(this.location, { recursive: true })
+    // Only the user may read the logs (they hold whole conversations): 0700 on every directory made.
+    const created = await mkdir(this.location, { recursive: true, mode: 0o700 })
     if (!created) return
     // Each directory just made needs its entry in its parent made durable, up to the first one made.
     for (let dir = this.location; ; dir = path.dirname(dir)) {
@@ -121,6 +131,20 @@ export class JsonlFileStore implements SessionStore {
       if (dir === created) break
     }
   }
+}
+
+async function logsIn(dir: string): Promise<string[]> {
+  let entries
+  try {
+    entries = await readdir(dir, { withFileTypes: true })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+  return entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith(EXT))
+    .map((entry) => entry.name.slice(0, -EXT.length))
+    .filter(isSessionId)
 }
 
 class JsonlStoreWriter implements StoreWriter {

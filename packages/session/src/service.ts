@@ -13,9 +13,10 @@ import { type CreateOptions, type OpenOptions, type RepairReport, type Session, 
 import type { SessionStore, StoreWriter } from './store.ts'
 
 export interface ServiceOptions {
-  /** Where the logs are kept; by default JSONL files in `dir`. */
+  /** Where the logs are kept; by default JSONL files in `dir` (and `olderDirs`). */
   store?: SessionStore
   dir: string
+  olderDirs?: readonly string[]
   flushDelayMs: number
   maxBatchBytes: number
   clock?: () => number
@@ -35,7 +36,7 @@ export class SessionServiceImpl implements SessionService {
   private host: SessionHost
 
   constructor(private ctx: Context, private options: ServiceOptions) {
-    this.store = options.store ?? new JsonlFileStore(options.dir)
+    this.store = options.store ?? new JsonlFileStore(options.dir, { olderDirs: options.olderDirs })
     const clock = options.clock ?? Date.now
     // A broken injected clock must not write `"at":NaN`, which is not JSON.
     this.now = () => {
@@ -51,6 +52,10 @@ export class SessionServiceImpl implements SessionService {
 
   get dir(): string {
     return this.store.location
+  }
+
+  get dirs(): readonly string[] {
+    return this.store instanceof JsonlFileStore ? this.store.dirs : [this.store.location]
   }
 
   get(id: string): Session | undefined {

@@ -52,7 +52,10 @@ export interface CreateOptions {
 }
 
 export interface SessionService {
+  /** Where new sessions are created. */
   readonly dir: string
+  /** Every directory whose sessions are listed and opened (`dir` first, then older places such as a workspace's `.goalkeeper/sessions`). */
+  readonly dirs: readonly string[]
   create(options: CreateOptions): Promise<Session>
   open(id: string, options?: OpenOptions): Promise<Session>
   /** A session already open in this process. */

@@ -18,8 +18,8 @@ export interface Limits {
 export interface Located extends Resolved {
   /** True for a real path at or below the session store, when the store lies inside this root. */
   isProtected(real: string): boolean
-  /** Real path of the session store when it lies inside this root. */
-  store?: string
+  /** Real paths of the session stores that lie inside this root. */
+  stores: string[]
 }
 
 /** What every tool needs: the root of the calling agent and the limits. */
@@ -32,14 +32,16 @@ export interface Workspace {
 }
 
 /**
- * `storeDir` and `commandSandbox` are asked at every call, because the sessions and permissions services
- * may be loaded, changed or unloaded while the tools stay registered.
+/**
+ * `storeDirs` and `commandSandbox` are asked at every call, because the sessions and permissions services
+ * may be loaded, moved, changed or unloaded while the tools stay registered. `storeDirs` lists every
+ * directory the sessions service reads sessions from.
  */
 export function createWorkspace(
   root: string | undefined,
   limits: Limits,
   scrubSecrets: boolean,
-  storeDir: () => string | undefined = () => undefined,
+  storeDirs: () => readonly string[] = () => [],
   commandSandbox: (call: ToolCallContext) => CommandSandbox = () => ({ kind: 'none' }),
 ): Workspace {
   // A configured root is fixed at load time; otherwise each agent works in its own session cwd.
@@ -54,10 +56,16 @@ export function createWorkspace(
     scrubSecrets,
     resolve: async (call, input) => {
       const resolved = await resolveInside(rootOf(call), input)
-      const store = await storeInside(resolved.root, storeDir())
-      const isProtected = (real: string) => store !== undefined && within(real, store)
-      if (isProtected(resolved.real)) throw protectedError(resolved, store!)
-      return { ...resolved, isProtected, store }
+      const stores: string[] = []
+      for (const dir of storeDirs()) {
+        const store = await storeInside(resolved.root, dir)
+        if (store) stores.push(store)
+      }
+      const storeOf = (real: string) => stores.find((store) => within(real, store))
+      const isProtected = (real: string) => storeOf(real) !== undefined
+      const hit = storeOf(resolved.real)
+      if (hit) throw protectedError(resolved, hit)
+      return { ...resolved, isProtected, stores }
     },
     commandSandbox,
   }

@@ -48,7 +48,8 @@ export default defineCommand({
       .option('-n, --limit <n>', 'how many sessions, newest activity first', parseLimit, 20)
       .option('--all', 'list every session')
       .addHelpText('after', `
-Sessions are kept per workspace (--cwd), in the session plugin's directory (.goalkeeper/sessions).
+Sessions are kept per workspace (--cwd), in the session plugin's directory (default
+~/.local/state/goalkeeper/sessions/<workspace-key>; also the workspace's .goalkeeper/sessions).
 With --json: one object per session and line. Session files are only read, never repaired or written.
 
 Exit codes: 0 listed (also when there are none), 64 bad command line or configuration.`),

@@ -41,8 +41,8 @@ async function sandboxFor(ws: Workspace, call: ToolCallContext, target: Located)
       + 'The file tools still work; ask the user to install the sandbox or to choose the full permission mode.')
   }
   // The store must exist to be mounted read-only over the workspace; a missing one would be created writable.
-  if (target.store) await mkdir(target.store, { recursive: true })
-  const policy = { bwrap: sandbox.bwrap, writable: [target.root], readOnly: target.store ? [target.store] : [], network: sandbox.network, cwd: target.real }
+  for (const store of target.stores) await mkdir(store, { recursive: true })
+  const policy = { bwrap: sandbox.bwrap, writable: [target.root], readOnly: target.stores, network: sandbox.network, cwd: target.real }
   return { wrap: (argv: string[]) => sandboxedCommand(policy, argv), note: sandboxNote(sandbox.network) }
 }
 

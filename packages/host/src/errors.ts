@@ -17,12 +17,13 @@ export class HostError extends Error {
   }
 }
 
-const USAGE_CODES = new Set(['NO_MODEL', 'SESSION_NOT_FOUND', 'SESSION_CORRUPT', 'SESSION_LOCKED', 'AGENT_EXISTS', 'INVALID_OPTIONS'])
+const USAGE_CODES = new Set(['NO_MODEL', 'SESSION_NOT_FOUND', 'SESSION_CORRUPT', 'SESSION_LOCKED', 'SESSION_TAMPERED', 'AGENT_EXISTS', 'INVALID_OPTIONS'])
 
 const HINTS: Record<string, string> = {
   NO_MODEL: 'load a model provider in cordis.yml',
   // One writer per session: the other process must finish (or be stopped) first; reading never waits.
   SESSION_LOCKED: 'wait for that process to finish, or read the session with show',
+  SESSION_TAMPERED: 'read it with show; the lines before the one named are intact',
 }
 
 /** Errors of the agent and session services are bad input or state: one line, no stack. */

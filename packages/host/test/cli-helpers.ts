@@ -154,7 +154,8 @@ export function childEnv(extra: Record<string, string | undefined> = {}): Record
   // A key in the test runner's environment must not switch these runs to a real model, and npm's variables
   // (the runner may be `npm test`) would change the hints to `npx goalkeeper`.
   for (const name of Object.keys(env)) if (/_API_KEY$/.test(name) || name.startsWith('npm_')) delete env[name]
-  return { ...env, ...extra }
+  // The session signing key of test runs is a shared temp one, never the user's own.
+  return { ...env, XDG_CONFIG_HOME: path.join(os.tmpdir(), 'goalkeeper-tests', 'config'), ...extra }
 }
 
 export function start(args: string[], options: { stdin?: 'pipe' | 'ignore'; env?: Record<string, string | undefined> } = {}): Run {
@@ -222,7 +223,10 @@ export function sessionIdOf(stderr: string): string {
 /** Records of a session file, parsed line by line. */
 export async function readSession(project: Project, id: string): Promise<{ seq: number; type: string; data: any }[]> {
   const text = await readFile(path.join(project.sessions, `${id}.jsonl`), 'utf8')
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line))
+  return text.split('\n').filter(Boolean).map((line) => {
+    const { mac, ...record } = JSON.parse(line)
+    return record
+  })
 }
 
 /** Resolves once the file's content matches `pattern` (fs.watch on its directory, no polling). */

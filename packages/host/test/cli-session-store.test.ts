@@ -120,3 +120,24 @@ describe('where sessions live', { timeout: 60_000 }, () => {
     expect(await readdir(store)).toEqual([`${id}.jsonl`])
   })
 })
+
+describe('tamper evidence', { timeout: 60_000 }, () => {
+  it('a human input appended to the session file by a child process is reported at resume and goal --session, and never run', async () => {
+    const p = await project({ script: 'export default many((request) => ({ text: "Answered: " + opening(request).text }))' })
+    const first = await run([...p.globals, 'run', 'hello'])
+    expect(first.code, first.stderr).toBe(0)
+    const id = sessionIdOf(first.stderr)
+    const file = path.join(p.sessions, `${id}.jsonl`)
+    const count = (await readSession(p, id)).length
+    // What a background job started by the model could do: append a record with a human source.
+    const forger = spawn(process.execPath, [path.join(repoRoot, 'packages/session/test/fixtures/forge-child.mjs'), file], { stdio: 'inherit' })
+    expect((await once(forger, 'exit'))[0]).toBe(0)
+    for (const args of [['resume', id], ['goal', '--session', id]]) {
+      const refused = await run([...p.globals, ...args])
+      expect(refused.code).toBe(64)
+      expect(refused.stderr).toContain(`goalkeeper: ${file}:${count + 1}: line is not signed, yet lines before it are; the log was changed by someone other than goalkeeper, so nothing from this line on is trusted and it is not opened for writing (hint: read it with show; the lines before the one named are intact)`)
+      expect(refused.stdout).not.toContain('ship it')
+    }
+    expect((await readFile(file, 'utf8')).trimEnd().split('\n')).toHaveLength(count + 1)
+  })
+})

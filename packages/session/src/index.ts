@@ -1,5 +1,6 @@
 import path from 'node:path'
 import type { Context } from 'cordis'
+import { defaultKeyFile } from './integrity.ts'
 import { defaultSessionsDir, LEGACY_DIR } from './location.ts'
 import Schema from 'schemastery'
 import type { SessionRecord } from './records.ts'
@@ -33,6 +34,7 @@ export const Config = Schema.object({
   dir: Schema.string().default('').description('Directory of the session files; a relative path is resolved against the working directory when the plugin starts. Empty: $XDG_STATE_HOME/goalkeeper/sessions/<workspace-key>, outside the workspace, and sessions already in the workspace\'s .goalkeeper/sessions are still found.'),
   flushDelayMs: Schema.natural().default(5).description('Longest wait before appended records are written (without fsync) in one batch.'),
   maxBatchBytes: Schema.natural().default(1 << 20).description('Queued size that starts a write at once instead of waiting for flushDelayMs.'),
+  keyFile: Schema.string().default('').description('File of the key that signs session records; empty: $XDG_CONFIG_HOME/goalkeeper/session.key (~/.config), created with 0600 on first use.'),
   store: Schema.any().hidden().description('Where logs are kept: a SessionStore (default: JSONL files in dir), for other backends and tests.'),
   clock: Schema.function().hidden().description('Time source in epoch ms, for tests and embedding (default Date.now).'),
 })
@@ -43,7 +45,8 @@ export const apply = (ctx: Context, config: Config) => {
   const workspace = process.cwd()
   const dir = config.dir ? path.resolve(config.dir) : defaultSessionsDir(workspace)
   const olderDirs = config.dir ? [] : [path.join(workspace, LEGACY_DIR)]
-  const store = new SessionServiceImpl(ctx, { ...config, dir, olderDirs, clock: config.clock as (() => number) | undefined, store: config.store as SessionStore | undefined })
+  const keyFile = config.keyFile ? path.resolve(config.keyFile) : defaultKeyFile()
+  const store = new SessionServiceImpl(ctx, { ...config, dir, olderDirs, keyFile, clock: config.clock as (() => number) | undefined, store: config.store as SessionStore | undefined })
   // Yielded in this order so that teardown first withdraws the service (waiting for its dependents),
   // then flushes and closes every session.
   ctx.effect(function* () {

@@ -7,9 +7,10 @@ import { assertSessionId, newSessionId } from './ids.ts'
 import { listSessions } from './list.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
+import { defaultKeyFile, loadKey, Signer } from './integrity.ts'
 import { parseBuffer } from './replay.ts'
 import { type SessionHost, SessionImpl } from './session.ts'
-import { type CreateOptions, type OpenOptions, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
+import { type CreateOptions, type Integrity, type OpenOptions, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
 import type { SessionStore, StoreWriter } from './store.ts'
 
 export interface ServiceOptions {
@@ -17,6 +18,8 @@ export interface ServiceOptions {
   store?: SessionStore
   dir: string
   olderDirs?: readonly string[]
+  /** The signing key's file (default `$XDG_CONFIG_HOME/goalkeeper/session.key`), created on first use. */
+  keyFile?: string
   flushDelayMs: number
   maxBatchBytes: number
   clock?: () => number
@@ -31,6 +34,7 @@ export class SessionServiceImpl implements SessionService {
   /** Tail of the operations queued per id: open, create, fork and close of one id never interleave. */
   private locks = new Map<string, Promise<void>>()
   private stopped = false
+  private keyLoad?: Promise<Signer>
   private logger: Logger
   private now: () => number
   private host: SessionHost
@@ -78,7 +82,9 @@ export class SessionServiceImpl implements SessionService {
       if (existing && (options.readOnly || !existing.readOnly)) return existing
       const file = this.store.locationOf(id)
       if (!options.readOnly) return this.openWritable(id, file, existing)
-      const session = new SessionImpl(this.host, id, file, parseBuffer(await this.store.read(id), file, id).records)
+      const loaded = parseBuffer(await this.store.read(id), file, id, await this.ready())
+      const session = new SessionImpl(this.host, id, file, loaded.records)
+      session.integrity = loaded.integrity
       this.sessions.set(id, session)
       return session
     })
@@ -95,12 +101,20 @@ export class SessionServiceImpl implements SessionService {
   async fork(id: string, options: { uptoSeq: number; cwd?: string }): Promise<Session> {
     assertSessionId(id)
     this.assertRunning()
-    const source = this.sessions.get(id)?.records ?? parseBuffer(await this.store.read(id), this.store.locationOf(id), id).records
+    let source = this.sessions.get(id)?.records
+    let integrity = this.sessions.get(id)?.integrity
+    if (!source) {
+      const loaded = parseBuffer(await this.store.read(id), this.store.locationOf(id), id, await this.ready())
+      source = loaded.records
+      integrity = loaded.integrity
+    }
     const uptoSeq = options?.uptoSeq
     if (!Number.isInteger(uptoSeq) || uptoSeq < 0 || uptoSeq >= source.length) {
       throw new SessionError('SESSION_BAD_SEQ', `cannot fork session ${id} at seq ${uptoSeq}: it holds seqs 0..${source.length - 1}`)
     }
     if (options.cwd !== undefined && (typeof options.cwd !== 'string' || options.cwd === '')) throw new TypeError('fork: cwd must be a non-empty string')
+    // A fork re-signs what it copies, so it may only copy what verified.
+    if (integrity?.state === 'tampered' && uptoSeq >= integrity.line - 1) throw tampered(integrity)
     const cwd = path.resolve(options.cwd ?? headerOf(source).cwd)
     return this.createNew(undefined, (newId, at) => {
       const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, { id, seq: uptoSeq }) }]
@@ -168,17 +182,21 @@ export class SessionServiceImpl implements SessionService {
   }
 
   private async openWritable(id: string, file: string, existing: SessionImpl | undefined): Promise<SessionImpl> {
+    const signer = await this.ready()
     const { bytes, writer } = await this.store.openForWrite(id)
     let loaded
     let sideFile: string | undefined
     try {
-      loaded = parseBuffer(bytes, file, id)
+      loaded = parseBuffer(bytes, file, id, signer)
+      if (loaded.integrity.state === 'tampered') throw tampered(loaded.integrity)
       if (loaded.torn) sideFile = await writer.cutTail(loaded.goodBytes, loaded.torn, this.now())
     } catch (error) {
       await writer.close()
       throw error
     }
     const session = existing ?? new SessionImpl(this.host, id, file, loaded.records)
+    session.integrity = loaded.integrity
+    session.lastMac = loaded.lastMac
     session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes))
     this.sessions.set(id, session)
     const appended = planRepairs(session.records).map(({ type, data }) => session.append(type, data))
@@ -216,14 +234,20 @@ export class SessionServiceImpl implements SessionService {
           if (this.sessions.has(id)) throw exists(id, file)
           const at = this.now()
           const records: SessionRecord[] = []
+          const signer = await this.ready()
           let content = ''
+          let mac = signer.seed(id)
           for (const { type, data } of build(id, at)) {
-            const { line, record } = encodeRecord(records.length, at, type, data)
-            records.push(record)
-            content += `${line}\n`
+            const encoded = encodeRecord(records.length, at, type, data)
+            const signed = signer.sign(mac, encoded.line)
+            mac = signed.mac
+            records.push(encoded.record)
+            content += `${signed.line}\n`
           }
           const writer = await this.store.create(id, Buffer.from(content))
           const session = new SessionImpl(this.host, id, file, records)
+          session.lastMac = mac
+          session.integrity = { state: 'signed', lines: records.length, unsignedPrefix: 0 }
           session.attach(records, writer, this.appenderFor(session, writer, Buffer.byteLength(content)))
           this.sessions.set(id, session)
           return session
@@ -250,6 +274,12 @@ export class SessionServiceImpl implements SessionService {
         })
       },
     })
+  }
+
+  /** The signing key, loaded (or created) once, on first use. */
+  private ready(): Promise<Signer> {
+    this.keyLoad ??= loadKey(this.options.keyFile ?? defaultKeyFile()).then((key) => (this.host.signer = new Signer(key)))
+    return this.keyLoad
   }
 
   private assertRunning() {
@@ -285,6 +315,11 @@ function saveError(session: SessionImpl, cause: NodeJS.ErrnoException & { reason
     : `records 0..${savedThrough} are saved in ${session.file}`
   const message = `cannot save session ${session.id}: ${cause.message}; ${unsaved} record${unsaved === 1 ? '' : 's'} not saved, ${kept}`
   return Object.assign(new Error(message, { cause }), { code: cause.code, ...(cause.reason && { reason: cause.reason }), unsaved, savedThrough })
+}
+
+function tampered(integrity: Extract<Integrity, { state: 'tampered' }>) {
+  const file = integrity.reason.slice(0, integrity.reason.indexOf(`:${integrity.line}: `))
+  return new SessionError('SESSION_TAMPERED', `${integrity.reason}; the log was changed by someone other than goalkeeper, so nothing from this line on is trusted and it is not opened for writing`, file, integrity.line)
 }
 
 function exists(id: string, file: string) {

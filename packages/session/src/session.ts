@@ -1,16 +1,21 @@
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
-import { type RepairReport, type Session, SessionError } from './types.ts'
+import type { Signer } from './integrity.ts'
 import type { Appender, StoreWriter } from './store.ts'
+import { type Integrity, type RepairReport, type Session, SessionError } from './types.ts'
 
 /** What a session needs from the service that owns it. */
 export interface SessionHost {
   now(): number
+  signer?: Signer
   appended(session: SessionImpl, record: SessionRecord): void
 }
 
 export class SessionImpl implements Session {
   repair?: RepairReport
+  integrity: Integrity = { state: 'unsigned' }
+  /** The mac the next appended line chains from. */
+  lastMac = ''
   /** Present while the session is writable. */
   writer?: Appender
   storeWriter?: StoreWriter
@@ -47,7 +52,10 @@ export class SessionImpl implements Session {
     const seq = this.list.length
     // The clock may step back (NTP, a VM resume); `at` must not.
     const at = Math.max(this.host.now(), this.lastAt)
-    const { line, record } = encodeRecord(seq, at, type, data)
+    const encoded = encodeRecord(seq, at, type, data)
+    let { line } = encoded
+    if (this.host.signer) ({ line, mac: this.lastMac } = this.host.signer.sign(this.lastMac, line))
+    const { record } = encoded
     this.list.push(record)
     this.lastAt = at
     this.writer.push(`${line}\n`, seq)

@@ -57,7 +57,7 @@ export interface Appender {
   readonly durableSeq: number
   /**
    * Set when the log was removed or replaced by someone else while open (`code: 'SESSION_LOST'`,
-   * `reason: 'removed' | 'replaced'`): nothing more is written and every flush rejects with it.
+   * `reason: 'removed' | 'replaced' | 'truncated'`): nothing more is written and every flush rejects with it.
    */
   readonly lostError?: Error
   push(line: string, seq: number): void

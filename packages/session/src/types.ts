@@ -10,11 +10,23 @@ export interface Session {
   /** True for sessions opened with `{ readOnly: true }`: `append` throws. */
   readonly readOnly: boolean
   readonly closed: boolean
+  /** What the log's signatures say (read-only opens of a tampered log have `state: 'tampered'`). */
+  readonly integrity: Integrity
   /** What opening this session for writing had to repair after a crash; absent when nothing was repaired. */
   readonly repair?: RepairReport
   /** Appends a record (seq and at assigned here), queues it for write-behind, emits `session/event`. */
   append<T>(type: string, data: T): SessionRecord<T>
 }
+
+/**
+ * What the signatures of a log say. `signed`: every line from `unsignedPrefix + 1` on verified (an
+ * unsigned prefix is a log from before signing). `tampered`: `line` (1-based) is the first line that
+ * does not verify; nothing from it on is trusted, and the session cannot be opened for writing.
+ */
+export type Integrity =
+  | { state: 'unsigned' }
+  | { state: 'signed'; lines: number; unsignedPrefix: number }
+  | { state: 'tampered'; line: number; reason: string }
 
 export interface SessionSummary {
   id: string
@@ -68,7 +80,7 @@ export interface SessionService {
 }
 
 export class SessionError extends Error {
-  constructor(public code: 'SESSION_NOT_FOUND' | 'SESSION_CORRUPT' | 'SESSION_READ_ONLY' | 'SESSION_CLOSED' | 'SESSION_EXISTS' | 'SESSION_BAD_SEQ' | 'SESSION_LOCKED', message: string, public file?: string, public line?: number) {
+  constructor(public code: 'SESSION_NOT_FOUND' | 'SESSION_CORRUPT' | 'SESSION_READ_ONLY' | 'SESSION_CLOSED' | 'SESSION_EXISTS' | 'SESSION_BAD_SEQ' | 'SESSION_LOCKED' | 'SESSION_TAMPERED', message: string, public file?: string, public line?: number) {
     super(message)
     this.name = 'SessionError'
   }

@@ -141,6 +141,9 @@ export class JsonlWriter implements Appender {
 
   private async writeQueued(): Promise<void> {
     const lastSeq = this.appendedSeq
+    if (!this.queue.length && !this.retry) return
+    // Writing past a file someone truncated would leave a hole of NUL bytes mid-log.
+    await this.checkSize()
     const chunk = this.take()
     if (!chunk) return
     try {
@@ -181,9 +184,19 @@ export class JsonlWriter implements Appender {
       throw this.lose('removed', `${this.file} was removed (the file or its directory)`, current)
     }
     if (current.ino !== own.ino || current.dev !== own.dev) throw this.lose('replaced', `${this.file} was replaced by another file or directory`)
+    if (own.size < this.size) throw this.truncated(own.size)
   }
 
-  private lose(reason: 'removed' | 'replaced', message: string, cause?: unknown): Error {
+  private async checkSize() {
+    const { size } = await this.handle.stat()
+    if (size < this.size) throw this.truncated(size)
+  }
+
+  private truncated(size: number) {
+    return this.lose('truncated', `${this.file} was cut short by someone else (${size} bytes where ${this.size} were written)`)
+  }
+
+  private lose(reason: 'removed' | 'replaced' | 'truncated', message: string, cause?: unknown): Error {
     this.lost = Object.assign(new Error(`${message} while the session was open; it is no longer written`, { cause }), { code: 'SESSION_LOST', reason })
     return this.lost
   }

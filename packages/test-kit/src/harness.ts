@@ -95,7 +95,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const core = new Map<string, Fiber>()
   const loadCore = async (name: string, module: any, config: unknown) => { core.set(name, await load(module, config)) }
   try {
-    await loadCore('session', await import('@goalkeeper/session'), { ...options.sessions, dir: sessionsDir })
+    // The signing key of tests is a shared temp file, never the user's own.
+    await loadCore('session', await import('@goalkeeper/session'), { keyFile: path.join(os.tmpdir(), 'goalkeeper-tests', 'session.key'), ...options.sessions, dir: sessionsDir })
     await loadCore('model', await import('@goalkeeper/model'), {})
     await loadCore('tools', await import('@goalkeeper/tools'), {})
     if (options.workspaceTools !== false) await loadCore('workspace-tools', await import('@goalkeeper/workspace-tools'), { root: workspace })
@@ -147,7 +148,11 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     },
     createAgent: (agentOptions = {}) => root.agents.create({ model: 'scripted', cwd: workspace, ...agentOptions }),
     records: (target) => [...sessionOf(target).records],
-    readFile: (target) => fs.readFileSync(fileOf(target), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)),
+    // Records as the service holds them: without the mac each line carries.
+    readFile: (target) => fs.readFileSync(fileOf(target), 'utf8').split('\n').filter(Boolean).map((line) => {
+      const { mac, ...record } = JSON.parse(line)
+      return record
+    }),
     events(names) {
       const captured: CapturedEvent[] = []
       for (const name of names) {

@@ -1,0 +1,92 @@
+import { createHmac, randomBytes } from 'node:crypto'
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+
+/**
+ * Tamper evidence for session logs. Every line ends with `"mac":"<hex>"`, an HMAC-SHA256 (key kept
+ * outside every workspace) over the previous line's mac and this line without its mac, starting from
+ * a seed bound to the session id. Editing, reordering, dropping or inserting a line, or moving lines
+ * between sessions, breaks the chain at the first changed line; appending needs the key.
+ */
+export class Signer {
+  constructor(private key: Buffer) {}
+
+  seed(id: string): string {
+    return this.mac('', `goalkeeper-session-v1\n${id}`)
+  }
+
+  /** The mac of a line body (the record JSON without its mac) following the mac `previous`. */
+  mac(previous: string, body: string): string {
+    return createHmac('sha256', this.key).update(previous).update('\n').update(body).digest('hex')
+  }
+
+  /** Appends the mac to an encoded record line (without newline); returns the signed line and its mac. */
+  sign(previous: string, line: string): { line: string; mac: string } {
+    const mac = this.mac(previous, line)
+    return { line: `${line.slice(0, -1)},"mac":"${mac}"}`, mac }
+  }
+
+  /** The seal of a log: the last durable record and its mac, signed, so that cutting whole lines off the end shows. */
+  seal(id: string, seq: number, mac: string): string {
+    return JSON.stringify({ seq, mac, sig: this.mac(mac, `seal\n${id}\n${seq}`) })
+  }
+
+  /** Parses a seal; undefined when it is not one this key made for this session. */
+  openSeal(id: string, text: string): { seq: number; mac: string } | undefined {
+    try {
+      const value = JSON.parse(text)
+      if (!Number.isInteger(value?.seq) || typeof value.mac !== 'string' || typeof value.sig !== 'string') return
+      return value.sig === this.mac(value.mac, `seal\n${id}\n${value.seq}`) ? { seq: value.seq, mac: value.mac } : undefined
+    } catch {
+      return undefined
+    }
+  }
+}
+
+const MAC_SUFFIX = /,"mac":"([0-9a-f]{64})"}$/
+
+/** Splits a line into its body (what was signed) and its mac; no mac: an unsigned line. */
+export function splitMac(text: string): { body: string; mac?: string } {
+  const match = MAC_SUFFIX.exec(text)
+  if (!match) return { body: text }
+  return { body: `${text.slice(0, match.index)}}`, mac: match[1] }
+}
+
+/** `$XDG_CONFIG_HOME` (absolute), else `~/.config`. */
+export function configHome(env: NodeJS.ProcessEnv = process.env): string {
+  const configured = env.XDG_CONFIG_HOME
+  return configured && path.isAbsolute(configured) ? configured : path.join(os.homedir(), '.config')
+}
+
+export function defaultKeyFile(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(configHome(env), 'goalkeeper', 'session.key')
+}
+
+/**
+ * The signing key: 32 random bytes (hex) in `file`, created with 0600 in a 0700 directory on first use.
+ * Two processes creating it at once both end with the one that won the exclusive create.
+ */
+export async function loadKey(file: string): Promise<Buffer> {
+  try {
+    return await readKey(file)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
+  try {
+    await writeFile(file, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+  return readKey(file)
+}
+
+async function readKey(file: string): Promise<Buffer> {
+  const info = await stat(file)
+  // Anyone else who can read the key can sign records: tighten rights that a copy or umask loosened.
+  if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) await chmod(file, 0o600)
+  const text = (await readFile(file, 'utf8')).trim()
+  if (!/^[0-9a-f]{64}$/.test(text)) throw Object.assign(new Error(`${file} is not a goalkeeper session key (64 hex digits)`), { code: 'SESSION_KEY_INVALID' })
+  return Buffer.from(text, 'hex')
+}

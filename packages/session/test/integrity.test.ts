@@ -1,0 +1,122 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { appsPerTest, human, tempDir, writeSession } from './helpers.ts'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const launch = appsPerTest()
+
+async function signedSession(dir: string) {
+  const app = await launch(dir)
+  const session = await app.sessions.create({ cwd: dir })
+  session.append('input/queued', { message: human('m1', 'hello') })
+  session.append('user/message', human('m1', 'hello'))
+  session.append('test/item', { i: 1 })
+  await app.sessions.close(session)
+  return { ...app, id: session.id, file: session.file }
+}
+
+async function forge(file: string, withMac: boolean) {
+  const child = spawn(process.execPath, [path.join(here, 'fixtures/forge-child.mjs'), file, withMac ? 'mac' : ''], { stdio: 'inherit' })
+  const [code] = await once(child, 'exit')
+  expect(code).toBe(0)
+}
+
+const lines = async (file: string) => (await fs.readFile(file, 'utf8')).trimEnd().split('\n')
+
+describe('tamper evidence', () => {
+  it('signs every line with a chained mac, and a clean log verifies', async () => {
+    const dir = await tempDir()
+    const { sessions, id, file } = await signedSession(dir)
+    for (const line of await lines(file)) expect(line).toMatch(/,"mac":"[0-9a-f]{64}"}$/)
+    const session = await sessions.open(id, { readOnly: true })
+    expect(session.integrity).toEqual({ state: 'signed', lines: 4, unsignedPrefix: 0 })
+  })
+
+  for (const withMac of [false, true]) {
+    it(`a human input/queued record appended by another process (${withMac ? 'with a made-up mac' : 'unsigned'}) is detected at open and never replayed`, async () => {
+      const dir = await tempDir()
+      const { id, file } = await signedSession(dir)
+      await forge(file, withMac)
+      const app = await launch(dir)
+      await expect(app.sessions.open(id)).rejects.toMatchObject({
+        code: 'SESSION_TAMPERED', file, line: 5,
+        message: `${file}:5: line ${withMac ? 'does not match its signature: it was edited, moved, inserted or written by someone without the key' : 'is not signed, yet lines before it are'}; the log was changed by someone other than goalkeeper, so nothing from this line on is trusted and it is not opened for writing`,
+      })
+      // Refused before a byte was written, and a reader sees where trust ends.
+      expect(await lines(file)).toHaveLength(5)
+      const read = await app.sessions.open(id, { readOnly: true })
+      expect(read.integrity).toMatchObject({ state: 'tampered', line: 5 })
+      await expect(app.sessions.fork(id, { uptoSeq: 4 })).rejects.toMatchObject({ code: 'SESSION_TAMPERED' })
+      const fork = await app.sessions.fork(id, { uptoSeq: 3 })
+      expect(fork.records.map((r) => r.type)).toEqual(['session/header', 'input/queued', 'user/message', 'test/item'])
+    })
+  }
+
+  it('an edit, a reorder, or a line moved from another session mid-file: the first changed line is named', async () => {
+    const dir = await tempDir()
+    const { sessions, id, file } = await signedSession(dir)
+    const original = await lines(file)
+    const write = (ls: string[]) => fs.writeFile(file, `${ls.join('\n')}\n`)
+
+    await write(original.map((l, i) => (i === 1 ? l.replace('hello', 'HELLO') : l)))
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
+
+    // Lines 2 and 3 swapped, their seqs kept in place so that only the signatures can tell.
+    const swapped = [...original]
+    swapped[1] = original[2].replace('"seq":2', '"seq":1')
+    swapped[2] = original[1].replace('"seq":1', '"seq":2')
+    await write(swapped)
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
+
+    const other = await signedSession(await tempDir())
+    await write([...original.slice(0, 3), (await lines(other.file))[3]])
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 4 })
+
+    await write(original)
+    await sessions.close(await sessions.open(id))
+  })
+
+  it('a truncation while the session is open stops the writer before it leaves a hole of NUL bytes', async () => {
+    const dir = await tempDir()
+    const app = await launch(dir)
+    const session = await app.sessions.create({ cwd: dir })
+    for (let i = 0; i < 5; i++) session.append('test/item', { i })
+    await app.sessions.flush(session)
+    const size = (await fs.stat(session.file)).size
+    await fs.truncate(session.file, size - 20)
+    session.append('test/item', { i: 5 })
+    await expect(app.sessions.flush(session)).rejects.toMatchObject({ code: 'SESSION_LOST', reason: 'truncated', message: expect.stringContaining(`was cut short by someone else (${size - 20} bytes where ${size} were written)`) })
+    expect((await fs.readFile(session.file)).includes(0)).toBe(false)
+    expect((await fs.stat(session.file)).size).toBe(size - 20)
+  })
+
+  it('an old unsigned log opens; what is appended is signed and chains over the old lines, so they cannot change later', async () => {
+    const dir = await tempDir()
+    const file = await writeSession(dir, 'old', [{ type: 'input/queued', data: { message: human('m1', 'hi') } }])
+    const app = await launch(dir)
+    const session = await app.sessions.open('old')
+    expect(session.integrity).toEqual({ state: 'unsigned' })
+    session.append('test/item', { i: 1 })
+    await app.sessions.close(session)
+    const reopened = await app.sessions.open('old', { readOnly: true })
+    expect(reopened.integrity).toEqual({ state: 'signed', lines: 1, unsignedPrefix: 2 })
+    const text = await fs.readFile(file, 'utf8')
+    await fs.writeFile(file, text.replace('"hi"', '"ho"'))
+    const again = await launch(dir)
+    await expect(again.sessions.open('old')).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 3 })
+  })
+
+  it('creates the key on first use with 0600 in a 0700 directory, and signs with it', async () => {
+    const dir = await tempDir()
+    const keyFile = path.join(dir, 'config', 'goalkeeper', 'session.key')
+    const app = await launch(path.join(dir, 'sessions'), { keyFile })
+    await app.sessions.create({ cwd: dir })
+    expect((await fs.stat(keyFile)).mode & 0o777).toBe(0o600)
+    expect((await fs.stat(path.dirname(keyFile))).mode & 0o777).toBe(0o700)
+    expect((await fs.readFile(keyFile, 'utf8')).trim()).toMatch(/^[0-9a-f]{64}$/)
+  })
+})

@@ -46,7 +46,7 @@ describe('exit codes', () => {
   })
 
   it('keeps the published values', () => {
-    expect(ExitCode).toEqual({ OK: 0, BLOCKED: 2, PAUSED: 3, ROUND_LIMIT: 4, USAGE: 64, RUNTIME: 70, INTERRUPTED: 130 })
+    expect(ExitCode).toEqual({ OK: 0, BLOCKED: 2, PAUSED: 3, ROUND_LIMIT: 4, USAGE: 64, RUNTIME: 70, NOT_SAVED: 74, INTERRUPTED: 130 })
   })
 })
 

@@ -4,6 +4,6 @@ export { deepFreeze, isRecord } from './record.ts'
 export { delay, nextMacrotask, type DelayOptions } from './delay.ts'
 export { clip, tail } from './text.ts'
 export {
-  createMasker, isSecretVariable, MIN_SECRET_CHARS, SECRET_NAME, secretsIn,
+  createMasker, formsOf, isSecretVariable, maskDeep, MIN_SECRET_CHARS, SECRET_NAME, secretsIn,
   type Env, type Masker, type MaskerOptions, type Secret,
 } from './secrets.ts'

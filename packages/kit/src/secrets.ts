@@ -57,12 +57,25 @@ export function secretsIn(env: Env): Secret[] {
 }
 
 /**
- * The forms in which a secret can appear in text: as written, and escaped inside JSON output. A secret
- * that reaches text in another encoding (base64, hex, URL-encoded) gets its form added here.
+ * The forms in which a secret can appear in text: as written, escaped inside JSON output, URL-encoded,
+ * in hex (either case), and in base64 (standard and URL-safe) at each of the three byte alignments it
+ * can have inside a longer encoded text (`env | base64`), keeping only the characters that depend on
+ * the secret's bytes alone.
  */
-function formsOf(value: string): string[] {
-  const escaped = JSON.stringify(value).slice(1, -1)
-  return escaped === value ? [value] : [value, escaped]
+export function formsOf(value: string): string[] {
+  const forms = new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)])
+  const bytes = Buffer.from(value)
+  forms.add(bytes.toString('hex'))
+  forms.add(bytes.toString('hex').toUpperCase())
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64')
+    // Character i holds bits [6i, 6i + 6): keep those entirely within the secret's bytes.
+    const run = encoded.slice(Math.ceil((8 * offset) / 6), Math.floor((8 * (offset + bytes.length)) / 6))
+    if (run.length < MIN_SECRET_CHARS) continue
+    forms.add(run)
+    forms.add(run.replace(/\+/g, '-').replace(/\//g, '_'))
+  }
+  return [...forms]
 }
 
 export interface MaskerOptions {
@@ -115,4 +128,31 @@ export function createMasker(options: MaskerOptions = {}): Masker {
       return out + maskShapes(text.slice(last))
     },
   }
+}
+
+/**
+ * A copy of a JSON-like value with every string (object keys included) masked; values without a secret
+ * are returned as they are, so masking what holds none copies nothing.
+ */
+export function maskDeep<T>(value: T, masker: Masker): T {
+  const walk = (item: unknown): unknown => {
+    if (typeof item === 'string') return masker.mask(item)
+    if (Array.isArray(item)) {
+      const out = item.map(walk)
+      return out.some((entry, i) => entry !== item[i]) ? out : item
+    }
+    if (item && typeof item === 'object' && (Object.getPrototypeOf(item) === Object.prototype || Object.getPrototypeOf(item) === null)) {
+      let changed = false
+      const out: Record<string, unknown> = {}
+      for (const [key, entry] of Object.entries(item)) {
+        const k = masker.mask(key)
+        const v = walk(entry)
+        if (k !== key || v !== entry) changed = true
+        out[k] = v
+      }
+      return changed ? out : item
+    }
+    return item
+  }
+  return walk(value) as T
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createMasker, isSecretVariable, secretsIn } from '@goalkeeper/kit'
+import { createMasker, isSecretVariable, maskDeep, secretsIn } from '@goalkeeper/kit'
 
 describe('the secret rule', () => {
   it('knows credential variables by name, or by a value that is a URL with user info', () => {
@@ -59,5 +59,29 @@ describe('createMasker', () => {
     } finally {
       delete process.env.GK_KIT_TEST_PASSWORD
     }
+  })
+})
+
+describe('encoded forms of a known secret', () => {
+  const secret = 'sk-live-9f8e7d6c5b4a3210'
+  const masker = createMasker({ env: { DEEPSEEK_API_KEY: secret }, shapes: false })
+  it('masks it in base64 at every alignment (standard and URL-safe), hex in either case, and URL-encoded', () => {
+    for (const prefix of ['', 'A', 'AB', 'KEY=', 'DEEPSEEK_API_KEY=']) {
+      const base64 = Buffer.from(`${prefix}${secret}\nPATH=/bin\n`).toString('base64')
+      const masked = masker.mask(base64)
+      expect(masked, prefix).toContain('***')
+      expect(Buffer.from(masked.replace(/\*+/g, ''), 'base64').toString('latin1')).not.toContain(secret.slice(4, 12))
+      expect(masker.mask(base64.replace(/\+/g, '-').replace(/\//g, '_'))).toContain('***')
+    }
+    const hex = Buffer.from(`x${secret}y`).toString('hex')
+    expect(masker.mask(hex)).toBe(`${Buffer.from('x').toString('hex')}***${Buffer.from('y').toString('hex')}`)
+    expect(masker.mask(hex.toUpperCase())).toContain('***')
+    expect(masker.mask(`q=${encodeURIComponent('a b' + secret)}`)).toBe('q=a%20b***')
+  })
+
+  it('maskDeep masks every string of a record, keys included, and leaves values without secrets as they are', () => {
+    const clean = { a: [1, { b: 'text' }] }
+    expect(maskDeep(clean, masker)).toBe(clean)
+    expect(maskDeep({ args: { cmd: `echo ${secret}` }, list: [secret], [secret]: 1 }, masker)).toEqual({ args: { cmd: 'echo ***' }, list: ['***'], '***': 1 })
   })
 })

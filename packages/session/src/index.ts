@@ -1,5 +1,6 @@
 import path from 'node:path'
 import type { Context } from 'cordis'
+import { createMasker, maskDeep } from '@goalkeeper/kit'
 import { defaultKeyFile } from './integrity.ts'
 import { defaultSessionsDir, LEGACY_DIR } from './location.ts'
 import Schema from 'schemastery'
@@ -35,6 +36,7 @@ export const Config = Schema.object({
   flushDelayMs: Schema.natural().default(5).description('Longest wait before appended records are written (without fsync) in one batch.'),
   maxBatchBytes: Schema.natural().default(1 << 20).description('Queued size that starts a write at once instead of waiting for flushDelayMs.'),
   keyFile: Schema.string().default('').description('File of the key that signs session records; empty: $XDG_CONFIG_HOME/goalkeeper/session.key (~/.config), created with 0600 on first use.'),
+  maskSecrets: Schema.boolean().default(true).description('Mask the values of secret environment variables (and their JSON, URL, hex and base64 forms) in everything recorded.'),
   store: Schema.any().hidden().description('Where logs are kept: a SessionStore (default: JSONL files in dir), for other backends and tests.'),
   clock: Schema.function().hidden().description('Time source in epoch ms, for tests and embedding (default Date.now).'),
 })
@@ -46,7 +48,10 @@ export const apply = (ctx: Context, config: Config) => {
   const dir = config.dir ? path.resolve(config.dir) : defaultSessionsDir(workspace)
   const olderDirs = config.dir ? [] : [path.join(workspace, LEGACY_DIR)]
   const keyFile = config.keyFile ? path.resolve(config.keyFile) : defaultKeyFile()
-  const store = new SessionServiceImpl(ctx, { ...config, dir, olderDirs, keyFile, clock: config.clock as (() => number) | undefined, store: config.store as SessionStore | undefined })
+  // Read once at start, like every masker: the secrets of this process's environment.
+  const masker = config.maskSecrets ? createMasker({ shapes: false }) : undefined
+  const mask = masker?.secrets.length ? <T>(data: T) => maskDeep(data, masker) : undefined
+  const store = new SessionServiceImpl(ctx, { ...config, dir, olderDirs, keyFile, mask, clock: config.clock as (() => number) | undefined, store: config.store as SessionStore | undefined })
   // Yielded in this order so that teardown first withdraws the service (waiting for its dependents),
   // then flushes and closes every session.
   ctx.effect(function* () {

@@ -18,6 +18,8 @@ export interface ServiceOptions {
   store?: SessionStore
   dir: string
   olderDirs?: readonly string[]
+  /** Masks known secrets in record data (every string, at any depth) before it is recorded. */
+  mask?<T>(data: T): T
   /** The signing key's file (default `$XDG_CONFIG_HOME/goalkeeper/session.key`), created on first use. */
   keyFile?: string
   flushDelayMs: number
@@ -51,6 +53,7 @@ export class SessionServiceImpl implements SessionService {
     this.host = {
       now: this.now,
       appended: (session, record) => dispatchIsolated(ctx, 'session/event', session, record),
+      mask: options.mask,
     }
   }
 

@@ -8,6 +8,8 @@ import { type Integrity, type RepairReport, type Session, SessionError } from '.
 export interface SessionHost {
   now(): number
   signer?: Signer
+  /** Masks known secrets in record data before it is recorded. */
+  mask?<T>(data: T): T
   appended(session: SessionImpl, record: SessionRecord): void
 }
 
@@ -52,7 +54,7 @@ export class SessionImpl implements Session {
     const seq = this.list.length
     // The clock may step back (NTP, a VM resume); `at` must not.
     const at = Math.max(this.host.now(), this.lastAt)
-    const encoded = encodeRecord(seq, at, type, data)
+    const encoded = encodeRecord(seq, at, type, this.host.mask ? this.host.mask(data) : data)
     let { line } = encoded
     if (this.host.signer) ({ line, mac: this.lastMac } = this.host.signer.sign(this.lastMac, line))
     const { record } = encoded

@@ -120,3 +120,28 @@ describe('tamper evidence', () => {
     expect((await fs.readFile(keyFile, 'utf8')).trim()).toMatch(/^[0-9a-f]{64}$/)
   })
 })
+
+describe('secrets never reach a session file', () => {
+  it('masks a secret of the environment in every record, in its encoded forms too', async () => {
+    const secret = 'tok-5f4e3d2c1b0a9988'
+    process.env.GOALKEEPER_TEST_TOKEN = secret
+    try {
+      const dir = await tempDir()
+      const app = await launch(dir)
+      const session = await app.sessions.create({ cwd: dir })
+      session.append('assistant/message', { text: `the key is ${secret}`, reasoning: `I saw ${secret}`, toolCalls: [{ id: 'c', name: 'run', arguments: JSON.stringify({ command: `curl -H ${secret}` }) }] })
+      session.append('tool/result', { content: Buffer.from(`GOALKEEPER_TEST_TOKEN=${secret}\n`).toString('base64') + Buffer.from(secret).toString('hex') + encodeURIComponent(`?${secret}`) })
+      await app.sessions.close(session)
+      const text = await fs.readFile(session.file, 'utf8')
+      expect(text).not.toContain(secret)
+      expect(text).not.toContain(Buffer.from(secret).toString('hex'))
+      expect(text).toContain('the key is ***')
+      expect(session.records[1].data).toMatchObject({ text: 'the key is ***', reasoning: 'I saw ***' })
+      // What is in memory is what reads back.
+      const reread = await (await launch(dir)).sessions.open(session.id, { readOnly: true })
+      expect(reread.records).toEqual(session.records)
+    } finally {
+      delete process.env.GOALKEEPER_TEST_TOKEN
+    }
+  })
+})

@@ -141,3 +141,32 @@ describe('tamper evidence', { timeout: 60_000 }, () => {
     expect((await readFile(file, 'utf8')).trimEnd().split('\n')).toHaveLength(count + 1)
   })
 })
+
+describe('bad files in the store', { timeout: 60_000 }, () => {
+  it('a corrupt session is listed with a marker and reported with file:line by show, resume and goal --session; a FIFO never blocks', async () => {
+    const p = await project({ script: 'export default many(() => ({ text: "ok" }))' })
+    await mkdir(p.sessions, { recursive: true })
+    const id = '20200101-000000-broken'
+    const file = path.join(p.sessions, `${id}.jsonl`)
+    const header = { seq: 0, at: 1000, type: 'session/header', data: { version: 1, id, createdAt: 1000, cwd: p.workspace } }
+    await writeFile(file, `${JSON.stringify(header)}\nnot json\n{"seq":2,"at":1,"type":"x","data":1}\n`)
+    const fifo = spawn('mkfifo', [path.join(p.sessions, '20200101-000000-fifofi.jsonl')])
+    expect((await once(fifo, 'exit'))[0]).toBe(0)
+
+    const listed = await run([...p.globals, 'sessions'])
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(listed.stdout).toContain(`${id} !`)
+    expect(listed.stdout).toContain(`corrupt: ${file}:2: line is not valid JSON`)
+    // The FIFO is not a session file: skipped, never opened.
+    expect(listed.stdout).not.toContain('fifofi')
+    expect(listed.stderr).toContain('goalkeeper: 1 session marked ! cannot be read; the reason names the file and line')
+    for (const args of [['show', 'broken'], ['resume', 'broken', 'hi'], ['goal', '--session', 'broken']]) {
+      const result = await run([...p.globals, ...args])
+      expect(result.code, args.join(' ')).toBe(64)
+      expect(result.stderr).toContain(`goalkeeper: ${file}:2: line is not valid JSON`)
+    }
+    const shown = await run([...p.globals, 'show', 'fifofi'])
+    expect(shown.code).toBe(64)
+    expect(shown.stderr).toContain('goalkeeper: no session "fifofi"')
+  })
+})

@@ -9,7 +9,7 @@ const CONCURRENCY = 4
 /**
  * Summaries of every session in the store, newest activity first. Sessions open in this process are
  * summarised from memory (they may hold records not yet written); a log that cannot be read is
- * skipped with a warning so one bad file does not hide the others.
+ * listed with its problem (file:line and reason), never hidden, and never hides the others.
  */
 export async function listSessions(store: SessionStore, open: ReadonlyMap<string, SessionImpl>, logger: Logger): Promise<SessionSummary[]> {
   const ids = await store.list()
@@ -20,9 +20,12 @@ export async function listSessions(store: SessionStore, open: ReadonlyMap<string
     try {
       summaries.push(await summarizeStream(id, store.locationOf(id), store.stream(id)))
     } catch (error) {
-      // Removed between listing and reading: not worth a warning.
-      if ((error as { code?: string }).code === 'SESSION_NOT_FOUND') return
-      logger.warn('skipping session %s: %s', id, (error as Error).message)
+      const { code, line } = error as { code?: string; line?: number }
+      // Removed between listing and reading: not worth a mention.
+      if (code === 'SESSION_NOT_FOUND') return
+      logger.debug('session %s cannot be read: %s', id, (error as Error).message)
+      const reason = (error as Error).message
+      summaries.push({ id, file: store.locationOf(id), createdAt: 0, updatedAt: 0, records: 0, cwd: '', problem: { code: code ?? 'EIO', ...(line !== undefined && { line }), reason } })
     }
   }
   let next = 0

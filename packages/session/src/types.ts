@@ -38,6 +38,12 @@ export interface SessionSummary {
   title?: string
   cwd: string
   parent?: { id: string; seq: number }
+  /**
+   * Set when the log cannot be read (`SESSION_CORRUPT`, `SESSION_BAD_SEQ`, a file that is not a regular
+   * file): it is listed anyway, with the reason naming `file:line`, so that it is never hidden. Then
+   * `createdAt`, `updatedAt` and `records` are 0 and `cwd` is empty.
+   */
+  problem?: { code: string; line?: number; reason: string }
 }
 
 /** What opening a session for writing had to repair. */

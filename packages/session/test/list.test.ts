@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -33,22 +35,25 @@ describe('list', () => {
     expect(list[2].title).toMatch(/^word word .*word…$/)
   })
 
-  it('counts unwritten records of sessions open here, tolerates a torn last line and skips corrupt files', async () => {
+  it('counts unwritten records of sessions open here, tolerates a torn last line, lists corrupt files with their problem, skips a FIFO without blocking', async () => {
     const dir = await tempDir()
     await writeSession(dir, 'torn', [{ type: 'input/queued', data: { message: human('m', 'hello') } }], '{"seq":2,')
     await writeSession(dir, 'broken', [{ type: 'x', data: 1 }], 'not json\n{"seq":3}\n')
     await fs.writeFile(path.join(dir, 'notes.txt'), 'not a session')
     await fs.writeFile(path.join(dir, 'torn.jsonl.torn-1'), 'side file')
+    // A FIFO named like a session: opening it to read would wait for a writer forever.
+    const mkfifo = spawn('mkfifo', [path.join(dir, 'fifo.jsonl')])
+    expect((await once(mkfifo, 'exit'))[0]).toBe(0)
     const app = await launch(dir, { flushDelayMs: 60_000 })
     const live = await app.sessions.create({ cwd: dir })
     live.append('x', 1)
     live.append('x', 2)
 
     const list = await app.sessions.list()
-    expect(list.map((s) => [s.id, s.records]).sort()).toEqual([[live.id, 3], ['torn', 2]].sort())
+    expect(list.map((s) => [s.id, s.records]).sort()).toEqual([[live.id, 3], ['torn', 2], ['broken', 0]].sort())
     expect(list.find((s) => s.id === 'torn')).toMatchObject({ title: 'hello', updatedAt: 1001, createdAt: 1000, cwd: '/work' })
-    const warning = await app.waitLog((l) => l.type === 'warn' && l.text.includes('broken'))
-    expect(warning.text).toContain('broken.jsonl:3')
+    expect(list.find((s) => s.id === 'broken')?.problem).toEqual({ code: 'SESSION_CORRUPT', line: 3, reason: `${path.join(dir, 'broken.jsonl')}:3: line is not valid JSON` })
+    await expect(app.sessions.open('fifo', { readOnly: true })).rejects.toMatchObject({ code: 'SESSION_CORRUPT', message: expect.stringContaining('is not a regular file') })
     // Listing never repairs: the torn file is left as it was.
     expect((await fs.readFile(path.join(dir, 'torn.jsonl'), 'utf8')).endsWith('{"seq":2,')).toBe(true)
   })

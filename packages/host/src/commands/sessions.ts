@@ -61,7 +61,7 @@ Exit codes: 0 listed (also when there are none), 64 bad command line or configur
     const summaries = await sessions.list()
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)
     const rows: Row[] = []
-    for (const summary of chosen) rows.push({ ...summary, ...(await readGoal(sessions, summary)) })
+    for (const summary of chosen) rows.push({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : await readGoal(sessions, summary)) })
     if (cli.globals.json) {
       for (const row of rows) cli.printJson(row)
       return ExitCode.OK
@@ -71,8 +71,12 @@ Exit codes: 0 listed (also when there are none), 64 bad command line or configur
       return ExitCode.OK
     }
     const header = ['ID', 'STARTED', 'LAST ACTIVITY', 'GOAL', 'TITLE']
-    const cells = rows.map((row) => [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)])
+    const cells = rows.map((row) => row.problem
+      ? [`${row.id} !`, '-', '-', 'unreadable', oneLine(`${row.problem.code === 'SESSION_CORRUPT' || row.problem.code === 'SESSION_BAD_SEQ' ? 'corrupt' : 'unreadable'}: ${row.problem.reason}`, 200)]
+      : [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)])
     for (const line of table([header, ...cells])) cli.print(line)
+    const bad = rows.filter((row) => row.problem).length
+    if (bad) cli.note(`${bad} session${bad === 1 ? '' : 's'} marked ! cannot be read; the reason names the file and line`)
     if (summaries.length > rows.length) cli.note(`${summaries.length - rows.length} older sessions not shown (--all lists them)`)
     return ExitCode.OK
   },

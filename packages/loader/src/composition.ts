@@ -33,8 +33,15 @@ export function parseComposition(text: string, env: Env): EntrySpec[] {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, merge: true })
   // yaml's pretty message is `what at line L, column C:` followed by an excerpt; keep the first line.
   if (doc.errors.length) throw new CompositionError(doc.errors[0].message.split('\n')[0].replace(/:$/, ''))
-  const value: unknown = doc.toJS()
-  if (value === null || value === undefined) return []
+  let value: unknown
+  try {
+    // yaml refuses more than 100 alias expansions per node (an alias bomb); that is a bad file, not a crash.
+    value = doc.toJS({ maxAliasCount: 100 })
+  } catch (error) {
+    throw new CompositionError(`the YAML cannot be expanded: ${(error as Error).message}`)
+  }
+  // An empty file starts nothing, which is never what was meant (a truncated or wrong file).
+  if (value === null || value === undefined) throw new CompositionError('the file is empty: it lists no entries')
   if (!Array.isArray(value)) {
     throw new CompositionError(`expected a list of entries at the top level, got ${describeValue(value)}`)
   }

@@ -244,6 +244,15 @@ describe('loading cordis.yml', () => {
     await writeYml(fixtures.dir, 'id: a\nname: ./counter.mjs\n')
     await expect(new Loader(root, { file }).load()).rejects.toThrow('expected a list of entries at the top level, got a mapping')
   })
+
+  it('refuses an empty file and an alias bomb with a message', async () => {
+    const { root } = captureContext()
+    const { file } = await writeYml(fixtures.dir, '# nothing here\n')
+    await expect(new Loader(root, { file }).load()).rejects.toThrow(/the file is empty: it lists no entries$/)
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`), '- id: a']
+    await writeYml(fixtures.dir, `- id: x\n  name: ./counter.mjs\n  config:\n    ${bomb.slice(0, -1).join('\n    ')}\n`)
+    await expect(new Loader(root, { file }).load()).rejects.toThrow(/the YAML cannot be expanded: .*alias/i)
+  })
 })
 
 describe('plugins the program carries, and partial loads', () => {

@@ -170,3 +170,12 @@ describe('bad files in the store', { timeout: 60_000 }, () => {
     expect(shown.stderr).toContain('goalkeeper: no session "fifofi"')
   })
 })
+
+describe('a refused command', { timeout: 60_000 }, () => {
+  it('a refused objective leaves no session behind', async () => {
+    const p = await project({ script: 'export default many(() => ({ text: "ok" }))' })
+    const result = await run([...p.globals, 'goal', 'x'.repeat(5000)])
+    expect(result.code, result.stderr).toBe(64)
+    expect(await readdir(p.sessions).catch(() => [])).toEqual([])
+  })
+})

@@ -145,6 +145,13 @@ export class SessionServiceImpl implements SessionService {
     return this.exclusive(impl.id, () => this.closeNow(impl))
   }
 
+  async discard(session: Session): Promise<void> {
+    const impl = own(session)
+    if (impl.records.length > 1) throw new SessionError('SESSION_EXISTS', `session ${impl.id} holds records; it is kept`, impl.file)
+    await this.close(impl)
+    await this.store.remove(impl.id)
+  }
+
   /** Plugin teardown: lets running operations finish, then flushes and closes every open session. */
   async dispose(): Promise<void> {
     this.stopped = true

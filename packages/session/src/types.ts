@@ -83,6 +83,11 @@ export interface SessionService {
   /** Resolves when every record appended before the call is written and fsync'd; rejects with the cause otherwise. */
   flush(session: Session): Promise<void>
   close(session: Session): Promise<void>
+  /**
+   * Closes and removes a session that holds nothing but its header (a command refused before any work):
+   * nothing is left behind. Refuses (`SESSION_EXISTS`) a session with records.
+   */
+  discard(session: Session): Promise<void>
 }
 
 export class SessionError extends Error {

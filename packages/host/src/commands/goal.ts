@@ -37,7 +37,14 @@ ${EXIT_CODE_HELP}`),
       })
     }
     const run = await AgentRun.open(cli, { session: options.session, purpose: 'goal', goals: true })
-    const early = objective ? createGoal(run, objective, maxRounds) : resumeGoal(run, maxRounds)
+    let early: number | undefined
+    try {
+      early = objective ? createGoal(run, objective, maxRounds) : resumeGoal(run, maxRounds)
+    } catch (error) {
+      // A refused objective in a new session leaves no empty session behind.
+      if (!run.resumed && run.agent.session.records.length === 1) await run.app.ctx.get('sessions')!.discard(run.agent.session).catch(() => {})
+      throw error
+    }
     if (early !== undefined) return early
     // Unanswered human input restored from the session goes first, as human input always does.
     run.agent.wake()

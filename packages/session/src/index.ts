@@ -48,8 +48,8 @@ export const apply = (ctx: Context, config: Config) => {
   const dir = config.dir ? path.resolve(config.dir) : defaultSessionsDir(workspace)
   const olderDirs = config.dir ? [] : [path.join(workspace, LEGACY_DIR)]
   const keyFile = config.keyFile ? path.resolve(config.keyFile) : defaultKeyFile()
-  // Read once at start, like every masker: the secrets of this process's environment.
-  const masker = config.maskSecrets ? createMasker({ shapes: false }) : undefined
+  // Read once at start, like every masker: the secrets of this process's environment, labelled as the CLI does.
+  const masker = config.maskSecrets ? createMasker({ shapes: false, label: ({ name }) => (name ? `[redacted ${name}]` : '***') }) : undefined
   const mask = masker?.secrets.length ? <T>(data: T) => maskDeep(data, masker) : undefined
   const store = new SessionServiceImpl(ctx, { ...config, dir, olderDirs, keyFile, mask, clock: config.clock as (() => number) | undefined, store: config.store as SessionStore | undefined })
   // Yielded in this order so that teardown first withdraws the service (waiting for its dependents),

@@ -135,8 +135,8 @@ describe('secrets never reach a session file', () => {
       const text = await fs.readFile(session.file, 'utf8')
       expect(text).not.toContain(secret)
       expect(text).not.toContain(Buffer.from(secret).toString('hex'))
-      expect(text).toContain('the key is ***')
-      expect(session.records[1].data).toMatchObject({ text: 'the key is ***', reasoning: 'I saw ***' })
+      expect(text).toContain('the key is [redacted GOALKEEPER_TEST_TOKEN]')
+      expect(session.records[1].data).toMatchObject({ text: 'the key is [redacted GOALKEEPER_TEST_TOKEN]', reasoning: 'I saw [redacted GOALKEEPER_TEST_TOKEN]' })
       // What is in memory is what reads back.
       const reread = await (await launch(dir)).sessions.open(session.id, { readOnly: true })
       expect(reread.records).toEqual(session.records)

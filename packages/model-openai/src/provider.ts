@@ -20,6 +20,8 @@ export interface ProviderOptions {
 export const createOpenAIProvider = (settings: ProviderSettings, logger: ProviderLogger, options: ProviderOptions = {}): ModelProvider => ({
   stream: (request, signal) => streamCompletion(settings, logger, options, request, signal),
   describe: () => describeSettings(settings),
+  // A request for another model id than the configured one has a window nobody told us about.
+  contextWindow: (model) => (model === undefined || model === settings.model ? settings.contextWindow : undefined),
 })
 
 async function* streamCompletion(

@@ -51,6 +51,11 @@ export interface ModelProvider {
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk>
   /** What the provider is, for people (see ProviderDescription); without it `ctx.models.describe` gives the name. */
   describe?(): ProviderDescription
+  /**
+   * The context window of `model` (the provider's configured one when absent) in tokens, or undefined when
+   * unknown. The agent loop compacts the history before a request would fill too much of it.
+   */
+  contextWindow?(model?: string): number | undefined
 }
 
 /**
@@ -119,4 +124,12 @@ export interface ScriptedProvider extends ModelProvider {
   push(...steps: ScriptStep[]): void
   /** Drops pending steps and recorded requests. */
   reset(steps?: ScriptStep[]): void
+  contextWindow(): number | undefined
+  /** Sets (or, with undefined, clears) the context window the provider reports. */
+  setContextWindow(tokens: number | undefined): void
+}
+
+export interface ScriptedOptions {
+  /** Context window in tokens the provider reports (none by default: the agent loop then never compacts ahead). */
+  contextWindow?: number
 }

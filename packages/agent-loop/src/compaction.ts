@@ -4,7 +4,7 @@ import type { ModelMessage, ModelProvider, ModelRequest } from '@goalkeeper/mode
 import type { AgentCore } from './state.ts'
 import type { CompactionDecision, CompactionProposal } from './types.ts'
 import { applyCompaction, ELIDED_OUTPUT, type HistoryEntry } from './history.ts'
-import { estimateFixed, estimateMessage, estimateRequest, estimateText } from './estimate.ts'
+import { CHARS_PER_TOKEN, estimateFixed, estimateMessage, estimateRequest, estimateText } from './estimate.ts'
 import { readModelStream } from './stream.ts'
 
 /** The fixed instruction of the summary call (system prompt of that call; documented in the README). */
@@ -23,6 +23,8 @@ export const SUMMARY_HEADING = '[Summary of the earlier conversation, written wh
 
 /** How much of one message the summary call's transcript shows: the summary needs the gist, not every byte. */
 const TRANSCRIPT_MESSAGE_CHARS = 4000
+/** Below this a message says too little to summarise; the call is then too large and the fallback applies. */
+const MIN_TRANSCRIPT_CHARS = 200
 
 const removedMarker = (count: number) =>
   `[${count} earlier message${count === 1 ? ' was' : 's were'} removed to fit the context window; the workspace and the session log hold the full record.]`
@@ -109,7 +111,10 @@ async function summarise(scope: CompactionScope, context: PlanContext): Promise<
   const cut = chooseCut(entries, target - fixed - pinnedTokens - summaryMax)
   const replaced = entries.slice(0, cut).filter((entry) => !pinned.has(entry.seq))
   if (!replaced.length) return { kind: 'none', why: 'nothing before the recent exchanges to summarise' }
-  const task = entries.filter((entry) => pinned.has(entry.seq)).map((entry) => render(entry.message))
+  // The summary call must fit the window with its answer: long messages are clipped evenly to make room.
+  const room = (context.threshold * context.window - summaryMax - estimateText(COMPACTION_INSTRUCTION)) * CHARS_PER_TOKEN
+  const each = Math.max(MIN_TRANSCRIPT_CHARS, Math.min(TRANSCRIPT_MESSAGE_CHARS, Math.floor(room / (replaced.length + pinned.size + 1))))
+  const task = entries.filter((entry) => pinned.has(entry.seq)).map((entry) => render(entry.message, each))
   const request: ModelRequest = {
     system: COMPACTION_INSTRUCTION,
     messages: [{
@@ -117,7 +122,7 @@ async function summarise(scope: CompactionScope, context: PlanContext): Promise<
       content: [{ type: 'text', text: [
         ...(task.length ? ['The task the agent is working on:', ...task, ''] : []),
         'The conversation to summarise:',
-        ...replaced.map((entry) => render(entry.message)),
+        ...replaced.map((entry) => render(entry.message, each)),
         '',
         'Write the summary now.',
       ].join('\n') }],
@@ -213,16 +218,16 @@ function openingSeqs(records: readonly SessionRecord[], turn: number): Set<numbe
 }
 
 /** One message as a line of the transcript the summary call reads. */
-function render(message: ModelMessage): string {
+function render(message: ModelMessage, max: number): string {
   switch (message.role) {
     case 'user':
-      return `USER: ${clip(message.content.map((block) => block.text).join('\n'), TRANSCRIPT_MESSAGE_CHARS)}`
+      return `USER: ${clip(message.content.map((block) => block.text).join('\n'), max)}`
     case 'assistant': {
-      const calls = message.toolCalls.map((call) => `\n  -> ${call.name}(${clip(call.arguments, 400)})`).join('')
-      return `ASSISTANT: ${clip(message.text, TRANSCRIPT_MESSAGE_CHARS)}${calls}`
+      const calls = message.toolCalls.map((call) => `\n  -> ${call.name}(${clip(call.arguments, Math.min(400, max))})`).join('')
+      return `ASSISTANT: ${clip(message.text, max)}${calls}`
     }
     case 'tool':
-      return `TOOL ${message.name} (${message.ok ? 'ok' : 'failed'}): ${clip(message.content, TRANSCRIPT_MESSAGE_CHARS)}`
+      return `TOOL ${message.name} (${message.ok ? 'ok' : 'failed'}): ${clip(message.content, max)}`
     default:
       return ''
   }

@@ -1,5 +1,6 @@
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalService, GoalState } from '@goalkeeper/goal'
+import type {} from '@goalkeeper/project-instructions'
 import { lastAssistantText, turnOutcome, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
 import type { App } from '../../app.ts'
 import type { CommandContext } from '../../command.ts'
@@ -72,6 +73,9 @@ export class AgentRun {
         hint: 'add an entry `name: \'@goalkeeper/goal-session\'` to cordis.yml',
       })
     }
+    // One run's switch, on the plugin's service: the composition itself stays as the file says.
+    const instructions = app.ctx.get('projectInstructions')
+    if (instructions && cli.globals.projectInstructions === false) instructions.enabled = false
     // Listening starts before the agent exists, so that --json shows the new session's header too.
     const view = new LiveView(app.ctx, term)
     let agent: Agent

@@ -123,6 +123,8 @@ export interface AgentService {
   create(options: CreateAgentOptions): Promise<Agent>
   get(id: string): Agent | undefined
   list(): Agent[]
+  /** The provider an agent created without `model` would use now (the first registered of the config's `model` list). */
+  defaultModel(): string | undefined
   /** Opens the session for writing (repairing a crash), restores human inputs, emits `agent/session-start` with `resume`. */
   resume(sessionId: string, options?: Omit<CreateAgentOptions, 'session' | 'cwd'>): Promise<Agent>
   /** Forks the session up to `uptoSeq` and starts an agent on the fork (`agent/session-start` with `fork`). */

@@ -23,6 +23,10 @@ export interface GlobalOptions {
   configSource?: 'given' | 'workspace' | 'user' | 'built-in'
   /** AGENTS.md files go into the system prompt (off with `--no-project-instructions`). */
   projectInstructions?: boolean
+  /** `--model PROVIDER[/MODEL]`. */
+  model?: string
+  /** `--show-reasoning`: reasoning text to stderr. */
+  showReasoning?: boolean
   /** Absolute working directory (the process has already changed into it). */
   cwd: string
   /** 0 error, 1 warn, 2 info, 3 debug. */

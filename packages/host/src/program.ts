@@ -24,6 +24,8 @@ interface RawGlobals {
   json?: boolean
   permissions?: string
   projectInstructions: boolean
+  model?: string
+  showReasoning?: boolean
 }
 
 export async function readVersion(): Promise<string> {
@@ -84,6 +86,8 @@ function createProgram(version: string, io: CliIO, onUsageError: (failure: Failu
     .option('--json', 'print results as one JSON object per line on stdout')
     .option('--permissions <mode>', `what tool calls may do: ${MODES.join('|')} (default: the cordis.yml's, workspace-write)`)
     .option('--no-project-instructions', 'leave the AGENTS.md files out of the system prompt')
+    .option('--model <provider[/model]>', 'the model provider (and model id) for this run, e.g. deepseek/deepseek-reasoner; check shows which is used')
+    .option('--show-reasoning', 'print the model\'s reasoning text to stderr as it is recorded')
     .helpOption('-h, --help', 'show help')
     .helpCommand(false)
     // Every command's help also lists the global options: they are written after the command as well.
@@ -126,6 +130,8 @@ function resolveGlobals(raw: RawGlobals, configGiven: boolean): GlobalOptions {
     configGiven,
     configSource,
     projectInstructions: raw.projectInstructions !== false,
+    ...(raw.model !== undefined ? { model: raw.model } : {}),
+    showReasoning: !!raw.showReasoning,
     cwd,
     logLevel: Math.min(LogLevel.debug, base + raw.verbose),
     watch: !!raw.watch,

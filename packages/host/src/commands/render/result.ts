@@ -2,6 +2,7 @@ import type { GoalState } from '@goalkeeper/goal'
 import { ExitCode } from '../../exit-codes.ts'
 import type { AgentRun, RestState } from '../run/agent-run.ts'
 import { goalSummary } from './goal-text.ts'
+import { describeUsage, usageOf } from './usage.ts'
 import { goalExitCode, turnExitCode } from './outcome.ts'
 
 /** After the work is at rest: the answer (unless it was streamed), the goal summary, hints; returns the exit code. */
@@ -13,6 +14,8 @@ export function reportResult(run: AgentRun, state: RestState, options: { goal: b
   const goal = run.goal()
   const showGoal = options.goal || (run.goalChanged && !!goal)
   if (showGoal) term.out(goalSummary(goal))
+  const usage = usageOf(run.records())
+  if (usage) term.note(`tokens used: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}`)
   run.hint('the session is saved; to read it', 'show', run.agent.id)
   continuationHint(run, goal)
   if (showGoal) return run.finish(goalExitCode(goal))

@@ -12,6 +12,8 @@ export const ExitCode = {
   PAUSED: 3,
   /** The goal ran out of rounds (blocked with `round-limit`). */
   ROUND_LIMIT: 4,
+  /** The model refused the request (its `refusal`): the answer says why. */
+  REFUSED: 5,
   /** Bad command line, unreadable or invalid cordis.yml, or a composition entry that failed to load. */
   USAGE: 64,
   /** An unexpected runtime error. */

@@ -1,10 +1,11 @@
 import type { ContentBlock, RecordedToolCall, Usage } from '@goalkeeper/session'
 
 export type ModelErrorCode =
-  | 'RATE_LIMIT' | 'QUOTA' | 'AUTH' | 'SERVER' | 'TRANSPORT' | 'BAD_REQUEST' | 'CONTEXT_OVERFLOW' | 'INTERNAL'
+  | 'RATE_LIMIT' | 'QUOTA' | 'AUTH' | 'SERVER' | 'TRANSPORT' | 'BAD_REQUEST' | 'CONTEXT_OVERFLOW' | 'REFUSED' | 'INTERNAL'
 
+/** `REFUSED`: the model declined to answer (OpenAI's `refusal`); the message says why. */
 export const MODEL_ERROR_CODES: readonly ModelErrorCode[] = [
-  'RATE_LIMIT', 'QUOTA', 'AUTH', 'SERVER', 'TRANSPORT', 'BAD_REQUEST', 'CONTEXT_OVERFLOW', 'INTERNAL',
+  'RATE_LIMIT', 'QUOTA', 'AUTH', 'SERVER', 'TRANSPORT', 'BAD_REQUEST', 'CONTEXT_OVERFLOW', 'REFUSED', 'INTERNAL',
 ]
 
 export interface ModelError {

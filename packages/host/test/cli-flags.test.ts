@@ -63,4 +63,14 @@ describe('run flags', { timeout: 60_000 }, () => {
     expect(lines.find((line) => line.type === 'usage')).toMatchObject({ turn: 1, usage })
     expect(lines.at(-1)).toMatchObject({ type: 'result', usage })
   })
+
+  it('a refusal is the answer, the outcome says REFUSED and the exit code is 5', async () => {
+    const p = await project({ script: `export default many(() => ({ kind: 'error', code: 'REFUSED', message: 'scripted: the model refused: not allowed', text: 'The model refused to answer: not allowed' }))` })
+    const result = await run([...p.globals, '--json', 'run', 'do it'])
+    expect(result.code, result.stderr).toBe(5)
+    expect(jsonLines(result.stdout).at(-1)).toMatchObject({
+      type: 'result', exitCode: 5, answer: 'The model refused to answer: not allowed',
+      outcome: { kind: 'error', code: 'REFUSED', message: 'scripted: the model refused: not allowed' },
+    })
+  })
 })

@@ -1,4 +1,4 @@
-import type { ModelChunk, ModelProvider, ModelRequest } from '@goalkeeper/model'
+import type { ModelChunk, ModelProvider, ModelRequest, ModelRetryInfo } from '@goalkeeper/model'
 import { delay, describeError } from '@goalkeeper/kit'
 import { describeSettings, maskerFor, type ProviderSettings } from './config.ts'
 import { buildRequestBody } from './request-body.ts'
@@ -15,6 +15,8 @@ export interface ProviderLogger {
 export interface ProviderOptions {
   /** Jitter source (tests pin it). */
   random?: () => number
+  /** Told before each backoff wait (the plugin emits `model/retry`). */
+  onRetry?: (retry: ModelRetryInfo) => void
 }
 
 export const createOpenAIProvider = (settings: ProviderSettings, logger: ProviderLogger, options: ProviderOptions = {}): ModelProvider => ({
@@ -65,6 +67,7 @@ async function* streamCompletion(
       return yield { type: 'finish', reason: 'error', error }
     }
     logger.info('%s (retry %d of %d in %d ms)', error.message, retry + 1, settings.maxRetries, wait)
+    options.onRetry?.({ attempt: retry + 1, of: settings.maxRetries, waitMs: wait, error })
     await delay(wait, { signal })
   }
 }

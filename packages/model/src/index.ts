@@ -12,6 +12,10 @@ declare module 'cordis' {
   interface Context {
     models: ModelService
   }
+  interface Events {
+    /** A provider registered as `provider` waits `retry.waitMs` before retrying (isolated; providers emit it). */
+    'model/retry'(provider: string, retry: import('./types.ts').ModelRetryInfo): void
+  }
 }
 
 export const name = 'model'

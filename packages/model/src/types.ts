@@ -74,6 +74,17 @@ export interface ProviderDescription {
   keyEnv?: string
 }
 
+/** A provider waits before it retries a failed request (emitted as `model/retry`, for front ends that show progress). */
+export interface ModelRetryInfo {
+  /** The retry about to be made, from 1. */
+  attempt: number
+  /** Retries allowed in all. */
+  of: number
+  waitMs: number
+  /** The failure being retried. */
+  error: ModelError
+}
+
 /** A provider plugin that is loaded but registered nothing, and what would switch it on. */
 export interface ProviderStandby {
   /** The name it would register. */

@@ -3,6 +3,7 @@ import type { Agent, AgentErrorInfo, ToolCallInfo } from '@goalkeeper/agent-loop
 import type { GoalActivation, GoalChange } from '@goalkeeper/goal'
 import { isRecordOf, recordsOfTurn, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
 import type { ToolResult } from '@goalkeeper/tools'
+import type { ModelRetryInfo } from '@goalkeeper/model'
 import { summarizeChanges } from '@goalkeeper/loader'
 import type { App } from '../../app.ts'
 import { describeActivation, describeGoalChange } from '../render/goal-text.ts'
@@ -91,6 +92,12 @@ export class LiveView {
         term.progress(`  tokens: ${describeUsage(usage)}`)
         term.record({ type: 'usage', session: agent.id, turn, usage })
       }
+    }))
+    // One agent per command, so a provider's wait is this agent's.
+    add(ctx.on('model/retry', (provider: string, retry: ModelRetryInfo) => {
+      if (!this.agent) return
+      term.progress(`  waiting ${(retry.waitMs / 1000).toFixed(1)} s before retry ${retry.attempt} of ${retry.of} (${provider}): ${retry.error.code}: ${oneLine(retry.error.message, 160)}`)
+      term.record({ type: 'retry', session: this.agent.id, provider, ...retry })
     }))
     add(ctx.on('agent/error', (agent: Agent, turn: number | undefined, error: AgentErrorInfo) => {
       if (this.mine(agent)) term.progress(`error${turn === undefined ? '' : ` in turn ${turn}`}: ${error.code}: ${oneLine(error.message, 200)}`)

@@ -37,9 +37,10 @@ export class History {
     if (isRecordOf(record, 'user/message')) {
       this.list.push({ seq, message: { role: 'user', content: record.data.content } })
     } else if (isRecordOf(record, 'assistant/message')) {
-      const { text, toolCalls, reasoning } = record.data
+      const { text, toolCalls, reasoning, partial } = record.data
       // An empty answer (e.g. an aborted call) carries nothing, and some APIs refuse empty assistant turns.
-      if (!text && !toolCalls?.length) return
+      // A partial one was answered again in full: the retry saw the history without it.
+      if ((!text && !toolCalls?.length) || partial) return
       const message: ModelMessage = { role: 'assistant', text: text ?? '', toolCalls: toolCalls ?? [] }
       if (reasoning) message.reasoning = reasoning
       this.list.push({ seq, message })

@@ -159,8 +159,19 @@ export class Turn {
     // Only the messages change: the system prompt's listeners already spoke for this step.
     if (await compactHistory(scope, request, 'threshold')) request = { ...request, messages: agent.history.current() }
     const reply = await readModelStream(provider, request, signal, onText)
-    const overflow = reply.error?.code === 'CONTEXT_OVERFLOW' && !reply.text && !reply.toolCalls.length
-    if (!overflow || this.stopped || !(await compactHistory(scope, request, 'overflow'))) return reply
+    if (this.stopped || !reply.error) return reply
+    if (reply.error.code === 'TRANSPORT' && (reply.text || reply.reasoning) && !reply.toolCalls.length) {
+      // The provider retries transport failures only before any output; after some, the call is made
+      // once more here, so a dropped connection does not end the turn (or block a goal round).
+      agent.session.append('assistant/message', {
+        turn, step, text: reply.text, toolCalls: [], ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+        partial: true, error: { code: reply.error.code, message: reply.error.message },
+      })
+      agent.host.logger.info('%s: the model stream broke off after output (%s); calling again once', agent.id, reply.error.message)
+      return readModelStream(provider, request, signal, onText)
+    }
+    const overflow = reply.error.code === 'CONTEXT_OVERFLOW' && !reply.text && !reply.toolCalls.length
+    if (!overflow || !(await compactHistory(scope, request, 'overflow'))) return reply
     return readModelStream(provider, { ...request, messages: agent.history.current() }, signal, onText)
   }
 

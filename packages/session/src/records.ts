@@ -89,7 +89,13 @@ export interface CoreRecordData {
   'user/message': UserMessage
   'step/start': { turn: number; step: number }
   'step/end': { turn: number; step: number }
-  'assistant/message': { turn: number; step: number; text: string; toolCalls: RecordedToolCall[]; reasoning?: string; usage?: Usage }
+  'assistant/message': {
+    turn: number; step: number; text: string; toolCalls: RecordedToolCall[]; reasoning?: string; usage?: Usage
+    /** The stream broke off after this much output and the call was made again (agent-loop); not part of the history. */
+    partial?: true
+    /** Why a partial answer ended. */
+    error?: { code: string; message: string }
+  }
   'tool/call': { turn: number; step: number; callId: string; name: string; arguments: string }
   'tool/result': {
     turn: number; step: number; callId: string; ok: boolean; content: string; error?: ToolErrorInfo

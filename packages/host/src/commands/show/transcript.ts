@@ -57,7 +57,8 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
         lines.push(indent(describeMessage(record.data, options, objectives), '  '))
         break
       case 'assistant/message':
-        if (record.data.text?.trim()) lines.push(indent(`assistant: ${record.data.text.trim()}`, '  '))
+        if (record.data.partial) lines.push(indent(`assistant (cut off by ${record.data.error?.code ?? 'an error'}, asked again): ${record.data.text?.trim() ?? ''}`, '  '))
+        else if (record.data.text?.trim()) lines.push(indent(`assistant: ${record.data.text.trim()}`, '  '))
         break
       case 'tool/call':
         lines.push(`  tool ${record.data.name} ${options.full ? record.data.arguments : shortArguments(record.data.arguments, 120)}`)

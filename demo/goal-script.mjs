@@ -17,6 +17,9 @@ import Schema from 'schemastery'
 /** More steps than any demo conversation needs; each one is a model call. */
 const STEP_COUNT = 1000
 const NOTES = 'NOTES.md'
+/** The one goal this model knows (scripts/demo.mjs pursues it). */
+export const DEMO_OBJECTIVE = 'Create NOTES.md in the workspace with a summary of every file in it'
+const REAL_MODEL = 'export DEEPSEEK_API_KEY or OPENAI_API_KEY to use a real model (no edit of cordis.yml needed)'
 
 export const name = 'demo-script'
 export const inject = ['models']
@@ -29,6 +32,24 @@ export const apply = (ctx, config) => {
   const scripted = ctx.models.get('scripted')
   if (!scripted || typeof scripted.push !== 'function') throw new Error('the scripted model provider is not registered')
   scripted.push(...steps(config.delayMs))
+  // Another goal on this model would run the demo's survey in whatever workspace it is given and report
+  // success: such a goal is blocked at once, with what to do instead. Real models never see this.
+  ctx.on('goal/changed', (agent, change) => {
+    const goal = change.goal
+    if (agent.model !== 'scripted' || !goal || goal.phase !== 'active' || goal.objective === DEMO_OBJECTIVE) return
+    if (change.op !== 'create' && change.op !== 'edit' && change.op !== 'resume') return
+    // After the other listeners of this change (a front end says "goal set" first); before any round runs,
+    // which the round driver starts from a later macrotask at the earliest.
+    queueMicrotask(() => {
+      const goals = ctx.get('goals')
+      const live = goals?.get(agent)
+      if (live?.id !== goal.id || live.revision !== goal.revision || live.phase !== 'active') return
+      goals.block(agent, { id: goal.id, revision: goal.revision }, {
+        code: 'demo-model-only',
+        message: `the offline demo model only knows the demo goal ("${DEMO_OBJECTIVE}"); ${REAL_MODEL}`,
+      })
+    })
+  })
 }
 
 export default steps()
@@ -100,9 +121,9 @@ function finish(now, label) {
 function humanReply(text) {
   const quoted = text.replace(/\s+/g, ' ').trim().slice(0, 80)
   return {
-    text: `This is the offline demo model of goalkeeper (the scripted provider); it only knows the demo goal. `
-      + `You said: "${quoted}". Give it a goal (goalkeeper goal "<objective>", or /goal <objective> in chat), `
-      + `or export DEEPSEEK_API_KEY or OPENAI_API_KEY to talk to a real model.`,
+    text: `This is the offline demo model of goalkeeper (the scripted provider); it only knows the demo goal `
+      + `("${DEMO_OBJECTIVE}") and does not answer prompts. You said: "${quoted}". `
+      + `To work on it, ${REAL_MODEL}; or run the demo with npm start.`,
   }
 }
 

@@ -1,39 +1,81 @@
-import { isRecordOf, type Session, type ToolErrorInfo } from '@goalkeeper/session'
+import { isRecordOf, type ContextCompactionData, type SessionRecord, type ToolErrorInfo } from '@goalkeeper/session'
 import type { ModelMessage } from '@goalkeeper/model'
+
+/** What the model reads in place of a tool output that compaction removed. */
+export const ELIDED_OUTPUT = '[output removed to fit the context window]'
+
+/** One message of the history and the seq of the record it came from (a summary takes its compaction's `uptoSeq`). */
+export interface HistoryEntry {
+  seq: number
+  message: ModelMessage
+}
 
 /**
  * The conversation the model sees, folded from the session log. The log is append-only, so the fold is
- * incremental: each step only reads the records appended since the previous one.
+ * incremental: each step only reads the records appended since the previous one. `context/compacted`
+ * records rewrite the entries folded so far, so replaying a log gives exactly the history each request had.
  */
 export class History {
   private read = 0
-  private messages: ModelMessage[] = []
+  private list: HistoryEntry[] = []
   private toolNames = new Map<string, string>()
 
-  constructor(private session: Session) {}
+  constructor(private session: { readonly records: readonly SessionRecord[] }) {}
 
   current(): ModelMessage[] {
-    const records = this.session.records
-    for (; this.read < records.length; this.read++) {
-      const record = records[this.read]
-      if (isRecordOf(record, 'user/message')) {
-        this.messages.push({ role: 'user', content: record.data.content })
-      } else if (isRecordOf(record, 'assistant/message')) {
-        const { text, toolCalls, reasoning } = record.data
-        // An empty answer (e.g. an aborted call) carries nothing, and some APIs refuse empty assistant turns.
-        if (!text && !toolCalls?.length) continue
-        const message: ModelMessage = { role: 'assistant', text: text ?? '', toolCalls: toolCalls ?? [] }
-        if (reasoning) message.reasoning = reasoning
-        this.messages.push(message)
-      } else if (isRecordOf(record, 'tool/call')) {
-        this.toolNames.set(record.data.callId, record.data.name)
-      } else if (isRecordOf(record, 'tool/result')) {
-        const { callId, ok, content, error } = record.data
-        this.messages.push({ role: 'tool', callId, name: this.toolNames.get(callId) ?? '', ok, content: resultText(ok, content, error) })
-      }
-    }
-    return this.messages.slice()
+    return this.entries().map((entry) => entry.message)
   }
+
+  entries(): HistoryEntry[] {
+    const records = this.session.records
+    for (; this.read < records.length; this.read++) this.fold(records[this.read])
+    return this.list.slice()
+  }
+
+  private fold(record: SessionRecord) {
+    const { seq } = record
+    if (isRecordOf(record, 'user/message')) {
+      this.list.push({ seq, message: { role: 'user', content: record.data.content } })
+    } else if (isRecordOf(record, 'assistant/message')) {
+      const { text, toolCalls, reasoning, partial } = record.data
+      // An empty answer (e.g. an aborted call) carries nothing, and some APIs refuse empty assistant turns.
+      // A partial one was answered again in full: the retry saw the history without it.
+      if ((!text && !toolCalls?.length) || partial) return
+      const message: ModelMessage = { role: 'assistant', text: text ?? '', toolCalls: toolCalls ?? [] }
+      if (reasoning) message.reasoning = reasoning
+      this.list.push({ seq, message })
+    } else if (isRecordOf(record, 'tool/call')) {
+      this.toolNames.set(record.data.callId, record.data.name)
+    } else if (isRecordOf(record, 'tool/result')) {
+      const { callId, ok, content, error } = record.data
+      this.list.push({ seq, message: { role: 'tool', callId, name: this.toolNames.get(callId) ?? '', ok, content: resultText(ok, content, error) } })
+    } else if (isRecordOf(record, 'context/compacted')) {
+      this.list = applyCompaction(this.list, record.data)
+    }
+  }
+}
+
+/** The history of every request a log's model calls saw after its last record (a replay of the log). */
+export const replayHistory = (records: readonly SessionRecord[]): ModelMessage[] => new History({ records }).current()
+
+/** The user message that stands in for replaced history. */
+export const summaryMessage = (summary: string): ModelMessage => ({ role: 'user', content: [{ type: 'text', text: summary }] })
+
+/**
+ * One compaction applied to entries in log order: kept entries up to `uptoSeq` first, then the summary (at
+ * `uptoSeq`, so entries stay in seq order and a later compaction can replace the summary too), then the rest;
+ * elided tool outputs read as a marker. Pure, so the planner computes "after" with the same code the replay uses.
+ */
+export function applyCompaction(entries: readonly HistoryEntry[], data: Pick<ContextCompactionData, 'uptoSeq' | 'keptSeqs' | 'summary' | 'elided'>): HistoryEntry[] {
+  const kept = new Set(data.keptSeqs)
+  const elided = new Set(data.elided)
+  const before = entries.filter((entry) => entry.seq <= data.uptoSeq && kept.has(entry.seq) && entry.message.role === 'user')
+  const after = entries.filter((entry) => entry.seq > data.uptoSeq)
+  const summary = data.summary ? [{ seq: data.uptoSeq, message: summaryMessage(data.summary) }] : []
+  return [...before, ...summary, ...after].map((entry) => {
+    const { message } = entry
+    return message.role === 'tool' && elided.has(entry.seq) ? { seq: entry.seq, message: { ...message, content: ELIDED_OUTPUT } } : entry
+  })
 }
 
 /** A failed call with no content still has to tell the model what went wrong. */

@@ -31,6 +31,7 @@ export class AgentRegistry implements AgentService {
 
   get(id: string) { return this.agents.get(id) }
   list(): Agent[] { return [...this.agents.values()] }
+  defaultModel(): string | undefined { return this.host.models.pick(this.host.config.model) }
 
   async resume(sessionId: string, options: StartOptions = {}): Promise<Agent> {
     const { model, settings } = this.prepare(options, true)

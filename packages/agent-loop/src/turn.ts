@@ -7,6 +7,7 @@ import type { AgentCore } from './state.ts'
 import { AgentLoopError } from './errors.ts'
 import { buildRequest } from './request.ts'
 import { readModelStream, type ModelReply } from './stream.ts'
+import { compactHistory } from './compaction.ts'
 
 /**
  * One turn, from `turn/start` to `agent/turn-end` (DESIGN.md section 6): its steps, model calls and tool calls.
@@ -110,8 +111,7 @@ export class Turn {
     const calls: ToolCallSummary[] = []
     try {
       for (const message of this.steered.splice(0)) this.record(message)
-      reply = await readModelStream(provider, buildRequest(agent), this.controller.signal,
-        (text) => dispatchIsolated(ctx, 'agent/text-delta', agent, turn, step, text))
+      reply = await this.callModel(step, provider)
       if (reply.text || reply.toolCalls.length || !reply.aborted) {
         session.append('assistant/message', {
           turn, step, text: reply.text, toolCalls: reply.toolCalls,
@@ -143,6 +143,36 @@ export class Turn {
       }
     }
     return reply
+  }
+
+  /**
+   * One model call: the history is compacted first when the request would fill too much of the context
+   * window, and a CONTEXT_OVERFLOW before any output earns one compaction and one retry.
+   */
+  private async callModel(step: number, provider: ModelProvider): Promise<ModelReply> {
+    const { agent, number: turn } = this
+    const { ctx } = agent.host
+    const signal = this.controller.signal
+    const scope = { agent, turn, step, provider, signal }
+    const onText = (text: string) => dispatchIsolated(ctx, 'agent/text-delta', agent, turn, step, text)
+    let request = buildRequest(agent)
+    // Only the messages change: the system prompt's listeners already spoke for this step.
+    if (await compactHistory(scope, request, 'threshold')) request = { ...request, messages: agent.history.current() }
+    const reply = await readModelStream(provider, request, signal, onText)
+    if (this.stopped || !reply.error) return reply
+    if (reply.error.code === 'TRANSPORT' && (reply.text || reply.reasoning) && !reply.toolCalls.length) {
+      // The provider retries transport failures only before any output; after some, the call is made
+      // once more here, so a dropped connection does not end the turn (or block a goal round).
+      agent.session.append('assistant/message', {
+        turn, step, text: reply.text, toolCalls: [], ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+        partial: true, error: { code: reply.error.code, message: reply.error.message },
+      })
+      agent.host.logger.info('%s: the model stream broke off after output (%s); calling again once', agent.id, reply.error.message)
+      return readModelStream(provider, request, signal, onText)
+    }
+    const overflow = reply.error.code === 'CONTEXT_OVERFLOW' && !reply.text && !reply.toolCalls.length
+    if (!overflow || !(await compactHistory(scope, request, 'overflow'))) return reply
+    return readModelStream(provider, { ...request, messages: agent.history.current() }, signal, onText)
   }
 
   private async runCall(step: number, call: ToolCall): Promise<ToolCallSummary> {

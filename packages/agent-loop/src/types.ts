@@ -1,4 +1,4 @@
-import type { ContentBlock, MessageSource, Session, ToolErrorInfo, TurnOutcome, UserMessage } from '@goalkeeper/session'
+import type { ContentBlock, ContextCompactionData, MessageSource, Session, ToolErrorInfo, TurnOutcome, UserMessage } from '@goalkeeper/session'
 import type { FinishReason, ModelError } from '@goalkeeper/model'
 import type { ToolAgent, ToolResult } from '@goalkeeper/tools'
 
@@ -79,6 +79,23 @@ export interface StepSummary {
   error?: ModelError
 }
 
+/** A compaction about to be recorded, as `agent/compact` listeners see it. `summary` is the text that replaces the history. */
+export interface CompactionProposal {
+  turn: number
+  step: number
+  reason: ContextCompactionData['reason']
+  method: ContextCompactionData['method']
+  summary: string
+  /** How many messages the summary stands for. */
+  replaced: number
+  tokensBefore: number
+  tokensAfter: number
+  contextWindow: number
+}
+
+/** `accept` with the summary to record (replacing it makes the method `policy`), or `veto`: the history stays whole. */
+export type CompactionDecision = { kind: 'accept'; summary: string } | { kind: 'veto'; reason: string }
+
 export interface AgentErrorInfo {
   code: string
   message: string
@@ -106,6 +123,8 @@ export interface AgentService {
   create(options: CreateAgentOptions): Promise<Agent>
   get(id: string): Agent | undefined
   list(): Agent[]
+  /** The provider an agent created without `model` would use now (the first registered of the config's `model` list). */
+  defaultModel(): string | undefined
   /** Opens the session for writing (repairing a crash), restores human inputs, emits `agent/session-start` with `resume`. */
   resume(sessionId: string, options?: Omit<CreateAgentOptions, 'session' | 'cwd'>): Promise<Agent>
   /** Forks the session up to `uptoSeq` and starts an agent on the fork (`agent/session-start` with `fork`). */
@@ -138,6 +157,13 @@ declare module 'cordis' {
     'agent/error'(agent: Agent, turn: number | undefined, error: AgentErrorInfo): void
     /** Extension: before each model call, listeners push sections of the system prompt (sync, isolated). */
     'agent/system-prompt'(agent: Agent, parts: string[]): void
+    /**
+     * Extension: a compaction of the history is proposed (waterfall). Return `await next()` to let it
+     * through, `{ kind: 'accept', summary }` to record another summary, or `{ kind: 'veto', reason }`.
+     */
+    'agent/compact'(agent: Agent, proposal: CompactionProposal, next: () => Promise<CompactionDecision>): Promise<CompactionDecision>
+    /** Extension: a `context/compacted` record was appended (isolated). */
+    'agent/compacted'(agent: Agent, compaction: ContextCompactionData): void
     /** Extension: streamed assistant text as it arrives (isolated), for hosts that show progress. */
     'agent/text-delta'(agent: Agent, turn: number, step: number, text: string): void
   }

@@ -148,7 +148,6 @@ describe('settlement', () => {
     ['RATE_LIMIT', { kind: 'error', code: 'RATE_LIMIT', message: 'slow down' }, 'usage-limited'],
     ['QUOTA', { kind: 'error', code: 'QUOTA', message: 'insufficient balance' }, 'usage-limited'],
     ['SERVER', { kind: 'error', code: 'SERVER', message: 'bad gateway' }, 'turn-error'],
-    ['CONTEXT_OVERFLOW', { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'too long' }, 'turn-error'],
     ['max-tokens', { kind: 'max-tokens', text: 'cut off' }, 'max-tokens'],
   ])('blocks the goal when a round ends with %s', async (_name, response, code) => {
     s = await setup()
@@ -157,6 +156,18 @@ describe('settlement', () => {
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
     const goal = await untilStopped(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code } })
+    expect(h.scripted.remaining).toBe(1)
+  })
+
+  it('blocks the goal turn-error when a round still overflows after its one compaction and retry', async () => {
+    s = await setup()
+    const { h, agent } = s
+    const overflow: ScriptResponse = { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'too long' }
+    // The overflow compacts (the summary is the third answer) and the call is made once more.
+    h.scripted.push({ text: 'round one' }, overflow, { text: 'summary of round one' }, overflow, { text: 'must not be used' })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code: 'turn-error' } })
     expect(h.scripted.remaining).toBe(1)
   })
 

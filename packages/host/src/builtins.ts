@@ -17,6 +17,7 @@ export const builtinPlugins: BuiltinPlugins = {
   '@goalkeeper/agent-loop': () => import('@goalkeeper/agent-loop'),
   '@goalkeeper/goal': () => import('@goalkeeper/goal'),
   '@goalkeeper/tool-goal': () => import('@goalkeeper/tool-goal'),
+  '@goalkeeper/project-instructions': () => import('@goalkeeper/project-instructions'),
   '@goalkeeper/loop-guard': () => import('@goalkeeper/loop-guard'),
   '@goalkeeper/mistake-limit': () => import('@goalkeeper/mistake-limit'),
   '@goalkeeper/no-progress': () => import('@goalkeeper/no-progress'),

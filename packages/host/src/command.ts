@@ -17,10 +17,16 @@ export interface GlobalOptions {
   /** `--config` was given (else `config` is the cordis.yml of the working directory). */
   configGiven?: boolean
   /**
-   * Where `config` came from: `--config`, the workspace's cordis.yml, or (when the workspace has none) the
-   * composition goalkeeper comes with.
+   * Where `config` came from: `--config`, the workspace's cordis.yml, the user's
+   * ($XDG_CONFIG_HOME/goalkeeper/cordis.yml) when the workspace has none, or else the composition goalkeeper comes with.
    */
-  configSource?: 'given' | 'workspace' | 'built-in'
+  configSource?: 'given' | 'workspace' | 'user' | 'built-in'
+  /** AGENTS.md files go into the system prompt (off with `--no-project-instructions`). */
+  projectInstructions?: boolean
+  /** `--model PROVIDER[/MODEL]`. */
+  model?: string
+  /** `--show-reasoning`: reasoning text to stderr. */
+  showReasoning?: boolean
   /** Absolute working directory (the process has already changed into it). */
   cwd: string
   /** 0 error, 1 warn, 2 info, 3 debug. */

@@ -12,6 +12,8 @@ export const ExitCode = {
   PAUSED: 3,
   /** The goal ran out of rounds (blocked with `round-limit`). */
   ROUND_LIMIT: 4,
+  /** The model refused the request (its `refusal`): the answer says why. */
+  REFUSED: 6,
   /**
    * The session could not be saved (a flush failed: disk full, file size limit, I/O error, or its file
    * was removed or replaced while open); the message says why and what was kept. Follows EX_IOERR.

@@ -6,7 +6,7 @@ import { type App, type StartAppOptions, startApp } from './app.ts'
 import type { CliIO, CommandContext, CommandDefinition, GlobalOptions } from './command.ts'
 import { commands } from './commands/index.ts'
 import { DEFAULT_LOG_LEVEL, LogLevel, parseLogLevel } from './console-exporter.ts'
-import { describeError } from '@goalkeeper/kit'
+import { describeError, userConfigDir } from '@goalkeeper/kit'
 import { MODES, type PermissionMode } from '@goalkeeper/permissions'
 import { PERMISSIONS_VARIABLE } from './commands/lookup/permissions.ts'
 import { type Failure, failureJson, failureLine, failureOf, HostError, usageFailureOf } from './errors.ts'
@@ -23,6 +23,9 @@ interface RawGlobals {
   watch?: boolean
   json?: boolean
   permissions?: string
+  projectInstructions: boolean
+  model?: string
+  showReasoning?: boolean
 }
 
 export async function readVersion(): Promise<string> {
@@ -82,6 +85,9 @@ function createProgram(version: string, io: CliIO, onUsageError: (failure: Failu
     .option('--watch', 'reload the composition when the cordis.yml changes')
     .option('--json', 'print results as one JSON object per line on stdout')
     .option('--permissions <mode>', `what tool calls may do: ${MODES.join('|')} (default: the cordis.yml's, workspace-write)`)
+    .option('--no-project-instructions', 'leave the AGENTS.md files out of the system prompt')
+    .option('--model <provider[/model]>', 'the model provider (and model id) for this run, e.g. deepseek/deepseek-reasoner; check shows which is used')
+    .option('--show-reasoning', 'print the model\'s reasoning text to stderr as it is recorded')
     .helpOption('-h, --help', 'show help')
     .helpCommand(false)
     // Every command's help also lists the global options: they are written after the command as well.
@@ -112,15 +118,20 @@ function resolveGlobals(raw: RawGlobals, configGiven: boolean): GlobalOptions {
   const base = raw.logLevel === undefined ? DEFAULT_LOG_LEVEL : parseLogLevel(raw.logLevel)
   let config = path.resolve(cwd, raw.config)
   let configSource: GlobalOptions['configSource'] = configGiven ? 'given' : 'workspace'
-  // Installed goalkeeper works in any directory: without a cordis.yml of its own it runs the one it comes with.
+  // Installed goalkeeper works in any directory: without a cordis.yml of its own it runs the user's
+  // ($XDG_CONFIG_HOME/goalkeeper/cordis.yml), else the one it comes with.
   if (!configGiven && !existsSync(config)) {
-    config = defaultComposition()
-    configSource = 'built-in'
+    const user = path.join(userConfigDir(process.env), 'cordis.yml')
+    config = existsSync(user) ? user : defaultComposition()
+    configSource = existsSync(user) ? 'user' : 'built-in'
   }
   return {
     config,
     configGiven,
     configSource,
+    projectInstructions: raw.projectInstructions !== false,
+    ...(raw.model !== undefined ? { model: raw.model } : {}),
+    showReasoning: !!raw.showReasoning,
     cwd,
     logLevel: Math.min(LogLevel.debug, base + raw.verbose),
     watch: !!raw.watch,

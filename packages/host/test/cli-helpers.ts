@@ -88,6 +88,7 @@ const ENTRIES: [id: string, name: string][] = [
   ['tools', '@goalkeeper/tools'],
   ['workspace-tools', '@goalkeeper/workspace-tools'],
   ['agent-loop', '@goalkeeper/agent-loop'],
+  ['project-instructions', '@goalkeeper/project-instructions'],
   ['goal', '@goalkeeper/goal'],
   ['tool-goal', '@goalkeeper/tool-goal'],
   ['loop-guard', '@goalkeeper/loop-guard'],
@@ -148,14 +149,19 @@ export interface Run {
   type: (line: string) => void
 }
 
+/** A user config directory that does not exist. */
+const NO_USER_CONFIG = path.join(os.tmpdir(), `gk-no-user-config-${process.pid}`)
+
 /** The environment of a CLI child: the runner's, without what would change how the CLI behaves, plus `extra`. */
 export function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1' }
   // A key in the test runner's environment must not switch these runs to a real model, and npm's variables
   // (the runner may be `npm test`) would change the hints to `npx goalkeeper`.
   for (const name of Object.keys(env)) if (/_API_KEY$/.test(name) || name.startsWith('npm_')) delete env[name]
-  // The session signing key of test runs is a shared temp one, never the user's own.
-  return { ...env, XDG_CONFIG_HOME: path.join(os.tmpdir(), 'goalkeeper-tests', 'config'), ...extra }
+  // Nor may the user-level cordis.yml and AGENTS.md of whoever runs the tests; the session signing key of
+  // test runs lives there too, never in the user's own config.
+  env.XDG_CONFIG_HOME = NO_USER_CONFIG
+  return { ...env, ...extra }
 }
 
 export function start(args: string[], options: { stdin?: 'pipe' | 'ignore'; env?: Record<string, string | undefined> } = {}): Run {

@@ -89,4 +89,33 @@ describe('goalkeeper on a real model provider', { timeout: CLI_TIMEOUT }, () => 
     expect(files.sort()).toEqual([offline, answered, refused].map((result) => `${sessionIdOf(result.stderr)}.jsonl`).sort())
     for (const text of [answered.stdout, answered.stderr, refused.stdout, refused.stderr, ...sessions]) expect(text).not.toContain(KEY)
   })
+
+  it('a wait before a retry is a progress line, and a `retry` event with --json', async () => {
+    // Every odd request gets a 429 asking for 300 ms, every even one the answer.
+    let requests = 0
+    const server = http.createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        if (requests++ % 2 === 0) {
+          response.writeHead(429, { 'content-type': 'application/json', 'retry-after-ms': '300' })
+          return void response.end(JSON.stringify({ error: { message: 'Rate limit reached for requests', code: 'rate_limit_exceeded' } }))
+        }
+        response.writeHead(200, { 'content-type': 'text/event-stream' })
+        response.end(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'after the wait' }, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`)
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    servers.push({ url: '', port: 0, auth: [], close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }) })
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+    const p = await project({ script: 'export default many(() => ({ text: "offline answer" }))' })
+    await writeFile(p.yml, `${compositionYml(p)}- id: deepseek\n  name: '@goalkeeper/model-openai'\n  config: { preset: deepseek, baseUrl: '${url}', maxRetries: 2 }\n`)
+    const env = { DEEPSEEK_API_KEY: KEY }
+    const text = await run([...p.globals, 'run', 'hello'], { env })
+    expect(text.code, text.stderr).toBe(0)
+    expect(text.stdout).toBe('after the wait\n')
+    expect(text.stderr).toContain('\n  waiting 0.3 s before retry 1 of 2 (deepseek): RATE_LIMIT: deepseek: HTTP 429: Rate limit reached for requests | rate_limit_exceeded\n')
+    const json = await run([...p.globals, '--json', 'run', 'hello'], { env })
+    const retry = json.stdout.trim().split('\n').map((line) => JSON.parse(line)).find((line) => line.type === 'retry')
+    expect(retry).toMatchObject({ provider: 'deepseek', attempt: 1, of: 2, waitMs: 300, error: { code: 'RATE_LIMIT' } })
+  })
 })

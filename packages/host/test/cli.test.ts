@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -31,7 +32,7 @@ function start(args: string[], options: { bin?: boolean; cwd?: string; env?: Rec
   const argv = options.bin ? [path.join(hostDir, 'bin/goalkeeper.mjs'), ...args] : ['--import', 'tsx', cli, ...args]
   const child = spawn(process.execPath, argv, {
     cwd: options.cwd ?? repoRoot,
-    env: { ...withoutNpm(process.env), NO_COLOR: '1', ...options.env },
+    env: { ...withoutNpm(process.env), NO_COLOR: '1', XDG_CONFIG_HOME: path.join(os.tmpdir(), `gk-no-user-config-${process.pid}`), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   children.push(child)

@@ -44,4 +44,18 @@ describe('the offline demo on the default composition', { timeout: CLI_TIMEOUT }
     expect(goal.stderr()).toContain('\ngoal paused after round 1/5\n')
     expect(goal.stdout()).toContain(`Goal paused after 1/5 rounds: "${OBJECTIVE}"\n`)
   })
+
+  it('another goal or a prompt is not run: the demo model says it only knows the demo goal and how to use a real model', async () => {
+    const globals = await demoWorkspace()
+    const [goal, prompt] = await Promise.all([
+      run([...globals, 'goal', 'Make the tests pass', '--max-rounds', '10']),
+      run([...globals, 'run', 'What does greet.js do?']),
+    ])
+    expect(goal.code, goal.stderr).toBe(2)
+    expect(goal.stdout + goal.stderr).toContain(`the offline demo model only knows the demo goal ("${OBJECTIVE}"); export DEEPSEEK_API_KEY or OPENAI_API_KEY to use a real model`)
+    expect(goal.stderr).not.toMatch(/^round 1/m)
+    await expect(readFile(path.join(globals[1], 'NOTES.md'), 'utf8')).rejects.toThrow(/ENOENT/)
+    expect(prompt.code, prompt.stderr).toBe(0)
+    expect(prompt.stdout).toContain(`it only knows the demo goal ("${OBJECTIVE}") and does not answer prompts. You said: "What does greet.js do?". To work on it, export DEEPSEEK_API_KEY or OPENAI_API_KEY to use a real model`)
+  })
 })

@@ -31,13 +31,14 @@ describe('exit codes', () => {
     expect(goalExitCode(undefined)).toBe(ExitCode.PAUSED)
   })
 
-  it("maps a plain prompt's last turn: completed, preempted or none 0, cancelled 3, anything else 70", () => {
+  it("maps a plain prompt's last turn: completed, preempted or none 0, cancelled 3, refused 5, anything else 70", () => {
     const cases: [TurnOutcome | undefined, number][] = [
       [undefined, ExitCode.OK],
       [{ kind: 'completed' }, ExitCode.OK],
       [{ kind: 'aborted', cause: 'user' }, ExitCode.PAUSED],
       [{ kind: 'preempted', cause: 'human message m1 arrived during goal round 2' }, ExitCode.OK],
       [{ kind: 'error', code: 'AUTH', message: 'bad key' }, ExitCode.RUNTIME],
+      [{ kind: 'error', code: 'REFUSED', message: 'deepseek: the model refused: no' }, ExitCode.REFUSED],
       [{ kind: 'max-tokens' }, ExitCode.RUNTIME],
       [{ kind: 'disposed' }, ExitCode.RUNTIME],
       [{ kind: 'interrupted' }, ExitCode.RUNTIME],
@@ -46,7 +47,7 @@ describe('exit codes', () => {
   })
 
   it('keeps the published values', () => {
-    expect(ExitCode).toEqual({ OK: 0, BLOCKED: 2, PAUSED: 3, ROUND_LIMIT: 4, USAGE: 64, RUNTIME: 70, NOT_SAVED: 74, INTERRUPTED: 130 })
+    expect(ExitCode).toEqual({ OK: 0, BLOCKED: 2, PAUSED: 3, ROUND_LIMIT: 4, REFUSED: 6, USAGE: 64, RUNTIME: 70, NOT_SAVED: 74, INTERRUPTED: 130 })
   })
 })
 

@@ -151,4 +151,26 @@ describe('renderTranscript', () => {
     expect(short.slice(3, 5)).toEqual(['  goal round 1 (objective "Summarise the workspace")', '  [loop-guard] stop repeating that call'])
     expect(short.at(-1)).toBe('       [… 29 more characters]')
   })
+
+  it('shows a compaction: why, how, what it replaced, the token estimates and the summary', () => {
+    const summary = '[Summary of the earlier conversation]\nRead the config; fixed parse.ts.'
+    const records = log(
+      ['turn/start', { turn: 1 }],
+      ['context/compacted', {
+        turn: 1, step: 4, reason: 'threshold', method: 'summary', uptoSeq: 9, keptSeqs: [2], summary, elided: [12],
+        replaced: 7, tokensBefore: 102_400, tokensAfter: 41_000, contextWindow: 128_000,
+      }],
+      ['context/compacted', {
+        turn: 1, step: 9, reason: 'overflow', method: 'fallback', uptoSeq: -1, keptSeqs: [], summary: '', elided: [20, 21],
+        replaced: 0, tokensBefore: 9000, tokensAfter: 4000, fallbackReason: 'the summary call failed: SERVER: down',
+      }],
+    )
+    expect(renderTranscript(records, { full: false }).slice(2)).toEqual([
+      '  history compacted (the request neared the context window; summary): 7 messages replaced, 1 tool output removed, about 102400 -> 41000 tokens of 128000',
+      '    | [Summary of the earlier conversation]',
+      '    | Read the config; fixed parse.ts.',
+      '  history compacted (the model refused the request as too long; fallback): 2 tool outputs removed, about 9000 -> 4000 tokens',
+      '    summary not used: the summary call failed: SERVER: down',
+    ])
+  })
 })

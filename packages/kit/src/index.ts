@@ -7,3 +7,4 @@ export {
   createMasker, formsOf, isSecretVariable, maskDeep, MIN_SECRET_CHARS, SECRET_NAME, secretsIn,
   type Env, type Masker, type MaskerOptions, type Secret,
 } from './secrets.ts'
+export { userConfigDir } from './user-dir.ts'

@@ -12,11 +12,13 @@ export interface Preset {
   apiKeyEnv?: string
   /** Newer OpenAI models refuse `max_tokens`; compatible servers only know `max_tokens`. */
   maxTokensField: 'max_tokens' | 'max_completion_tokens'
+  /** Context window of the preset's default model in tokens (deepseek-chat and gpt-4o-mini: 128K). */
+  contextWindow?: number
 }
 
 export const PRESETS: Record<PresetName, Preset> = {
-  deepseek: { name: 'deepseek', baseUrl: 'https://api.deepseek.com', model: 'deepseek-chat', apiKeyEnv: 'DEEPSEEK_API_KEY', maxTokensField: 'max_tokens' },
-  openai: { name: 'openai', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY', maxTokensField: 'max_completion_tokens' },
+  deepseek: { name: 'deepseek', baseUrl: 'https://api.deepseek.com', model: 'deepseek-chat', apiKeyEnv: 'DEEPSEEK_API_KEY', maxTokensField: 'max_tokens', contextWindow: 128_000 },
+  openai: { name: 'openai', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY', maxTokensField: 'max_completion_tokens', contextWindow: 128_000 },
   custom: { name: 'openai-compatible', maxTokensField: 'max_tokens' },
 }
 
@@ -31,6 +33,7 @@ export const Config = Schema.object({
   apiKey: Schema.string().role('secret').description('API key. When omitted it is read from the environment at load time.'),
   apiKeyEnv: Schema.string().description('Environment variable holding the key (default: the preset\'s).'),
   model: Schema.string().description('Model id (default: the preset\'s). Required for the custom preset.'),
+  contextWindow: Schema.natural().min(1).description('Context window of the model in tokens (default: the preset\'s for its own model; unknown for custom or another model). The agent loop compacts the history before it fills.'),
   maxTokens: Schema.natural().description('Default completion token limit; a request\'s own limit wins.'),
   temperature: Schema.number().min(0).max(2).description('Sampling temperature (server default when omitted).'),
   requestTimeoutMs: Schema.natural().min(1).default(60_000).description('Longest wait for the response headers.'),
@@ -54,6 +57,8 @@ export interface ProviderSettings {
   apiKey?: string
   /** The environment variable `apiKey` was read from; unset when it came from the config (or there is none). */
   apiKeyEnv?: string
+  /** Context window in tokens of `model`, when known. */
+  contextWindow?: number
   maxTokens?: number
   maxTokensField: Preset['maxTokensField']
   temperature?: number
@@ -126,6 +131,8 @@ export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolut
       model,
       apiKey,
       ...(envKey ? { apiKeyEnv: keyEnv } : {}),
+      // A preset's window is that of its own model: another model id makes it unknown unless configured.
+      ...(config.contextWindow ? { contextWindow: config.contextWindow } : model === preset.model && preset.contextWindow ? { contextWindow: preset.contextWindow } : {}),
       maxTokens: config.maxTokens,
       maxTokensField: preset.maxTokensField,
       temperature: config.temperature,

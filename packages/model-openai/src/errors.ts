@@ -11,6 +11,8 @@ const MAX_SERVER_MESSAGE = 300
 
 const QUOTA_WORDING = /insufficient[ _]balance|insufficient[ _]quota|exceeded your current quota|quota exceeded|billing/i
 const CONTEXT_WORDING = /context_length_exceeded|maximum context length|context length|context window|prompt is too long|too many tokens/i
+const AUTH_WORDING = /incorrect api key|invalid api key|invalid_api_key|authentication|unauthori[sz]ed|permission denied|forbidden|api key not valid/i
+const RATE_WORDING = /rate.?limit|too many requests/i
 
 export const RETRYABLE: ReadonlySet<string> = new Set<ModelErrorCode>(['RATE_LIMIT', 'SERVER', 'TRANSPORT'])
 
@@ -88,14 +90,34 @@ export const httpFailure = (provider: string, status: number, body: string, head
   return { error, retryable: RETRYABLE.has(code) }
 }
 
-/** An `{"error": ...}` frame inside a 200 stream (vLLM, OpenRouter and others report late failures this way). */
+/**
+ * An `{"error": ...}` frame inside a 200 stream (vLLM, OpenRouter and others report late failures this way;
+ * OpenAI-compatible proxies send "Incorrect API key" this way too). Classified like an HTTP error: by the
+ * status the frame carries (`code: 401`, `status: 429`), else by its code and wording.
+ */
 export const streamedFailure = (provider: string, frame: unknown, masker: Masker): AttemptFailure => {
   const message = clip(masker.mask(pickMessage(frame) ?? 'error frame'), MAX_SERVER_MESSAGE)
-  const code: ModelErrorCode = QUOTA_WORDING.test(message) ? 'QUOTA'
-    : CONTEXT_WORDING.test(message) ? 'CONTEXT_OVERFLOW'
-      : /rate.?limit/i.test(message) ? 'RATE_LIMIT'
-        : 'SERVER'
+  const status = statusOf(frame)
+  const code: ModelErrorCode = status !== undefined ? codeForStatus(status, message)
+    : QUOTA_WORDING.test(message) ? 'QUOTA'
+      : AUTH_WORDING.test(message) ? 'AUTH'
+        : CONTEXT_WORDING.test(message) ? 'CONTEXT_OVERFLOW'
+          : RATE_WORDING.test(message) ? 'RATE_LIMIT'
+            : 'SERVER'
   return { error: { code, message: `${provider}: stream error: ${message}` }, retryable: RETRYABLE.has(code) }
+}
+
+/** An HTTP-like status inside an error frame: `status` or `code` of the error or the frame, as a number (or numeric string). */
+const statusOf = (frame: unknown): number | undefined => {
+  const error = (frame as { error?: unknown })?.error
+  // Ollama puts the status beside a string error: `{"error": "...", "status": 404}`.
+  const holders = [error, frame].filter((value): value is Record<string, unknown> => !!value && typeof value === 'object')
+  for (const [holder, key] of holders.flatMap((holder) => [[holder, 'status'], [holder, 'code']] as const)) {
+    const value = holder[key]
+    const number = typeof value === 'number' ? value : typeof value === 'string' && /^\d{3}$/.test(value) ? Number(value) : undefined
+    if (number !== undefined && number >= 400 && number < 600) return number
+  }
+  return undefined
 }
 
 /** 3xx: fetch is told not to follow, so the conversation and headers never go to an address nobody configured. */

@@ -1,5 +1,6 @@
 import type { Context } from 'cordis'
-import type {} from '@goalkeeper/model'
+import type { ModelRetryInfo } from '@goalkeeper/model'
+import { dispatchIsolated } from '@goalkeeper/kit'
 import { Config, enableWith, resolveSettings } from './config.ts'
 import { createOpenAIProvider } from './provider.ts'
 
@@ -22,6 +23,7 @@ export const apply = (ctx: Context, config: Config) => {
     return
   }
   const { settings } = resolution
-  ctx.models.register(settings.name, createOpenAIProvider(settings, logger))
+  const onRetry = (retry: ModelRetryInfo) => dispatchIsolated(ctx, 'model/retry', settings.name, retry)
+  ctx.models.register(settings.name, createOpenAIProvider(settings, logger, { onRetry }))
   logger.debug('provider %s registered (model %s at %s)', settings.name, settings.model, settings.host)
 }

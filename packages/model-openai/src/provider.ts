@@ -1,4 +1,4 @@
-import type { ModelChunk, ModelProvider, ModelRequest } from '@goalkeeper/model'
+import type { ModelChunk, ModelProvider, ModelRequest, ModelRetryInfo } from '@goalkeeper/model'
 import { delay, describeError } from '@goalkeeper/kit'
 import { describeSettings, maskerFor, type ProviderSettings } from './config.ts'
 import { buildRequestBody } from './request-body.ts'
@@ -15,11 +15,15 @@ export interface ProviderLogger {
 export interface ProviderOptions {
   /** Jitter source (tests pin it). */
   random?: () => number
+  /** Told before each backoff wait (the plugin emits `model/retry`). */
+  onRetry?: (retry: ModelRetryInfo) => void
 }
 
 export const createOpenAIProvider = (settings: ProviderSettings, logger: ProviderLogger, options: ProviderOptions = {}): ModelProvider => ({
   stream: (request, signal) => streamCompletion(settings, logger, options, request, signal),
   describe: () => describeSettings(settings),
+  // A request for another model id than the configured one has a window nobody told us about.
+  contextWindow: (model) => (model === undefined || model === settings.model ? settings.contextWindow : undefined),
 })
 
 async function* streamCompletion(
@@ -63,6 +67,7 @@ async function* streamCompletion(
       return yield { type: 'finish', reason: 'error', error }
     }
     logger.info('%s (retry %d of %d in %d ms)', error.message, retry + 1, settings.maxRetries, wait)
+    options.onRetry?.({ attempt: retry + 1, of: settings.maxRetries, waitMs: wait, error })
     await delay(wait, { signal })
   }
 }

@@ -1,4 +1,4 @@
-import { isRecord, type Masker } from '@goalkeeper/kit'
+import { clip, isRecord, type Masker } from '@goalkeeper/kit'
 import type { FinishReason, ModelChunk, ModelError } from '@goalkeeper/model'
 import type { Usage } from '@goalkeeper/session'
 import { MAX_TOOL_CALLS, MAX_TOOL_CALL_CHARS, ToolCallAssembler, type ToolCallDelta } from './tool-call-assembler.ts'
@@ -24,6 +24,8 @@ export class StreamDecoder {
   private usage: Usage | undefined
   private reason: string | undefined
   private emittedCalls = 0
+  /** OpenAI's `refusal` text: the model declined; it becomes the answer and a REFUSED finish. */
+  private refusal = ''
   /** `[DONE]` arrived: nothing more is expected. */
   done = false
 
@@ -62,6 +64,13 @@ export class StreamDecoder {
       if (reasoning) chunks.push({ type: 'reasoning', text: reasoning })
       const content = text(delta.content)
       if (content) chunks.push({ type: 'text', text: content })
+      const refusal = text(delta.refusal)
+      if (refusal) {
+        // Said once, then streamed: the answer must not read as an empty success.
+        if (!this.refusal) chunks.push({ type: 'text', text: 'The model refused to answer: ' })
+        this.refusal += refusal
+        chunks.push({ type: 'text', text: refusal })
+      }
       for (const call of list(delta.tool_calls)) {
         if (isRecord(call) && !this.tools.add(call as ToolCallDelta)) {
           return { kind: 'failed', failure: failure('SERVER', `${this.provider}: the tool calls exceeded ${MAX_TOOL_CALLS} calls or ${MAX_TOOL_CALL_CHARS / 1024 / 1024} MiB`, false) }
@@ -94,6 +103,9 @@ export class StreamDecoder {
   }
 
   private finish(): ModelChunk {
+    if (this.refusal) {
+      return { type: 'finish', reason: 'error', error: { code: 'REFUSED', message: `${this.provider}: the model refused: ${clip(this.refusal.replace(/\s+/g, ' ').trim(), 300)}` } }
+    }
     const reason = this.reason ?? 'stop'
     const errorCode = FINISH_ERRORS[reason]
     if (errorCode) {

@@ -23,6 +23,22 @@ const compose = async () => {
   return { root, logs }
 }
 
+describe('context window', () => {
+  it('is the preset\'s for its own model, unknown for another model or a custom endpoint, and the config wins', () => {
+    const window = (config: Record<string, unknown>) => {
+      const resolution = openaiPlugin.resolveSettings(openaiPlugin.Config({ apiKey: 'sk-test', ...config }), {})
+      if (resolution.kind !== 'on') throw new Error('off')
+      return openaiPlugin.createOpenAIProvider(resolution.settings, { debug() {}, info() {} })
+    }
+    expect(window({ preset: 'deepseek' }).contextWindow?.()).toBe(128_000)
+    expect(window({ preset: 'openai' }).contextWindow?.('gpt-4o-mini')).toBe(128_000)
+    expect(window({ preset: 'openai' }).contextWindow?.('o3')).toBeUndefined()
+    expect(window({ preset: 'deepseek', model: 'deepseek-reasoner' }).contextWindow?.()).toBeUndefined()
+    expect(window({ preset: 'custom', baseUrl: 'http://127.0.0.1:1', model: 'qwen' }).contextWindow?.()).toBeUndefined()
+    expect(window({ preset: 'custom', baseUrl: 'http://127.0.0.1:1', model: 'qwen', contextWindow: 32_768 }).contextWindow?.()).toBe(32_768)
+  })
+})
+
 describe('plugin', () => {
   it('registers nothing and logs one info line when the preset key is unset', async () => {
     delete process.env.DEEPSEEK_API_KEY

@@ -12,6 +12,10 @@ declare module 'cordis' {
   interface Context {
     models: ModelService
   }
+  interface Events {
+    /** A provider registered as `provider` waits `retry.waitMs` before retrying (isolated; providers emit it). */
+    'model/retry'(provider: string, retry: import('./types.ts').ModelRetryInfo): void
+  }
 }
 
 export const name = 'model'
@@ -20,9 +24,10 @@ export const inject: string[] = []
 export const Config = Schema.object({
   scripted: Schema.object({
     script: Schema.array(Schema.any()).default([]).description('Script steps replayed one per model request (see README).'),
+    contextWindow: Schema.natural().min(1).description('Context window in tokens the provider reports (none by default, so the agent loop compacts only on a CONTEXT_OVERFLOW).'),
     module: Schema.string().description('Path (relative to the process cwd) of an ESM module whose default export is a step array or a function returning one; its steps follow `script`.'),
     // Cast because schemastery types every key as present; `module` is optional at runtime.
-  }).default({ script: [] } as unknown as { script: any[]; module: string }).description('The always-registered `scripted` provider.'),
+  }).default({ script: [] } as unknown as { script: any[]; module: string; contextWindow: number }).description('The always-registered `scripted` provider.'),
 })
 
 export const apply = async (ctx: Context, config: Schemastery.TypeT<typeof Config>) => {
@@ -30,5 +35,5 @@ export const apply = async (ctx: Context, config: Schemastery.TypeT<typeof Confi
   const steps = [...checkSteps(config.scripted?.script ?? [], 'scripted.script')]
   if (config.scripted?.module) steps.push(...(await loadScriptModule(config.scripted.module)))
   const registry = new ModelRegistry(ctx)
-  registry.register('scripted', createScriptedProvider(steps))
+  registry.register('scripted', createScriptedProvider(steps, { contextWindow: config.scripted?.contextWindow }))
 }

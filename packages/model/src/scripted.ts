@@ -1,5 +1,5 @@
 import { deepFreeze, delay, describeError, nextMacrotask } from '@goalkeeper/kit'
-import type { ModelChunk, ModelRequest, ScriptResponse, ScriptStep, ScriptToolCall, ScriptedProvider } from './types.ts'
+import type { ModelChunk, ModelRequest, ScriptResponse, ScriptStep, ScriptToolCall, ScriptedOptions, ScriptedProvider } from './types.ts'
 import { checkResponse, checkSteps } from './script.ts'
 import { untilAbort } from './abort.ts'
 
@@ -36,7 +36,8 @@ const ownSteps = (steps: readonly ScriptStep[], where: string): ScriptStep[] =>
  * A provider that replays a script, one step per request. It never invents a default reply:
  * when the script runs out it finishes with an explicit INTERNAL error.
  */
-export function createScriptedProvider(initial: readonly ScriptStep[] = []): ScriptedProvider {
+export function createScriptedProvider(initial: readonly ScriptStep[] = [], options: ScriptedOptions = {}): ScriptedProvider {
+  let window = checkWindow(options.contextWindow)
   const steps: ScriptStep[] = ownSteps(initial, 'scripted script')
   const requests: ModelRequest[] = []
   const recorder = new RequestRecorder()
@@ -130,6 +131,10 @@ export function createScriptedProvider(initial: readonly ScriptStep[] = []): Scr
       served = 0
       steps.push(...checked)
     },
+    contextWindow: () => window,
+    setContextWindow(tokens) {
+      window = checkWindow(tokens)
+    },
     describe: () => ({ summary: 'scripted answers replayed in-process (offline)', offline: true }),
     // Not an async generator itself: the request is recorded and its step taken at call time, in call order.
     stream(request, signal) {
@@ -186,4 +191,10 @@ class RequestRecorder {
     }
     return copy
   }
+}
+
+function checkWindow(tokens: number | undefined): number | undefined {
+  if (tokens === undefined) return undefined
+  if (!Number.isInteger(tokens) || tokens < 1) throw new TypeError(`scripted contextWindow must be a positive integer, got ${JSON.stringify(tokens)}`)
+  return tokens
 }

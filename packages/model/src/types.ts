@@ -1,10 +1,11 @@
 import type { ContentBlock, RecordedToolCall, Usage } from '@goalkeeper/session'
 
 export type ModelErrorCode =
-  | 'RATE_LIMIT' | 'QUOTA' | 'AUTH' | 'SERVER' | 'TRANSPORT' | 'BAD_REQUEST' | 'CONTEXT_OVERFLOW' | 'INTERNAL'
+  | 'RATE_LIMIT' | 'QUOTA' | 'AUTH' | 'SERVER' | 'TRANSPORT' | 'BAD_REQUEST' | 'CONTEXT_OVERFLOW' | 'REFUSED' | 'INTERNAL'
 
+/** `REFUSED`: the model declined to answer (OpenAI's `refusal`); the message says why. */
 export const MODEL_ERROR_CODES: readonly ModelErrorCode[] = [
-  'RATE_LIMIT', 'QUOTA', 'AUTH', 'SERVER', 'TRANSPORT', 'BAD_REQUEST', 'CONTEXT_OVERFLOW', 'INTERNAL',
+  'RATE_LIMIT', 'QUOTA', 'AUTH', 'SERVER', 'TRANSPORT', 'BAD_REQUEST', 'CONTEXT_OVERFLOW', 'REFUSED', 'INTERNAL',
 ]
 
 export interface ModelError {
@@ -51,6 +52,11 @@ export interface ModelProvider {
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelChunk>
   /** What the provider is, for people (see ProviderDescription); without it `ctx.models.describe` gives the name. */
   describe?(): ProviderDescription
+  /**
+   * The context window of `model` (the provider's configured one when absent) in tokens, or undefined when
+   * unknown. The agent loop compacts the history before a request would fill too much of it.
+   */
+  contextWindow?(model?: string): number | undefined
 }
 
 /**
@@ -66,6 +72,17 @@ export interface ProviderDescription {
   host?: string
   /** The environment variable the API key was read from, when it came from the environment. */
   keyEnv?: string
+}
+
+/** A provider waits before it retries a failed request (emitted as `model/retry`, for front ends that show progress). */
+export interface ModelRetryInfo {
+  /** The retry about to be made, from 1. */
+  attempt: number
+  /** Retries allowed in all. */
+  of: number
+  waitMs: number
+  /** The failure being retried. */
+  error: ModelError
 }
 
 /** A provider plugin that is loaded but registered nothing, and what would switch it on. */
@@ -119,4 +136,12 @@ export interface ScriptedProvider extends ModelProvider {
   push(...steps: ScriptStep[]): void
   /** Drops pending steps and recorded requests. */
   reset(steps?: ScriptStep[]): void
+  contextWindow(): number | undefined
+  /** Sets (or, with undefined, clears) the context window the provider reports. */
+  setContextWindow(tokens: number | undefined): void
+}
+
+export interface ScriptedOptions {
+  /** Context window in tokens the provider reports (none by default: the agent loop then never compacts ahead). */
+  contextWindow?: number
 }

@@ -29,6 +29,15 @@ describe('ctx.models', () => {
     expect(textOf(await collect(scripted))).toBe('hello')
   })
 
+  it('the scripted provider reports the context window of its config, which a test may change', async () => {
+    await root.plugin(model, { scripted: { contextWindow: 4096 } })
+    const scripted = root.models.get('scripted') as ScriptedProvider
+    expect(scripted.contextWindow()).toBe(4096)
+    scripted.setContextWindow(undefined)
+    expect(scripted.contextWindow()).toBeUndefined()
+    expect(() => scripted.setContextWindow(0)).toThrow('scripted contextWindow must be a positive integer, got 0')
+  })
+
   it('removes a provider when the plugin that registered it is unloaded', async () => {
     await root.plugin(model, {})
     const provider = fake()

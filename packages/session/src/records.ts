@@ -42,6 +42,35 @@ export interface ToolDenialInfo { by: string; reason: string }
 /** A `tool/before-call` listener replaced the arguments of one call: who, why, and the arguments (JSON) from then on. */
 export interface ToolRewriteInfo { by: string; reason?: string; arguments: string }
 
+/**
+ * The history the model sees was compacted (agent-loop): the messages of the records up to `uptoSeq`, except
+ * those of `keptSeqs`, stand replaced by one user message holding `summary` (none when `summary` is empty),
+ * placed before the kept ones; the outputs of the `tool/result` records in `elided` read as a marker. Applying
+ * these records in order to the folded log gives exactly the history of every later request.
+ */
+export interface ContextCompactionData {
+  turn: number
+  step: number
+  /** `threshold`: the estimate passed the configured share of the window; `overflow`: the provider said CONTEXT_OVERFLOW. */
+  reason: 'threshold' | 'overflow'
+  /** `summary`: written by the model; `fallback`: deterministic removal; `policy`: a listener replaced the summary. */
+  method: 'summary' | 'fallback' | 'policy'
+  uptoSeq: number
+  keptSeqs: number[]
+  summary: string
+  elided: number[]
+  /** Messages that stand replaced (their count), and tool outputs elided. */
+  replaced: number
+  /** Estimated tokens of the request before and after. */
+  tokensBefore: number
+  tokensAfter: number
+  contextWindow?: number
+  /** Usage of the summary call, when one was made. */
+  usage?: Usage
+  /** Why the summary was not used, when the fallback ran. */
+  fallbackReason?: string
+}
+
 export interface SessionHeaderData {
   version: 1
   id: string
@@ -60,7 +89,13 @@ export interface CoreRecordData {
   'user/message': UserMessage
   'step/start': { turn: number; step: number }
   'step/end': { turn: number; step: number }
-  'assistant/message': { turn: number; step: number; text: string; toolCalls: RecordedToolCall[]; reasoning?: string; usage?: Usage }
+  'assistant/message': {
+    turn: number; step: number; text: string; toolCalls: RecordedToolCall[]; reasoning?: string; usage?: Usage
+    /** The stream broke off after this much output and the call was made again (agent-loop); not part of the history. */
+    partial?: true
+    /** Why a partial answer ended. */
+    error?: { code: string; message: string }
+  }
   'tool/call': { turn: number; step: number; callId: string; name: string; arguments: string }
   'tool/result': {
     turn: number; step: number; callId: string; ok: boolean; content: string; error?: ToolErrorInfo
@@ -70,6 +105,7 @@ export interface CoreRecordData {
     rewrites?: ToolRewriteInfo[]
   }
   'turn/end': { turn: number; outcome: TurnOutcome }
+  'context/compacted': ContextCompactionData
 }
 
 export interface SessionRecord<T = unknown> {

@@ -4,6 +4,7 @@ import type { CommandContext } from '../command.ts'
 import { describePermissions } from './lookup/permissions.ts'
 import { defineCommand } from '../command.ts'
 import { ExitCode } from '../exit-codes.ts'
+import { chooseModel } from './run/model-choice.ts'
 
 function show(cli: CommandContext, app: App, report: LoadReport, type: 'check' | 'reload') {
   const permissions = app.ctx.get('permissions')?.describe()
@@ -25,6 +26,10 @@ export default defineCommand({
   async run(cli) {
     const app = await cli.startApp()
     show(cli, app, app.report, 'check')
+    // Which model an agent would use, and why (an unusable --model is an error like a failed entry).
+    const choice = chooseModel(app, cli.globals)
+    if (choice && !cli.globals.json) cli.print(choice.line)
+    if (cli.globals.configSource === 'user' && !cli.globals.json) cli.print(`(no cordis.yml in ${cli.globals.cwd}: the user's ${app.report.file} is used)`)
     if (!cli.globals.watch) return app.report.ok ? ExitCode.OK : ExitCode.USAGE
     app.loader.on('reload', (report) => show(cli, app, report, 'reload'))
     cli.note(`watching ${app.loader.file} for changes (Ctrl-C to stop)`)

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander'
-import { defineCommand, joinWords } from '../command.ts'
+import { defineCommand } from '../command.ts'
+import { promptFrom } from './run/prompt-input.ts'
 import { describeError } from '@goalkeeper/kit'
 import { asHostError, HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
@@ -20,23 +21,26 @@ export default defineCommand({
   description: 'pursue a goal in automatic rounds until it is complete, blocked, paused or out of rounds',
   configure: (command) =>
     command
-      .argument('[objective...]', 'what must be true when the goal is done (several words are joined with spaces)')
+      .argument('[objective...]', 'what must be true when the goal is done (several words are joined with spaces; `-` reads it from stdin)')
       .option('--max-rounds <n>', 'cap on automatic rounds (default: the goal plugin\'s defaultMaxGoalRounds, 256 unless cordis.yml sets it)', parseRounds)
       .option('--session <id>', 'work in a saved session; without an objective, resume the goal saved there')
+      .option('--last', 'work in the most recent session of this workspace (as --session)')
+      .option('--continue', 'the same as --last')
       .addHelpText('after', `
 Progress (session id, round counter, tool calls, goal changes) goes to stderr; the final answer and the
 goal summary go to stdout. Ctrl-C pauses the goal (the running round is cancelled); continue with
 \`goalkeeper goal --session <id>\`, which resumes the goal (with --max-rounds N: after raising its cap).
 ${EXIT_CODE_HELP}`),
   async run(cli, [words], options) {
-    const objective = joinWords(words)
+    const objective = await promptFrom(cli, words, 'goal')
     const maxRounds: number | undefined = options.maxRounds
-    if (!objective && !options.session) {
+    if ((options.last || options.continue) && options.session) throw new HostError('--last and --session both name a session', { hint: 'give one of them' })
+    if (!objective && !options.session && !options.last && !options.continue) {
       throw new HostError('the objective is missing', {
         hint: `${cliCommand(cli.globals, 'goal')} "<objective>" (or --session <id> to resume a saved goal)`,
       })
     }
-    const run = await AgentRun.open(cli, { session: options.session, purpose: 'goal', goals: true })
+    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'goal', goals: true })
     let early: number | undefined
     try {
       early = objective ? createGoal(run, objective, maxRounds) : resumeGoal(run, maxRounds)

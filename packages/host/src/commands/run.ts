@@ -1,4 +1,5 @@
-import { defineCommand, joinWords } from '../command.ts'
+import { defineCommand } from '../command.ts'
+import { promptFrom } from './run/prompt-input.ts'
 import { HostError } from '../errors.ts'
 import { cliCommand } from './render/hints.ts'
 import { EXIT_CODE_HELP } from './render/outcome.ts'
@@ -10,13 +11,16 @@ export default defineCommand({
   description: 'send one prompt to the agent; its final answer goes to stdout',
   configure: (command) =>
     command
-      .argument('<prompt...>', 'the prompt (several words are joined with spaces)')
+      .argument('<prompt...>', 'the prompt (several words are joined with spaces; `-` reads it from stdin)')
       .option('--session <id>', 'continue a saved session (id, or an unambiguous part of it) instead of a new one')
+      .option('--last', 'continue the most recent session of this workspace')
+      .option('--continue', 'the same as --last')
       .addHelpText('after', `\nThe session id and progress (tool calls, failures) go to stderr.\n${EXIT_CODE_HELP}`),
   async run(cli, [words], options) {
-    const prompt = joinWords(words)
+    const prompt = await promptFrom(cli, words, 'run')
     if (!prompt) throw new HostError('the prompt is empty', { hint: cliCommand(cli.globals, 'run', '<prompt>') })
-    const run = await AgentRun.open(cli, { session: options.session, purpose: 'run' })
+    if ((options.last || options.continue) && options.session) throw new HostError('--last and --session both name a session', { hint: 'give one of them' })
+    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'run' })
     run.agent.send({ content: prompt })
     return reportResult(run, await run.untilRest(), { goal: false })
   },

@@ -22,3 +22,11 @@ export async function resolveSessionId(sessions: SessionService, text: string, g
   // Sessions live under the workspace (--cwd) by default: a wrong directory is the usual cause.
   throw new HostError(`no session "${wanted}" in ${sessions.dir}`, { hint: `${list}; sessions are kept per workspace, so check --cwd` })
 }
+
+/** `--last`: the most recently updated session of this workspace (sessions of other cwds sharing the store are skipped). */
+export async function lastSessionId(sessions: SessionService, globals: Pick<GlobalOptions, 'cwd' | 'config'>): Promise<string> {
+  const mine = (await sessions.list()).filter((summary) => summary.cwd === globals.cwd)
+  const last = mine.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1))[0]
+  if (!last) throw new HostError(`--last: no saved session of ${globals.cwd} in ${sessions.dir}`, { hint: `start one: ${cliCommand(globals, 'run', '<prompt>')}` })
+  return last.id
+}

@@ -13,11 +13,12 @@ export function goalExitCode(goal: GoalState | undefined): ExitCode {
   return ExitCode.PAUSED
 }
 
-/** The exit code for the last turn of a plain prompt: completed 0, cancelled 3, anything else 70. */
+/** The exit code for the last turn of a plain prompt: completed 0, cancelled 3, refused by the model 5, anything else 70. */
 export function turnExitCode(outcome: TurnOutcome | undefined): ExitCode {
   // A preempted turn yielded to queued input, which then ran: nothing failed.
   if (!outcome || outcome.kind === 'completed' || outcome.kind === 'preempted') return ExitCode.OK
   if (outcome.kind === 'aborted') return ExitCode.PAUSED
+  if (outcome.kind === 'error' && outcome.code === 'REFUSED') return ExitCode.REFUSED
   return ExitCode.RUNTIME
 }
 
@@ -42,6 +43,7 @@ Exit codes:
   2    the goal is blocked
   3    paused or cancelled (Ctrl-C, /goal pause), or the goal stopped without an outcome
   4    the goal ran out of rounds (blocked with round-limit)
+  6    the model refused the prompt (the answer says why)
   64   bad command line or configuration (unreadable cordis.yml, an entry that did not load),
        an unknown session, or a session another process has open for writing
   70   runtime error (a model or session error, a failed turn)

@@ -2,6 +2,7 @@ import type { GoalState } from '@goalkeeper/goal'
 import { ExitCode } from '../../exit-codes.ts'
 import type { AgentRun, RestState } from '../run/agent-run.ts'
 import { goalSummary } from './goal-text.ts'
+import { describeUsage, usageOf } from './usage.ts'
 import { goalExitCode, turnExitCode } from './outcome.ts'
 
 /** After the work is at rest: the answer (unless it was streamed), the goal summary, whether it is saved, hints; returns the exit code. */
@@ -13,6 +14,8 @@ export async function reportResult(run: AgentRun, state: RestState, options: { g
   const goal = run.goal()
   const showGoal = options.goal || (run.goalChanged && !!goal)
   if (showGoal) term.out(goalSummary(goal))
+  const usage = usageOf(run.records())
+  if (usage) term.note(`tokens used: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}`)
   const failure = await run.checkSaved()
   run.hint(failure ? 'what was saved can be read with' : 'the session is saved; to read it', 'show', run.agent.id)
   continuationHint(run, goal)

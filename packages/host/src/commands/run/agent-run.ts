@@ -1,5 +1,6 @@
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalService, GoalState } from '@goalkeeper/goal'
+import type {} from '@goalkeeper/project-instructions'
 import { lastAssistantText, turnOutcome, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
 import type { App } from '../../app.ts'
 import type { CommandContext } from '../../command.ts'
@@ -7,10 +8,12 @@ import { describeError } from '@goalkeeper/kit'
 import { asHostError, HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { assertComposition, assertServices } from '../lookup/services.ts'
-import { resolveSessionId } from '../lookup/session-id.ts'
+import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
 import { assertPermissions, describePermissions } from '../lookup/permissions.ts'
+import { chooseModel, type ModelChoice } from './model-choice.ts'
 import { cliCommand } from '../render/hints.ts'
 import { oneLine } from '../render/text.ts'
+import { usageOf } from '../render/usage.ts'
 import { describeInterrupt, interruptWork } from './interrupt.ts'
 import { LiveView, showReloads } from './live-view.ts'
 import { describeModel } from './model-note.ts'
@@ -23,6 +26,8 @@ export interface AgentRunOptions {
   purpose: string
   /** The command drives a goal: ctx.goals and the round driver must be loaded. */
   goals?: boolean
+  /** `--last`: continue the most recent session of the workspace. */
+  last?: boolean
   /** Every SIGINT (not only the first) stops running work when there is some (chat). */
   repeatInterrupts?: boolean
   /** A person at a terminal answers permission questions (chat); otherwise calls outside the mode are denied. */
@@ -82,20 +87,29 @@ export class AgentRun {
         hint: 'add an entry `name: \'@goalkeeper/goal-session\'` to cordis.yml',
       })
     }
+    // One run's switch, on the plugin's service: the composition itself stays as the file says.
+    const instructions = app.ctx.get('projectInstructions')
+    if (instructions && cli.globals.projectInstructions === false) instructions.enabled = false
     // Listening starts before the agent exists, so that --json shows the new session's header too.
-    const view = new LiveView(app.ctx, term)
+    const view = new LiveView(app.ctx, term, { showReasoning: cli.globals.showReasoning })
     let agent: Agent
+    let choice: ModelChoice | undefined
     try {
-      agent = options.session
-        ? await app.ctx.get('agents')!.resume(await resolveSessionId(app.ctx.get('sessions')!, options.session, cli.globals))
-        : await app.ctx.get('agents')!.create({ cwd: cli.globals.cwd })
+      choice = chooseModel(app, cli.globals)
+      const picked = choice && cli.globals.model !== undefined ? { model: choice.model, ...(choice.modelId ? { modelId: choice.modelId } : {}) } : {}
+      const sessions = app.ctx.get('sessions')!
+      const session = options.last ? await lastSessionId(sessions, cli.globals) : options.session
+      agent = session
+        ? await app.ctx.get('agents')!.resume(options.last ? session : await resolveSessionId(sessions, session, cli.globals), picked)
+        : await app.ctx.get('agents')!.create({ cwd: cli.globals.cwd, ...picked })
     } catch (error) {
       view.dispose()
       throw asHostError(error)
     }
-    view.follow(agent, !!options.session)
-    const work = new AgentRun(cli, app, term, agent, view, !!options.session, !!options.repeatInterrupts)
-    work.introduce(!!options.attended)
+    const resumed = !!(options.session || options.last)
+    view.follow(agent, resumed)
+    const work = new AgentRun(cli, app, term, agent, view, resumed, !!options.repeatInterrupts)
+    work.introduce(!!options.attended, choice?.model === agent.model ? choice.line : undefined)
     return work
   }
 
@@ -190,7 +204,8 @@ export class AgentRun {
     // A second Ctrl-C during the ordered shutdown that follows exits with the same code.
     if (this.app.signals) this.app.signals.exitCode = exitCode
     const goal = this.goal()
-    this.term.record({ type: 'result', session: this.agent.id, exitCode, outcome: this.lastOutcome() ?? null, answer: this.answer() ?? null, goal: goal ?? null, ...extra })
+    const usage = usageOf(this.records())
+    this.term.record({ type: 'result', session: this.agent.id, exitCode, outcome: this.lastOutcome() ?? null, answer: this.answer() ?? null, goal: goal ?? null, usage: usage ?? null, ...extra })
     return exitCode
   }
 
@@ -213,11 +228,12 @@ export class AgentRun {
     return true
   }
 
-  private introduce(attended: boolean) {
+  private introduce(attended: boolean, modelLine: string | undefined) {
     const { agent, term } = this
     term.note(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in ${agent.session.header.cwd}`)
     if (this.cli.globals.configSource === 'built-in') term.note(`no cordis.yml here: the default composition (${this.cli.globals.config})`)
-    term.note(describeModel(this.app.ctx.get('models'), agent.model))
+    if (this.cli.globals.configSource === 'user') term.note(`no cordis.yml here: the user's composition (${this.cli.globals.config})`)
+    term.note(modelLine ?? describeModel(this.app.ctx.get('models'), agent.model))
     term.note(describePermissions(this.app, attended))
     const repair = agent.session.repair
     if (repair) {

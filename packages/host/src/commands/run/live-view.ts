@@ -1,13 +1,15 @@
 import type { Context } from 'cordis'
 import type { Agent, AgentErrorInfo, ToolCallInfo } from '@goalkeeper/agent-loop'
 import type { GoalActivation, GoalChange } from '@goalkeeper/goal'
-import type { Session, SessionRecord, TurnOutcome, UserMessage } from '@goalkeeper/session'
+import { isRecordOf, recordsOfTurn, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
 import type { ToolResult } from '@goalkeeper/tools'
+import type { ModelRetryInfo } from '@goalkeeper/model'
 import { summarizeChanges } from '@goalkeeper/loader'
 import type { App } from '../../app.ts'
 import { describeActivation, describeGoalChange } from '../render/goal-text.ts'
 import { describeTurnOutcome } from '../render/outcome.ts'
 import { oneLine, shortArguments } from '../render/text.ts'
+import { describeUsage, usageOf } from '../render/usage.ts'
 import type { Terminal } from './terminal.ts'
 
 /**
@@ -24,7 +26,7 @@ export class LiveView {
   /** Set when the goal changed while this view watched (a model may create one in a plain run). */
   goalChanged = false
 
-  constructor(private ctx: Context, private term: Terminal) {
+  constructor(private ctx: Context, private term: Terminal, private options: { showReasoning?: boolean } = {}) {
     this.listen()
   }
 
@@ -53,6 +55,10 @@ export class LiveView {
     const { ctx, term } = this
     const add = (dispose: () => void) => this.disposers.push(dispose)
     add(ctx.on('session/event', (session: Session, record: SessionRecord) => {
+      // Reasoning stays out of the answer; asked for, it goes to stderr once its message is recorded.
+      if (this.options.showReasoning && session.id === this.agent?.id && isRecordOf(record, 'assistant/message') && record.data.reasoning) {
+        term.progress(record.data.reasoning.trim().split('\n').map((line) => `  reasoning: ${line}`.trimEnd()).join('\n'))
+      }
       if (!term.json) return
       if (!this.agent) {
         if (!this.firstSeen.has(session.id)) this.firstSeen.set(session.id, record.seq)
@@ -81,6 +87,17 @@ export class LiveView {
       term.endStream()
       // A normal completion is no news, and an error has its own line from agent/error.
       if (outcome.kind !== 'completed' && outcome.kind !== 'error') term.progress(`turn ${turn} ${describeTurnOutcome(outcome)}`)
+      const usage = usageOf(recordsOfTurn(agent.session.records, turn))
+      if (usage) {
+        term.progress(`  tokens: ${describeUsage(usage)}`)
+        term.record({ type: 'usage', session: agent.id, turn, usage })
+      }
+    }))
+    // One agent per command, so a provider's wait is this agent's.
+    add(ctx.on('model/retry', (provider: string, retry: ModelRetryInfo) => {
+      if (!this.agent) return
+      term.progress(`  waiting ${(retry.waitMs / 1000).toFixed(1)} s before retry ${retry.attempt} of ${retry.of} (${provider}): ${retry.error.code}: ${oneLine(retry.error.message, 160)}`)
+      term.record({ type: 'retry', session: this.agent.id, provider, ...retry })
     }))
     add(ctx.on('agent/error', (agent: Agent, turn: number | undefined, error: AgentErrorInfo) => {
       if (this.mine(agent)) term.progress(`error${turn === undefined ? '' : ` in turn ${turn}`}: ${error.code}: ${oneLine(error.message, 200)}`)

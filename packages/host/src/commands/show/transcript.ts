@@ -2,6 +2,7 @@ import type { Goal, GoalChangeData } from '@goalkeeper/goal'
 import type { CoreRecord, SessionRecord, UserMessage } from '@goalkeeper/session'
 import { describeGoalChange } from '../render/goal-text.ts'
 import { describeTurnOutcome } from '../render/outcome.ts'
+import { describeCompaction } from '../render/compaction.ts'
 import { excerpt, oneLine, shortArguments } from '../render/text.ts'
 
 type TranscriptRecord = CoreRecord | (SessionRecord<GoalChangeData> & { type: 'goal/change' })
@@ -56,7 +57,8 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
         lines.push(indent(describeMessage(record.data, options, objectives), '  '))
         break
       case 'assistant/message':
-        if (record.data.text?.trim()) lines.push(indent(`assistant: ${record.data.text.trim()}`, '  '))
+        if (record.data.partial) lines.push(indent(`assistant (cut off by ${record.data.error?.code ?? 'an error'}, asked again): ${record.data.text?.trim() ?? ''}`, '  '))
+        else if (record.data.text?.trim()) lines.push(indent(`assistant: ${record.data.text.trim()}`, '  '))
         break
       case 'tool/call':
         lines.push(`  tool ${record.data.name} ${options.full ? record.data.arguments : shortArguments(record.data.arguments, 120)}`)
@@ -77,6 +79,9 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
       case 'goal/change':
         objectives.add(record.data.goal)
         lines.push(`  ${describeGoalChange({ op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined })}`)
+        break
+      case 'context/compacted':
+        lines.push(...describeCompaction(record.data, options.full))
         break
       case 'step/start':
       case 'step/end':

@@ -1,0 +1,206 @@
+import { beforeEach, describe, expect } from 'vitest'
+import type { Context } from 'cordis'
+import type { ModelRequest, ScriptResponse } from '@goalkeeper/model'
+import { isRecordOf, turnOutcome, type ContextCompactionData, type SessionRecord } from '@goalkeeper/session'
+import { COMPACTION_INSTRUCTION, ELIDED_OUTPUT, SUMMARY_HEADING, estimateRequest, replayHistory, type Agent } from '@goalkeeper/agent-loop'
+import type { Harness } from '@goalkeeper/test-kit'
+import { it } from './helpers.ts'
+
+const WINDOW = 3000
+const big = (label: string, chars = 2400) => `${label} ` + 'x'.repeat(chars)
+const isSummaryCall = (request: ModelRequest) => request.system === COMPACTION_INSTRUCTION
+const compactions = (records: SessionRecord[]) =>
+  records.filter((record) => isRecordOf(record, 'context/compacted')).map((record) => record.data as ContextCompactionData)
+
+interface Seen { request: ModelRequest; records: number }
+
+/**
+ * A model whose work answers come from `work` (one per non-summary request) and whose summary answers come
+ * from `summary`; every request is kept with the number of records the session had when it was made.
+ */
+function model(h: Harness, agent: () => Agent, work: ScriptResponse[], summary: (request: ModelRequest) => ScriptResponse) {
+  const seen: Seen[] = []
+  const answer = (request: ModelRequest): ScriptResponse => {
+    seen.push({ request, records: h.records(agent()).length })
+    return isSummaryCall(request) ? summary(request) : work.shift() ?? { kind: 'error', code: 'INTERNAL', message: 'script exhausted' }
+  }
+  // One function step per request, summaries included.
+  for (let i = 0; i < 64; i++) h.scripted.push(answer)
+  return seen
+}
+
+/** Steps that each call `bulk` for a large output, then a final answer. */
+const echoes = (n = 5): ScriptResponse[] => [
+  ...Array.from({ length: n }, (_, i) => ({ text: `step ${i + 1}`, toolCalls: [{ name: 'bulk', arguments: { label: `output ${i + 1}` } }] })),
+  { text: 'done' },
+]
+
+/** `bulk` returns a large output for a small call, the shape of reading a big file. */
+const bulkTool = {
+  name: 'bulk-tool',
+  inject: ['tools'],
+  apply(ctx: Context) {
+    ctx.tools.register({
+      name: 'bulk',
+      description: 'Returns a large text.',
+      parameters: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
+      execute: (args: { label: string }) => big(args.label),
+    })
+  },
+}
+
+describe('context compaction', () => {
+  beforeEach<{ h: Harness }>(async ({ h }) => { await h.load(bulkTool) })
+
+  it('summarises older history once a request passes the threshold, keeping the prompt and recent exchanges', async ({ h }) => {
+    h.scripted.setContextWindow(WINDOW)
+    let agent!: Agent
+    const seen = model(h, () => agent, echoes(), () => ({ text: 'Echoed outputs 1 to 3; nothing remains but the last echoes.', usage: { inputTokens: 900, outputTokens: 20 } }))
+    agent = await h.createAgent()
+    const observed: ContextCompactionData[] = []
+    h.root.on('agent/compacted', (_agent, data) => { observed.push(data) })
+    agent.send({ content: 'PROMPT: echo five large texts' })
+    await agent.whenIdle()
+
+    const records = h.records(agent)
+    expect(turnOutcome(records)).toEqual({ kind: 'completed' })
+    const [first, ...others] = compactions(records)
+    expect(first).toMatchObject({ reason: 'threshold', method: 'summary', turn: 1, usage: { inputTokens: 900, outputTokens: 20 } })
+    expect(first.tokensBefore).toBeGreaterThan(0.8 * WINDOW)
+    expect(first.tokensAfter).toBeLessThanOrEqual(0.5 * WINDOW)
+    expect(first.summary).toBe(`${SUMMARY_HEADING}\nEchoed outputs 1 to 3; nothing remains but the last echoes.`)
+    expect(observed).toEqual([first, ...others])
+
+    const work = seen.filter((entry) => !isSummaryCall(entry.request)).map((entry) => entry.request)
+    const summaries = seen.filter((entry) => isSummaryCall(entry.request)).map((entry) => entry.request)
+    expect(summaries.length).toBeGreaterThan(0)
+    expect(summaries[0].tools).toEqual([])
+    expect(summaries[0].messages[0].role === 'user' && summaries[0].messages[0].content[0].text).toContain('PROMPT: echo five large texts')
+    for (const request of work) {
+      expect(estimateRequest(request)).toBeLessThanOrEqual(0.8 * WINDOW)
+      // The prompt that opened the turn is never summarised away.
+      expect(JSON.stringify(request.messages)).toContain('PROMPT: echo five large texts')
+    }
+    const afterFirst = work.find((request) => JSON.stringify(request.messages).includes(SUMMARY_HEADING))!
+    expect(afterFirst.messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'PROMPT: echo five large texts' }] })
+    expect(afterFirst.messages[1]).toEqual({ role: 'user', content: [{ type: 'text', text: first.summary }] })
+    // The newest exchange stays verbatim.
+    expect(afterFirst.messages.at(-1)).toMatchObject({ role: 'tool', name: 'bulk', content: expect.stringContaining('output') })
+  })
+
+  it('replaying the log from disk gives exactly the history every request had', async ({ h }) => {
+    h.scripted.setContextWindow(WINDOW)
+    let agent!: Agent
+    const seen = model(h, () => agent, echoes(8), () => ({ text: 'summary of the echoes' }))
+    agent = await h.createAgent()
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    await h.root.sessions.flush(agent.session)
+    const onDisk = h.readFile(agent) as SessionRecord[]
+    expect(compactions(onDisk).length).toBeGreaterThanOrEqual(2)
+    const work = seen.filter((entry) => !isSummaryCall(entry.request))
+    expect(work).toHaveLength(9)
+    for (const { request, records } of work) expect(replayHistory(onDisk.slice(0, records))).toEqual(request.messages)
+  })
+
+  it('falls back to dropping the oldest tool outputs when the summary call fails, with a marker', async ({ h }) => {
+    h.scripted.setContextWindow(WINDOW)
+    let agent!: Agent
+    const seen = model(h, () => agent, echoes(), () => ({ kind: 'error', code: 'SERVER', message: 'summary refused' }))
+    agent = await h.createAgent()
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    const records = h.records(agent)
+    expect(turnOutcome(records)).toEqual({ kind: 'completed' })
+    const [first] = compactions(records)
+    expect(first).toMatchObject({ method: 'fallback', fallbackReason: 'the summary call failed: SERVER: summary refused', uptoSeq: -1, summary: '' })
+    expect(first.elided.length).toBeGreaterThan(0)
+    const next = seen.filter((entry) => !isSummaryCall(entry.request)).map((entry) => entry.request)
+      .find((request) => request.messages.some((message) => message.role === 'tool' && message.content === ELIDED_OUTPUT))!
+    expect(estimateRequest(next)).toBeLessThanOrEqual(0.5 * WINDOW)
+    // The oldest output went first.
+    const tools = next.messages.filter((message) => message.role === 'tool')
+    expect(tools[0]).toMatchObject({ content: ELIDED_OUTPUT })
+    expect(next.messages.filter((message) => message.role === 'tool').length).toBe(next.messages.filter((message) => message.role === 'assistant').length)
+    expect(tools.at(-1)).toMatchObject({ content: expect.stringContaining('output') })
+  })
+
+  it('drops the oldest exchanges with a marker when removing tool outputs is not enough, and refuses a summary that is too large', async ({ h }) => {
+    h.scripted.setContextWindow(WINDOW)
+    let agent!: Agent
+    const chatty: ScriptResponse[] = [
+      ...Array.from({ length: 5 }, (_, i) => ({ text: big(`thinking aloud ${i + 1}`, 2200), toolCalls: [{ name: 'echo', arguments: { text: 'small' } }] })),
+      { text: 'done' },
+    ]
+    model(h, () => agent, chatty, () => ({ text: 'y'.repeat(20_000) }))
+    agent = await h.createAgent()
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    const [first] = compactions(h.records(agent))
+    expect(first.method).toBe('fallback')
+    expect(first.fallbackReason).toMatch(/^the summary is too large/)
+    expect(first.summary).toMatch(/^\[\d+ earlier messages were removed to fit the context window/)
+    expect(first.replaced).toBeGreaterThan(0)
+    expect(first.tokensAfter).toBeLessThanOrEqual(0.5 * WINDOW)
+  })
+
+  it('a CONTEXT_OVERFLOW before any output compacts once and retries once', async ({ h }) => {
+    // No window known: only the provider's refusal starts a compaction.
+    let agent!: Agent
+    const work: ScriptResponse[] = [
+      { text: 'one', toolCalls: [{ name: 'echo', arguments: { text: big('a') } }] },
+      { text: 'two', toolCalls: [{ name: 'echo', arguments: { text: big('b') } }] },
+      { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'maximum context length exceeded' },
+      { text: 'finished after the retry' },
+      { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'still too long' },
+      { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'too long again' },
+    ]
+    const seen = model(h, () => agent, work, () => ({ text: 'summary after overflow' }))
+    agent = await h.createAgent()
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    let records = h.records(agent)
+    expect(turnOutcome(records, 1)).toEqual({ kind: 'completed' })
+    expect(compactions(records)).toEqual([expect.objectContaining({ reason: 'overflow', method: 'summary' })])
+    const retried = seen.filter((entry) => !isSummaryCall(entry.request)).at(-1)!.request
+    expect(retried.messages.some((message) => message.role === 'user' && message.content[0].text.includes('summary after overflow'))).toBe(true)
+
+    // The retry that overflows again ends the turn: one retry, not a loop.
+    agent.send({ content: 'more' })
+    await agent.whenIdle()
+    records = h.records(agent)
+    expect(turnOutcome(records, 2)).toEqual({ kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'too long again' })
+    expect(compactions(records)).toHaveLength(2)
+  })
+
+  it('agent/compact can veto a compaction or replace its summary', async ({ h }) => {
+    h.scripted.setContextWindow(WINDOW)
+    let agent!: Agent
+    model(h, () => agent, echoes(6), () => ({ text: 'model summary' }))
+    let calls = 0
+    h.root.on('agent/compact', async (_agent, proposal, next) => {
+      calls++
+      if (calls === 1) return { kind: 'veto', reason: 'not yet' }
+      expect(proposal.summary).toContain('model summary')
+      await next()
+      return { kind: 'accept', summary: 'policy summary' }
+    })
+    agent = await h.createAgent()
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    const all = compactions(h.records(agent))
+    expect(calls).toBeGreaterThanOrEqual(2)
+    expect(all[0]).toMatchObject({ method: 'policy', summary: 'policy summary' })
+    expect(all).toHaveLength(calls - 1)
+  })
+
+  it('does nothing when disabled or when no window is known', async ({ h }) => {
+    let agent!: Agent
+    model(h, () => agent, echoes(3), () => ({ text: 'unused' }))
+    agent = await h.createAgent()
+    agent.send({ content: 'go' })
+    await agent.whenIdle()
+    expect(compactions(h.records(agent))).toEqual([])
+    expect(turnOutcome(h.records(agent))).toEqual({ kind: 'completed' })
+  })
+})

@@ -8,6 +8,7 @@ export { GoalError, isGoalError } from './errors.ts'
 export { GoalFold, foldGoal, GOAL_CHANGE_RECORD } from './fold.ts'
 export { roundViolation, isGoalSourced } from './rounds.ts'
 export { MAX_OBJECTIVE_LENGTH } from './validate.ts'
+export { MODEL_BLOCK_CODE } from './block-codes.ts'
 export type { GoalConfig } from './service.ts'
 
 export const name = 'goal'

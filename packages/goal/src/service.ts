@@ -19,6 +19,8 @@ interface Tracked {
   session: Session
   fold: GoalFold
   activation: GoalActivation
+  /** A `goal/change` record is being appended: its `session/event` listeners run now. */
+  appending: boolean
 }
 
 type Build = (prev: Goal | undefined, now: number, tracked: Tracked) => Goal | undefined
@@ -128,6 +130,11 @@ export class GoalRegistry implements GoalService {
 
   private mutate(agentRef: AgentRef, ref: GoalRef | undefined, op: GoalOperation, activation: GoalActivation | 'keep', build: Build): GoalState | undefined {
     const { agent, tracked } = this.track(agentRef)
+    if (tracked.appending) {
+      // Applying it now would record it before the change being written has told anyone (goal/changed
+      // out of record order) and let that change's activation overwrite this one's.
+      throw new GoalError('GOAL_BUSY', `Cannot ${op} the goal while another goal change is being recorded (a session/event listener runs inside that append). Make the change from a goal/changed listener, which runs after the record is written.`)
+    }
     const prev = tracked.fold.current
     if (op !== 'create') checkRef(prev, ref, op)
     // Clamped to the last recorded time so a clock stepping back cannot make the log unreplayable.
@@ -136,11 +143,22 @@ export class GoalRegistry implements GoalService {
     const data: GoalChangeData = goal
       ? { op: op as Exclude<GoalOperation, 'clear'>, goal }
       : { op: 'clear', goal: null, cleared: { id: prev!.id, revision: prev!.revision } }
-    const record = agent.session.append(GOAL_CHANGE_RECORD, data)
+    const previousActivation = tracked.activation
+    // Set before the append: a read from a `session/event` listener folds the new record, and must see the
+    // activation that goes with it, not the one of the state before.
+    if (activation !== 'keep') tracked.activation = activation
+    tracked.appending = true
+    let record
+    try {
+      record = agent.session.append(GOAL_CHANGE_RECORD, data)
+    } catch (error) {
+      tracked.activation = previousActivation
+      throw error
+    } finally {
+      tracked.appending = false
+    }
     tracked.fold.catchUp(agent.session.records)
     const folded = tracked.fold.current
-    const previousActivation = tracked.activation
-    if (activation !== 'keep') tracked.activation = activation
     dispatchIsolated(this.ctx, 'goal/changed', agent, { op, seq: record.seq, goal: folded && structuredClone(folded), previous: prev && structuredClone(prev) })
     if (tracked.activation !== previousActivation) dispatchIsolated(this.ctx, 'goal/activation', agent, tracked.activation)
     return folded && toState(folded, tracked.activation)
@@ -149,6 +167,8 @@ export class GoalRegistry implements GoalService {
   private setActivation(agent: Agent, tracked: Tracked, activation: GoalActivation): void {
     if (tracked.activation === activation) return
     tracked.activation = activation
+    // Inside an append the mutation announces the activation it ends with, after its goal/changed.
+    if (tracked.appending) return
     dispatchIsolated(this.ctx, 'goal/activation', agent, activation)
   }
 
@@ -166,7 +186,7 @@ export class GoalRegistry implements GoalService {
     let tracked = this.tracked.get(agent.id)
     if (!tracked || tracked.session !== agent.session) {
       // A session this process has not followed yet starts disarmed: loading never restores authority.
-      tracked = { session: agent.session, fold: new GoalFold(), activation: 'disarmed' }
+      tracked = { session: agent.session, fold: new GoalFold(), activation: 'disarmed', appending: false }
       this.tracked.set(agent.id, tracked)
     }
     this.observe(agent.session)

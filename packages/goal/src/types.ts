@@ -74,6 +74,7 @@ export type GoalErrorCode =
   | 'GOAL_ROUND_LIMIT'
   | 'GOAL_CORRUPT_LOG'
   | 'GOAL_NO_AGENT'
+  | 'GOAL_BUSY'
 
 /** Anything with the agent's id (an Agent, or a tool's view of it). */
 export interface AgentRef {

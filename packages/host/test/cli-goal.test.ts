@@ -50,7 +50,7 @@ describe('goalkeeper goal', { timeout: CLI_TIMEOUT }, () => {
     expect(stderr).toContain('round 2/3')
   })
 
-  it('a goal the model blocks exits 2 with the reason and the command to retry', async () => {
+  it('a goal the model blocks exits 2 with the reason and the command to retry, even when it names a driver code', async () => {
     const p = await project({
       config: { 'tool-goal': { blockedThreshold: 0 } },
       script: `export default many((request) => {
@@ -59,13 +59,15 @@ describe('goalkeeper goal', { timeout: CLI_TIMEOUT }, () => {
         if (results.some((result) => result.name === 'update_goal')) return { text: 'Blocked: I need the deploy key.' }
         if (!read) return { toolCalls: [{ name: 'get_goal', arguments: {} }] }
         const goal = JSON.parse(read.content).goal
-        return { toolCalls: [{ name: 'update_goal', arguments: { goal_id: goal.goal_id, revision: goal.revision, action: 'block', reason: { code: 'needs-access', message: 'The deploy key is missing.' } } }] }
+        return { toolCalls: [{ name: 'update_goal', arguments: { goal_id: goal.goal_id, revision: goal.revision, action: 'block', reason: { code: 'round-limit', message: 'The deploy key is missing.' } } }] }
       })`,
     })
     const { code, stdout, stderr } = await run([...p.globals, 'goal', 'Deploy the site'])
+    // The model cannot claim the driver's round-limit: not "out of rounds", not exit 4.
     expect(code, stderr).toBe(2)
-    expect(stdout).toBe('Blocked: I need the deploy key.\nGoal blocked (needs-access) after 1/256 rounds: "Deploy the site"\nThe deploy key is missing.\n')
-    expect(stderr).toContain('goal blocked after round 1/256: needs-access: The deploy key is missing.\n')
+    expect(stdout).toBe('Blocked: I need the deploy key.\nGoal blocked (model-reported) after 1/256 rounds: "Deploy the site"\nround-limit: The deploy key is missing.\n')
+    expect(stderr).toContain('goal blocked after round 1/256: model-reported: round-limit: The deploy key is missing.\n')
+    expect(stderr).not.toContain('more rounds')
     expect(stderr).toContain(`to retry the goal once the blocker is resolved: ${hint(p)} goal --session ${sessionIdOf(stderr)}\n`)
   })
 

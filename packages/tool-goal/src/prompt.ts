@@ -20,7 +20,8 @@ export function goalToolsPrompt(blockedThreshold: number): string {
 /** The one message added after the model itself completes or blocks the goal in a goal round. */
 export function wrapUpMessage(goal: GoalState): string {
   const settled = goal.phase === 'blocked' && goal.blockedReason
-    ? `The goal is now blocked (${goal.blockedReason.code}: ${goal.blockedReason.message}).`
+    // Only the model's own block gets here, and its code is always model-reported: the message says it all.
+    ? `The goal is now blocked (${goal.blockedReason.message}).`
     : 'The goal is now complete.'
   return `${settled} Stop calling tools. Reply with a short summary of the evidence: what was done, how it was verified, and anything left open.`
 }

@@ -1,8 +1,9 @@
 import type { Context } from 'cordis'
-import type { BlockedReason, GoalRef, GoalState } from '@goalkeeper/goal'
+import type { GoalRef, GoalState } from '@goalkeeper/goal'
 import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { describeError } from '@goalkeeper/kit'
 import { authorityOf, checkAuthority, type UpdateAction } from './authority.ts'
+import { modelBlockReason } from './block-reason.ts'
 import { editInput } from './edit-input.ts'
 import { goalView } from './status.ts'
 import { wrapUpMessage } from './prompt.ts'
@@ -86,9 +87,9 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
         max_rounds: { type: 'integer', description: 'edit only: the new round cap, a positive whole number.' },
         reason: {
           type: 'object',
-          description: 'block only: why the goal cannot progress.',
+          description: 'block only: why the goal cannot progress. It is recorded with the code "model-reported"; your label starts the message.',
           properties: {
-            code: { type: 'string', description: 'lower-kebab-case, e.g. "needs-credentials".' },
+            code: { type: 'string', description: 'A short label, e.g. "needs-credentials".' },
             message: { type: 'string', description: 'What blocks the goal and the evidence for it.' },
           },
         },
@@ -136,7 +137,7 @@ function update(ctx: Context, call: ToolCallContext, ref: GoalRef, args: UpdateA
     case 'resume': return goals.resume(call.agent, ref)
     case 'complete': return goals.complete(call.agent, ref)
     // A missing reason is refused by the goal domain with its own advice.
-    case 'block': return goals.block(call.agent, ref, args.reason as BlockedReason)
+    case 'block': return goals.block(call.agent, ref, modelBlockReason(args.reason))
   }
 }
 

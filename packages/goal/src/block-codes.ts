@@ -1,0 +1,6 @@
+/**
+ * The code every block the model asks for is stored with. Block codes name who stopped the goal and
+ * why (`round-limit`, `usage-limited`, a policy's `mistake-limit`, ...), and hosts act on them (exit
+ * codes, hints), so the model never picks one: its own words go in the message.
+ */
+export const MODEL_BLOCK_CODE = 'model-reported'

@@ -9,6 +9,7 @@ export { GoalFold, foldGoal, GOAL_CHANGE_RECORD } from './fold.ts'
 export { roundViolation, isGoalSourced } from './rounds.ts'
 export { MAX_OBJECTIVE_LENGTH } from './validate.ts'
 export { MODEL_BLOCK_CODE } from './block-codes.ts'
+export { addUsage, budgetReached, describeBudget, formatDuration, GOAL_USAGE_RECORD, normalizeBudgets, type BudgetName, type BudgetReached } from './budgets.ts'
 export type { GoalConfig } from './service.ts'
 
 export const name = 'goal'

@@ -4,10 +4,11 @@ import type { Agent } from '@goalkeeper/agent-loop'
 import { dispatchIsolated } from '@goalkeeper/kit'
 import type { Session } from '@goalkeeper/session'
 import { GoalError } from './errors.ts'
-import { GOAL_CHANGE_RECORD, GoalFold } from './fold.ts'
+import { GOAL_CHANGE_RECORD, GoalFold, usageViolation } from './fold.ts'
 import { roundOfTurn } from './rounds.ts'
 import { checkClear, transition, type TransitionArgs } from './transitions.ts'
-import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState } from './types.ts'
+import { GOAL_USAGE_RECORD } from './budgets.ts'
+import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalBudgets, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage } from './types.ts'
 import { clipBlockReason, normalizeBlockReason } from './validate.ts'
 
 export interface GoalConfig {
@@ -42,18 +43,31 @@ export class GoalRegistry implements GoalService {
     return error ? { ok: false, error } : { ok: true }
   }
 
-  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number }): GoalState {
+  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets }): GoalState {
     return this.mutate(agent, undefined, 'create', 'armed', (prev, now) => transition(prev, 'create', {
       now,
       id: randomUUID(),
       objective: input?.objective,
       maxGoalRounds: input?.maxGoalRounds,
+      budgets: input?.budgets,
       defaultMaxGoalRounds: this.config.defaultMaxGoalRounds,
     }))!
   }
 
-  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number }): GoalState {
-    return this.simple(agent, ref, 'edit', 'keep', { objective: input?.objective, maxGoalRounds: input?.maxGoalRounds })
+  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets }): GoalState {
+    return this.simple(agent, ref, 'edit', 'keep', { objective: input?.objective, maxGoalRounds: input?.maxGoalRounds, budgets: input?.budgets })
+  }
+
+  recordUsage(agentRef: AgentRef, usage: GoalUsage): GoalState {
+    const { agent, tracked } = this.track(agentRef)
+    const prev = tracked.fold.current
+    const data: GoalUsage = { goalId: usage?.goalId, round: usage?.round, turn: usage?.turn, step: usage?.step, tokens: usage?.tokens, costUsd: usage?.costUsd, activeTimeMs: usage?.activeTimeMs }
+    // The fold's own rule, checked before anything is written: a bad call throws instead of poisoning the log.
+    const violation = usageViolation(prev, data)
+    if (violation) throw new GoalError('GOAL_INVALID_USAGE', `Cannot count this model call: ${violation}.`)
+    agent.session.append(GOAL_USAGE_RECORD, data)
+    tracked.fold.catchUp(agent.session.records)
+    return toState(tracked.fold.current!, tracked.activation)
   }
 
   pause(agent: AgentRef, ref: GoalRef): GoalState {

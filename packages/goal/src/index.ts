@@ -8,7 +8,7 @@ export { GoalError, isGoalError } from './errors.ts'
 export { GoalFold, foldGoal, GOAL_CHANGE_RECORD } from './fold.ts'
 export { roundViolation, isGoalSourced } from './rounds.ts'
 export { MAX_OBJECTIVE_LENGTH } from './validate.ts'
-export { MODEL_BLOCK_CODE } from './block-codes.ts'
+export { BUDGET_BLOCK_CODE, MODEL_BLOCK_CODE } from './block-codes.ts'
 export { addUsage, budgetReached, describeBudget, formatDuration, GOAL_USAGE_RECORD, normalizeBudgets, type BudgetName, type BudgetReached } from './budgets.ts'
 export type { GoalConfig } from './service.ts'
 

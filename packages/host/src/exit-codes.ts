@@ -12,6 +12,8 @@ export const ExitCode = {
   PAUSED: 3,
   /** The goal ran out of rounds (blocked with `round-limit`). */
   ROUND_LIMIT: 4,
+  /** A budget of the goal is used up (blocked with `budget-limited`): tokens, cost or active time. */
+  BUDGET_LIMIT: 5,
   /** Bad command line, unreadable or invalid cordis.yml, or a composition entry that failed to load. */
   USAGE: 64,
   /** An unexpected runtime error. */

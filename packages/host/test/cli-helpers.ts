@@ -90,6 +90,7 @@ const ENTRIES: [id: string, name: string][] = [
   ['agent-loop', '@goalkeeper/agent-loop'],
   ['goal', '@goalkeeper/goal'],
   ['tool-goal', '@goalkeeper/tool-goal'],
+  ['goal-budget', '@goalkeeper/goal-budget'],
   ['loop-guard', '@goalkeeper/loop-guard'],
   ['mistake-limit', '@goalkeeper/mistake-limit'],
   ['goal-session', '@goalkeeper/goal-session'],

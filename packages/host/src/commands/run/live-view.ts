@@ -6,6 +6,7 @@ import type { ToolResult } from '@goalkeeper/tools'
 import { summarizeChanges } from '@goalkeeper/loader'
 import type { App } from '../../app.ts'
 import { describeActivation, describeGoalChange } from '../render/goal-text.ts'
+import { describeSpend } from '../render/spend.ts'
 import { describeTurnOutcome } from '../render/outcome.ts'
 import { oneLine, shortArguments } from '../render/text.ts'
 import type { Terminal } from './terminal.ts'
@@ -65,8 +66,10 @@ export class LiveView {
       if (!this.mine(agent)) return
       const source = messages.find((message) => message.source?.kind === 'goal')?.source
       if (source?.kind !== 'goal') return
-      const max = this.goal(agent)?.maxGoalRounds
-      term.progress(`round ${source.round}${max ? `/${max}` : ''}`)
+      const goal = this.goal(agent)
+      const max = goal?.maxGoalRounds
+      const spend = goal && describeSpend(goal)
+      term.progress(`round ${source.round}${max ? `/${max}` : ''}${spend ? ` (${spend})` : ''}`)
     }))
     add(ctx.on('agent/tool-start', (agent: Agent, call: ToolCallInfo) => {
       if (this.mine(agent)) term.progress(`  ${call.name} ${shortArguments(call.arguments)}`)

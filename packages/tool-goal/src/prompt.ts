@@ -14,6 +14,7 @@ export function goalToolsPrompt(blockedThreshold: number): string {
     '- update_goal action complete: only when the objective is achieved and you verified it with evidence from the workspace (files, command output, passing tests).',
     `- update_goal action block with reason { code, message }: only when the goal cannot progress without outside help (missing access, a decision only the user can make). ${blockRule}`,
     'complete and block are accepted in a user turn or in the current goal round. If work remains, leave the goal active and keep working.',
+    'A goal may have budgets (tokens, cost, time in rounds; get_goal shows them and what was spent). When one is used up the goal is blocked and you get one instruction to stop and summarise.',
   ].join('\n')
 }
 

@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import type { GoalRef, GoalState } from '@goalkeeper/goal'
+import type { GoalBudgets, GoalRef, GoalState } from '@goalkeeper/goal'
 import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { describeError } from '@goalkeeper/kit'
 import { authorityOf, checkAuthority, type UpdateAction } from './authority.ts'
@@ -18,6 +18,9 @@ export type OnSettled = (agentId: string, turn: number, step: number, phase: Goa
 interface CreateArgs {
   objective: string
   max_rounds?: number
+  token_budget?: number
+  cost_budget_usd?: number
+  time_budget_minutes?: number
 }
 
 interface UpdateArgs {
@@ -47,7 +50,7 @@ const ACTION_ARGS: Record<UpdateAction, (keyof UpdateArgs)[]> = {
 export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSettled = () => {}): ToolDefinition[] {
   const getGoal: ToolDefinition<Record<string, never>> = {
     name: 'get_goal',
-    description: 'Read the current goal of this session: goal_id, revision, objective, phase, rounds used and cap, and the blocker if blocked. Call it before update_goal to get goal_id and revision.',
+    description: 'Read the current goal of this session: goal_id, revision, objective, phase, rounds used and cap, budgets and what was spent, and the blocker if blocked. Call it before update_goal to get goal_id and revision.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     execute: (_args, call) => guarded(() => unreadable(ctx, call) ?? ok(ctx.goals.get(call.agent))),
   }
@@ -60,6 +63,9 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
       properties: {
         objective: { type: 'string', description: 'What must be true when the goal is done; concrete and checkable.' },
         max_rounds: { type: 'integer', description: 'Cap on automatic goal rounds, a positive whole number (default from configuration).' },
+        token_budget: { type: 'integer', description: 'Only if the user gave one: tokens the rounds may use (input - cached input + output).' },
+        cost_budget_usd: { type: 'number', description: 'Only if the user gave one: US dollars the rounds may cost.' },
+        time_budget_minutes: { type: 'number', description: 'Only if the user gave one: minutes the rounds may run.' },
       },
       required: ['objective'],
       additionalProperties: false,
@@ -67,8 +73,7 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
     execute: (args, call) => guarded(() => {
       const refusal = checkAuthority('create', authorityOf(call.turnSources, undefined), undefined, config.blockedThreshold)
       if (refusal) return failure(refusal.code, refusal.message)
-      const input = args.max_rounds === undefined ? { objective: args.objective } : { objective: args.objective, maxGoalRounds: args.max_rounds }
-      return ok(ctx.goals.create(call.agent, input))
+      return ok(ctx.goals.create(call.agent, { objective: args.objective, ...editInput(undefined, args.max_rounds, budgetsOf(args)) }))
     }),
   }
 
@@ -118,6 +123,16 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
   }
 
   return [getGoal, createGoal, updateGoal]
+}
+
+/** The budgets create_goal names, in the goal domain's units; the domain judges their values. */
+function budgetsOf(args: CreateArgs): GoalBudgets | undefined {
+  const budgets: GoalBudgets = {}
+  if (args.token_budget !== undefined) budgets.tokens = args.token_budget
+  if (args.cost_budget_usd !== undefined) budgets.costUsd = args.cost_budget_usd
+  // Whole milliseconds, so a fractional minute is a valid budget and not refused for its unit.
+  if (args.time_budget_minutes !== undefined) budgets.activeTimeMs = Math.round(args.time_budget_minutes * 60_000)
+  return Object.keys(budgets).length ? budgets : undefined
 }
 
 /** Tells the model to stop; the goal change has already happened, so failing here must not report it as failed. */

@@ -56,6 +56,17 @@ describe('goal tools in a human turn', () => {
     expect(h.root.goals.get(agent)).toMatchObject({ objective: 'Fix the build on CI', maxGoalRounds: 6, phase: 'active', revision: 4 })
   })
 
+  it('create_goal takes the budgets a human gave; get_goal shows budgets and spend', async () => {
+    const agent = await setup()
+    h.scripted.push(call('create_goal', { objective: 'Port it', token_budget: 20000, cost_budget_usd: 1.5, time_budget_minutes: 0.5 }), call('get_goal'), { text: 'created' })
+    await turn(agent, { content: 'set a goal to port it, 20k tokens, $1.50, half a minute' })
+    expect(h.root.goals.get(agent)).toMatchObject({ budgets: { tokens: 20000, costUsd: 1.5, activeTimeMs: 30_000 } })
+    expect(JSON.parse(toolOutcomes(h, agent)[1].content).goal).toMatchObject({ budgets: { tokens: 20000, cost_usd: 1.5, active_time_seconds: 30 } })
+    h.scripted.push(call('create_goal', { objective: 'Other', token_budget: 20 }), { text: 'no' })
+    await turn(agent, { content: 'status', source: { kind: 'plugin', name: 'cron' } })
+    expect(toolOutcomes(h, agent).at(-1)!.error?.code).toBe('GOAL_UNAUTHORIZED')
+  })
+
   it('domain refusals are typed results the model can read', async () => {
     const agent = await setup()
     const goal = h.root.goals.create(agent, { objective: 'Existing' })

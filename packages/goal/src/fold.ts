@@ -1,10 +1,11 @@
 import { describeError, isRecord } from '@goalkeeper/kit'
 import type { SessionRecord } from '@goalkeeper/session'
 import { addUsage, GOAL_USAGE_RECORD, normalizeBudgets } from './budgets.ts'
+import { addCheck, checkViolation, GOAL_CHECK_RECORD, normalizeVerify } from './checks.ts'
 import { GoalError } from './errors.ts'
 import { roundViolation } from './rounds.ts'
 import { checkClear, transition, type MutatingOperation } from './transitions.ts'
-import type { Goal, GoalOperation, GoalRound, GoalUsage } from './types.ts'
+import type { Goal, GoalCheckRecord, GoalOperation, GoalRound, GoalUsage } from './types.ts'
 
 export const GOAL_CHANGE_RECORD = 'goal/change'
 
@@ -55,6 +56,7 @@ export class GoalFold {
   private apply(record: SessionRecord): void {
     if (record.type === GOAL_CHANGE_RECORD) return this.applyChange(record.data)
     if (record.type === GOAL_USAGE_RECORD) return this.applyUsage(record.data)
+    if (record.type === GOAL_CHECK_RECORD) return this.applyCheck(record.data)
     if (record.type !== 'user/message') return
     const source = (record.data as { source?: unknown } | null)?.source
     if ((source as { kind?: unknown } | undefined)?.kind !== 'goal') return
@@ -80,6 +82,7 @@ export class GoalFold {
       maxGoalRounds: next.maxGoalRounds,
       reason: next.blockedReason,
       budgets: next.budgets,
+      verify: op === 'edit' ? next.verify ?? [] : next.verify,
     })
     const difference = differ(expected, next)
     if (difference) throw new Error(`the ${op} snapshot ${difference}`)
@@ -92,6 +95,12 @@ export class GoalFold {
     const violation = usageViolation(this.goal, data)
     if (violation) throw new Error(violation)
     this.goal = { ...this.goal!, spent: addUsage(this.goal!.spent, data as GoalUsage) }
+  }
+
+  private applyCheck(data: unknown): void {
+    const violation = checkViolation(this.goal, data)
+    if (violation) throw new Error(violation)
+    this.goal = { ...this.goal!, verification: addCheck(this.goal!.verification, data as GoalCheckRecord) }
   }
 
   private applyClear(data: Record<string, unknown>): void {
@@ -150,14 +159,24 @@ export function usageViolation(goal: Goal | undefined, data: unknown): string | 
   return undefined
 }
 
+function checkVerification(value: unknown): void {
+  if (!isRecord(value)) throw new Error('goal verification is not an object')
+  exactKeys(value, ['attempts', 'failures', 'last'], 'verification')
+  if (!isCount(value.attempts) || !isCount(value.failures) || value.failures > value.attempts) throw new Error('goal verification counts are not consistent counts')
+  if (!isRecord(value.last)) throw new Error('goal verification last is not an object')
+  exactKeys(value.last, ['command', 'exitCode', 'ok'], 'verification last')
+}
+
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
 const isAmount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0
 
 function checkGoalShape(goal: unknown): asserts goal is Goal {
   if (!isRecord(goal)) throw new Error('the goal snapshot is not an object')
-  const optional = ['budgets', 'spent', ...(goal.phase === 'blocked' ? ['blockedReason'] : [])].filter((key) => key === 'blockedReason' || key in goal)
+  const optional = ['budgets', 'spent', 'verify', 'verification', ...(goal.phase === 'blocked' ? ['blockedReason'] : [])].filter((key) => key === 'blockedReason' || key in goal)
   exactKeys(goal, [...GOAL_KEYS, ...optional], 'goal snapshot')
   if ('budgets' in goal) normalizeBudgets(goal.budgets)
+  if ('verify' in goal && !normalizeVerify(goal.verify)?.length) throw new Error('goal verify is an empty check')
+  if ('verification' in goal) checkVerification(goal.verification)
   if ('spent' in goal) {
     const spent = goal.spent
     if (!isRecord(spent)) throw new Error('goal spent is not an object')

@@ -8,11 +8,14 @@ import { GOAL_CHANGE_RECORD, GoalFold, usageViolation } from './fold.ts'
 import { roundOfTurn } from './rounds.ts'
 import { checkClear, transition, type TransitionArgs } from './transitions.ts'
 import { GOAL_USAGE_RECORD } from './budgets.ts'
-import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalBudgets, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage } from './types.ts'
+import { checkViolation, GOAL_CHECK_RECORD } from './checks.ts'
+import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalBudgets, GoalCheckRecord, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage } from './types.ts'
 import { clipBlockReason, normalizeBlockReason } from './validate.ts'
 
 export interface GoalConfig {
   defaultMaxGoalRounds: number
+  /** Check commands of a goal created without any (this workspace's tests, say). */
+  defaultVerify?: string[]
 }
 
 /** What this process knows about one agent's session: its fold and the never-persisted activation. */
@@ -43,19 +46,32 @@ export class GoalRegistry implements GoalService {
     return error ? { ok: false, error } : { ok: true }
   }
 
-  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets }): GoalState {
+  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState {
     return this.mutate(agent, undefined, 'create', 'armed', (prev, now) => transition(prev, 'create', {
       now,
       id: randomUUID(),
       objective: input?.objective,
       maxGoalRounds: input?.maxGoalRounds,
       budgets: input?.budgets,
+      verify: input?.verify,
+      defaultVerify: this.config.defaultVerify,
       defaultMaxGoalRounds: this.config.defaultMaxGoalRounds,
     }))!
   }
 
-  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets }): GoalState {
-    return this.simple(agent, ref, 'edit', 'keep', { objective: input?.objective, maxGoalRounds: input?.maxGoalRounds, budgets: input?.budgets })
+  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState {
+    return this.simple(agent, ref, 'edit', 'keep', { objective: input?.objective, maxGoalRounds: input?.maxGoalRounds, budgets: input?.budgets, verify: input?.verify })
+  }
+
+  recordCheck(agentRef: AgentRef, check: GoalCheckRecord): GoalState {
+    const { agent, tracked } = this.track(agentRef)
+    const prev = tracked.fold.current
+    const data: GoalCheckRecord = { goalId: check?.goalId, command: check?.command, ok: check?.ok, exitCode: check?.exitCode, output: check?.output }
+    const violation = checkViolation(prev, data)
+    if (violation) throw new GoalError('GOAL_INVALID_CHECK', `Cannot record this check: ${violation}.`)
+    agent.session.append(GOAL_CHECK_RECORD, data)
+    tracked.fold.catchUp(agent.session.records)
+    return toState(tracked.fold.current!, tracked.activation)
   }
 
   recordUsage(agentRef: AgentRef, usage: GoalUsage): GoalState {

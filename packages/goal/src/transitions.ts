@@ -1,6 +1,7 @@
 import { clip } from '@goalkeeper/kit'
 import { GoalError } from './errors.ts'
 import { budgetReached, describeBudget, normalizeBudgets } from './budgets.ts'
+import { normalizeVerify } from './checks.ts'
 import type { BlockedReason, Goal, GoalBudgets, GoalOperation, GoalPhase } from './types.ts'
 import { checkMaxRounds, normalizeBlockReason, normalizeObjective } from './validate.ts'
 
@@ -17,6 +18,9 @@ export interface TransitionArgs {
   reason?: unknown
   /** create: the budgets; edit: budgets merged into the goal's. */
   budgets?: unknown
+  /** create: the check commands (else `defaultVerify`); edit: the new list, [] removes the check. */
+  verify?: unknown
+  defaultVerify?: string[]
   /** Cap used by create when `maxGoalRounds` is absent. */
   defaultMaxGoalRounds?: number
 }
@@ -71,23 +75,26 @@ function create(prev: Goal | undefined, args: TransitionArgs): Goal {
   const budgets = normalizeBudgets(args.budgets)
   const goal: Goal = { id: args.id, objective, phase: 'active', revision: 1, maxGoalRounds, roundsStarted: 0, createdAt: args.now, updatedAt: args.now }
   if (budgets) goal.budgets = budgets
+  const verify = normalizeVerify(args.verify ?? (args.defaultVerify?.length ? args.defaultVerify : undefined))
+  if (verify?.length) goal.verify = verify
   return goal
 }
 
 function edit(prev: Goal, args: TransitionArgs): Goal {
-  if (args.objective === undefined && args.maxGoalRounds === undefined && args.budgets === undefined) {
-    throw new GoalError('GOAL_INVALID_TRANSITION', 'An edit changes the objective, the maximum rounds or the budgets; none was given.')
+  if (args.objective === undefined && args.maxGoalRounds === undefined && args.budgets === undefined && args.verify === undefined) {
+    throw new GoalError('GOAL_INVALID_TRANSITION', 'An edit changes the objective, the maximum rounds, the budgets or the check; none was given.')
   }
   const objective = args.objective === undefined ? prev.objective : normalizeObjective(args.objective)
   const maxGoalRounds = args.maxGoalRounds === undefined ? prev.maxGoalRounds : checkMaxRounds(args.maxGoalRounds)
   const given = normalizeBudgets(args.budgets)
   if (args.budgets !== undefined && !given) throw new GoalError('GOAL_INVALID_BUDGET', 'The edit names budgets but sets none; give tokens, costUsd or activeTimeMs.')
   const budgets = given ? { ...prev.budgets, ...given } : prev.budgets
-  return snapshot(prev, args.now, { phase: prev.phase, objective, maxGoalRounds, budgets, blockedReason: prev.blockedReason })
+  const verify = args.verify === undefined ? prev.verify : normalizeVerify(args.verify)
+  return snapshot(prev, args.now, { phase: prev.phase, objective, maxGoalRounds, budgets, verify: verify ?? [], blockedReason: prev.blockedReason })
 }
 
 /** Next revision of `prev`; `blockedReason` exists exactly while blocked, and no key is ever `undefined` (JSON round trip). */
-function snapshot(prev: Goal, now: number, change: { phase: GoalPhase; objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets; blockedReason?: BlockedReason }): Goal {
+function snapshot(prev: Goal, now: number, change: { phase: GoalPhase; objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[]; blockedReason?: BlockedReason }): Goal {
   const goal: Goal = {
     id: prev.id,
     objective: change.objective ?? prev.objective,
@@ -102,6 +109,9 @@ function snapshot(prev: Goal, now: number, change: { phase: GoalPhase; objective
   const budgets = change.budgets ?? prev.budgets
   if (budgets) goal.budgets = sortedBudgets(budgets)
   if (prev.spent) goal.spent = { ...prev.spent }
+  const verify = change.verify ?? prev.verify
+  if (verify?.length) goal.verify = [...verify]
+  if (prev.verification) goal.verification = structuredClone(prev.verification)
   return goal
 }
 

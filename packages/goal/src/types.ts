@@ -43,6 +43,24 @@ export interface GoalUsage {
   activeTimeMs: number
 }
 
+/** Data of a `goal/check` record: one run of the goal's check when a completion was asked for. */
+export interface GoalCheckRecord {
+  goalId: string
+  /** The command that decided: the first that failed, or the last one when all passed. */
+  command: string
+  ok: boolean
+  exitCode: number | null
+  /** The tail of its output (at most 2000 characters, secrets already masked). */
+  output: string
+}
+
+/** The fold of a goal's `goal/check` records. */
+export interface GoalVerification {
+  attempts: number
+  failures: number
+  last: { command: string; ok: boolean; exitCode: number | null }
+}
+
 export interface Goal {
   id: string
   objective: string
@@ -55,6 +73,10 @@ export interface Goal {
   budgets?: GoalBudgets
   /** Present once a model call of the goal was counted. */
   spent?: GoalSpend
+  /** Shell commands that must pass before the model's completion stands; present only when set. */
+  verify?: string[]
+  /** Present once the check ran. */
+  verification?: GoalVerification
   createdAt: number
   updatedAt: number
 }
@@ -115,6 +137,7 @@ export type GoalErrorCode =
   | 'GOAL_INVALID_BUDGET'
   | 'GOAL_BUDGET_LIMIT'
   | 'GOAL_INVALID_USAGE'
+  | 'GOAL_INVALID_CHECK'
 
 /** Anything with the agent's id (an Agent, or a tool's view of it). */
 export interface AgentRef {
@@ -135,9 +158,9 @@ export interface GoalService {
   get(agent: AgentRef): GoalState | undefined
   /** `{ ok: false, error }` once the agent's goal log is corrupt; `{ ok: true }` otherwise (also for an agent not live here). */
   health(agent: AgentRef): GoalHealth
-  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets }): GoalState
-  /** `budgets` is merged into the goal's: a key given replaces that budget, the others stay. */
-  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets }): GoalState
+  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState
+  /** `budgets` is merged into the goal's: a key given replaces that budget, the others stay. `verify: []` removes the check. */
+  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState
   pause(agent: AgentRef, ref: GoalRef): GoalState
   resume(agent: AgentRef, ref: GoalRef): GoalState
   complete(agent: AgentRef, ref: GoalRef): GoalState
@@ -161,6 +184,8 @@ export interface GoalService {
    * record and returns the goal with its new spend. Not a mutation: no revision, no `goal/changed`.
    */
   recordUsage(agent: AgentRef, usage: GoalUsage): GoalState
+  /** Records one run of the goal's check (`goal/check`); not a mutation: no revision, no `goal/changed`. */
+  recordCheck(agent: AgentRef, check: GoalCheckRecord): GoalState
 }
 
 declare module 'cordis' {

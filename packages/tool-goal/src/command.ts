@@ -8,6 +8,8 @@ export type GoalCommand =
   | { kind: 'edit'; objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets }
   /** Raise (or set) budgets; a goal blocked at its budget is resumed once none is used up. */
   | { kind: 'budget'; budgets: GoalBudgets }
+  /** Set the check to one shell command; an empty list (`/goal verify off`) removes it. */
+  | { kind: 'verify'; commands: string[] }
   | { kind: 'pause' }
   | { kind: 'resume' }
   | { kind: 'clear' }
@@ -19,6 +21,7 @@ const CONTROL_WORDS = ['pause', 'resume', 'clear'] as const
 const EDIT = /^edit(?:\s+|$)/i
 /** `budget` is a command only when options follow, so `/goal budget the quarterly report` is an objective. */
 const BUDGET = /^budget\s+(?=--)/i
+const VERIFY = /^verify(?:\s+|$)/i
 const OPTION = /^--([a-z-]+)(?:=|\s+|$)(\S*)(?:\s+|$)/i
 
 export const GOAL_COMMAND_USAGE = [
@@ -28,6 +31,7 @@ export const GOAL_COMMAND_USAGE = [
   '/goal edit <objective>     change the objective',
   '/goal edit --max-rounds N  change the round cap (an objective may follow)',
   '/goal budget --token-budget N | --cost-budget USD | --time-budget 30m   raise a budget (resumes a goal stopped by it)',
+  '/goal verify <command>     check the goal with this command before a completion stands (/goal verify off removes it)',
   '/goal pause | resume | clear',
 ].join('\n')
 
@@ -58,6 +62,12 @@ export function parseGoalCommand(input: string): ParsedGoalCommand | undefined {
       return { kind: 'invalid', message: `/goal budget takes budget options only: --token-budget N, --cost-budget USD, --time-budget 30m.` }
     }
     return { kind: 'budget', budgets: parsed.budgets }
+  }
+  const verify = VERIFY.exec(rest)
+  if (verify) {
+    const command = rest.slice(verify[0].length).trim()
+    if (!command) return { kind: 'invalid', message: 'Give the command to check the goal with: /goal verify npm test (or /goal verify off).' }
+    return { kind: 'verify', commands: command.toLowerCase() === 'off' ? [] : [command] }
   }
   const edit = EDIT.exec(rest)
   if (edit) {

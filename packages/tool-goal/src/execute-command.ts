@@ -63,6 +63,7 @@ function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCom
   const ref = { id: current.id, revision: current.revision }
   switch (command.kind) {
     case 'edit': return done('Goal updated.', goals.edit(agent, ref, editInput(command.objective, command.maxGoalRounds, command.budgets)))
+    case 'verify': return done(command.commands.length ? 'Check set.' : 'Check removed.', goals.edit(agent, ref, { verify: command.commands }))
     case 'budget': {
       const raised = goals.edit(agent, ref, { budgets: command.budgets })
       // Raising what stopped the goal means "go on", as `goal --session ID --token-budget N` does.

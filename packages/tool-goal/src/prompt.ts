@@ -18,6 +18,12 @@ export function goalToolsPrompt(blockedThreshold: number): string {
   ].join('\n')
 }
 
+/** Added while the goal has a check: what runs on complete, so the model runs it first itself. */
+export function checkPrompt(commands: readonly string[]): string {
+  const list = commands.map((command) => `\`${command}\``).join(', then ')
+  return `The current goal has a check: when update_goal complete is called, ${list} runs in the workspace, and the completion stands only if ${commands.length === 1 ? 'it passes' : 'every command passes'} (exit code 0). Run it yourself before completing.`
+}
+
 /** The one message added after the model itself completes or blocks the goal in a goal round. */
 export function wrapUpMessage(goal: GoalState): string {
   const settled = goal.phase === 'blocked' && goal.blockedReason

@@ -11,6 +11,7 @@ export function formatGoalStatus(goal: GoalState | undefined): string {
   ]
   if (goal.budgets) lines.push(`Budgets: ${describeBudgets(goal.budgets)}`)
   if (goal.spent) lines.push(`Spent: ${describeSpent(goal.spent)}`)
+  if (goal.verify) lines.push(`Check: ${goal.verify.join(' && ')}${goal.verification ? ` (${goal.verification.attempts} runs, last ${goal.verification.last.ok ? 'passed' : 'failed'})` : ''}`)
   if (goal.blockedReason) lines.push(`Blocked: ${goal.blockedReason.code}: ${goal.blockedReason.message}`)
   return lines.join('\n')
 }
@@ -36,6 +37,7 @@ export function goalView(goal: GoalState | undefined): Record<string, unknown> |
     ...(goal.blockedReason ? { blocked_reason: goal.blockedReason } : {}),
     ...(goal.budgets ? { budgets: snakeBudgets(goal.budgets) } : {}),
     ...(goal.spent ? { spent: snakeSpent(goal.spent) } : {}),
+    ...(goal.verify ? { check: { commands: goal.verify, runs_on: 'update_goal complete', ...(goal.verification ? { attempts: goal.verification.attempts, failures: goal.verification.failures, last: goal.verification.last } : {}) } } : {}),
   }
 }
 

@@ -4,12 +4,15 @@ import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/to
 import { describeError } from '@goalkeeper/kit'
 import { authorityOf, checkAuthority, type UpdateAction } from './authority.ts'
 import { modelBlockReason } from './block-reason.ts'
+import { refusedCompletion, runCheck } from './check.ts'
 import { editInput } from './edit-input.ts'
 import { goalView } from './status.ts'
 import { wrapUpMessage } from './prompt.ts'
 
 export interface ToolGoalConfig {
   blockedThreshold: number
+  /** Timeout of each check command run on update_goal complete. */
+  checkTimeoutMs: number
 }
 
 /** Told when the model completes or blocks the goal from a goal round (turn, step, new phase). */
@@ -102,24 +105,43 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
       required: ['goal_id', 'revision', 'action'],
       additionalProperties: false,
     },
-    execute: (args, call) => guarded(() => {
-      const corrupt = unreadable(ctx, call)
-      if (corrupt) return corrupt
-      const live = ctx.goals.get(call.agent)
-      const authority = authorityOf(call.turnSources, live)
-      // Authority first: a caller without it learns nothing about its arguments or the goal.
-      const refusal = checkAuthority(args.action, authority, live, config.blockedThreshold)
-      if (refusal) return failure(refusal.code, refusal.message)
-      const misplaced = Object.keys(args).filter((key) => !['goal_id', 'revision', 'action', ...ACTION_ARGS[args.action]].includes(key))
-      if (misplaced.length) return failure('INVALID_ARGUMENTS', `${misplaced.join(', ')} does not apply to action "${args.action}"; leave it out.`)
-      const ref: GoalRef = { id: args.goal_id, revision: args.revision }
-      const goal = update(ctx, call, ref, args)
-      if (authority === 'goal-round' && (args.action === 'complete' || args.action === 'block')) {
-        onSettled(call.agent.id, call.turn, call.step, goal.phase)
-        wrapUp(ctx, call, goal)
+    execute: async (args, call) => {
+      const checked = guarded(() => {
+        const corrupt = unreadable(ctx, call)
+        if (corrupt) return corrupt
+        const live = ctx.goals.get(call.agent)
+        const authority = authorityOf(call.turnSources, live)
+        // Authority first: a caller without it learns nothing about its arguments or the goal.
+        const refusal = checkAuthority(args.action, authority, live, config.blockedThreshold)
+        if (refusal) return failure(refusal.code, refusal.message)
+        const misplaced = Object.keys(args).filter((key) => !['goal_id', 'revision', 'action', ...ACTION_ARGS[args.action]].includes(key))
+        if (misplaced.length) return failure('INVALID_ARGUMENTS', `${misplaced.join(', ')} does not apply to action "${args.action}"; leave it out.`)
+        return undefined
+      })
+      if (checked) return checked
+      if (args.action === 'complete') {
+        const live = ctx.goals.get(call.agent)
+        // The fence is checked before the check runs, so a stale call does not start commands.
+        if (live?.verify?.length && live.id === args.goal_id && live.revision === args.revision) {
+          const refused = await verifyCompletion(ctx, call, live, config.checkTimeoutMs)
+          if (refused) return refused
+        }
       }
-      return ok(goal)
-    }),
+      return guarded(() => {
+        const live = ctx.goals.get(call.agent)
+        // Checked again: the check took time, and a human may have changed the goal meanwhile.
+        const authority = authorityOf(call.turnSources, live)
+        const refusal = checkAuthority(args.action, authority, live, config.blockedThreshold)
+        if (refusal) return failure(refusal.code, refusal.message)
+        const ref: GoalRef = { id: args.goal_id, revision: args.revision }
+        const goal = update(ctx, call, ref, args)
+        if (authority === 'goal-round' && (args.action === 'complete' || args.action === 'block')) {
+          onSettled(call.agent.id, call.turn, call.step, goal.phase)
+          wrapUp(ctx, call, goal)
+        }
+        return ok(goal)
+      })
+    },
   }
 
   return [getGoal, createGoal, updateGoal]
@@ -133,6 +155,19 @@ function budgetsOf(args: CreateArgs): GoalBudgets | undefined {
   // Whole milliseconds, so a fractional minute is a valid budget and not refused for its unit.
   if (args.time_budget_minutes !== undefined) budgets.activeTimeMs = Math.round(args.time_budget_minutes * 60_000)
   return Object.keys(budgets).length ? budgets : undefined
+}
+
+/** Runs the goal's check and records the attempt; a refusal the model can read when it fails, else undefined. */
+async function verifyCompletion(ctx: Context, call: ToolCallContext, goal: GoalState, timeoutMs: number): Promise<ToolResult | undefined> {
+  const outcome = await runCheck(ctx, call, goal, timeoutMs)
+  try {
+    ctx.goals.recordCheck(call.agent, outcome.record)
+  } catch (error) {
+    // The goal changed while the check ran (cleared, completed by a human): the attempt has no goal to go with.
+    ctx.logger('tool-goal').warn('agent %s: the check result could not be recorded: %s', call.agent.id, describeError(error))
+  }
+  if (outcome.ok) return undefined
+  return failure('GOAL_CHECK_FAILED', refusedCompletion(outcome))
 }
 
 /** Tells the model to stop; the goal change has already happened, so failing here must not report it as failed. */
@@ -171,7 +206,7 @@ function failure(code: string, message: string): ToolResult {
 }
 
 /** Domain errors (typed by `code`) become results the model can read and act on. */
-function guarded(run: () => ToolResult): ToolResult {
+function guarded<R extends ToolResult | undefined>(run: () => R): R | ToolResult {
   try {
     return run()
   } catch (error) {

@@ -37,7 +37,7 @@ describe('goalkeeper goal with budgets', { timeout: 60_000 }, () => {
 
     const second = await run([...p.globals, 'goal', '--session', id, '--token-budget', '2000'])
     expect(second.code, second.stderr).toBe(0)
-    expect(second.stdout).toMatch(/Goal complete after 3\/256 rounds: "Write the report"\nSpent: tokens 1k\/2k, time \d+s\/30m\n$/)
+    expect(second.stdout).toMatch(/Goal complete \(not verified\) after 3\/256 rounds: "Write the report"\nSpent: tokens 1k\/2k, time \d+s\/30m\n$/)
     const records = await readSession(p, id)
     expect(records.filter((r) => r.type === 'goal/usage').map((r) => [r.data.round, r.data.tokens])).toEqual([[1, 500], [2, 500], [3, 0], [3, 0], [3, 0]])
     expect(records.filter((r) => r.type === 'goal/change').map((r) => r.data.op)).toEqual(['create', 'block', 'edit', 'resume', 'complete'])
@@ -65,5 +65,26 @@ describe('goalkeeper goal with budgets', { timeout: 60_000 }, () => {
       expect(result.code, result.stderr).toBe(64)
       expect(result.stderr).toContain(flag)
     }
+  })
+})
+
+// Round 1 completes before writing done.txt (the check refuses it); round 2 writes it and completes again.
+const checked = `export default many((request) => {
+  const results = turnResults(request)
+  if (roundOf(request) === 2 && !results.some((r) => r.name === 'write_file')) return { toolCalls: [{ name: 'write_file', arguments: { path: 'done.txt', content: 'ok' } }] }
+  const updates = results.filter((r) => r.name === 'update_goal')
+  if (updates.length) return { text: updates.at(-1).ok ? 'Goal done: the check passed.' : 'The check failed; next round.' }
+  return completeGoal(request)
+})`
+
+describe('goalkeeper goal --verify', { timeout: 60_000 }, () => {
+  it('refuses a completion whose check fails, then stands once it passes: complete (verified: ... passed)', async () => {
+    const p = await project({ script: checked })
+    const { code, stdout, stderr } = await run([...p.globals, 'goal', 'Write done.txt', '--verify', 'test -f done.txt', '--max-rounds', '3'])
+    expect(code, stderr).toBe(0)
+    expect(stdout).toBe('Goal done: the check passed.\nGoal complete (verified: test -f done.txt passed) after 2/3 rounds: "Write done.txt"\n')
+    expect(stderr).toMatch(/\n {2}update_goal failed: GOAL_CHECK_FAILED: The goal was not completed: its check `test -f done\.txt` failed\. It exited with code 1\./)
+    const records = await readSession(p, sessionIdOf(stderr))
+    expect(records.filter((r) => r.type === 'goal/check').map((r) => [r.data.command, r.data.ok, r.data.exitCode])).toEqual([['test -f done.txt', false, 1], ['test -f done.txt', true, 0]])
   })
 })

@@ -53,6 +53,7 @@ export default defineCommand({
       .option('--token-budget <n>', 'stop the goal once its rounds used this many tokens (input - cached input + output)', parseTokens)
       .option('--cost-budget <usd>', 'stop the goal once its rounds cost this many US dollars (e.g. 2.50)', parseUsd)
       .option('--time-budget <duration>', 'stop the goal once its rounds ran this long (e.g. 30m, 1h30m)', parseTime)
+      .option('--verify <command>', 'a check: the completion stands only if this shell command passes in the workspace (repeatable)', (value: string, list: string[] = []) => [...list, value])
       .option('--session <id>', 'work in a saved session; without an objective, resume the goal saved there')
       .addHelpText('after', `
 Progress (session id, round counter, tool calls, goal changes) goes to stderr; the final answer and the
@@ -69,6 +70,7 @@ ${EXIT_CODE_HELP}`),
       })
     }
     const budgets = budgetsOf(options)
+    const verify: string[] | undefined = options.verify
     const run = await AgentRun.open(cli, { session: options.session, purpose: 'goal', goals: true })
     if (budgets && !run.app.ctx.get('goalBudget')) {
       // A budget nobody counts would look like a limit and be none.
@@ -76,7 +78,7 @@ ${EXIT_CODE_HELP}`),
         hint: "add `- id: goal-budget\n  name: '@goalkeeper/goal-budget'` to cordis.yml after tool-goal",
       })
     }
-    const early = objective ? createGoal(run, objective, maxRounds, budgets) : resumeGoal(run, maxRounds, budgets)
+    const early = objective ? createGoal(run, objective, maxRounds, budgets, verify) : resumeGoal(run, maxRounds, budgets, verify)
     if (early !== undefined) return early
     // Unanswered human input restored from the session goes first, as human input always does.
     run.agent.wake()
@@ -84,9 +86,9 @@ ${EXIT_CODE_HELP}`),
   },
 })
 
-function createGoal(run: AgentRun, objective: string, maxGoalRounds: number | undefined, budgets: GoalBudgets | undefined): number | undefined {
+function createGoal(run: AgentRun, objective: string, maxGoalRounds: number | undefined, budgets: GoalBudgets | undefined, verify: string[] | undefined): number | undefined {
   try {
-    run.goals!.create(run.agent, { objective, ...(maxGoalRounds === undefined ? {} : { maxGoalRounds }), ...(budgets ? { budgets } : {}) })
+    run.goals!.create(run.agent, { objective, ...(maxGoalRounds === undefined ? {} : { maxGoalRounds }), ...(budgets ? { budgets } : {}), ...(verify ? { verify } : {}) })
   } catch (error) {
     if ((error as { code?: string }).code === 'GOAL_ALREADY_EXISTS') {
       throw new HostError(`session ${run.agent.id} already has a goal that is not complete`, {
@@ -99,7 +101,7 @@ function createGoal(run: AgentRun, objective: string, maxGoalRounds: number | un
 }
 
 /** `goal --session ID` without an objective: re-arm the saved goal (raising its cap or budgets first when given). */
-function resumeGoal(run: AgentRun, maxGoalRounds: number | undefined, budgets: GoalBudgets | undefined): number | undefined {
+function resumeGoal(run: AgentRun, maxGoalRounds: number | undefined, budgets: GoalBudgets | undefined, verify: string[] | undefined): number | undefined {
   const goals = run.goals!
   const goal = run.goal()
   if (!goal) {
@@ -107,7 +109,7 @@ function resumeGoal(run: AgentRun, maxGoalRounds: number | undefined, budgets: G
       hint: `give an objective: ${cliCommand(run.cli.globals, 'goal', '--session', run.agent.id, '<objective>')}`,
     })
   }
-  if (goal.phase === 'complete' && maxGoalRounds === undefined && !budgets) {
+  if (goal.phase === 'complete' && maxGoalRounds === undefined && !budgets && !verify) {
     run.term.note('the goal is already complete; nothing to resume')
     run.term.out(goalSummary(goal))
     return run.finish(ExitCode.OK)
@@ -117,6 +119,7 @@ function resumeGoal(run: AgentRun, maxGoalRounds: number | undefined, budgets: G
     const changes = {
       ...(maxGoalRounds !== undefined && maxGoalRounds !== goal.maxGoalRounds ? { maxGoalRounds } : {}),
       ...(budgets ? { budgets } : {}),
+      ...(verify ? { verify } : {}),
     }
     if (Object.keys(changes).length) ref.revision = goals.edit(run.agent, ref, changes).revision
     goals.resume(run.agent, ref)

@@ -20,6 +20,16 @@ export function describeGoalChange(change: GoalChange): string {
   }
 }
 
+/**
+ * Whether the completion was checked: `verified: npm test passed` when the goal's check ran and passed last,
+ * `not verified` otherwise (no check, or completed without one passing): the model's word alone.
+ */
+function verified(goal: Goal): string {
+  const last = goal.verification?.last
+  if (!goal.verify || !last?.ok) return 'not verified'
+  return `verified: ${goal.verify.join(' && ')} passed`
+}
+
 /** Activation only tells something new while the goal is active (other phases are always disarmed). */
 export function describeActivation(activation: GoalActivation, goal: GoalState | undefined): string | undefined {
   if (goal?.phase !== 'active') return undefined
@@ -37,7 +47,7 @@ function goalOutcome(goal: GoalState | undefined): string {
   if (!goal) return 'No goal: it was cleared.'
   const objective = JSON.stringify(oneLine(goal.objective, 200))
   switch (goal.phase) {
-    case 'complete': return `Goal complete after ${rounds(goal)} rounds: ${objective}`
+    case 'complete': return `Goal complete (${verified(goal)}) after ${rounds(goal)} rounds: ${objective}`
     case 'paused': return `Goal paused after ${rounds(goal)} rounds: ${objective}`
     case 'blocked': {
       const reason = goal.blockedReason

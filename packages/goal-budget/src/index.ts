@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
+import type { GoalChange } from '@goalkeeper/goal'
 import type { ProviderDescription } from '@goalkeeper/model'
 import type { Usage } from '@goalkeeper/session'
 import { BudgetMeter, type BudgetConfig } from './meter.ts'
@@ -40,6 +41,7 @@ export const apply = (ctx: Context, config: BudgetConfig) => {
     yield ctx.provide('goalBudget', { costOf: (description, usage) => costOf(description, usage, config.prices) } satisfies GoalBudgetService)
     yield ctx.on('agent/turn-start', (agent: Agent, turn: number) => meter.onTurnStart(agent, turn))
     yield ctx.on('agent/step-end', (agent: Agent, turn: number, step: number, summary: StepSummary) => meter.onStepEnd(agent, turn, step, summary))
+    yield ctx.on('goal/changed', (agent: Agent, change: GoalChange) => meter.onGoalChanged(agent, change))
     yield ctx.on('agent/disposed', (agent: Agent) => meter.forget(agent))
   }, 'goal-budget')
 }

@@ -1,6 +1,6 @@
 import type { Context, Logger } from 'cordis'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
-import { BUDGET_BLOCK_CODE, budgetReached, type GoalState } from '@goalkeeper/goal'
+import { BUDGET_BLOCK_CODE, budgetReached, type GoalChange, type GoalState } from '@goalkeeper/goal'
 import { describeError } from '@goalkeeper/kit'
 import { isRecordOf, recordsOfTurn } from '@goalkeeper/session'
 import { costOf, tokensOf, type ModelPrice } from './prices.ts'
@@ -33,6 +33,22 @@ export class BudgetMeter {
 
   onTurnStart(agent: Agent, turn: number): void {
     this.meters.set(agent.id, { turn, mark: Date.now(), wrappedUp: false })
+  }
+
+  /**
+   * A budget lowered below the spend (an edit) or a goal armed over budget: blocked at once, so no round
+   * starts over budget. A round already running is wrapped up at its next step end.
+   */
+  onGoalChanged(agent: Agent, change: GoalChange): void {
+    const goal = change.goal
+    if (change.op !== 'edit' || goal?.phase !== 'active') return
+    const reached = budgetReached(goal)
+    if (!reached) return
+    try {
+      this.ctx.goals.block(agent, { id: goal.id, revision: goal.revision }, { code: BUDGET_BLOCK_CODE, message: reached.message })
+    } catch (error) {
+      this.logger.warn('agent %s: blocking goal %s over budget failed: %s', agent.id, goal.id, describeError(error))
+    }
   }
 
   forget(agent: { id: string }): void {
@@ -70,10 +86,13 @@ export class BudgetMeter {
       if (summary.toolCalls.length) agent.cancel('policy', { turn })
       return
     }
-    if (goal.phase !== 'active') return
-    const blocked = this.ctx.goals.blockRound(agent, turn, { code: BUDGET_BLOCK_CODE, message: reached.message })
-    if (!blocked) return
-    this.logger.info('goal %s of agent %s blocked: %s', goal.id, agent.id, reached.message)
+    if (goal.phase === 'active') {
+      if (!this.ctx.goals.blockRound(agent, turn, { code: BUDGET_BLOCK_CODE, message: reached.message })) return
+      this.logger.info('goal %s of agent %s blocked: %s', goal.id, agent.id, reached.message)
+    } else if (goal.blockedReason?.code !== BUDGET_BLOCK_CODE) {
+      // Stopped for another reason during this step: that stop rules.
+      return
+    }
     meter.wrappedUp = true
     // A step without tool calls ends the turn: its reply is the summary, and no wrap-up call is needed.
     if (!summary.toolCalls.length || summary.error || summary.finish === 'max-tokens') return

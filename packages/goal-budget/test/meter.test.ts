@@ -122,4 +122,21 @@ describe('goal budgets', () => {
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' }, spent: { tokens: 110, calls: 2 } })
     expect(goal).not.toHaveProperty('budgets')
   })
+
+  it('a budget lowered below the spend blocks the goal before another round starts; mid-round, the running round wraps up', async () => {
+    s = await setup()
+    const { h, agent } = s
+    h.scripted.push({ text: 'One.', usage: usage(300, 100) }, () => {
+      // A person lowers the budget while round 2 runs: the round's next step end wraps it up.
+      const goal = h.root.goals.get(agent)!
+      h.root.goals.edit(agent, goal, { budgets: { tokens: 300 } })
+      return working(usage(10, 10))
+    }, { text: 'Summary after the wrap-up.', usage: usage(10, 10) }, { text: 'never asked' })
+    h.root.goals.create(agent, { objective: 'Refactor', budgets: { tokens: 10_000 } })
+    const goal = await untilStopped(h, agent)
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, blockedReason: { code: 'budget-limited', message: 'The token budget is used up: 400 of 300 tokens.' } })
+    expect(h.scripted.requests).toHaveLength(3)
+    expect(userTexts(h.scripted.requests[2]).filter((t) => WRAP_UP.test(t))).toHaveLength(1)
+    await expectReplayEqualsLive()
+  })
 })

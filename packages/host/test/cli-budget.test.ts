@@ -88,3 +88,31 @@ describe('goalkeeper goal --verify', { timeout: 60_000 }, () => {
     expect(records.filter((r) => r.type === 'goal/check').map((r) => [r.data.command, r.data.ok, r.data.exitCode])).toEqual([['test -f done.txt', false, 1], ['test -f done.txt', true, 0]])
   })
 })
+
+describe('goalkeeper goal --auto-resume', { timeout: 60_000 }, () => {
+  it('waits for the announced reset after a usage limit, says when, resumes, and completes', async () => {
+    const p = await project({
+      config: { 'goal-auto-resume': { marginMs: 0 } },
+      script: `let limited = false
+export default many((request) => {
+  if (!limited) { limited = true; return { kind: 'error', code: 'RATE_LIMIT', message: 'slow down', retryAfterMs: 300 } }
+  return completeGoal(request)
+})`,
+    })
+    const { code, stdout, stderr } = await run([...p.globals, '--json', 'goal', 'Finish it', '--auto-resume'])
+    expect(code, stderr).toBe(0)
+    expect(stderr).toMatch(/\ngoal resumes automatically at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(try 1 of 2; any input cancels it\)\n/)
+    expect(stderr).toContain('\ngoal resumed automatically (try 1)\n')
+    const notices = jsonLines(stdout).filter((line) => line.type === 'auto-resume')
+    expect(notices.map((n) => n.kind)).toEqual(['scheduled', 'resumed'])
+    expect(notices[0]).toMatchObject({ waitMs: 300, attempt: 1, maxTries: 2 })
+    expect(jsonLines(stdout).at(-1)).toMatchObject({ type: 'result', exitCode: 0, goal: { phase: 'complete' } })
+  })
+
+  it('without --auto-resume a usage limit ends the run blocked', async () => {
+    const p = await project({ script: `export default [{ kind: 'error', code: 'QUOTA', message: 'insufficient balance', retryAfterMs: 300 }]` })
+    const { code, stderr } = await run([...p.globals, 'goal', 'Finish it'])
+    expect(code, stderr).toBe(2)
+    expect(stderr).not.toContain('resumes automatically')
+  })
+})

@@ -91,6 +91,7 @@ const ENTRIES: [id: string, name: string][] = [
   ['goal', '@goalkeeper/goal'],
   ['tool-goal', '@goalkeeper/tool-goal'],
   ['goal-budget', '@goalkeeper/goal-budget'],
+  ['goal-auto-resume', '@goalkeeper/goal-auto-resume'],
   ['loop-guard', '@goalkeeper/loop-guard'],
   ['mistake-limit', '@goalkeeper/mistake-limit'],
   ['goal-session', '@goalkeeper/goal-session'],

@@ -54,6 +54,7 @@ export default defineCommand({
       .option('--cost-budget <usd>', 'stop the goal once its rounds cost this many US dollars (e.g. 2.50)', parseUsd)
       .option('--time-budget <duration>', 'stop the goal once its rounds ran this long (e.g. 30m, 1h30m)', parseTime)
       .option('--verify <command>', 'a check: the completion stands only if this shell command passes in the workspace (repeatable)', (value: string, list: string[] = []) => [...list, value])
+      .option('--auto-resume', 'after a usage limit, wait for the reset and resume the goal (at most the goal-auto-resume plugin\'s maxTries)')
       .option('--session <id>', 'work in a saved session; without an objective, resume the goal saved there')
       .addHelpText('after', `
 Progress (session id, round counter, tool calls, goal changes) goes to stderr; the final answer and the
@@ -77,6 +78,11 @@ ${EXIT_CODE_HELP}`),
       throw new HostError('budgets need the goal-budget plugin, which this composition does not load', {
         hint: "add `- id: goal-budget\n  name: '@goalkeeper/goal-budget'` to cordis.yml after tool-goal",
       })
+    }
+    if (options.autoResume) {
+      const resumer = run.app.ctx.get('goalAutoResume')
+      if (!resumer) throw new HostError('--auto-resume needs the goal-auto-resume plugin, which this composition does not load', { hint: "add `- id: goal-auto-resume\n  name: '@goalkeeper/goal-auto-resume'` to cordis.yml" })
+      resumer.enable(run.agent)
     }
     const early = objective ? createGoal(run, objective, maxRounds, budgets, verify) : resumeGoal(run, maxRounds, budgets, verify)
     if (early !== undefined) return early

@@ -57,3 +57,14 @@ function goalOutcome(goal: GoalState | undefined): string {
     default: return `Goal active (${goal.activation}) after ${rounds(goal)} rounds: ${objective}`
   }
 }
+
+/** A line for a `goal/auto-resume` notice: when the next try is, or why there is none. */
+export function describeAutoResume(notice: { kind: string; at?: number; attempt?: number; maxTries?: number; why?: string }): string {
+  switch (notice.kind) {
+    case 'scheduled': return `goal resumes automatically at ${new Date(notice.at ?? 0).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')} (try ${notice.attempt} of ${notice.maxTries}; any input cancels it)`
+    case 'resumed': return `goal resumed automatically (try ${notice.attempt})`
+    case 'cancelled': return `automatic resume cancelled: ${notice.why}`
+    case 'declined': return `no automatic resume: ${notice.why}`
+    default: return `auto-resume: ${notice.kind}`
+  }
+}

@@ -5,7 +5,7 @@ import type { Session, SessionRecord, TurnOutcome, UserMessage } from '@goalkeep
 import type { ToolResult } from '@goalkeeper/tools'
 import { summarizeChanges } from '@goalkeeper/loader'
 import type { App } from '../../app.ts'
-import { describeActivation, describeGoalChange } from '../render/goal-text.ts'
+import { describeActivation, describeAutoResume, describeGoalChange } from '../render/goal-text.ts'
 import { describeSpend } from '../render/spend.ts'
 import { describeTurnOutcome } from '../render/outcome.ts'
 import { oneLine, shortArguments } from '../render/text.ts'
@@ -93,6 +93,11 @@ export class LiveView {
       this.goalChanged = true
       term.record({ type: 'goal', session: agent.id, op: change.op, seq: change.seq, goal: change.goal ?? null })
       term.progress(describeGoalChange(change))
+    }))
+    add(ctx.on('goal/auto-resume' as any, (agent: Agent, notice: { kind: string; at?: number; attempt?: number; maxTries?: number; why?: string }) => {
+      if (!this.mine(agent)) return
+      term.record({ type: 'auto-resume', session: agent.id, ...notice })
+      term.progress(describeAutoResume(notice))
     }))
     add(ctx.on('goal/activation', (agent: Agent, activation: GoalActivation) => {
       if (!this.mine(agent)) return

@@ -1,5 +1,5 @@
 import type { PlanEntry } from '@agentclientprotocol/sdk'
-import { GOAL_CHANGE_RECORD, isGoalSourced, type Goal, type GoalChangeData, type GoalState } from '@goalkeeper/goal'
+import { BUDGET_BLOCK_CODE, GOAL_CHANGE_RECORD, isGoalSourced, type Goal, type GoalChangeData, type GoalState } from '@goalkeeper/goal'
 import { clip } from '@goalkeeper/kit'
 import { isRecordOf, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
 
@@ -26,7 +26,7 @@ export interface GoalSnapshot {
   controlMethod: typeof GOAL_METHOD
   id: string
   objective: string
-  /** codex-acp's vocabulary: `limited` is a goal blocked by its round cap or by usage limits. */
+  /** codex-acp's vocabulary: `limited` is a goal blocked by its round cap, its budget or usage limits. */
   status: 'active' | 'paused' | 'blocked' | 'limited' | 'complete'
   phase: Goal['phase']
   /** Process-local: armed means rounds run on their own. Never written to the session log. */
@@ -47,7 +47,7 @@ export interface GoalSnapshot {
   updatedAt: number
 }
 
-const LIMIT_CODES = new Set(['round-limit', 'usage-limited'])
+const LIMIT_CODES = new Set(['round-limit', 'usage-limited', BUDGET_BLOCK_CODE])
 
 /** How a round's turn ended, in a few words for a plan entry. */
 export function describeOutcome(outcome: TurnOutcome | undefined): string {

@@ -95,7 +95,10 @@ export class Turn {
       }
       const reply = await this.runStep(step, provider)
       if (this.stopped) return this.stopped
-      if (reply.error) return { kind: 'error', code: String(reply.error.code), message: reply.error.message }
+      if (reply.error) {
+        const { retryAfterMs } = reply.error
+        return { kind: 'error', code: String(reply.error.code), message: reply.error.message, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) }
+      }
       if (reply.finish === 'max-tokens') return { kind: 'max-tokens' }
       // Pending steered messages earn one more step, so a hint always reaches the model.
       if (!reply.toolCalls.length && !this.steered.length) return { kind: 'completed' }

@@ -53,7 +53,9 @@ export function settleRound(end: RoundEnd, { round, moved }: { round: number; mo
       if (moved) return { kind: 'stand', why: `round ${round} was not admitted (${end.why}); ${moved}` }
       return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.promptRejected, message: `Goal round ${round} was not admitted: ${end.why}.` } }
     case 'send-failed':
-      // Blocked even if the goal moved inside `send`: the block then fails, and failing blocks disarm.
+      // Only a goal still active and armed is settled (section 9.7): one disarmed, paused or edited inside
+      // `send` was stopped or changed by someone else, and that stands.
+      if (moved) return { kind: 'stand', why: `queueing round ${round} failed; ${moved}, so that change stands` }
       return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.queueFailed, message: `Queueing goal round ${round} failed.` } }
     case 'turn': {
       const action = settleOutcome(end.outcome, round)

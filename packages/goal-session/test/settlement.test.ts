@@ -52,6 +52,7 @@ describe('settleRound, the settlement table', () => {
       .toEqual({ kind: 'block', reason: { code: 'prompt-rejected', message: 'Goal round 2 was not admitted: a later admission hook dropped it.' } })
     expect(settleRound({ kind: 'refused', why: 'x' }, moved)).toMatchObject({ kind: 'stand' })
     expect(settleRound({ kind: 'send-failed' }, at)).toEqual({ kind: 'block', reason: { code: 'queue-failed', message: 'Queueing goal round 2 failed.' } })
+    expect(settleRound({ kind: 'send-failed' }, moved)).toMatchObject({ kind: 'stand' })
   })
 
   it('writes lower-kebab-case codes with a message', () => {
@@ -233,6 +234,21 @@ describe('settlement', () => {
     const goal = await untilStopped(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'queue-failed' } })
     expect(h.errors().some((line) => line.includes('injected: inbox unavailable'))).toBe(true)
+  })
+
+  it('does not block queue-failed a goal that was disarmed before sending the reservation threw', async () => {
+    s = await setup()
+    const { h, agent } = s
+    const send = agent.send.bind(agent)
+    vi.spyOn(agent, 'send').mockImplementation((input) => {
+      if (input.source?.kind !== 'goal') return send(input)
+      h.root.goals.disarm(agent)
+      throw new Error('injected: inbox unavailable')
+    })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'active', revision: 1, roundsStarted: 0, activation: 'disarmed' })
+    expect(h.records(agent).filter((r) => r.type === 'goal/change').map((r) => (r.data as { op: string }).op)).toEqual(['create'])
   })
 
   it('lets a mutation made during the round win over the round outcome', async () => {

@@ -1,9 +1,11 @@
 import { describeError, isRecord } from '@goalkeeper/kit'
 import type { SessionRecord } from '@goalkeeper/session'
+import { addUsage, GOAL_USAGE_RECORD, normalizeBudgets } from './budgets.ts'
+import { addCheck, checkViolation, GOAL_CHECK_RECORD, normalizeVerify } from './checks.ts'
 import { GoalError } from './errors.ts'
 import { roundViolation } from './rounds.ts'
 import { checkClear, transition, type MutatingOperation } from './transitions.ts'
-import type { Goal, GoalOperation, GoalRound } from './types.ts'
+import type { Goal, GoalCheckRecord, GoalOperation, GoalRound, GoalUsage } from './types.ts'
 
 export const GOAL_CHANGE_RECORD = 'goal/change'
 
@@ -53,6 +55,8 @@ export class GoalFold {
 
   private apply(record: SessionRecord): void {
     if (record.type === GOAL_CHANGE_RECORD) return this.applyChange(record.data)
+    if (record.type === GOAL_USAGE_RECORD) return this.applyUsage(record.data)
+    if (record.type === GOAL_CHECK_RECORD) return this.applyCheck(record.data)
     if (record.type !== 'user/message') return
     const source = (record.data as { source?: unknown } | null)?.source
     if ((source as { kind?: unknown } | undefined)?.kind !== 'goal') return
@@ -77,12 +81,26 @@ export class GoalFold {
       objective: next.objective,
       maxGoalRounds: next.maxGoalRounds,
       reason: next.blockedReason,
+      budgets: next.budgets,
+      verify: op === 'edit' ? next.verify ?? [] : next.verify,
     })
     const difference = differ(expected, next)
     if (difference) throw new Error(`the ${op} snapshot ${difference}`)
     this.goal = expected
     this.usedIds.add(expected.id)
     this.lastAt = expected.updatedAt
+  }
+
+  private applyUsage(data: unknown): void {
+    const violation = usageViolation(this.goal, data)
+    if (violation) throw new Error(violation)
+    this.goal = { ...this.goal!, spent: addUsage(this.goal!.spent, data as GoalUsage) }
+  }
+
+  private applyCheck(data: unknown): void {
+    const violation = checkViolation(this.goal, data)
+    if (violation) throw new Error(violation)
+    this.goal = { ...this.goal!, verification: addCheck(this.goal!.verification, data as GoalCheckRecord) }
   }
 
   private applyClear(data: Record<string, unknown>): void {
@@ -117,9 +135,56 @@ function corrupt(record: SessionRecord, error: unknown): GoalError {
   )
 }
 
+const USAGE_KEYS = ['activeTimeMs', 'costUsd', 'goalId', 'round', 'step', 'tokens', 'turn']
+const SPENT_KEYS = ['activeTimeMs', 'calls', 'costUsd', 'tokens']
+
+/**
+ * Why `data` is not a legal `goal/usage` record for `goal`, or undefined: the shape, and that it counts a
+ * call of the goal's current round. Shared by the fold and `recordUsage`, which refuses before writing.
+ */
+export function usageViolation(goal: Goal | undefined, data: unknown): string | undefined {
+  if (!isRecord(data)) return 'the usage record data is not an object'
+  try {
+    exactKeys(data, USAGE_KEYS, 'usage record data')
+  } catch (error) {
+    return describeError(error)
+  }
+  if (typeof data.goalId !== 'string' || !data.goalId) return 'the usage goalId is not a non-empty string'
+  for (const key of ['round', 'turn', 'step', 'tokens', 'activeTimeMs']) {
+    if (!isCount(data[key])) return `usage ${key} ${JSON.stringify(data[key])} is not a non-negative integer`
+  }
+  if (data.costUsd !== null && !isAmount(data.costUsd)) return `usage costUsd ${JSON.stringify(data.costUsd)} is neither null nor a non-negative number`
+  if (!goal || goal.id !== data.goalId) return `the usage is for goal ${JSON.stringify(data.goalId)}, which is not the current goal`
+  if (data.round !== goal.roundsStarted || goal.roundsStarted < 1) return `the usage is for round ${data.round}, but the current round is ${goal.roundsStarted}`
+  return undefined
+}
+
+function checkVerification(value: unknown): void {
+  if (!isRecord(value)) throw new Error('goal verification is not an object')
+  exactKeys(value, ['attempts', 'failures', 'last'], 'verification')
+  if (!isCount(value.attempts) || !isCount(value.failures) || value.failures > value.attempts) throw new Error('goal verification counts are not consistent counts')
+  if (!isRecord(value.last)) throw new Error('goal verification last is not an object')
+  exactKeys(value.last, ['command', 'exitCode', 'ok'], 'verification last')
+}
+
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+const isAmount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0
+
 function checkGoalShape(goal: unknown): asserts goal is Goal {
   if (!isRecord(goal)) throw new Error('the goal snapshot is not an object')
-  exactKeys(goal, goal.phase === 'blocked' ? [...GOAL_KEYS, 'blockedReason'].sort() : GOAL_KEYS, 'goal snapshot')
+  const optional = ['budgets', 'spent', 'verify', 'verification', ...(goal.phase === 'blocked' ? ['blockedReason'] : [])].filter((key) => key === 'blockedReason' || key in goal)
+  exactKeys(goal, [...GOAL_KEYS, ...optional], 'goal snapshot')
+  if ('budgets' in goal) normalizeBudgets(goal.budgets)
+  if ('verify' in goal && !normalizeVerify(goal.verify)?.length) throw new Error('goal verify is an empty check')
+  if ('verification' in goal) checkVerification(goal.verification)
+  if ('spent' in goal) {
+    const spent = goal.spent
+    if (!isRecord(spent)) throw new Error('goal spent is not an object')
+    exactKeys(spent, SPENT_KEYS, 'spent')
+    if (!isCount(spent.tokens) || !isCount(spent.activeTimeMs) || !isCount(spent.calls) || (spent.costUsd !== null && !isAmount(spent.costUsd))) {
+      throw new Error(`goal spent ${JSON.stringify(spent)} has a value that is not a count or an amount`)
+    }
+  }
   if (typeof goal.id !== 'string' || !goal.id) throw new Error('the goal id is not a non-empty string')
   for (const key of ['revision', 'maxGoalRounds', 'roundsStarted', 'createdAt', 'updatedAt']) {
     const value = goal[key]
@@ -131,7 +196,7 @@ function checkGoalShape(goal: unknown): asserts goal is Goal {
 
 /** Names the first field where the recorded snapshot differs from what the transition produces. */
 function differ(expected: Goal, actual: Goal): string | undefined {
-  for (const key of Object.keys(expected) as (keyof Goal)[]) {
+  for (const key of [...new Set([...Object.keys(expected), ...Object.keys(actual)])] as (keyof Goal)[]) {
     if (canonical(expected[key]) !== canonical(actual[key])) {
       return `has ${key} ${JSON.stringify(actual[key])} where ${JSON.stringify(expected[key])} was expected`
     }

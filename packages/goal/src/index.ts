@@ -8,6 +8,9 @@ export { GoalError, isGoalError } from './errors.ts'
 export { GoalFold, foldGoal, GOAL_CHANGE_RECORD } from './fold.ts'
 export { roundViolation, isGoalSourced } from './rounds.ts'
 export { MAX_OBJECTIVE_LENGTH } from './validate.ts'
+export { BUDGET_BLOCK_CODE, MODEL_BLOCK_CODE } from './block-codes.ts'
+export { GOAL_CHECK_RECORD, MAX_CHECK_OUTPUT, normalizeVerify } from './checks.ts'
+export { addUsage, budgetReached, describeBudget, formatDuration, GOAL_USAGE_RECORD, normalizeBudgets, type BudgetName, type BudgetReached } from './budgets.ts'
 export type { GoalConfig } from './service.ts'
 
 export const name = 'goal'
@@ -16,6 +19,8 @@ export const inject = ['sessions', 'agents']
 export const Config = Schema.object({
   defaultMaxGoalRounds: Schema.natural().min(1).max(Number.MAX_SAFE_INTEGER).default(256)
     .description('Round cap of a goal created without maxGoalRounds (a positive whole number).'),
+  defaultVerify: Schema.array(Schema.string()).default([])
+    .description('Check commands of a goal created without a check, e.g. ["npm test"]: this workspace\'s default.'),
 })
 
 export const apply = (ctx: Context, config: GoalConfig) => {

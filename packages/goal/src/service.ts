@@ -4,14 +4,18 @@ import type { Agent } from '@goalkeeper/agent-loop'
 import { dispatchIsolated } from '@goalkeeper/kit'
 import type { Session } from '@goalkeeper/session'
 import { GoalError } from './errors.ts'
-import { GOAL_CHANGE_RECORD, GoalFold } from './fold.ts'
+import { GOAL_CHANGE_RECORD, GoalFold, usageViolation } from './fold.ts'
 import { roundOfTurn } from './rounds.ts'
 import { checkClear, transition, type TransitionArgs } from './transitions.ts'
-import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState } from './types.ts'
+import { GOAL_USAGE_RECORD } from './budgets.ts'
+import { checkViolation, GOAL_CHECK_RECORD } from './checks.ts'
+import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalBudgets, GoalCheckRecord, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage } from './types.ts'
 import { clipBlockReason, normalizeBlockReason } from './validate.ts'
 
 export interface GoalConfig {
   defaultMaxGoalRounds: number
+  /** Check commands of a goal created without any (this workspace's tests, say). */
+  defaultVerify?: string[]
 }
 
 /** What this process knows about one agent's session: its fold and the never-persisted activation. */
@@ -19,6 +23,8 @@ interface Tracked {
   session: Session
   fold: GoalFold
   activation: GoalActivation
+  /** A `goal/change` record is being appended: its `session/event` listeners run now. */
+  appending: boolean
 }
 
 type Build = (prev: Goal | undefined, now: number, tracked: Tracked) => Goal | undefined
@@ -40,18 +46,44 @@ export class GoalRegistry implements GoalService {
     return error ? { ok: false, error } : { ok: true }
   }
 
-  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number }): GoalState {
+  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState {
     return this.mutate(agent, undefined, 'create', 'armed', (prev, now) => transition(prev, 'create', {
       now,
       id: randomUUID(),
       objective: input?.objective,
       maxGoalRounds: input?.maxGoalRounds,
+      budgets: input?.budgets,
+      verify: input?.verify,
+      defaultVerify: this.config.defaultVerify,
       defaultMaxGoalRounds: this.config.defaultMaxGoalRounds,
     }))!
   }
 
-  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number }): GoalState {
-    return this.simple(agent, ref, 'edit', 'keep', { objective: input?.objective, maxGoalRounds: input?.maxGoalRounds })
+  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState {
+    return this.simple(agent, ref, 'edit', 'keep', { objective: input?.objective, maxGoalRounds: input?.maxGoalRounds, budgets: input?.budgets, verify: input?.verify })
+  }
+
+  recordCheck(agentRef: AgentRef, check: GoalCheckRecord): GoalState {
+    const { agent, tracked } = this.track(agentRef)
+    const prev = tracked.fold.current
+    const data: GoalCheckRecord = { goalId: check?.goalId, command: check?.command, ok: check?.ok, exitCode: check?.exitCode, output: check?.output }
+    const violation = checkViolation(prev, data)
+    if (violation) throw new GoalError('GOAL_INVALID_CHECK', `Cannot record this check: ${violation}.`)
+    agent.session.append(GOAL_CHECK_RECORD, data)
+    tracked.fold.catchUp(agent.session.records)
+    return toState(tracked.fold.current!, tracked.activation)
+  }
+
+  recordUsage(agentRef: AgentRef, usage: GoalUsage): GoalState {
+    const { agent, tracked } = this.track(agentRef)
+    const prev = tracked.fold.current
+    const data: GoalUsage = { goalId: usage?.goalId, round: usage?.round, turn: usage?.turn, step: usage?.step, tokens: usage?.tokens, costUsd: usage?.costUsd, activeTimeMs: usage?.activeTimeMs }
+    // The fold's own rule, checked before anything is written: a bad call throws instead of poisoning the log.
+    const violation = usageViolation(prev, data)
+    if (violation) throw new GoalError('GOAL_INVALID_USAGE', `Cannot count this model call: ${violation}.`)
+    agent.session.append(GOAL_USAGE_RECORD, data)
+    tracked.fold.catchUp(agent.session.records)
+    return toState(tracked.fold.current!, tracked.activation)
   }
 
   pause(agent: AgentRef, ref: GoalRef): GoalState {
@@ -128,6 +160,11 @@ export class GoalRegistry implements GoalService {
 
   private mutate(agentRef: AgentRef, ref: GoalRef | undefined, op: GoalOperation, activation: GoalActivation | 'keep', build: Build): GoalState | undefined {
     const { agent, tracked } = this.track(agentRef)
+    if (tracked.appending) {
+      // Applying it now would record it before the change being written has told anyone (goal/changed
+      // out of record order) and let that change's activation overwrite this one's.
+      throw new GoalError('GOAL_BUSY', `Cannot ${op} the goal while another goal change is being recorded (a session/event listener runs inside that append). Make the change from a goal/changed listener, which runs after the record is written.`)
+    }
     const prev = tracked.fold.current
     if (op !== 'create') checkRef(prev, ref, op)
     // Clamped to the last recorded time so a clock stepping back cannot make the log unreplayable.
@@ -136,11 +173,22 @@ export class GoalRegistry implements GoalService {
     const data: GoalChangeData = goal
       ? { op: op as Exclude<GoalOperation, 'clear'>, goal }
       : { op: 'clear', goal: null, cleared: { id: prev!.id, revision: prev!.revision } }
-    const record = agent.session.append(GOAL_CHANGE_RECORD, data)
+    const previousActivation = tracked.activation
+    // Set before the append: a read from a `session/event` listener folds the new record, and must see the
+    // activation that goes with it, not the one of the state before.
+    if (activation !== 'keep') tracked.activation = activation
+    tracked.appending = true
+    let record
+    try {
+      record = agent.session.append(GOAL_CHANGE_RECORD, data)
+    } catch (error) {
+      tracked.activation = previousActivation
+      throw error
+    } finally {
+      tracked.appending = false
+    }
     tracked.fold.catchUp(agent.session.records)
     const folded = tracked.fold.current
-    const previousActivation = tracked.activation
-    if (activation !== 'keep') tracked.activation = activation
     dispatchIsolated(this.ctx, 'goal/changed', agent, { op, seq: record.seq, goal: folded && structuredClone(folded), previous: prev && structuredClone(prev) })
     if (tracked.activation !== previousActivation) dispatchIsolated(this.ctx, 'goal/activation', agent, tracked.activation)
     return folded && toState(folded, tracked.activation)
@@ -149,6 +197,8 @@ export class GoalRegistry implements GoalService {
   private setActivation(agent: Agent, tracked: Tracked, activation: GoalActivation): void {
     if (tracked.activation === activation) return
     tracked.activation = activation
+    // Inside an append the mutation announces the activation it ends with, after its goal/changed.
+    if (tracked.appending) return
     dispatchIsolated(this.ctx, 'goal/activation', agent, activation)
   }
 
@@ -166,7 +216,7 @@ export class GoalRegistry implements GoalService {
     let tracked = this.tracked.get(agent.id)
     if (!tracked || tracked.session !== agent.session) {
       // A session this process has not followed yet starts disarmed: loading never restores authority.
-      tracked = { session: agent.session, fold: new GoalFold(), activation: 'disarmed' }
+      tracked = { session: agent.session, fold: new GoalFold(), activation: 'disarmed', appending: false }
       this.tracked.set(agent.id, tracked)
     }
     this.observe(agent.session)

@@ -1,6 +1,8 @@
 import { clip } from '@goalkeeper/kit'
 import { GoalError } from './errors.ts'
-import type { BlockedReason, Goal, GoalOperation, GoalPhase } from './types.ts'
+import { budgetReached, describeBudget, normalizeBudgets } from './budgets.ts'
+import { normalizeVerify } from './checks.ts'
+import type { BlockedReason, Goal, GoalBudgets, GoalOperation, GoalPhase } from './types.ts'
 import { checkMaxRounds, normalizeBlockReason, normalizeObjective } from './validate.ts'
 
 export type MutatingOperation = Exclude<GoalOperation, 'clear'>
@@ -14,6 +16,11 @@ export interface TransitionArgs {
   objective?: unknown
   maxGoalRounds?: unknown
   reason?: unknown
+  /** create: the budgets; edit: budgets merged into the goal's. */
+  budgets?: unknown
+  /** create: the check commands (else `defaultVerify`); edit: the new list, [] removes the check. */
+  verify?: unknown
+  defaultVerify?: string[]
   /** Cap used by create when `maxGoalRounds` is absent. */
   defaultMaxGoalRounds?: number
 }
@@ -35,6 +42,10 @@ export function transition(prev: Goal | undefined, op: MutatingOperation, args: 
       requirePhase(prev, op, ['paused', 'blocked', 'active'], 'A complete goal stays complete; create a new goal instead.')
       if (prev.roundsStarted >= prev.maxGoalRounds) {
         throw new GoalError('GOAL_ROUND_LIMIT', `The goal has used all ${prev.maxGoalRounds} rounds; raise its maximum rounds with an edit before resuming it.`)
+      }
+      {
+        const reached = budgetReached(prev)
+        if (reached) throw new GoalError('GOAL_BUDGET_LIMIT', `${reached.message} Raise the ${describeBudget(reached.budget)} budget with an edit before resuming the goal.`)
       }
       return snapshot(prev, args.now, { phase: 'active' })
     case 'complete':
@@ -61,20 +72,29 @@ function create(prev: Goal | undefined, args: TransitionArgs): Goal {
   if (typeof args.id !== 'string' || !args.id) throw new GoalError('GOAL_INVALID_TRANSITION', 'A new goal needs an id.')
   const objective = normalizeObjective(args.objective)
   const maxGoalRounds = checkMaxRounds(args.maxGoalRounds ?? args.defaultMaxGoalRounds)
-  return { id: args.id, objective, phase: 'active', revision: 1, maxGoalRounds, roundsStarted: 0, createdAt: args.now, updatedAt: args.now }
+  const budgets = normalizeBudgets(args.budgets)
+  const goal: Goal = { id: args.id, objective, phase: 'active', revision: 1, maxGoalRounds, roundsStarted: 0, createdAt: args.now, updatedAt: args.now }
+  if (budgets) goal.budgets = budgets
+  const verify = normalizeVerify(args.verify ?? (args.defaultVerify?.length ? args.defaultVerify : undefined))
+  if (verify?.length) goal.verify = verify
+  return goal
 }
 
 function edit(prev: Goal, args: TransitionArgs): Goal {
-  if (args.objective === undefined && args.maxGoalRounds === undefined) {
-    throw new GoalError('GOAL_INVALID_TRANSITION', 'An edit changes the objective, the maximum rounds, or both; neither was given.')
+  if (args.objective === undefined && args.maxGoalRounds === undefined && args.budgets === undefined && args.verify === undefined) {
+    throw new GoalError('GOAL_INVALID_TRANSITION', 'An edit changes the objective, the maximum rounds, the budgets or the check; none was given.')
   }
   const objective = args.objective === undefined ? prev.objective : normalizeObjective(args.objective)
   const maxGoalRounds = args.maxGoalRounds === undefined ? prev.maxGoalRounds : checkMaxRounds(args.maxGoalRounds)
-  return snapshot(prev, args.now, { phase: prev.phase, objective, maxGoalRounds, blockedReason: prev.blockedReason })
+  const given = normalizeBudgets(args.budgets)
+  if (args.budgets !== undefined && !given) throw new GoalError('GOAL_INVALID_BUDGET', 'The edit names budgets but sets none; give tokens, costUsd or activeTimeMs.')
+  const budgets = given ? { ...prev.budgets, ...given } : prev.budgets
+  const verify = args.verify === undefined ? prev.verify : normalizeVerify(args.verify)
+  return snapshot(prev, args.now, { phase: prev.phase, objective, maxGoalRounds, budgets, verify: verify ?? [], blockedReason: prev.blockedReason })
 }
 
 /** Next revision of `prev`; `blockedReason` exists exactly while blocked, and no key is ever `undefined` (JSON round trip). */
-function snapshot(prev: Goal, now: number, change: { phase: GoalPhase; objective?: string; maxGoalRounds?: number; blockedReason?: BlockedReason }): Goal {
+function snapshot(prev: Goal, now: number, change: { phase: GoalPhase; objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[]; blockedReason?: BlockedReason }): Goal {
   const goal: Goal = {
     id: prev.id,
     objective: change.objective ?? prev.objective,
@@ -86,7 +106,20 @@ function snapshot(prev: Goal, now: number, change: { phase: GoalPhase; objective
     updatedAt: now,
   }
   if (change.phase === 'blocked' && change.blockedReason) goal.blockedReason = { ...change.blockedReason }
+  const budgets = change.budgets ?? prev.budgets
+  if (budgets) goal.budgets = sortedBudgets(budgets)
+  if (prev.spent) goal.spent = { ...prev.spent }
+  const verify = change.verify ?? prev.verify
+  if (verify?.length) goal.verify = [...verify]
+  if (prev.verification) goal.verification = structuredClone(prev.verification)
   return goal
+}
+
+/** Keys in one order, so a merged edit and its replay compare equal field by field. */
+function sortedBudgets(budgets: GoalBudgets): GoalBudgets {
+  const sorted: GoalBudgets = {}
+  for (const key of ['tokens', 'costUsd', 'activeTimeMs'] as const) if (budgets[key] !== undefined) sorted[key] = budgets[key]
+  return sorted
 }
 
 function requirePhase(prev: Goal, op: MutatingOperation, allowed: GoalPhase[], advice: string): void {

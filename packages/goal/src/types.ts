@@ -10,6 +10,57 @@ export interface BlockedReason {
   message: string
 }
 
+/** Limits a human sets on a goal besides its round cap; each is optional and positive. */
+export interface GoalBudgets {
+  /** Codex's accounting: input tokens minus cached input, plus output tokens, over every model call of the goal's rounds. */
+  tokens?: number
+  /** US dollars, from the price table of the model that answered. */
+  costUsd?: number
+  /** Wall time spent in the goal's rounds, in ms. */
+  activeTimeMs?: number
+}
+
+/** What the goal's rounds have spent: the fold of its `goal/usage` records. */
+export interface GoalSpend {
+  tokens: number
+  /** null once any call had no known price: unknown, never guessed as zero. */
+  costUsd: number | null
+  activeTimeMs: number
+  /** Model calls counted. */
+  calls: number
+}
+
+/** Data of a `goal/usage` record: one model call of a goal round and what it cost. */
+export interface GoalUsage {
+  goalId: string
+  round: number
+  turn: number
+  step: number
+  /** input - cachedInput + output, as reported by the provider (0 when it reported nothing). */
+  tokens: number
+  costUsd: number | null
+  /** Wall time of the step (the model call and its tools), in ms. */
+  activeTimeMs: number
+}
+
+/** Data of a `goal/check` record: one run of the goal's check when a completion was asked for. */
+export interface GoalCheckRecord {
+  goalId: string
+  /** The command that decided: the first that failed, or the last one when all passed. */
+  command: string
+  ok: boolean
+  exitCode: number | null
+  /** The tail of its output (at most 2000 characters, secrets already masked). */
+  output: string
+}
+
+/** The fold of a goal's `goal/check` records. */
+export interface GoalVerification {
+  attempts: number
+  failures: number
+  last: { command: string; ok: boolean; exitCode: number | null }
+}
+
 export interface Goal {
   id: string
   objective: string
@@ -18,6 +69,14 @@ export interface Goal {
   maxGoalRounds: number
   roundsStarted: number
   blockedReason?: BlockedReason
+  /** Present only when a budget was set. */
+  budgets?: GoalBudgets
+  /** Present once a model call of the goal was counted. */
+  spent?: GoalSpend
+  /** Shell commands that must pass before the model's completion stands; present only when set. */
+  verify?: string[]
+  /** Present once the check ran. */
+  verification?: GoalVerification
   createdAt: number
   updatedAt: number
 }
@@ -74,6 +133,11 @@ export type GoalErrorCode =
   | 'GOAL_ROUND_LIMIT'
   | 'GOAL_CORRUPT_LOG'
   | 'GOAL_NO_AGENT'
+  | 'GOAL_BUSY'
+  | 'GOAL_INVALID_BUDGET'
+  | 'GOAL_BUDGET_LIMIT'
+  | 'GOAL_INVALID_USAGE'
+  | 'GOAL_INVALID_CHECK'
 
 /** Anything with the agent's id (an Agent, or a tool's view of it). */
 export interface AgentRef {
@@ -94,8 +158,9 @@ export interface GoalService {
   get(agent: AgentRef): GoalState | undefined
   /** `{ ok: false, error }` once the agent's goal log is corrupt; `{ ok: true }` otherwise (also for an agent not live here). */
   health(agent: AgentRef): GoalHealth
-  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number }): GoalState
-  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number }): GoalState
+  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState
+  /** `budgets` is merged into the goal's: a key given replaces that budget, the others stay. `verify: []` removes the check. */
+  edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState
   pause(agent: AgentRef, ref: GoalRef): GoalState
   resume(agent: AgentRef, ref: GoalRef): GoalState
   complete(agent: AgentRef, ref: GoalRef): GoalState
@@ -114,6 +179,13 @@ export interface GoalService {
    * message is clipped rather than refused; a malformed reason still throws `GOAL_INVALID_BLOCK_REASON`.
    */
   blockRound(agent: AgentRef, turn: number, reason: BlockedReason): GoalState | undefined
+  /**
+   * Counts one model call of the current round of the goal `usage.goalId` names: appends a `goal/usage`
+   * record and returns the goal with its new spend. Not a mutation: no revision, no `goal/changed`.
+   */
+  recordUsage(agent: AgentRef, usage: GoalUsage): GoalState
+  /** Records one run of the goal's check (`goal/check`); not a mutation: no revision, no `goal/changed`. */
+  recordCheck(agent: AgentRef, check: GoalCheckRecord): GoalState
 }
 
 declare module 'cordis' {

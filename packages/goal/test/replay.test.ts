@@ -23,6 +23,8 @@ type Op =
   | { kind: 'block'; code: string; stale: boolean }
   | { kind: 'disarm' }
   | { kind: 'round'; offset: number; staleRevision: boolean }
+  | { kind: 'budget'; tokens?: number; costUsd?: number; stale: boolean }
+  | { kind: 'usage'; tokens: number; costUsd: number | null; offset: number }
 
 /** True one time in five: most steps should be legal so that long histories build up. */
 const rarely = fc.integer({ min: 0, max: 4 }).map((n) => n === 0)
@@ -35,6 +37,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('block' as const), code: fc.constantFrom('round-limit', 'Bad Code', 'needs-help'), stale: rarely }),
   fc.record({ kind: fc.constant('disarm' as const) }),
   { arbitrary: fc.record({ kind: fc.constant('round' as const), offset, staleRevision: rarely }), weight: 3 },
+  fc.record({ kind: fc.constant('budget' as const), tokens: fc.option(fc.integer({ min: -5, max: 400 }), { nil: undefined }), costUsd: fc.option(fc.double({ min: 0, max: 2, noNaN: true }), { nil: undefined }), stale: rarely }),
+  { arbitrary: fc.record({ kind: fc.constant('usage' as const), tokens: fc.integer({ min: 0, max: 200 }), costUsd: fc.option(fc.double({ min: 0, max: 0.5, noNaN: true }), { nil: null, freq: 8 }), offset }), weight: 2 },
 )
 
 async function run(agent: Agent, step: Op): Promise<void> {
@@ -51,6 +55,11 @@ async function run(agent: Agent, step: Op): Promise<void> {
     case 'edit': return attempt(() => goals.edit(agent, ref, { objective: step.objective, maxGoalRounds: step.max }))
     case 'block': return attempt(() => goals.block(agent, ref, { code: step.code, message: 'stuck' }))
     case 'disarm': return goals.disarm(agent)
+    case 'budget': return attempt(() => goals.edit(agent, ref, { budgets: { tokens: step.tokens, costUsd: step.costUsd } }))
+    case 'usage': {
+      if (!live) return
+      return attempt(() => goals.recordUsage(agent, { goalId: live.id, round: live.roundsStarted + step.offset, turn: 1, step: 1, tokens: step.tokens, costUsd: step.costUsd, activeTimeMs: 1000 }))
+    }
     case 'round': {
       if (!live) return
       h.scripted.push({ text: 'progress' })
@@ -65,7 +74,7 @@ describe('replay', () => {
   it(`reproduces the live goal after random mutation sequences (fast-check seed ${SEED})`, async () => {
     h = await goalHarness()
     console.log(`fast-check seed ${SEED}`)
-    const seen = { changes: 0, rounds: 0, dropped: 0 }
+    const seen = { changes: 0, rounds: 0, dropped: 0, usage: 0, budgeted: 0 }
     await fc.assert(fc.asyncProperty(fc.array(op, { minLength: 20, maxLength: 80 }), async (ops) => {
       const agent = await h.createAgent()
       try {
@@ -78,6 +87,8 @@ describe('replay', () => {
         seen.changes += records.filter((r) => r.type === 'goal/change').length
         seen.rounds += records.filter((r) => r.type === 'user/message').length
         seen.dropped += records.filter((r) => r.type === 'input/rejected').length
+        seen.usage += records.filter((r) => r.type === 'goal/usage').length
+        seen.budgeted += records.filter((r) => r.type === 'goal/change' && (r.data as { goal?: { budgets?: unknown } }).goal?.budgets).length
         const live = h.root.goals.get(agent)
         expect(foldGoal(h.readFile(agent))).toEqual(persisted(live))
         expect(fs.readFileSync(agent.session.file, 'utf8')).not.toMatch(/activation|armed/)
@@ -91,6 +102,8 @@ describe('replay', () => {
     expect(seen.changes).toBeGreaterThan(150)
     expect(seen.rounds).toBeGreaterThan(50)
     expect(seen.dropped).toBeGreaterThan(50)
+    expect(seen.usage).toBeGreaterThan(30)
+    expect(seen.budgeted).toBeGreaterThan(30)
   })
 
   it('a resumed agent sees the same goal, disarmed; rounds carry over', async () => {

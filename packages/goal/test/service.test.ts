@@ -193,6 +193,50 @@ describe('ctx.goals mutations', () => {
     await logged
   })
 
+  it('a mutation from a session/event listener inside another append is refused with GOAL_BUSY; reads there see the new state', async () => {
+    const { agent, goals } = await setup()
+    const order: string[] = []
+    h.root.on('goal/changed', (_agent, change) => void order.push(`changed ${change.op} @${change.seq}`))
+    h.root.on('goal/activation', (_agent, activation) => void order.push(`activation ${activation}`))
+    const inside: unknown[] = []
+    h.root.on('session/event', (_session, record) => {
+      if (record.type !== 'goal/change') return
+      const seen = goals.get(agent)
+      inside.push(seen && { phase: seen.phase, revision: seen.revision, activation: seen.activation })
+      inside.push(codeOf(() => goals.pause(agent, ref(seen!))))
+      // A process-local disarm is not a record: it is allowed, and announced once, after goal/changed.
+      if ((record.data as { op: string }).op === 'resume') goals.disarm(agent)
+    })
+    const goal = goals.create(agent, { objective: 'A' })
+    expect(goal).toMatchObject({ phase: 'active', revision: 1, activation: 'armed' })
+    goals.disarm(agent)
+    const resumed = goals.resume(agent, ref(goals.get(agent)!))
+    expect(inside).toEqual([
+      { phase: 'active', revision: 1, activation: 'armed' }, 'GOAL_BUSY',
+      { phase: 'active', revision: 2, activation: 'armed' }, 'GOAL_BUSY',
+    ])
+    expect(resumed).toMatchObject({ revision: 2, activation: 'disarmed' })
+    expect(goals.get(agent)).toMatchObject({ revision: 2, activation: 'disarmed' })
+    expect(order).toEqual(['changed create @1', 'activation armed', 'activation disarmed', 'changed resume @2'])
+    expect(goalRecords(agent).map((r) => (r.data as { op: string }).op)).toEqual(['create', 'resume'])
+    await h.root.sessions.flush(agent.session)
+    expect(foldGoal(h.readFile(agent))).toMatchObject({ phase: 'active', revision: 2 })
+  })
+
+  it('a mutation made from a goal/changed listener lands after the one that fired it, in record order', async () => {
+    const { agent, goals } = await setup()
+    const order: string[] = []
+    h.root.on('goal/changed', (_agent, change) => {
+      order.push(`changed ${change.op} @${change.seq}`)
+      if (change.op === 'create') goals.pause(agent, ref(change.goal as GoalState))
+    })
+    h.root.on('goal/activation', (_agent, activation) => void order.push(`activation ${activation}`))
+    goals.create(agent, { objective: 'A' })
+    const seqs = goalRecords(agent).map((r) => r.seq)
+    expect(order).toEqual([`changed create @${seqs[0]}`, `changed pause @${seqs[1]}`, 'activation disarmed'])
+    expect(goals.get(agent)).toMatchObject({ phase: 'paused', activation: 'disarmed' })
+  })
+
   it('clamps a clock that steps back so the log stays replayable', async () => {
     const { agent, goals } = await setup()
     const goal = goals.create(agent, { objective: 'A' })

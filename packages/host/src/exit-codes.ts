@@ -12,6 +12,8 @@ export const ExitCode = {
   PAUSED: 3,
   /** The goal ran out of rounds (blocked with `round-limit`). */
   ROUND_LIMIT: 4,
+  /** A budget of the goal is used up (blocked with `budget-limited`): tokens, cost or active time. */
+  BUDGET_LIMIT: 5,
   /** The model refused the request (its `refusal`): the answer says why. */
   REFUSED: 6,
   /**

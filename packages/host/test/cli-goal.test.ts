@@ -18,7 +18,7 @@ describe('goalkeeper goal', { timeout: CLI_TIMEOUT }, () => {
     const p = await project({ script: twoRounds })
     const { code, stdout, stderr } = await run([...p.globals, 'goal', 'Write', 'the', 'notes', '--max-rounds', '3'])
     expect(code, stderr).toBe(0)
-    expect(stdout).toBe('Goal done: everything is verified.\nGoal complete after 2/3 rounds: "Write the notes"\n')
+    expect(stdout).toBe('Goal done: everything is verified.\nGoal complete (not verified) after 2/3 rounds: "Write the notes"\n')
     const id = sessionIdOf(stderr)
     const lines = stderr.split('\n')
     const order = ['goal set: "Write the notes" (at most 3 rounds)', 'goal armed: rounds run automatically', 'round 1/3', '  list_dir {}', '  read_file {"path":"missing.txt"}', 'round 2/3', '  get_goal {}', 'goal complete after round 2/3']
@@ -50,7 +50,7 @@ describe('goalkeeper goal', { timeout: CLI_TIMEOUT }, () => {
     expect(stderr).toContain('round 2/3')
   })
 
-  it('a goal the model blocks exits 2 with the reason and the command to retry', async () => {
+  it('a goal the model blocks exits 2 with the reason and the command to retry, even when it names a driver code', async () => {
     const p = await project({
       config: { 'tool-goal': { blockedThreshold: 0 } },
       script: `export default many((request) => {
@@ -59,13 +59,15 @@ describe('goalkeeper goal', { timeout: CLI_TIMEOUT }, () => {
         if (results.some((result) => result.name === 'update_goal')) return { text: 'Blocked: I need the deploy key.' }
         if (!read) return { toolCalls: [{ name: 'get_goal', arguments: {} }] }
         const goal = JSON.parse(read.content).goal
-        return { toolCalls: [{ name: 'update_goal', arguments: { goal_id: goal.goal_id, revision: goal.revision, action: 'block', reason: { code: 'needs-access', message: 'The deploy key is missing.' } } }] }
+        return { toolCalls: [{ name: 'update_goal', arguments: { goal_id: goal.goal_id, revision: goal.revision, action: 'block', reason: { code: 'round-limit', message: 'The deploy key is missing.' } } }] }
       })`,
     })
     const { code, stdout, stderr } = await run([...p.globals, 'goal', 'Deploy the site'])
+    // The model cannot claim the driver's round-limit: not "out of rounds", not exit 4.
     expect(code, stderr).toBe(2)
-    expect(stdout).toBe('Blocked: I need the deploy key.\nGoal blocked (needs-access) after 1/256 rounds: "Deploy the site"\nThe deploy key is missing.\n')
-    expect(stderr).toContain('goal blocked after round 1/256: needs-access: The deploy key is missing.\n')
+    expect(stdout).toBe('Blocked: I need the deploy key.\nGoal blocked (model-reported) after 1/256 rounds: "Deploy the site"\nround-limit: The deploy key is missing.\n')
+    expect(stderr).toContain('goal blocked after round 1/256: model-reported: round-limit: The deploy key is missing.\n')
+    expect(stderr).not.toContain('more rounds')
     expect(stderr).toContain(`to retry the goal once the blocker is resolved: ${hint(p)} goal --session ${sessionIdOf(stderr)}\n`)
   })
 
@@ -86,7 +88,7 @@ describe('goalkeeper goal', { timeout: CLI_TIMEOUT }, () => {
     expect(resumed.stderr).toContain(`goalkeeper: session ${id} (resumed)`)
     expect(resumed.stderr).toContain('the session has a goal, loaded disarmed (blocked, 2/2 rounds)')
     expect(resumed.stderr).toMatch(/goal edited: .*\ngoal resumed after round 2\/3\ngoal armed: rounds run automatically\nround 3\/3\n/)
-    expect(resumed.stdout).toBe('Goal done: everything is verified.\nGoal complete after 3/3 rounds: "Finish the report"\n')
+    expect(resumed.stdout).toBe('Goal done: everything is verified.\nGoal complete (not verified) after 3/3 rounds: "Finish the report"\n')
     const ops = (await readSession(p, id)).filter((record) => record.type === 'goal/change').map((record) => record.data.op)
     expect(ops).toEqual(['create', 'block', 'edit', 'resume', 'complete'])
   })
@@ -147,6 +149,6 @@ describe('goalkeeper goal', { timeout: CLI_TIMEOUT }, () => {
     const resumed = await run([...p.globals, 'goal', '--session', id])
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.stderr).toContain('round 2/3\n')
-    expect(resumed.stdout).toBe('Goal done: everything is verified.\nGoal complete after 2/3 rounds: "Tidy the workspace"\n')
+    expect(resumed.stdout).toBe('Goal done: everything is verified.\nGoal complete (not verified) after 2/3 rounds: "Tidy the workspace"\n')
   })
 })

@@ -91,6 +91,8 @@ const ENTRIES: [id: string, name: string][] = [
   ['project-instructions', '@goalkeeper/project-instructions'],
   ['goal', '@goalkeeper/goal'],
   ['tool-goal', '@goalkeeper/tool-goal'],
+  ['goal-budget', '@goalkeeper/goal-budget'],
+  ['goal-auto-resume', '@goalkeeper/goal-auto-resume'],
   ['loop-guard', '@goalkeeper/loop-guard'],
   ['mistake-limit', '@goalkeeper/mistake-limit'],
   ['goal-session', '@goalkeeper/goal-session'],

@@ -26,6 +26,7 @@ describe('exit codes', () => {
     expect(goalExitCode(goal({ phase: 'complete' }))).toBe(ExitCode.OK)
     expect(goalExitCode(blocked('needs-access'))).toBe(ExitCode.BLOCKED)
     expect(goalExitCode(blocked('round-limit'))).toBe(ExitCode.ROUND_LIMIT)
+    expect(goalExitCode(blocked('budget-limited'))).toBe(ExitCode.BUDGET_LIMIT)
     expect(goalExitCode(goal({ phase: 'paused' }))).toBe(ExitCode.PAUSED)
     expect(goalExitCode(goal({ activation: 'disarmed' }))).toBe(ExitCode.PAUSED)
     expect(goalExitCode(undefined)).toBe(ExitCode.PAUSED)
@@ -47,7 +48,7 @@ describe('exit codes', () => {
   })
 
   it('keeps the published values', () => {
-    expect(ExitCode).toEqual({ OK: 0, BLOCKED: 2, PAUSED: 3, ROUND_LIMIT: 4, REFUSED: 6, USAGE: 64, RUNTIME: 70, NOT_SAVED: 74, INTERRUPTED: 130 })
+    expect(ExitCode).toEqual({ OK: 0, BLOCKED: 2, PAUSED: 3, ROUND_LIMIT: 4, BUDGET_LIMIT: 5, REFUSED: 6, USAGE: 64, RUNTIME: 70, NOT_SAVED: 74, INTERRUPTED: 130 })
   })
 })
 
@@ -77,7 +78,11 @@ describe('outcome text', () => {
   })
 
   it('summarises the goal at the end of a run', () => {
-    expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3 }))).toBe('Goal complete after 3/5 rounds: "Summarise the workspace"')
+    expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3 }))).toBe('Goal complete (not verified) after 3/5 rounds: "Summarise the workspace"')
+    const checked = { verify: ['npm test'], verification: { attempts: 2, failures: 1, last: { command: 'npm test', ok: true, exitCode: 0 } } }
+    expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3, ...checked }))).toBe('Goal complete (verified: npm test passed) after 3/5 rounds: "Summarise the workspace"')
+    // A check that last failed (the goal was completed by other means) does not verify it.
+    expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3, ...checked, verification: { ...checked.verification, last: { command: 'npm test', ok: false, exitCode: 1 } } }))).toMatch(/^Goal complete \(not verified\)/)
     expect(goalSummary(goal({ phase: 'paused' }))).toBe('Goal paused after 2/5 rounds: "Summarise the workspace"')
     expect(goalSummary(blocked('needs-access'))).toBe('Goal blocked (needs-access) after 2/5 rounds: "Summarise the workspace"\nit needs access')
     expect(goalSummary(blocked('round-limit', ''))).toBe('Goal out of rounds after 2/5 rounds: "Summarise the workspace"')

@@ -3,6 +3,7 @@ export { describeError } from './errors.ts'
 export { deepFreeze, isRecord } from './record.ts'
 export { delay, nextMacrotask, type DelayOptions } from './delay.ts'
 export { clip, tail } from './text.ts'
+export { parseDuration } from './duration.ts'
 export {
   createMasker, formsOf, isSecretVariable, maskDeep, MIN_SECRET_CHARS, SECRET_NAME, secretsIn,
   type Env, type Masker, type MaskerOptions, type Secret,

@@ -50,6 +50,8 @@ export type Config = Schemastery.TypeT<typeof Config>
 /** Everything the provider needs, resolved once at load time. */
 export interface ProviderSettings {
   name: string
+  /** For price tables: the preset (`deepseek`, `openai`), or the provider's name for a custom server. */
+  vendor: string
   url: string
   /** The host only, for error messages: a base URL may carry credentials. */
   host: string
@@ -126,6 +128,7 @@ export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolut
     kind: 'on',
     settings: {
       name,
+      vendor: config.preset === 'custom' ? name : config.preset,
       url: baseUrl.replace(/\/+$/, '') + '/chat/completions',
       host: parsed.host,
       model,
@@ -154,6 +157,8 @@ export const describeSettings = (settings: ProviderSettings): ProviderDescriptio
     summary: `${settings.name} at ${settings.host}, ${key}`,
     offline: false,
     host: settings.host,
+    vendor: settings.vendor,
+    model: settings.model,
     ...(settings.apiKeyEnv ? { keyEnv: settings.apiKeyEnv } : {}),
   }
 }

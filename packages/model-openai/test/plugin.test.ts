@@ -64,6 +64,8 @@ describe('plugin', () => {
       summary: `deepseek at ${new URL(server.url).host}, key from DEEPSEEK_API_KEY`,
       offline: false,
       host: new URL(server.url).host,
+      vendor: 'deepseek',
+      model: 'deepseek-chat',
       keyEnv: 'DEEPSEEK_API_KEY',
     })
     expect(root.models.standbys()).toEqual([])
@@ -97,7 +99,7 @@ describe('plugin', () => {
     expect(chunks[0]).toEqual({ type: 'text', text: 'local' })
     expect(server.received[0].url).toBe('/v1/chat/completions')
     expect(server.received[0].headers).not.toHaveProperty('authorization')
-    expect(root.models.describe('ollama')).toEqual({ summary: `ollama at ${new URL(server.url).host}, no key`, offline: false, host: new URL(server.url).host })
+    expect(root.models.describe('ollama')).toEqual({ summary: `ollama at ${new URL(server.url).host}, no key`, offline: false, host: new URL(server.url).host, vendor: 'ollama', model: 'qwen2.5-coder' })
     await root.fiber.dispose()
   })
 

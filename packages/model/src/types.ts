@@ -72,6 +72,10 @@ export interface ProviderDescription {
   host?: string
   /** The environment variable the API key was read from, when it came from the environment. */
   keyEnv?: string
+  /** Who serves the model, for price tables: `openai`, `deepseek`, or the provider's own name. */
+  vendor?: string
+  /** The model id requests name, e.g. `deepseek-chat`. */
+  model?: string
 }
 
 /** A provider waits before it retries a failed request (emitted as `model/retry`, for front ends that show progress). */

@@ -20,7 +20,8 @@ export type TurnOutcome =
   | { kind: 'aborted'; cause: string }
   /** Ended at a step boundary because someone asked it to yield (`agent.preempt`); `cause` says who and why. */
   | { kind: 'preempted'; cause: string }
-  | { kind: 'error'; code: string; message: string }
+  /** `retryAfterMs`: when the provider announced when to try again (a usage limit's reset). */
+  | { kind: 'error'; code: string; message: string; retryAfterMs?: number }
   | { kind: 'max-tokens' }
   | { kind: 'disposed' }
   | { kind: 'interrupted' }

@@ -1,8 +1,15 @@
+import { parseDuration } from '@goalkeeper/kit'
+import type { GoalBudgets } from '@goalkeeper/goal'
+
 /** The human `/goal` command, parsed; hosts run it with `executeGoalCommand`. */
 export type GoalCommand =
   | { kind: 'show' }
-  | { kind: 'create'; objective: string; maxGoalRounds?: number }
-  | { kind: 'edit'; objective?: string; maxGoalRounds?: number }
+  | { kind: 'create'; objective: string; maxGoalRounds?: number; budgets?: GoalBudgets }
+  | { kind: 'edit'; objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets }
+  /** Raise (or set) budgets; a goal blocked at its budget is resumed once none is used up. */
+  | { kind: 'budget'; budgets: GoalBudgets }
+  /** Set the check to one shell command; an empty list (`/goal verify off`) removes it. */
+  | { kind: 'verify'; commands: string[] }
   | { kind: 'pause' }
   | { kind: 'resume' }
   | { kind: 'clear' }
@@ -12,15 +19,27 @@ export type ParsedGoalCommand = GoalCommand | { kind: 'invalid'; message: string
 const COMMAND = /^\/goal(?=\s|$)/i
 const CONTROL_WORDS = ['pause', 'resume', 'clear'] as const
 const EDIT = /^edit(?:\s+|$)/i
-const MAX_ROUNDS = /^--max-rounds(?:=|\s+|$)(\S*)(?:\s+([\s\S]*))?$/i
+/** `budget` is a command only when options follow, so `/goal budget the quarterly report` is an objective. */
+const BUDGET = /^budget\s+(?=--)/i
+const VERIFY = /^verify(?:\s+|$)/i
+const OPTION = /^--([a-z-]+)(?:=|\s+|$)(\S*)(?:\s+|$)/i
 
 export const GOAL_COMMAND_USAGE = [
   '/goal                      show the goal',
   '/goal <objective>          set a new goal',
+  '/goal [options] <objective>  set it with --max-rounds N, --token-budget N, --cost-budget USD, --time-budget 30m',
   '/goal edit <objective>     change the objective',
   '/goal edit --max-rounds N  change the round cap (an objective may follow)',
+  '/goal budget --token-budget N | --cost-budget USD | --time-budget 30m   raise a budget (resumes a goal stopped by it)',
+  '/goal verify <command>     check the goal with this command before a completion stands (/goal verify off removes it)',
   '/goal pause | resume | clear',
 ].join('\n')
+
+interface Options {
+  objective?: string
+  maxGoalRounds?: number
+  budgets?: GoalBudgets
+}
 
 /**
  * Returns undefined when `input` is not a `/goal` command at all. A control word counts only as the
@@ -35,30 +54,71 @@ export function parseGoalCommand(input: string): ParsedGoalCommand | undefined {
   if (!rest) return { kind: 'show' }
   const word = CONTROL_WORDS.find((control) => control === rest.toLowerCase())
   if (word) return { kind: word }
+  const budget = BUDGET.exec(rest)
+  if (budget) {
+    const parsed = withOptions(rest.slice(budget[0].length))
+    if ('message' in parsed) return { kind: 'invalid', message: parsed.message }
+    if (!parsed.budgets || parsed.objective !== undefined || parsed.maxGoalRounds !== undefined) {
+      return { kind: 'invalid', message: `/goal budget takes budget options only: --token-budget N, --cost-budget USD, --time-budget 30m.` }
+    }
+    return { kind: 'budget', budgets: parsed.budgets }
+  }
+  const verify = VERIFY.exec(rest)
+  if (verify) {
+    const command = rest.slice(verify[0].length).trim()
+    if (!command) return { kind: 'invalid', message: 'Give the command to check the goal with: /goal verify npm test (or /goal verify off).' }
+    return { kind: 'verify', commands: command.toLowerCase() === 'off' ? [] : [command] }
+  }
   const edit = EDIT.exec(rest)
   if (edit) {
-    const parsed = withMaxRounds(rest.slice(edit[0].length))
+    const parsed = withOptions(rest.slice(edit[0].length))
     if ('message' in parsed) return { kind: 'invalid', message: parsed.message }
-    if (parsed.objective === undefined && parsed.maxGoalRounds === undefined) {
+    if (parsed.objective === undefined && parsed.maxGoalRounds === undefined && parsed.budgets === undefined) {
       return { kind: 'invalid', message: `Say what to change: /goal edit <objective> or /goal edit --max-rounds N.\n${GOAL_COMMAND_USAGE}` }
     }
     return { kind: 'edit', ...parsed }
   }
-  const parsed = withMaxRounds(rest)
+  const parsed = withOptions(rest)
   if ('message' in parsed) return { kind: 'invalid', message: parsed.message }
   if (parsed.objective === undefined) return { kind: 'invalid', message: `Give the objective after the options: /goal --max-rounds N <objective>.` }
-  return { kind: 'create', objective: parsed.objective, ...(parsed.maxGoalRounds === undefined ? {} : { maxGoalRounds: parsed.maxGoalRounds }) }
+  return { kind: 'create', objective: parsed.objective, ...(parsed.maxGoalRounds === undefined ? {} : { maxGoalRounds: parsed.maxGoalRounds }), ...(parsed.budgets ? { budgets: parsed.budgets } : {}) }
 }
 
-function withMaxRounds(text: string): { objective?: string; maxGoalRounds?: number } | { message: string } {
-  const trimmed = text.trim()
-  const match = MAX_ROUNDS.exec(trimmed)
-  if (!match) return trimmed ? { objective: trimmed } : {}
-  const [, value, objective] = match
-  const maxGoalRounds = Number(value)
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(maxGoalRounds) || maxGoalRounds < 1) {
-    return { message: `--max-rounds needs a positive whole number, got ${JSON.stringify(value)}.` }
+/** Leading `--name value` options, then the objective (the rest, kept as written). */
+function withOptions(text: string): Options | { message: string } {
+  let rest = text.trim()
+  const options: Options = {}
+  const budgets: GoalBudgets = {}
+  for (let match = OPTION.exec(rest); match; match = OPTION.exec(rest)) {
+    const [whole, name, value] = match
+    const read = readOption(name.toLowerCase(), value)
+    if (typeof read === 'string') return { message: read }
+    if (read.maxGoalRounds !== undefined) options.maxGoalRounds = read.maxGoalRounds
+    Object.assign(budgets, read.budgets)
+    rest = rest.slice(whole.length)
   }
-  const rest = objective?.trim()
-  return rest ? { objective: rest, maxGoalRounds } : { maxGoalRounds }
+  if (Object.keys(budgets).length) options.budgets = budgets
+  if (rest.trim()) options.objective = rest.trim()
+  return options
+}
+
+function readOption(name: string, value: string): Pick<Options, 'maxGoalRounds' | 'budgets'> | string {
+  const whole = Number(value)
+  const isWhole = /^\d+$/.test(value) && Number.isSafeInteger(whole) && whole >= 1
+  switch (name) {
+    case 'max-rounds':
+      return isWhole ? { maxGoalRounds: whole } : `--max-rounds needs a positive whole number, got ${JSON.stringify(value)}.`
+    case 'token-budget':
+      return isWhole ? { budgets: { tokens: whole } } : `--token-budget needs a positive whole number of tokens, got ${JSON.stringify(value)}.`
+    case 'cost-budget': {
+      const usd = Number(value.replace(/^\$/, ''))
+      return /^\$?\d+(\.\d+)?$/.test(value) && usd > 0 ? { budgets: { costUsd: usd } } : `--cost-budget needs a positive amount of US dollars like 2.50, got ${JSON.stringify(value)}.`
+    }
+    case 'time-budget': {
+      const ms = parseDuration(value)
+      return ms === undefined ? `--time-budget needs a duration with its unit like 30m or 1h30m, got ${JSON.stringify(value)}.` : { budgets: { activeTimeMs: ms } }
+    }
+    default:
+      return `Unknown option --${name}. ${GOAL_COMMAND_USAGE.split('\n').find((line) => line.includes('[options]'))!.trim()}`
+  }
 }

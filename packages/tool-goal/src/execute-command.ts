@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import type { AgentRef, GoalState } from '@goalkeeper/goal'
+import { BUDGET_BLOCK_CODE, budgetReached, type AgentRef, type GoalState } from '@goalkeeper/goal'
 import { describeError } from '@goalkeeper/kit'
 import type { ParsedGoalCommand } from './command.ts'
 import { GOAL_COMMAND_USAGE } from './command.ts'
@@ -21,6 +21,7 @@ const ADVICE: Record<string, string> = {
   GOAL_ALREADY_EXISTS: 'Change it with /goal edit <objective>, or remove it with /goal clear and set a new one.',
   GOAL_NOT_FOUND: 'Set one with /goal <objective>.',
   GOAL_ROUND_LIMIT: 'Raise the cap with /goal edit --max-rounds N, then /goal resume.',
+  GOAL_BUDGET_LIMIT: 'Raise it with /goal budget (for example --token-budget N), which resumes the goal.',
   GOAL_INVALID_TRANSITION: 'See the goal with /goal.',
 }
 
@@ -53,8 +54,7 @@ function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCom
     return { ok: true, message: formatGoalStatus(goal), goal }
   }
   if (command.kind === 'create') {
-    const input = command.maxGoalRounds === undefined ? { objective: command.objective } : { objective: command.objective, maxGoalRounds: command.maxGoalRounds }
-    return done('Goal set.', goals.create(agent, input))
+    return done('Goal set.', goals.create(agent, { objective: command.objective, ...editInput(undefined, command.maxGoalRounds, command.budgets) }))
   }
   const current = goals.get(agent)
   if (!current) {
@@ -62,7 +62,14 @@ function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCom
   }
   const ref = { id: current.id, revision: current.revision }
   switch (command.kind) {
-    case 'edit': return done('Goal updated.', goals.edit(agent, ref, editInput(command.objective, command.maxGoalRounds)))
+    case 'edit': return done('Goal updated.', goals.edit(agent, ref, editInput(command.objective, command.maxGoalRounds, command.budgets)))
+    case 'verify': return done(command.commands.length ? 'Check set.' : 'Check removed.', goals.edit(agent, ref, { verify: command.commands }))
+    case 'budget': {
+      const raised = goals.edit(agent, ref, { budgets: command.budgets })
+      // Raising what stopped the goal means "go on", as `goal --session ID --token-budget N` does.
+      if (raised.phase !== 'blocked' || raised.blockedReason?.code !== BUDGET_BLOCK_CODE || budgetReached(raised)) return done('Budget set.', raised)
+      return done('Budget raised; goal resumed.', goals.resume(agent, { id: raised.id, revision: raised.revision }))
+    }
     case 'pause': return done('Goal paused.', goals.pause(agent, ref))
     case 'resume': return done('Goal resumed.', goals.resume(agent, ref))
     case 'clear':

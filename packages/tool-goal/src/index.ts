@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
-import { goalToolsPrompt } from './prompt.ts'
+import { checkPrompt, goalToolsPrompt } from './prompt.ts'
 import { goalTools, type ToolGoalConfig } from './tools.ts'
 import { WrapUps } from './wrap-up.ts'
 
@@ -17,6 +17,8 @@ export const inject = ['tools', 'goals']
 export const Config = Schema.object({
   blockedThreshold: Schema.natural().default(3)
     .description('Rounds that must have started before the model may block the goal from inside a goal round.'),
+  checkTimeoutMs: Schema.natural().min(1).default(300_000)
+    .description('Timeout of each check command run on update_goal complete (capped by workspace-tools maxCommandTimeoutMs).'),
 })
 
 export const apply = (ctx: Context, config: ToolGoalConfig) => {
@@ -25,8 +27,10 @@ export const apply = (ctx: Context, config: ToolGoalConfig) => {
   wrapUps.install()
   ctx.effect(function* () {
     for (const tool of goalTools(ctx, config, (...args) => wrapUps.mark(...args))) yield ctx.tools.register(tool)
-    yield ctx.on('agent/system-prompt', (_agent, parts) => {
+    yield ctx.on('agent/system-prompt', (agent, parts) => {
       parts.push(prompt)
+      const check = ctx.goals.get(agent)?.verify
+      if (check?.length) parts.push(checkPrompt(check))
     })
   }, 'tool-goal')
 }

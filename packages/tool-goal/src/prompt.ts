@@ -14,13 +14,21 @@ export function goalToolsPrompt(blockedThreshold: number): string {
     '- update_goal action complete: only when the objective is achieved and you verified it with evidence from the workspace (files, command output, passing tests).',
     `- update_goal action block with reason { code, message }: only when the goal cannot progress without outside help (missing access, a decision only the user can make). ${blockRule}`,
     'complete and block are accepted in a user turn or in the current goal round. If work remains, leave the goal active and keep working.',
+    'A goal may have budgets (tokens, cost, time in rounds; get_goal shows them and what was spent). When one is used up the goal is blocked and you get one instruction to stop and summarise.',
   ].join('\n')
+}
+
+/** Added while the goal has a check: what runs on complete, so the model runs it first itself. */
+export function checkPrompt(commands: readonly string[]): string {
+  const list = commands.map((command) => `\`${command}\``).join(', then ')
+  return `The current goal has a check: when update_goal complete is called, ${list} runs in the workspace, and the completion stands only if ${commands.length === 1 ? 'it passes' : 'every command passes'} (exit code 0). Run it yourself before completing.`
 }
 
 /** The one message added after the model itself completes or blocks the goal in a goal round. */
 export function wrapUpMessage(goal: GoalState): string {
   const settled = goal.phase === 'blocked' && goal.blockedReason
-    ? `The goal is now blocked (${goal.blockedReason.code}: ${goal.blockedReason.message}).`
+    // Only the model's own block gets here, and its code is always model-reported: the message says it all.
+    ? `The goal is now blocked (${goal.blockedReason.message}).`
     : 'The goal is now complete.'
   return `${settled} Stop calling tools. Reply with a short summary of the evidence: what was done, how it was verified, and anything left open.`
 }

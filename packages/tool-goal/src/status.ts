@@ -1,4 +1,4 @@
-import type { GoalState } from '@goalkeeper/goal'
+import { formatDuration, type GoalBudgets, type GoalSpend, type GoalState } from '@goalkeeper/goal'
 
 /** Human-readable goal status for `/goal` and hosts. */
 export function formatGoalStatus(goal: GoalState | undefined): string {
@@ -9,6 +9,9 @@ export function formatGoalStatus(goal: GoalState | undefined): string {
     `Phase: ${describePhase(goal)}`,
     `Rounds: ${goal.roundsStarted}/${goal.maxGoalRounds}`,
   ]
+  if (goal.budgets) lines.push(`Budgets: ${describeBudgets(goal.budgets)}`)
+  if (goal.spent) lines.push(`Spent: ${describeSpent(goal.spent)}`)
+  if (goal.verify) lines.push(`Check: ${goal.verify.join(' && ')}${goal.verification ? ` (${goal.verification.attempts} runs, last ${goal.verification.last.ok ? 'passed' : 'failed'})` : ''}`)
   if (goal.blockedReason) lines.push(`Blocked: ${goal.blockedReason.code}: ${goal.blockedReason.message}`)
   return lines.join('\n')
 }
@@ -32,5 +35,33 @@ export function goalView(goal: GoalState | undefined): Record<string, unknown> |
     rounds_used: goal.roundsStarted,
     max_rounds: goal.maxGoalRounds,
     ...(goal.blockedReason ? { blocked_reason: goal.blockedReason } : {}),
+    ...(goal.budgets ? { budgets: snakeBudgets(goal.budgets) } : {}),
+    ...(goal.spent ? { spent: snakeSpent(goal.spent) } : {}),
+    ...(goal.verify ? { check: { commands: goal.verify, runs_on: 'update_goal complete', ...(goal.verification ? { attempts: goal.verification.attempts, failures: goal.verification.failures, last: goal.verification.last } : {}) } } : {}),
   }
+}
+
+function describeBudgets(budgets: GoalBudgets): string {
+  const parts: string[] = []
+  if (budgets.tokens !== undefined) parts.push(`${budgets.tokens} tokens`)
+  if (budgets.costUsd !== undefined) parts.push(`$${budgets.costUsd}`)
+  if (budgets.activeTimeMs !== undefined) parts.push(`${formatDuration(budgets.activeTimeMs)} in rounds`)
+  return parts.join(', ')
+}
+
+function describeSpent(spent: GoalSpend): string {
+  const cost = spent.costUsd === null ? 'cost unknown (a model has no known price)' : `$${spent.costUsd.toFixed(4)}`
+  return `${spent.tokens} tokens, ${cost}, ${formatDuration(spent.activeTimeMs)} in rounds, ${spent.calls} model calls`
+}
+
+function snakeBudgets(budgets: GoalBudgets): Record<string, number> {
+  return {
+    ...(budgets.tokens !== undefined ? { tokens: budgets.tokens } : {}),
+    ...(budgets.costUsd !== undefined ? { cost_usd: budgets.costUsd } : {}),
+    ...(budgets.activeTimeMs !== undefined ? { active_time_seconds: Math.round(budgets.activeTimeMs / 1000) } : {}),
+  }
+}
+
+function snakeSpent(spent: GoalSpend): Record<string, number | null> {
+  return { tokens: spent.tokens, cost_usd: spent.costUsd, active_time_seconds: Math.round(spent.activeTimeMs / 1000), model_calls: spent.calls }
 }

@@ -1,14 +1,18 @@
 import type { Context } from 'cordis'
-import type { BlockedReason, GoalRef, GoalState } from '@goalkeeper/goal'
+import type { GoalBudgets, GoalRef, GoalState } from '@goalkeeper/goal'
 import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { describeError } from '@goalkeeper/kit'
 import { authorityOf, checkAuthority, type UpdateAction } from './authority.ts'
+import { modelBlockReason } from './block-reason.ts'
+import { refusedCompletion, runCheck } from './check.ts'
 import { editInput } from './edit-input.ts'
 import { goalView } from './status.ts'
 import { wrapUpMessage } from './prompt.ts'
 
 export interface ToolGoalConfig {
   blockedThreshold: number
+  /** Timeout of each check command run on update_goal complete. */
+  checkTimeoutMs: number
 }
 
 /** Told when the model completes or blocks the goal from a goal round (turn, step, new phase). */
@@ -17,6 +21,9 @@ export type OnSettled = (agentId: string, turn: number, step: number, phase: Goa
 interface CreateArgs {
   objective: string
   max_rounds?: number
+  token_budget?: number
+  cost_budget_usd?: number
+  time_budget_minutes?: number
 }
 
 interface UpdateArgs {
@@ -46,7 +53,7 @@ const ACTION_ARGS: Record<UpdateAction, (keyof UpdateArgs)[]> = {
 export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSettled = () => {}): ToolDefinition[] {
   const getGoal: ToolDefinition<Record<string, never>> = {
     name: 'get_goal',
-    description: 'Read the current goal of this session: goal_id, revision, objective, phase, rounds used and cap, and the blocker if blocked. Call it before update_goal to get goal_id and revision.',
+    description: 'Read the current goal of this session: goal_id, revision, objective, phase, rounds used and cap, budgets and what was spent, and the blocker if blocked. Call it before update_goal to get goal_id and revision.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     execute: (_args, call) => guarded(() => unreadable(ctx, call) ?? ok(ctx.goals.get(call.agent))),
   }
@@ -59,6 +66,9 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
       properties: {
         objective: { type: 'string', description: 'What must be true when the goal is done; concrete and checkable.' },
         max_rounds: { type: 'integer', description: 'Cap on automatic goal rounds, a positive whole number (default from configuration).' },
+        token_budget: { type: 'integer', description: 'Only if the user gave one: tokens the rounds may use (input - cached input + output).' },
+        cost_budget_usd: { type: 'number', description: 'Only if the user gave one: US dollars the rounds may cost.' },
+        time_budget_minutes: { type: 'number', description: 'Only if the user gave one: minutes the rounds may run.' },
       },
       required: ['objective'],
       additionalProperties: false,
@@ -66,8 +76,7 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
     execute: (args, call) => guarded(() => {
       const refusal = checkAuthority('create', authorityOf(call.turnSources, undefined), undefined, config.blockedThreshold)
       if (refusal) return failure(refusal.code, refusal.message)
-      const input = args.max_rounds === undefined ? { objective: args.objective } : { objective: args.objective, maxGoalRounds: args.max_rounds }
-      return ok(ctx.goals.create(call.agent, input))
+      return ok(ctx.goals.create(call.agent, { objective: args.objective, ...editInput(undefined, args.max_rounds, budgetsOf(args)) }))
     }),
   }
 
@@ -86,9 +95,9 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
         max_rounds: { type: 'integer', description: 'edit only: the new round cap, a positive whole number.' },
         reason: {
           type: 'object',
-          description: 'block only: why the goal cannot progress.',
+          description: 'block only: why the goal cannot progress. It is recorded with the code "model-reported"; your label starts the message.',
           properties: {
-            code: { type: 'string', description: 'lower-kebab-case, e.g. "needs-credentials".' },
+            code: { type: 'string', description: 'A short label, e.g. "needs-credentials".' },
             message: { type: 'string', description: 'What blocks the goal and the evidence for it.' },
           },
         },
@@ -96,27 +105,69 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
       required: ['goal_id', 'revision', 'action'],
       additionalProperties: false,
     },
-    execute: (args, call) => guarded(() => {
-      const corrupt = unreadable(ctx, call)
-      if (corrupt) return corrupt
-      const live = ctx.goals.get(call.agent)
-      const authority = authorityOf(call.turnSources, live)
-      // Authority first: a caller without it learns nothing about its arguments or the goal.
-      const refusal = checkAuthority(args.action, authority, live, config.blockedThreshold)
-      if (refusal) return failure(refusal.code, refusal.message)
-      const misplaced = Object.keys(args).filter((key) => !['goal_id', 'revision', 'action', ...ACTION_ARGS[args.action]].includes(key))
-      if (misplaced.length) return failure('INVALID_ARGUMENTS', `${misplaced.join(', ')} does not apply to action "${args.action}"; leave it out.`)
-      const ref: GoalRef = { id: args.goal_id, revision: args.revision }
-      const goal = update(ctx, call, ref, args)
-      if (authority === 'goal-round' && (args.action === 'complete' || args.action === 'block')) {
-        onSettled(call.agent.id, call.turn, call.step, goal.phase)
-        wrapUp(ctx, call, goal)
+    execute: async (args, call) => {
+      const checked = guarded(() => {
+        const corrupt = unreadable(ctx, call)
+        if (corrupt) return corrupt
+        const live = ctx.goals.get(call.agent)
+        const authority = authorityOf(call.turnSources, live)
+        // Authority first: a caller without it learns nothing about its arguments or the goal.
+        const refusal = checkAuthority(args.action, authority, live, config.blockedThreshold)
+        if (refusal) return failure(refusal.code, refusal.message)
+        const misplaced = Object.keys(args).filter((key) => !['goal_id', 'revision', 'action', ...ACTION_ARGS[args.action]].includes(key))
+        if (misplaced.length) return failure('INVALID_ARGUMENTS', `${misplaced.join(', ')} does not apply to action "${args.action}"; leave it out.`)
+        return undefined
+      })
+      if (checked) return checked
+      if (args.action === 'complete') {
+        const live = ctx.goals.get(call.agent)
+        // The fence is checked before the check runs, so a stale call does not start commands.
+        if (live?.verify?.length && live.id === args.goal_id && live.revision === args.revision) {
+          const refused = await verifyCompletion(ctx, call, live, config.checkTimeoutMs)
+          if (refused) return refused
+        }
       }
-      return ok(goal)
-    }),
+      return guarded(() => {
+        const live = ctx.goals.get(call.agent)
+        // Checked again: the check took time, and a human may have changed the goal meanwhile.
+        const authority = authorityOf(call.turnSources, live)
+        const refusal = checkAuthority(args.action, authority, live, config.blockedThreshold)
+        if (refusal) return failure(refusal.code, refusal.message)
+        const ref: GoalRef = { id: args.goal_id, revision: args.revision }
+        const goal = update(ctx, call, ref, args)
+        if (authority === 'goal-round' && (args.action === 'complete' || args.action === 'block')) {
+          onSettled(call.agent.id, call.turn, call.step, goal.phase)
+          wrapUp(ctx, call, goal)
+        }
+        return ok(goal)
+      })
+    },
   }
 
   return [getGoal, createGoal, updateGoal]
+}
+
+/** The budgets create_goal names, in the goal domain's units; the domain judges their values. */
+function budgetsOf(args: CreateArgs): GoalBudgets | undefined {
+  const budgets: GoalBudgets = {}
+  if (args.token_budget !== undefined) budgets.tokens = args.token_budget
+  if (args.cost_budget_usd !== undefined) budgets.costUsd = args.cost_budget_usd
+  // Whole milliseconds, so a fractional minute is a valid budget and not refused for its unit.
+  if (args.time_budget_minutes !== undefined) budgets.activeTimeMs = Math.round(args.time_budget_minutes * 60_000)
+  return Object.keys(budgets).length ? budgets : undefined
+}
+
+/** Runs the goal's check and records the attempt; a refusal the model can read when it fails, else undefined. */
+async function verifyCompletion(ctx: Context, call: ToolCallContext, goal: GoalState, timeoutMs: number): Promise<ToolResult | undefined> {
+  const outcome = await runCheck(ctx, call, goal, timeoutMs)
+  try {
+    ctx.goals.recordCheck(call.agent, outcome.record)
+  } catch (error) {
+    // The goal changed while the check ran (cleared, completed by a human): the attempt has no goal to go with.
+    ctx.logger('tool-goal').warn('agent %s: the check result could not be recorded: %s', call.agent.id, describeError(error))
+  }
+  if (outcome.ok) return undefined
+  return failure('GOAL_CHECK_FAILED', refusedCompletion(outcome))
 }
 
 /** Tells the model to stop; the goal change has already happened, so failing here must not report it as failed. */
@@ -136,7 +187,7 @@ function update(ctx: Context, call: ToolCallContext, ref: GoalRef, args: UpdateA
     case 'resume': return goals.resume(call.agent, ref)
     case 'complete': return goals.complete(call.agent, ref)
     // A missing reason is refused by the goal domain with its own advice.
-    case 'block': return goals.block(call.agent, ref, args.reason as BlockedReason)
+    case 'block': return goals.block(call.agent, ref, modelBlockReason(args.reason))
   }
 }
 
@@ -155,7 +206,7 @@ function failure(code: string, message: string): ToolResult {
 }
 
 /** Domain errors (typed by `code`) become results the model can read and act on. */
-function guarded(run: () => ToolResult): ToolResult {
+function guarded<R extends ToolResult | undefined>(run: () => R): R | ToolResult {
   try {
     return run()
   } catch (error) {

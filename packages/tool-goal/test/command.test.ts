@@ -47,4 +47,23 @@ describe('parseGoalCommand', () => {
       expect(parseGoalCommand(`/goal edit --max-rounds ${bad}`)).toMatchObject({ kind: 'invalid', message: expect.stringContaining('positive whole number') })
     }
   })
+
+  it('reads budget options in any order before the objective, and /goal budget for options alone', () => {
+    expect(parseGoalCommand('/goal --token-budget 50000 --cost-budget 2.50 --time-budget 1h30m --max-rounds 8 Port the parser')).toEqual({
+      kind: 'create', objective: 'Port the parser', maxGoalRounds: 8, budgets: { tokens: 50_000, costUsd: 2.5, activeTimeMs: 5_400_000 },
+    })
+    expect(parseGoalCommand('/goal budget --token-budget=90000')).toEqual({ kind: 'budget', budgets: { tokens: 90_000 } })
+    expect(parseGoalCommand('/goal budget --cost-budget $5 --time-budget 2h')).toEqual({ kind: 'budget', budgets: { costUsd: 5, activeTimeMs: 7_200_000 } })
+    expect(parseGoalCommand('/goal edit --time-budget 45m')).toEqual({ kind: 'edit', budgets: { activeTimeMs: 2_700_000 } })
+    // Without options, "budget" is the start of an objective.
+    expect(parseGoalCommand('/goal budget the quarterly report')).toEqual({ kind: 'create', objective: 'budget the quarterly report' })
+  })
+
+  it('explains bad budget options', () => {
+    expect(parseGoalCommand('/goal --token-budget 0 X')).toMatchObject({ kind: 'invalid', message: expect.stringContaining('--token-budget needs a positive whole number') })
+    expect(parseGoalCommand('/goal --cost-budget free X')).toMatchObject({ kind: 'invalid', message: expect.stringContaining('--cost-budget needs') })
+    expect(parseGoalCommand('/goal --time-budget 30 X')).toMatchObject({ kind: 'invalid', message: expect.stringContaining('with its unit') })
+    expect(parseGoalCommand('/goal --tokens 5 X')).toMatchObject({ kind: 'invalid', message: expect.stringContaining('Unknown option --tokens') })
+    expect(parseGoalCommand('/goal budget --max-rounds 4')).toMatchObject({ kind: 'invalid', message: expect.stringContaining('budget options only') })
+  })
 })

@@ -36,6 +36,23 @@ describe('executeGoalCommand', () => {
     expect(h.root.goals.get(agent)).toBeUndefined()
   })
 
+  it('sets budgets at creation, shows them with the spend, and /goal budget raises a used-up one and resumes', async () => {
+    const { agent, run } = await setup()
+    const created = run('/goal --token-budget 100 --time-budget 30m Tidy the docs')
+    expect(created.goal).toMatchObject({ budgets: { tokens: 100, activeTimeMs: 1_800_000 } })
+    expect(created.message).toContain('Budgets: 100 tokens, 30m in rounds')
+    let goal = created.goal!
+    h.scripted.push({ text: 'worked' })
+    agent.send({ content: 'round', source: { kind: 'goal', goalId: goal.id, revision: goal.revision, round: 1 } })
+    await agent.whenIdle()
+    h.root.goals.recordUsage(agent, { goalId: goal.id, round: 1, turn: 1, step: 1, tokens: 120, costUsd: null, activeTimeMs: 65_000 })
+    goal = h.root.goals.block(agent, h.root.goals.get(agent)!, { code: 'budget-limited', message: 'The token budget is used up: 120 of 100 tokens.' })
+    expect(run('/goal').message).toContain('Spent: 120 tokens, cost unknown (a model has no known price), 1m 5s in rounds, 1 model calls')
+    expect(run('/goal resume')).toMatchObject({ ok: false, code: 'GOAL_BUDGET_LIMIT', message: expect.stringContaining('/goal budget') })
+    expect(run('/goal budget --token-budget 110')).toMatchObject({ ok: true, message: expect.stringMatching(/^Budget set\./), goal: { phase: 'blocked' } })
+    expect(run('/goal budget --token-budget 500')).toMatchObject({ ok: true, message: expect.stringMatching(/^Budget raised; goal resumed\./), goal: { phase: 'active', activation: 'armed', budgets: { tokens: 500, activeTimeMs: 1_800_000 } } })
+  })
+
   it('answers mistakes with advice, changing nothing', async () => {
     const { agent, run } = await setup()
     expect(run('/goal pause')).toMatchObject({ ok: false, code: 'GOAL_NOT_FOUND', message: expect.stringContaining('Set one with /goal <objective>') })

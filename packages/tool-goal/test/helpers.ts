@@ -7,8 +7,9 @@ import { createHarness, type Harness } from '@goalkeeper/test-kit'
 export type { Harness }
 
 /** Core harness + goal + tool-goal, as cordis.yml composes them. */
-export async function toolGoalHarness(config: Record<string, unknown> = {}): Promise<Harness> {
+export async function toolGoalHarness(config: Record<string, unknown> = {}, options: { workspaceTools?: Record<string, unknown> | false } = {}): Promise<Harness> {
   const harness = await createHarness({ workspaceTools: false })
+  if (options.workspaceTools) await harness.load(await import('@goalkeeper/workspace-tools'), options.workspaceTools)
   try {
     await harness.load(await import('@goalkeeper/goal'), {})
     await harness.load(await import('../src/index.ts'), config)

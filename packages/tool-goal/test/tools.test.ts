@@ -56,6 +56,17 @@ describe('goal tools in a human turn', () => {
     expect(h.root.goals.get(agent)).toMatchObject({ objective: 'Fix the build on CI', maxGoalRounds: 6, phase: 'active', revision: 4 })
   })
 
+  it('create_goal takes the budgets a human gave; get_goal shows budgets and spend', async () => {
+    const agent = await setup()
+    h.scripted.push(call('create_goal', { objective: 'Port it', token_budget: 20000, cost_budget_usd: 1.5, time_budget_minutes: 0.5 }), call('get_goal'), { text: 'created' })
+    await turn(agent, { content: 'set a goal to port it, 20k tokens, $1.50, half a minute' })
+    expect(h.root.goals.get(agent)).toMatchObject({ budgets: { tokens: 20000, costUsd: 1.5, activeTimeMs: 30_000 } })
+    expect(JSON.parse(toolOutcomes(h, agent)[1].content).goal).toMatchObject({ budgets: { tokens: 20000, cost_usd: 1.5, active_time_seconds: 30 } })
+    h.scripted.push(call('create_goal', { objective: 'Other', token_budget: 20 }), { text: 'no' })
+    await turn(agent, { content: 'status', source: { kind: 'plugin', name: 'cron' } })
+    expect(toolOutcomes(h, agent).at(-1)!.error?.code).toBe('GOAL_UNAUTHORIZED')
+  })
+
   it('domain refusals are typed results the model can read', async () => {
     const agent = await setup()
     const goal = h.root.goals.create(agent, { objective: 'Existing' })
@@ -235,7 +246,7 @@ describe('goal tool authority', () => {
     h.scripted.push(update(goal, 'block', { reason }), { text: 'Summary: blocked on credentials.' })
     await turn(agent, roundOf(goal))
     expect(toolOutcomes(h, agent).at(-1)!.ok).toBe(true)
-    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'blocked', roundsStarted: 3, blockedReason: reason })
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'blocked', roundsStarted: 3, blockedReason: { code: 'model-reported', message: `needs-credentials: ${reason.message}` } })
     const texts = userTexts(h.scripted.requests.at(-1)!.messages).filter((t) => WRAP_UP.test(t))
     expect(texts).toEqual([`The goal is now blocked (needs-credentials: ${reason.message}). Stop calling tools. Reply with a short summary of the evidence: what was done, how it was verified, and anything left open.`])
   })
@@ -247,6 +258,47 @@ describe('goal tool authority', () => {
     await turn(agent, roundOf(goal))
     expect(h.root.goals.get(agent)).toMatchObject({ phase: 'blocked' })
     expect(h.scripted.requests[0].system).toMatch(/block is refused until 1 rounds have started/)
+  })
+})
+
+describe('reserved block codes', () => {
+  it('a model block is stored as model-reported, whatever code it names, so it cannot pass for the driver or a policy', async () => {
+    const agent = await setup({ blockedThreshold: 0 })
+    h.root.goals.create(agent, { objective: 'Long job', maxGoalRounds: 10 })
+    const reserved = ['round-limit', 'usage-limited', 'budget-limited', 'mistake-limit', 'model-reported']
+    const stored: unknown[] = []
+    for (const code of reserved) {
+      const goal = h.root.goals.get(agent)!
+      h.scripted.push(update(goal, 'block', { reason: { code, message: `Stuck, says the model (${code})` } }), { text: 'Summary: stuck.' })
+      await turn(agent, roundOf(goal))
+      stored.push(h.root.goals.get(agent)!.blockedReason)
+      h.root.goals.resume(agent, h.root.goals.get(agent)!)
+    }
+    expect(stored).toEqual([
+      { code: 'model-reported', message: 'round-limit: Stuck, says the model (round-limit)' },
+      { code: 'model-reported', message: 'usage-limited: Stuck, says the model (usage-limited)' },
+      { code: 'model-reported', message: 'budget-limited: Stuck, says the model (budget-limited)' },
+      { code: 'model-reported', message: 'mistake-limit: Stuck, says the model (mistake-limit)' },
+      { code: 'model-reported', message: 'Stuck, says the model (model-reported)' },
+    ])
+    // Without a label the message is kept as written; the record on disk says the same.
+    const goal = h.root.goals.get(agent)!
+    h.scripted.push(update(goal, 'block', { reason: { message: '  No access to the registry ' } }), { text: 'Summary.' })
+    await turn(agent, { content: 'block it' })
+    expect(h.root.goals.get(agent)!.blockedReason).toEqual({ code: 'model-reported', message: 'No access to the registry' })
+    await h.root.sessions.flush(agent.session)
+    const lines = fs.readFileSync(agent.session.file, 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+    const codes = lines.filter((r) => r.type === 'goal/change' && r.data.op === 'block').map((r) => r.data.goal.blockedReason.code)
+    expect(codes).toEqual(Array(6).fill('model-reported'))
+  })
+
+  it('a malformed reason is still refused by the goal domain with its advice', async () => {
+    const agent = await setup()
+    const goal = h.root.goals.create(agent, { objective: 'Guarded' })
+    h.scripted.push(update(goal, 'block', { reason: { code: 'x', message: '   ' } }), update(goal, 'block', { reason: { code: 'x' } }), { text: 'ok' })
+    await turn(agent, { content: 'block it' })
+    expect(toolOutcomes(h, agent).map((o) => o.error?.code)).toEqual(['GOAL_INVALID_BLOCK_REASON', 'GOAL_INVALID_BLOCK_REASON'])
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', revision: 1 })
   })
 })
 

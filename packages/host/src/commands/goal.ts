@@ -1,19 +1,47 @@
 import { InvalidArgumentError } from 'commander'
 import { defineCommand } from '../command.ts'
 import { promptFrom } from './run/prompt-input.ts'
-import { describeError } from '@goalkeeper/kit'
+import { describeError, parseDuration } from '@goalkeeper/kit'
+import type { GoalBudgets } from '@goalkeeper/goal'
 import { asHostError, HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
 import { goalSummary } from './render/goal-text.ts'
 import { cliCommand } from './render/hints.ts'
 import { EXIT_CODE_HELP } from './render/outcome.ts'
-import { reportResult } from './render/result.ts'
+import { budgetHint, reportResult } from './render/result.ts'
 import { AgentRun } from './run/agent-run.ts'
 
 function parseRounds(value: string): number {
   const rounds = Number(value)
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(rounds) || rounds < 1) throw new InvalidArgumentError('expected a positive whole number.')
   return rounds
+}
+
+function parseTokens(value: string): number {
+  const tokens = Number(value)
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(tokens) || tokens < 1) throw new InvalidArgumentError('expected a positive whole number of tokens.')
+  return tokens
+}
+
+function parseUsd(value: string): number {
+  const usd = Number(value.replace(/^\$/, ''))
+  if (!/^\$?\d+(\.\d+)?$/.test(value) || !(usd > 0)) throw new InvalidArgumentError('expected a positive amount of US dollars, like 2.50.')
+  return usd
+}
+
+function parseTime(value: string): number {
+  const ms = parseDuration(value)
+  if (ms === undefined) throw new InvalidArgumentError('expected a duration with its unit, like 30m, 1h30m or 90s.')
+  return ms
+}
+
+/** The budgets the options name, or undefined when none was given. */
+function budgetsOf(options: { tokenBudget?: number; costBudget?: number; timeBudget?: number }): GoalBudgets | undefined {
+  const budgets: GoalBudgets = {}
+  if (options.tokenBudget !== undefined) budgets.tokens = options.tokenBudget
+  if (options.costBudget !== undefined) budgets.costUsd = options.costBudget
+  if (options.timeBudget !== undefined) budgets.activeTimeMs = options.timeBudget
+  return Object.keys(budgets).length ? budgets : undefined
 }
 
 export default defineCommand({
@@ -23,13 +51,19 @@ export default defineCommand({
     command
       .argument('[objective...]', 'what must be true when the goal is done (several words are joined with spaces; `-` reads it from stdin)')
       .option('--max-rounds <n>', 'cap on automatic rounds (default: the goal plugin\'s defaultMaxGoalRounds, 256 unless cordis.yml sets it)', parseRounds)
+      .option('--token-budget <n>', 'stop the goal once its rounds used this many tokens (input - cached input + output)', parseTokens)
+      .option('--cost-budget <usd>', 'stop the goal once its rounds cost this many US dollars (e.g. 2.50)', parseUsd)
+      .option('--time-budget <duration>', 'stop the goal once its rounds ran this long (e.g. 30m, 1h30m)', parseTime)
+      .option('--verify <command>', 'a check: the completion stands only if this shell command passes in the workspace (repeatable)', (value: string, list: string[] = []) => [...list, value])
+      .option('--auto-resume', 'after a usage limit, wait for the reset and resume the goal (at most the goal-auto-resume plugin\'s maxTries)')
       .option('--session <id>', 'work in a saved session; without an objective, resume the goal saved there')
       .option('--last', 'work in the most recent session of this workspace (as --session)')
       .option('--continue', 'the same as --last')
       .addHelpText('after', `
 Progress (session id, round counter, tool calls, goal changes) goes to stderr; the final answer and the
 goal summary go to stdout. Ctrl-C pauses the goal (the running round is cancelled); continue with
-\`goalkeeper goal --session <id>\`, which resumes the goal (with --max-rounds N: after raising its cap).
+\`goalkeeper goal --session <id>\`, which resumes the goal (with --max-rounds N or a budget option: after
+raising its cap or that budget). Budgets are counted over the goal's rounds by the goal-budget plugin.
 ${EXIT_CODE_HELP}`),
   async run(cli, [words], options) {
     const objective = await promptFrom(cli, words, 'goal')
@@ -40,10 +74,23 @@ ${EXIT_CODE_HELP}`),
         hint: `${cliCommand(cli.globals, 'goal')} "<objective>" (or --session <id> to resume a saved goal)`,
       })
     }
+    const budgets = budgetsOf(options)
+    const verify: string[] | undefined = options.verify
     const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'goal', goals: true })
     let early: number | undefined
     try {
-      early = objective ? createGoal(run, objective, maxRounds) : resumeGoal(run, maxRounds)
+      if (budgets && !run.app.ctx.get('goalBudget')) {
+        // A budget nobody counts would look like a limit and be none.
+        throw new HostError('budgets need the goal-budget plugin, which this composition does not load', {
+          hint: "add `- id: goal-budget\n  name: '@goalkeeper/goal-budget'` to cordis.yml after tool-goal",
+        })
+      }
+      if (options.autoResume) {
+        const resumer = run.app.ctx.get('goalAutoResume')
+        if (!resumer) throw new HostError('--auto-resume needs the goal-auto-resume plugin, which this composition does not load', { hint: "add `- id: goal-auto-resume\n  name: '@goalkeeper/goal-auto-resume'` to cordis.yml" })
+        resumer.enable(run.agent)
+      }
+      early = objective ? createGoal(run, objective, maxRounds, budgets, verify) : resumeGoal(run, maxRounds, budgets, verify)
     } catch (error) {
       // A refused objective in a new session leaves no empty session behind.
       if (!run.resumed && run.agent.session.records.length === 1) await run.app.ctx.get('sessions')!.discard(run.agent.session).catch(() => {})
@@ -56,9 +103,9 @@ ${EXIT_CODE_HELP}`),
   },
 })
 
-function createGoal(run: AgentRun, objective: string, maxGoalRounds: number | undefined): number | undefined {
+function createGoal(run: AgentRun, objective: string, maxGoalRounds: number | undefined, budgets: GoalBudgets | undefined, verify: string[] | undefined): number | undefined {
   try {
-    run.goals!.create(run.agent, maxGoalRounds === undefined ? { objective } : { objective, maxGoalRounds })
+    run.goals!.create(run.agent, { objective, ...(maxGoalRounds === undefined ? {} : { maxGoalRounds }), ...(budgets ? { budgets } : {}), ...(verify ? { verify } : {}) })
   } catch (error) {
     if ((error as { code?: string }).code === 'GOAL_ALREADY_EXISTS') {
       throw new HostError(`session ${run.agent.id} already has a goal that is not complete`, {
@@ -70,8 +117,8 @@ function createGoal(run: AgentRun, objective: string, maxGoalRounds: number | un
   return undefined
 }
 
-/** `goal --session ID` without an objective: re-arm the saved goal (raising its cap first with --max-rounds). */
-function resumeGoal(run: AgentRun, maxGoalRounds: number | undefined): number | undefined {
+/** `goal --session ID` without an objective: re-arm the saved goal (raising its cap or budgets first when given). */
+function resumeGoal(run: AgentRun, maxGoalRounds: number | undefined, budgets: GoalBudgets | undefined, verify: string[] | undefined): number | undefined {
   const goals = run.goals!
   const goal = run.goal()
   if (!goal) {
@@ -79,24 +126,33 @@ function resumeGoal(run: AgentRun, maxGoalRounds: number | undefined): number | 
       hint: `give an objective: ${cliCommand(run.cli.globals, 'goal', '--session', run.agent.id, '<objective>')}`,
     })
   }
-  if (goal.phase === 'complete' && maxGoalRounds === undefined) {
+  if (goal.phase === 'complete' && maxGoalRounds === undefined && !budgets && !verify) {
     run.term.note('the goal is already complete; nothing to resume')
     run.term.out(goalSummary(goal))
     return run.finish(ExitCode.OK)
   }
   try {
     let ref = { id: goal.id, revision: goal.revision }
-    if (maxGoalRounds !== undefined && maxGoalRounds !== goal.maxGoalRounds) ref.revision = goals.edit(run.agent, ref, { maxGoalRounds }).revision
+    const changes = {
+      ...(maxGoalRounds !== undefined && maxGoalRounds !== goal.maxGoalRounds ? { maxGoalRounds } : {}),
+      ...(budgets ? { budgets } : {}),
+      ...(verify ? { verify } : {}),
+    }
+    if (Object.keys(changes).length) ref.revision = goals.edit(run.agent, ref, changes).revision
     goals.resume(run.agent, ref)
   } catch (error) {
     const code = (error as { code?: string }).code
-    if (code !== 'GOAL_ROUND_LIMIT' && code !== 'GOAL_INVALID_TRANSITION') throw asHostError(error)
+    if (code !== 'GOAL_ROUND_LIMIT' && code !== 'GOAL_BUDGET_LIMIT' && code !== 'GOAL_INVALID_TRANSITION') throw asHostError(error)
     run.term.note(`cannot resume the goal: ${describeError(error)}`)
     const current = run.goal()
     run.term.out(goalSummary(current))
     if (code === 'GOAL_ROUND_LIMIT') {
       run.hint('to give it more rounds', 'goal', '--session', run.agent.id, '--max-rounds', String((current ?? goal).maxGoalRounds + 5))
       return run.finish(ExitCode.ROUND_LIMIT)
+    }
+    if (code === 'GOAL_BUDGET_LIMIT') {
+      budgetHint(run, current ?? goal)
+      return run.finish(ExitCode.BUDGET_LIMIT)
     }
     return run.finish(ExitCode.USAGE)
   }

@@ -5,6 +5,7 @@ import { defineCommand } from '../command.ts'
 import { describeError } from '@goalkeeper/kit'
 import { ExitCode } from '../exit-codes.ts'
 import { assertServices } from './lookup/services.ts'
+import { describeSpend } from './render/spend.ts'
 import { formatTime, oneLine, table } from './render/text.ts'
 
 interface Row extends SessionSummary {
@@ -37,12 +38,13 @@ function goalCell(row: Row): string {
   if (row.goalError) return 'unreadable'
   if (!row.goal) return '-'
   const reason = row.goal.phase === 'blocked' && row.goal.blockedReason ? ` (${row.goal.blockedReason.code})` : ''
-  return `${row.goal.phase}${reason} ${row.goal.roundsStarted}/${row.goal.maxGoalRounds}`
+  const spend = describeSpend(row.goal)
+  return `${row.goal.phase}${reason} ${row.goal.roundsStarted}/${row.goal.maxGoalRounds}${spend ? `, ${spend}` : ''}`
 }
 
 export default defineCommand({
   name: 'sessions',
-  description: 'list recent sessions: id, start, last activity, goal phase and rounds, title (read-only)',
+  description: 'list recent sessions: id, start, last activity, goal phase, rounds and spend, title (read-only)',
   configure: (command) =>
     command
       .option('-n, --limit <n>', 'how many sessions, newest activity first', parseLimit, 20)

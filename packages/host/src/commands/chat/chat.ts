@@ -161,6 +161,8 @@ class Chat {
     if (line === '/help') return this.after(() => this.run.term.out(HELP))
     if (!line) return this.after(() => {})
     const command = parseGoalCommand(line)
+    // A person at the prompt takes over: a waiting auto-resume ends (a message would cancel it too; /goal commands, /goal pause included, must as well).
+    if (command) this.run.app.ctx.get('goalAutoResume')?.cancel(this.run.agent, 'a /goal command')
     if (command) return this.after(() => this.goalCommand(command))
     const message = this.run.agent.send({ content: line })
     const fate = await untilAnswered(this.run.app.ctx, this.run.agent, message.id, this.run.app.closed)

@@ -1,4 +1,5 @@
-import type { Goal, GoalActivation, GoalChange, GoalState } from '@goalkeeper/goal'
+import { BUDGET_BLOCK_CODE, type Goal, type GoalActivation, type GoalChange, type GoalState } from '@goalkeeper/goal'
+import { describeSpend } from './spend.ts'
 import { oneLine } from './text.ts'
 
 const rounds = (goal: Goal) => `${goal.roundsStarted}/${goal.maxGoalRounds}`
@@ -9,7 +10,7 @@ export function describeGoalChange(change: GoalChange): string {
   const goal = change.goal
   if (!goal) return 'goal cleared'
   switch (change.op) {
-    case 'create': return `goal set: ${JSON.stringify(oneLine(goal.objective, 100))} (${cap(goal)})`
+    case 'create': return `goal set: ${JSON.stringify(oneLine(goal.objective, 100))} (${cap(goal)}${goal.budgets ? `; budget ${describeSpend(goal)}` : ''})`
     case 'edit': return `goal edited: ${JSON.stringify(oneLine(goal.objective, 100))} (${cap(goal)}, ${goal.phase})`
     case 'pause': return `goal paused after round ${rounds(goal)}`
     case 'resume': return `goal resumed after round ${rounds(goal)}`
@@ -19,24 +20,51 @@ export function describeGoalChange(change: GoalChange): string {
   }
 }
 
+/**
+ * Whether the completion was checked: `verified: npm test passed` when the goal's check ran and passed last,
+ * `not verified` otherwise (no check, or completed without one passing): the model's word alone.
+ */
+function verified(goal: Goal): string {
+  const last = goal.verification?.last
+  if (!goal.verify || !last?.ok) return 'not verified'
+  return `verified: ${goal.verify.join(' && ')} passed`
+}
+
 /** Activation only tells something new while the goal is active (other phases are always disarmed). */
 export function describeActivation(activation: GoalActivation, goal: GoalState | undefined): string | undefined {
   if (goal?.phase !== 'active') return undefined
   return activation === 'armed' ? 'goal armed: rounds run automatically' : 'goal disarmed: no automatic rounds until it is resumed'
 }
 
-/** The final goal summary printed on stdout. */
+/** The final goal summary printed on stdout, with a line of spend against the budgets when there is one. */
 export function goalSummary(goal: GoalState | undefined): string {
+  const summary = goalOutcome(goal)
+  const spend = goal && describeSpend(goal)
+  return spend ? `${summary}\nSpent: ${spend}` : summary
+}
+
+function goalOutcome(goal: GoalState | undefined): string {
   if (!goal) return 'No goal: it was cleared.'
   const objective = JSON.stringify(oneLine(goal.objective, 200))
   switch (goal.phase) {
-    case 'complete': return `Goal complete after ${rounds(goal)} rounds: ${objective}`
+    case 'complete': return `Goal complete (${verified(goal)}) after ${rounds(goal)} rounds: ${objective}`
     case 'paused': return `Goal paused after ${rounds(goal)} rounds: ${objective}`
     case 'blocked': {
       const reason = goal.blockedReason
-      const why = reason?.code === 'round-limit' ? 'out of rounds' : `blocked (${reason?.code})`
+      const why = reason?.code === 'round-limit' ? 'out of rounds' : reason?.code === BUDGET_BLOCK_CODE ? 'out of budget' : `blocked (${reason?.code})`
       return `Goal ${why} after ${rounds(goal)} rounds: ${objective}\n${reason?.message ?? ''}`.trimEnd()
     }
     default: return `Goal active (${goal.activation}) after ${rounds(goal)} rounds: ${objective}`
+  }
+}
+
+/** A line for a `goal/auto-resume` notice: when the next try is, or why there is none. */
+export function describeAutoResume(notice: { kind: string; at?: number; attempt?: number; maxTries?: number; why?: string }): string {
+  switch (notice.kind) {
+    case 'scheduled': return `goal resumes automatically at ${new Date(notice.at ?? 0).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')} (try ${notice.attempt} of ${notice.maxTries}; any input cancels it)`
+    case 'resumed': return `goal resumed automatically (try ${notice.attempt})`
+    case 'cancelled': return `automatic resume cancelled: ${notice.why}`
+    case 'declined': return `no automatic resume: ${notice.why}`
+    default: return `auto-resume: ${notice.kind}`
   }
 }

@@ -1,15 +1,19 @@
-import type { GoalState } from '@goalkeeper/goal'
+import { BUDGET_BLOCK_CODE, type GoalState } from '@goalkeeper/goal'
 import type { TurnOutcome } from '@goalkeeper/session'
 import { ExitCode } from '../../exit-codes.ts'
 
 /**
  * The exit code for where a goal ended: complete 0, blocked 2, out of rounds (blocked `round-limit`) 4,
+ * out of budget (blocked `budget-limited`) 5,
  * and 3 for every state that stopped without an outcome (paused, disarmed while active, cleared).
  */
 export function goalExitCode(goal: GoalState | undefined): ExitCode {
   if (!goal) return ExitCode.PAUSED
   if (goal.phase === 'complete') return ExitCode.OK
-  if (goal.phase === 'blocked') return goal.blockedReason?.code === 'round-limit' ? ExitCode.ROUND_LIMIT : ExitCode.BLOCKED
+  if (goal.phase === 'blocked') {
+    if (goal.blockedReason?.code === 'round-limit') return ExitCode.ROUND_LIMIT
+    return goal.blockedReason?.code === BUDGET_BLOCK_CODE ? ExitCode.BUDGET_LIMIT : ExitCode.BLOCKED
+  }
   return ExitCode.PAUSED
 }
 
@@ -43,6 +47,7 @@ Exit codes:
   2    the goal is blocked
   3    paused or cancelled (Ctrl-C, /goal pause), or the goal stopped without an outcome
   4    the goal ran out of rounds (blocked with round-limit)
+  5    a budget of the goal is used up (blocked with budget-limited)
   6    the model refused the prompt (the answer says why)
   64   bad command line or configuration (unreadable cordis.yml, an entry that did not load),
        an unknown session, or a session another process has open for writing

@@ -1,9 +1,10 @@
-import type { GoalState } from '@goalkeeper/goal'
+import { BUDGET_BLOCK_CODE, type GoalState } from '@goalkeeper/goal'
 import { ExitCode } from '../../exit-codes.ts'
 import type { AgentRun, RestState } from '../run/agent-run.ts'
 import { goalSummary } from './goal-text.ts'
 import { describeUsage, usageOf } from './usage.ts'
 import { goalExitCode, turnExitCode } from './outcome.ts'
+import { raiseBudgetArgs } from './spend.ts'
 
 /** After the work is at rest: the answer (unless it was streamed), the goal summary, whether it is saved, hints; returns the exit code. */
 export async function reportResult(run: AgentRun, state: RestState, options: { goal: boolean }): Promise<number> {
@@ -28,5 +29,13 @@ export function continuationHint(run: AgentRun, goal: GoalState | undefined): vo
   if (!goal || goal.phase === 'complete' || (goal.phase === 'active' && goal.activation === 'armed')) return
   const session = ['goal', '--session', run.agent.id]
   if (goal.blockedReason?.code === 'round-limit') run.hint('to give the goal more rounds', ...session, '--max-rounds', String(goal.maxGoalRounds + 5))
+  else if (goal.blockedReason?.code === BUDGET_BLOCK_CODE) budgetHint(run, goal)
   else run.hint(goal.phase === 'blocked' ? 'to retry the goal once the blocker is resolved' : 'to resume the goal', ...session)
+}
+
+/** A goal out of budget: the command that raises the budget it used up and resumes it. */
+export function budgetHint(run: AgentRun, goal: GoalState): void {
+  const raise = raiseBudgetArgs(goal)
+  if (raise) return run.hint('to raise the budget and resume the goal', 'goal', '--session', run.agent.id, ...raise)
+  run.term.note('the cost budget cannot be checked because a model price is unknown: set it under goal-budget `prices` in cordis.yml')
 }

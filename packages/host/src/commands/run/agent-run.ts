@@ -140,7 +140,7 @@ export class AgentRun {
         else if (this.atRest()) finish('rest')
       }
       const ctx = this.app.ctx as any
-      for (const name of ['agent/status', 'agent/queued', 'agent/disposed', 'goal/changed', 'goal/activation']) {
+      for (const name of ['agent/status', 'agent/queued', 'agent/disposed', 'goal/changed', 'goal/activation', 'goal/auto-resume']) {
         // A microtask later, so that the listeners of the same event (the round driver) have acted.
         stops.push(ctx.on(name, () => void queueMicrotask(check)))
       }
@@ -151,6 +151,8 @@ export class AgentRun {
 
   private atRest(): boolean {
     if (this.agent.status !== 'idle' || this.agent.queued.length) return false
+    // An automatic resume is waiting for a usage limit to reset: the goal is not done yet.
+    if (this.app.ctx.get('goalAutoResume')?.pending(this.agent)) return false
     const goal = this.goal()
     // Without a round driver nothing would ever run the goal's rounds: waiting would never end.
     return !(goal?.phase === 'active' && goal.activation === 'armed' && this.app.ctx.get('goalDriver'))

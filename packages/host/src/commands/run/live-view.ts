@@ -6,7 +6,8 @@ import type { ToolResult } from '@goalkeeper/tools'
 import type { ModelRetryInfo } from '@goalkeeper/model'
 import { summarizeChanges } from '@goalkeeper/loader'
 import type { App } from '../../app.ts'
-import { describeActivation, describeGoalChange } from '../render/goal-text.ts'
+import { describeActivation, describeAutoResume, describeGoalChange } from '../render/goal-text.ts'
+import { describeSpend } from '../render/spend.ts'
 import { describeTurnOutcome } from '../render/outcome.ts'
 import { oneLine, shortArguments } from '../render/text.ts'
 import { describeUsage, usageOf } from '../render/usage.ts'
@@ -71,8 +72,10 @@ export class LiveView {
       if (!this.mine(agent)) return
       const source = messages.find((message) => message.source?.kind === 'goal')?.source
       if (source?.kind !== 'goal') return
-      const max = this.goal(agent)?.maxGoalRounds
-      term.progress(`round ${source.round}${max ? `/${max}` : ''}`)
+      const goal = this.goal(agent)
+      const max = goal?.maxGoalRounds
+      const spend = goal && describeSpend(goal)
+      term.progress(`round ${source.round}${max ? `/${max}` : ''}${spend ? ` (${spend})` : ''}`)
     }))
     add(ctx.on('agent/tool-start', (agent: Agent, call: ToolCallInfo) => {
       if (this.mine(agent)) term.progress(`  ${call.name} ${shortArguments(call.arguments)}`)
@@ -107,6 +110,11 @@ export class LiveView {
       this.goalChanged = true
       term.record({ type: 'goal', session: agent.id, op: change.op, seq: change.seq, goal: change.goal ?? null })
       term.progress(describeGoalChange(change))
+    }))
+    add(ctx.on('goal/auto-resume' as any, (agent: Agent, notice: { kind: string; at?: number; attempt?: number; maxTries?: number; why?: string }) => {
+      if (!this.mine(agent)) return
+      term.record({ type: 'auto-resume', session: agent.id, ...notice })
+      term.progress(describeAutoResume(notice))
     }))
     add(ctx.on('goal/activation', (agent: Agent, activation: GoalActivation) => {
       if (!this.mine(agent)) return

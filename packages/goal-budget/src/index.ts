@@ -1,0 +1,47 @@
+import type { Context } from 'cordis'
+import Schema from 'schemastery'
+import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
+import type { GoalChange } from '@goalkeeper/goal'
+import type { ProviderDescription } from '@goalkeeper/model'
+import type { Usage } from '@goalkeeper/session'
+import { BudgetMeter, type BudgetConfig } from './meter.ts'
+import { costOf } from './prices.ts'
+
+export { costOf, priceKey, tokensOf, type ModelPrice } from './prices.ts'
+export type { BudgetConfig } from './meter.ts'
+
+export const name = 'goal-budget'
+export const inject = ['goals', 'agents', 'models']
+
+const Price = Schema.object({
+  input: Schema.number().min(0).required().description('US dollars per million input tokens.'),
+  cachedInput: Schema.number().min(0).description('US dollars per million cached input tokens (default: input).'),
+  output: Schema.number().min(0).required().description('US dollars per million output tokens.'),
+})
+
+export const Config: Schema<BudgetConfig> = Schema.object({
+  prices: Schema.dict(Price).default({})
+    .description('Prices by `vendor/model` (e.g. `deepseek/deepseek-chat`), over the bundled @pydantic/genai-prices table.'),
+})
+
+/** `ctx.goalBudget`: present while budgets are counted (a host refuses budgets nobody would enforce), and the price of a call. */
+export interface GoalBudgetService {
+  costOf(description: ProviderDescription | undefined, usage: Usage | undefined): number | null
+}
+
+declare module 'cordis' {
+  interface Context {
+    goalBudget: GoalBudgetService
+  }
+}
+
+export const apply = (ctx: Context, config: BudgetConfig) => {
+  const meter = new BudgetMeter(ctx, config)
+  ctx.effect(function* () {
+    yield ctx.provide('goalBudget', { costOf: (description, usage) => costOf(description, usage, config.prices) } satisfies GoalBudgetService)
+    yield ctx.on('agent/turn-start', (agent: Agent, turn: number) => meter.onTurnStart(agent, turn))
+    yield ctx.on('agent/step-end', (agent: Agent, turn: number, step: number, summary: StepSummary) => meter.onStepEnd(agent, turn, step, summary))
+    yield ctx.on('goal/changed', (agent: Agent, change: GoalChange) => meter.onGoalChanged(agent, change))
+    yield ctx.on('agent/disposed', (agent: Agent) => meter.forget(agent))
+  }, 'goal-budget')
+}

@@ -1,0 +1,120 @@
+import type { Context, Logger } from 'cordis'
+import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
+import { BUDGET_BLOCK_CODE, budgetReached, type GoalChange, type GoalState } from '@goalkeeper/goal'
+import { describeError } from '@goalkeeper/kit'
+import { isRecordOf, recordsOfTurn } from '@goalkeeper/session'
+import { costOf, tokensOf, type ModelPrice } from './prices.ts'
+import { wrapUpMessage } from './wrap-up.ts'
+
+export interface BudgetConfig {
+  prices: Record<string, ModelPrice>
+}
+
+interface AgentMeter {
+  /** The turn being metered and when its last metered step ended (or the turn started). */
+  turn: number
+  mark: number
+  /** The budget ran out in this turn and the wrap-up instruction was given. */
+  wrappedUp: boolean
+}
+
+/**
+ * Counts every model call of a goal round into the goal (`ctx.goals.recordUsage`) and stops the goal at its
+ * budget. It acts in `agent/step-end`, which the loop awaits before the next model call, so no call starts
+ * after a budget was seen used up, except the one wrap-up call that lets the model summarise.
+ */
+export class BudgetMeter {
+  private readonly meters = new Map<string, AgentMeter>()
+  private readonly logger: Logger
+
+  constructor(private readonly ctx: Context, private readonly config: BudgetConfig) {
+    this.logger = ctx.logger('goal-budget')
+  }
+
+  onTurnStart(agent: Agent, turn: number): void {
+    this.meters.set(agent.id, { turn, mark: Date.now(), wrappedUp: false })
+  }
+
+  /**
+   * A budget lowered below the spend (an edit) or a goal armed over budget: blocked at once, so no round
+   * starts over budget. A round already running is wrapped up at its next step end.
+   */
+  onGoalChanged(agent: Agent, change: GoalChange): void {
+    const goal = change.goal
+    if (change.op !== 'edit' || goal?.phase !== 'active') return
+    const reached = budgetReached(goal)
+    if (!reached) return
+    try {
+      this.ctx.goals.block(agent, { id: goal.id, revision: goal.revision }, { code: BUDGET_BLOCK_CODE, message: reached.message })
+    } catch (error) {
+      this.logger.warn('agent %s: blocking goal %s over budget failed: %s', agent.id, goal.id, describeError(error))
+    }
+  }
+
+  forget(agent: { id: string }): void {
+    this.meters.delete(agent.id)
+  }
+
+  onStepEnd(agent: Agent, turn: number, step: number, summary: StepSummary): void {
+    const round = this.ctx.goals.roundOf(agent, turn)
+    const live = this.ctx.goals.get(agent)
+    // Only a round of the live goal is counted: `recordUsage` accepts the goal's current round alone.
+    if (!round || live?.id !== round.goalId || live.roundsStarted !== round.round) return
+    const now = Date.now()
+    let meter = this.meters.get(agent.id)
+    if (meter?.turn !== turn) {
+      // Loaded in the middle of a turn: its time counts from this step's start.
+      meter = { turn, mark: stepStart(agent, turn, step) ?? now, wrappedUp: false }
+      this.meters.set(agent.id, meter)
+    }
+    const usage = assistantUsage(agent, turn, step)
+    const description = this.ctx.models.describe(agent.model)
+    let goal: GoalState
+    try {
+      goal = this.ctx.goals.recordUsage(agent, {
+        goalId: round.goalId, round: round.round, turn, step,
+        tokens: tokensOf(usage), costUsd: costOf(description, usage, this.config.prices), activeTimeMs: Math.max(0, now - meter.mark),
+      })
+    } catch (error) {
+      return void this.logger.error('agent %s: counting turn %d step %d failed: %s', agent.id, turn, step, describeError(error))
+    }
+    meter.mark = now
+    const reached = budgetReached(goal)
+    if (!reached) return
+    if (meter.wrappedUp) {
+      // The wrap-up call is spent; a model that went on calling tools is stopped before its next call.
+      if (summary.toolCalls.length) agent.cancel('policy', { turn })
+      return
+    }
+    if (goal.phase === 'active') {
+      if (!this.ctx.goals.blockRound(agent, turn, { code: BUDGET_BLOCK_CODE, message: reached.message })) return
+      this.logger.info('goal %s of agent %s blocked: %s', goal.id, agent.id, reached.message)
+    } else if (goal.blockedReason?.code !== BUDGET_BLOCK_CODE) {
+      // Stopped for another reason during this step: that stop rules.
+      return
+    }
+    meter.wrappedUp = true
+    // A step without tool calls ends the turn: its reply is the summary, and no wrap-up call is needed.
+    if (!summary.toolCalls.length || summary.error || summary.finish === 'max-tokens') return
+    try {
+      agent.steer({ content: wrapUpMessage(reached), source: { kind: 'plugin', name: 'goal-budget' } })
+    } catch (error) {
+      this.logger.warn('agent %s: the wrap-up instruction could not be added (%s); stopping the round', agent.id, describeError(error))
+      agent.cancel('policy', { turn })
+    }
+  }
+}
+
+function assistantUsage(agent: Agent, turn: number, step: number) {
+  for (const record of recordsOfTurn(agent.session.records, turn)) {
+    if (isRecordOf(record, 'assistant/message') && record.data.step === step) return record.data.usage
+  }
+  return undefined
+}
+
+function stepStart(agent: Agent, turn: number, step: number): number | undefined {
+  for (const record of recordsOfTurn(agent.session.records, turn)) {
+    if (isRecordOf(record, 'step/start') && record.data.step === step) return record.at
+  }
+  return undefined
+}

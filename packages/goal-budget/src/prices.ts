@@ -1,0 +1,47 @@
+import { calcPrice } from '@pydantic/genai-prices'
+import type { ProviderDescription } from '@goalkeeper/model'
+import type { Usage } from '@goalkeeper/session'
+
+/** US dollars per million tokens; `cachedInput` defaults to `input` (no cache discount assumed). */
+export interface ModelPrice {
+  input: number
+  cachedInput?: number
+  output: number
+}
+
+/** The price key of a provider: `vendor/model`, as in cordis.yml's `prices`. */
+export function priceKey(description: ProviderDescription | undefined): string | undefined {
+  return description?.vendor && description.model ? `${description.vendor}/${description.model}` : undefined
+}
+
+/**
+ * What one model call cost, or null when no price is known: never a guess of zero. A configured price wins;
+ * then an offline provider (no network, no bill) costs 0; then the bundled table of `@pydantic/genai-prices`.
+ */
+export function costOf(description: ProviderDescription | undefined, usage: Usage | undefined, overrides: Record<string, ModelPrice>): number | null {
+  if (!usage) return description?.offline ? 0 : null
+  const key = priceKey(description)
+  const override = key === undefined ? undefined : overrides[key]
+  if (override) {
+    const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens)
+    const perToken = (price: number) => price / 1_000_000
+    return (usage.inputTokens - cached) * perToken(override.input)
+      + cached * perToken(override.cachedInput ?? override.input)
+      + usage.outputTokens * perToken(override.output)
+  }
+  if (description?.offline) return 0
+  if (!description?.vendor || !description.model) return null
+  try {
+    const price = calcPrice({ input_tokens: usage.inputTokens, cache_read_tokens: usage.cachedInputTokens ?? 0, output_tokens: usage.outputTokens }, description.model, { providerId: description.vendor })
+    return price && Number.isFinite(price.total_price) ? price.total_price : null
+  } catch {
+    // A table that cannot price this model is the same as no price.
+    return null
+  }
+}
+
+/** Codex's token accounting: input minus cached input, plus output (reasoning is part of output). */
+export function tokensOf(usage: Usage | undefined): number {
+  if (!usage) return 0
+  return Math.max(0, usage.inputTokens - (usage.cachedInputTokens ?? 0)) + usage.outputTokens
+}

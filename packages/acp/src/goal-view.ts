@@ -1,5 +1,5 @@
 import type { PlanEntry } from '@agentclientprotocol/sdk'
-import { BUDGET_BLOCK_CODE, GOAL_CHANGE_RECORD, isGoalSourced, type Goal, type GoalChangeData, type GoalState } from '@goalkeeper/goal'
+import { addUsage, BUDGET_BLOCK_CODE, GOAL_CHANGE_RECORD, GOAL_USAGE_RECORD, isGoalSourced, type Goal, type GoalBudgets, type GoalChangeData, type GoalSpend, type GoalState, type GoalUsage, type GoalVerification } from '@goalkeeper/goal'
 import { clip } from '@goalkeeper/kit'
 import { isRecordOf, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
 
@@ -43,6 +43,13 @@ export interface GoalSnapshot {
   /** Tokens the model used in this goal's rounds (summed from the session log). */
   usage: { inputTokens: number; outputTokens: number }
   tokensUsed: number
+  /** The goal's budgets (tokens, costUsd, activeTimeMs), null when none is set. */
+  budgets: GoalBudgets | null
+  /** What its rounds spent as the budgets count it (Codex's token accounting; `costUsd` null when a price is unknown). */
+  spent: GoalSpend | null
+  /** The check a completion must pass, and how it went so far; null when there is none. */
+  verify: string[] | null
+  verification: GoalVerification | null
   createdAt: number
   updatedAt: number
 }
@@ -96,6 +103,13 @@ export class GoalView {
         this.usage = { inputTokens: 0, outputTokens: 0 }
       }
       this.goal = next
+      return true
+    }
+    if (record.type === GOAL_USAGE_RECORD) {
+      // Spend moves without a goal change: fold it as the goal package does, so budgets show live.
+      const usage = record.data as GoalUsage
+      if (!this.goal || usage.goalId !== this.goal.id) return false
+      this.goal = { ...this.goal, spent: addUsage(this.goal.spent, usage) }
       return true
     }
     if (isRecordOf(record, 'turn/start')) {
@@ -156,6 +170,10 @@ export class GoalView {
         : null,
       usage: { ...this.usage },
       tokensUsed: this.usage.inputTokens + this.usage.outputTokens,
+      budgets: goal.budgets ?? null,
+      spent: goal.spent ?? null,
+      verify: goal.verify ?? null,
+      verification: goal.verification ?? null,
       createdAt: goal.createdAt,
       updatedAt: goal.updatedAt,
     }

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest'
+import type { Goal } from '@goalkeeper/goal'
+import type { SessionRecord } from '@goalkeeper/session'
+import { GoalView } from '../src/goal-view.ts'
+
+let seq = 0
+const record = (type: string, data: unknown) => ({ seq: seq++, at: 1_000 + seq, type, data }) as SessionRecord
+
+const goal = (patch: Partial<Goal> = {}): Goal => ({
+  id: 'g1', objective: 'Ship it', phase: 'active', revision: 1, maxGoalRounds: 5, roundsStarted: 1,
+  budgets: { tokens: 1_000, costUsd: 0.5 }, verify: ['npm test'], createdAt: 1, updatedAt: 1, ...patch,
+})
+
+describe('the goal snapshot a client sees', () => {
+  it('carries the budgets, the check, and a spend that moves with every counted model call', () => {
+    const view = new GoalView()
+    expect(view.observe(record('goal/change', { op: 'create', goal: goal() }))).toBe(true)
+    expect(view.snapshot(undefined)).toMatchObject({ budgets: { tokens: 1_000, costUsd: 0.5 }, spent: null, verify: ['npm test'], verification: null })
+
+    const usage = { goalId: 'g1', round: 1, turn: 2, step: 1, tokens: 300, costUsd: 0.01, activeTimeMs: 1_200 }
+    expect(view.observe(record('goal/usage', usage))).toBe(true)
+    expect(view.observe(record('goal/usage', { ...usage, step: 2, tokens: 200, costUsd: null }))).toBe(true)
+    // A call of another goal (an old one) is not this goal's spend.
+    expect(view.observe(record('goal/usage', { ...usage, goalId: 'old' }))).toBe(false)
+    expect(view.snapshot(undefined)?.spent).toEqual({ tokens: 500, costUsd: null, activeTimeMs: 2_400, calls: 2 })
+
+    // A goal change carries the spend the goal package folded; the view takes it as it is.
+    view.observe(record('goal/change', { op: 'block', goal: goal({ phase: 'blocked', blockedReason: { code: 'budget-limited', message: 'tokens used up' }, spent: { tokens: 1_000, costUsd: null, activeTimeMs: 3_000, calls: 3 } }) }))
+    expect(view.snapshot(undefined)).toMatchObject({ status: 'limited', spent: { tokens: 1_000, calls: 3 } })
+  })
+
+  it('says null where the goal has no budget and no check', () => {
+    const view = new GoalView()
+    view.observe(record('goal/change', { op: 'create', goal: goal({ budgets: undefined, verify: undefined }) }))
+    expect(view.snapshot(undefined)).toMatchObject({ budgets: null, spent: null, verify: null, verification: null })
+  })
+})

@@ -35,6 +35,8 @@ export const Config = Schema.object({
   dir: Schema.string().default('').description('Directory of the session files; a relative path is resolved against the working directory when the plugin starts. Empty: $XDG_STATE_HOME/goalkeeper/sessions/<workspace-key>, outside the workspace, and sessions already in the workspace\'s .goalkeeper/sessions are still found.'),
   flushDelayMs: Schema.natural().default(5).description('Longest wait before appended records are written (without fsync) in one batch.'),
   maxBatchBytes: Schema.natural().default(1 << 20).description('Queued size that starts a write at once instead of waiting for flushDelayMs.'),
+  maxSessionBytes: Schema.natural().min(1 << 16).default(256 * 2 ** 20).description('A session log stops being written once it reaches this size: one session/full record says so, later records are kept in memory only and every flush fails with SESSION_FULL (the CLI exits 74).'),
+  maxOpenBytes: Schema.natural().min(1 << 16).default(512 * 2 ** 20).description('A session log larger than this is refused at open (SESSION_TOO_LARGE, naming its size) instead of read: replay holds the whole log in memory.'),
   keyFile: Schema.string().default('').description('File of the key that signs session records; empty: $XDG_CONFIG_HOME/goalkeeper/session.key (~/.config), created with 0600 on first use.'),
   maskSecrets: Schema.boolean().default(true).description('Mask the values of secret environment variables (and their JSON, URL, hex and base64 forms) in everything recorded.'),
   store: Schema.any().hidden().description('Where logs are kept: a SessionStore (default: JSONL files in dir), for other backends and tests.'),

@@ -7,6 +7,7 @@ import { WriterLock } from './lock.ts'
 import type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
 import { SessionError } from './types.ts'
 import { JsonlWriter } from './writer.ts'
+import { mebibytes } from './session.ts'
 
 const EXT = '.jsonl'
 // Never block on a FIFO or device someone put in the store, never follow a link planted there.
@@ -20,7 +21,10 @@ export class JsonlFileStore implements SessionStore {
   readonly location: string
   readonly olderDirs: readonly string[]
 
-  constructor(dir: string, options: { olderDirs?: readonly string[] } = {}) {
+  private maxReadBytes: number
+
+  constructor(dir: string, options: { olderDirs?: readonly string[]; maxReadBytes?: number } = {}) {
+    this.maxReadBytes = options.maxReadBytes ?? Infinity
     this.location = path.resolve(dir)
     this.olderDirs = (options.olderDirs ?? []).map((d) => path.resolve(d)).filter((d) => d !== this.location)
   }
@@ -74,6 +78,10 @@ export class JsonlFileStore implements SessionStore {
     const handle = await this.openRegular(id)
     try {
       const { size } = await handle.stat()
+      if (size > this.maxReadBytes && limit > 0) {
+        // Refused before reading: replay holds the whole log, and past a few hundred MiB that fails deep in V8.
+        throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)}, more than the ${mebibytes(this.maxReadBytes)} a session may have to be opened (maxOpenBytes of the session plugin): raise it on a machine with the memory, or start a new session`, this.locationOf(id))
+      }
       return await readAll(handle, Math.min(size, limit))
     } finally {
       await handle.close()

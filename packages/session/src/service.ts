@@ -24,6 +24,10 @@ export interface ServiceOptions {
   keyFile?: string
   flushDelayMs: number
   maxBatchBytes: number
+  /** A log stops being written once it reaches this size (a `session/full` record says so). */
+  maxSessionBytes?: number
+  /** A log larger than this is refused at open, before it is read (the whole log is held in memory). */
+  maxOpenBytes?: number
   clock?: () => number
 }
 
@@ -42,7 +46,7 @@ export class SessionServiceImpl implements SessionService {
   private host: SessionHost
 
   constructor(private ctx: Context, private options: ServiceOptions) {
-    this.store = options.store ?? new JsonlFileStore(options.dir, { olderDirs: options.olderDirs })
+    this.store = options.store ?? new JsonlFileStore(options.dir, { olderDirs: options.olderDirs, maxReadBytes: options.maxOpenBytes })
     const clock = options.clock ?? Date.now
     // A broken injected clock must not write `"at":NaN`, which is not JSON.
     this.now = () => {
@@ -54,6 +58,7 @@ export class SessionServiceImpl implements SessionService {
       now: this.now,
       appended: (session, record) => dispatchIsolated(ctx, 'session/event', session, record),
       mask: options.mask,
+      maxBytes: options.maxSessionBytes,
     }
   }
 
@@ -270,6 +275,7 @@ export class SessionServiceImpl implements SessionService {
   }
 
   private appenderFor(session: SessionImpl, writer: StoreWriter, size: number) {
+    session.bytes = size
     return writer.appender(size, session.records.length - 1, {
       delayMs: this.options.flushDelayMs,
       maxBatchBytes: this.options.maxBatchBytes,

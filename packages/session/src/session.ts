@@ -10,6 +10,8 @@ export interface SessionHost {
   signer?: Signer
   /** Masks known secrets in record data before it is recorded. */
   mask?<T>(data: T): T
+  /** Size limit of a log in bytes: once reached, one `session/full` record is written and nothing after it. */
+  maxBytes?: number
   appended(session: SessionImpl, record: SessionRecord): void
 }
 
@@ -23,6 +25,9 @@ export class SessionImpl implements Session {
   storeWriter?: StoreWriter
   private list: SessionRecord[]
   private lastAt = 0
+  /** Bytes of the log as written and queued; set when the session becomes writable. */
+  bytes = 0
+  private full = false
   private state: 'open' | 'closing' | 'closed' = 'open'
 
   constructor(private host: SessionHost, readonly id: string, readonly file: string, records: SessionRecord[]) {
@@ -51,6 +56,17 @@ export class SessionImpl implements Session {
     if (!this.writer) throw new SessionError('SESSION_READ_ONLY', `session ${this.id} is open read-only`, this.file)
     if (typeof type !== 'string' || type === '') throw new TypeError('record type must be a non-empty string')
     if (type === HEADER) throw new TypeError(`${HEADER} is written by create and fork, not appended`)
+    const max = this.host.maxBytes
+    if (!this.full && max !== undefined && this.bytes >= max) {
+      // The reason goes on record, then nothing more: a log that grows without bound can no longer be opened.
+      this.full = true
+      this.write('session/full', { maxBytes: max, bytes: this.bytes })
+      this.writer.seal(new SessionError('SESSION_FULL', `session ${this.id} reached its size limit of ${mebibytes(max)} (maxSessionBytes of the session plugin); later records are kept in memory only`, this.file))
+    }
+    return this.write(type, data)
+  }
+
+  private write<T>(type: string, data: T): SessionRecord<T> {
     const seq = this.list.length
     // The clock may step back (NTP, a VM resume); `at` must not.
     const at = Math.max(this.host.now(), this.lastAt)
@@ -60,9 +76,10 @@ export class SessionImpl implements Session {
     const { record } = encoded
     this.list.push(record)
     this.lastAt = at
-    this.writer.push(`${line}\n`, seq)
-    this.host.appended(this, record)
-    return record
+    this.writer!.push(`${line}\n`, seq)
+    this.bytes += Buffer.byteLength(line) + 1
+    this.host.appended(this, record as SessionRecord)
+    return record as SessionRecord<T>
   }
 
   /**
@@ -91,3 +108,5 @@ export class SessionImpl implements Session {
     this.state = 'closed'
   }
 }
+
+export const mebibytes = (bytes: number) => `${Math.round((bytes / 2 ** 20) * 10) / 10} MiB`

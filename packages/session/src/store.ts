@@ -61,6 +61,11 @@ export interface Appender {
    */
   readonly lostError?: Error
   push(line: string, seq: number): void
+  /**
+   * The log reached its size limit: lines pushed from now on are not written (what was pushed before still
+   * is), and every flush that has such lines pending rejects with `error`.
+   */
+  seal(error: Error): void
   /** Resolves once every line pushed before the call is durable; rejects with the cause otherwise. */
   flush(): Promise<void>
 }

@@ -19,6 +19,8 @@ export class JsonlWriter implements Appender {
   private unsynced: Buffer[] = []
   private durableSize: number
   private appendedSeq: number
+  /** Seq of the last line queued for writing (behind appendedSeq once the log is sealed). */
+  private queuedSeq: number
   private writtenSeq: number
   private syncedSeq: number
   /**
@@ -26,6 +28,8 @@ export class JsonlWriter implements Appender {
    * replaced): someone else touched the log, so nothing more is written and every flush rejects.
    */
   private lost?: Error
+  /** Set once the log reached its size limit: later lines are not written, and flushes say why. */
+  private sealed?: Error
   private cycle?: Promise<void>
   private nextSync?: Promise<void>
   private timer?: NodeJS.Timeout
@@ -34,7 +38,7 @@ export class JsonlWriter implements Appender {
 
   constructor(readonly file: string, private handle: FileHandle, private size: number, lastSeq: number, private options: AppenderOptions) {
     this.durableSize = size
-    this.appendedSeq = this.writtenSeq = this.syncedSeq = lastSeq
+    this.appendedSeq = this.queuedSeq = this.writtenSeq = this.syncedSeq = lastSeq
   }
 
   /** Number of records appended but not yet durable. */
@@ -50,10 +54,19 @@ export class JsonlWriter implements Appender {
     return this.lost
   }
 
+  /** From now on lines are counted but not written; what was pushed before is still written. */
+  seal(error: Error): void {
+    this.sealed ??= error
+  }
+
   push(line: string, seq: number): void {
+    if (this.sealed) {
+      this.appendedSeq = seq
+      return
+    }
     this.queue.push(line)
     this.queuedChars += line.length
-    this.appendedSeq = seq
+    this.appendedSeq = this.queuedSeq = seq
     if (this.cycle || this.nextSync) return
     if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
     else this.timer ??= setTimeout(() => this.startBackground(), this.options.delayMs)
@@ -137,10 +150,11 @@ export class JsonlWriter implements Appender {
       this.syncedSeq = this.writtenSeq
       this.options.onDurable(this.syncedSeq)
     }
+    if (this.sealed && this.appendedSeq > this.syncedSeq) throw this.sealed
   }
 
   private async writeQueued(): Promise<void> {
-    const lastSeq = this.appendedSeq
+    const lastSeq = this.queuedSeq
     if (!this.queue.length && !this.retry) return
     // Writing past a file someone truncated would leave a hole of NUL bytes mid-log.
     await this.checkSize()

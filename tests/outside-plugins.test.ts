@@ -18,7 +18,8 @@ let example: string
 let app: Composition | undefined
 
 beforeAll(async () => {
-  execFileSync(process.execPath, ['scripts/build-packages.mjs'], { cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] })
+  // tsc prints its errors on stdout: keep them visible when the build fails.
+  execFileSync(process.execPath, ['scripts/build-packages.mjs'], { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'] })
   example = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-outside-'))
   await fs.cp(path.join(repo, 'examples/plugins'), example, { recursive: true })
   // Where an outsider gets @goalkeeper/* from the registry, this copy gets the tarballs just packed.

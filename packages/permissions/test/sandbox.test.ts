@@ -33,8 +33,8 @@ beforeAll(async () => {
 describe('run_command in the workspace-write sandbox', { timeout: 60_000 }, () => {
   it('writes inside the workspace and a private /tmp, and nowhere else', async () => {
     const { h, agent } = await start()
-    // Outside /tmp (whose sandbox copy is private anyway): next to the repository's files.
-    const outside = path.resolve(`.gk-sandbox-outside-${process.pid}`)
+    // Outside /tmp, whose sandbox copy is private anyway (a checkout may well lie under /tmp): the home directory.
+    const outside = path.join(os.homedir(), `.gk-sandbox-outside-${process.pid}`)
     const sibling = path.join(h.dir, 'sibling.txt')
     const hostTmp = path.join('/tmp', `gk-sandbox-${process.pid}`)
     try {

@@ -122,7 +122,7 @@ describe('where sessions live', { timeout: 60_000 }, () => {
 })
 
 describe('tamper evidence', { timeout: 60_000 }, () => {
-  it('a human input appended to the session file by a child process is reported at resume and goal --session, and never run', async () => {
+  it('a human input appended to the session file by a child process is reported at resume and goal --session, never run, and marked by sessions', async () => {
     const p = await project({ script: 'export default many((request) => ({ text: "Answered: " + opening(request).text }))' })
     const first = await run([...p.globals, 'run', 'hello'])
     expect(first.code, first.stderr).toBe(0)
@@ -139,6 +139,12 @@ describe('tamper evidence', { timeout: 60_000 }, () => {
       expect(refused.stdout).not.toContain('ship it')
     }
     expect((await readFile(file, 'utf8')).trimEnd().split('\n')).toHaveLength(count + 1)
+    const listed = await run([...p.globals, 'sessions'])
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(listed.stdout).toMatch(new RegExp(`${id} !\\s+\\d{4}-.*\\btampered\\s+tampered: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${count + 1}: line is not signed`))
+    expect(listed.stderr).toContain('goalkeeper: 1 session marked ! was changed by someone other than goalkeeper from the line named on; show reads it, resume refuses')
+    const json = await run([...p.globals, '--json', 'sessions'])
+    expect(JSON.parse(json.stdout.trim())).toMatchObject({ id, goal: null, problem: { code: 'SESSION_TAMPERED', line: count + 1 } })
   })
 })
 

@@ -1,7 +1,8 @@
-import { createHmac, randomBytes } from 'node:crypto'
+import { createHash, createHmac, type Hash, randomBytes } from 'node:crypto'
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import type { Integrity } from './types.ts'
 
 /**
  * Tamper evidence for session logs. Every line ends with `"mac":"<hex>"`, an HMAC-SHA256 (key kept
@@ -19,6 +20,14 @@ export class Signer {
   /** The mac of a line body (the record JSON without its mac) following the mac `previous`. */
   mac(previous: string, body: string): string {
     return createHmac('sha256', this.key).update(previous).update('\n').update(body).digest('hex')
+  }
+
+  /**
+   * `mac(previous, body)` for a body given piece by piece, readable at any point: the mac over an
+   * unsigned prefix is computed while streaming a log, without holding the prefix.
+   */
+  running(previous: string): RunningMac {
+    return new RunningMac(this.key, previous)
   }
 
   /** Appends the mac to an encoded record line (without newline); returns the signed line and its mac. */
@@ -41,6 +50,78 @@ export class Signer {
     } catch {
       return undefined
     }
+  }
+}
+
+/**
+ * HMAC-SHA256 (RFC 2104) fed incrementally; `digest` may be read more than once (a hash copy), which
+ * `createHmac` does not allow. Equals `Signer.mac(previous, <everything updated>)`.
+ */
+export class RunningMac {
+  private inner: Hash
+  private outerPad: Buffer
+
+  constructor(key: Buffer, previous: string) {
+    const block = Buffer.alloc(64)
+    ;(key.length > 64 ? createHash('sha256').update(key).digest() : key).copy(block)
+    this.inner = createHash('sha256').update(block.map((b) => b ^ 0x36)).update(previous).update('\n')
+    this.outerPad = Buffer.from(block.map((b) => b ^ 0x5c))
+  }
+
+  update(text: string): this {
+    this.inner.update(text)
+    return this
+  }
+
+  digest(): string {
+    return createHash('sha256').update(this.outerPad).update(this.inner.copy().digest()).digest('hex')
+  }
+}
+
+/**
+ * Follows the mac chain line by line. An unsigned prefix (a log from before signing) is accepted, and
+ * the first signed line chains from a mac over that whole prefix, so the prefix cannot change later
+ * either. The first line that breaks the chain is where the log stops being trusted. Holds no line:
+ * replay and the streaming listing both use it.
+ */
+export class ChainCheck {
+  last: string
+  integrity: Integrity = { state: 'unsigned' }
+  private signed = false
+  private count = 0
+  private prefixLines = 0
+  private prefix?: RunningMac
+
+  constructor(private file: string, id: string, private signer?: Signer) {
+    this.last = signer?.seed(id) ?? ''
+  }
+
+  add(line: string) {
+    const signer = this.signer
+    if (!signer || this.integrity.state === 'tampered') return
+    const number = ++this.count
+    const { body, mac } = splitMac(line)
+    if (!mac) {
+      if (this.signed) return this.tamper(number, 'is not signed, yet lines before it are')
+      this.prefix ??= signer.running(this.last).update('unsigned-prefix\n')
+      this.prefix.update(this.prefixLines++ ? `\n${line}` : line)
+      return
+    }
+    this.last = this.next()
+    if (signer.mac(this.last, body) !== mac) return this.tamper(number, 'does not match its signature: it was edited, moved, inserted or written by someone without the key')
+    this.signed = true
+    this.last = mac
+    this.integrity = { state: 'signed', lines: number - this.prefixLines, unsignedPrefix: this.prefixLines }
+  }
+
+  /** The mac the next signed line chains from: after an unsigned prefix, a mac over all of it. */
+  next(): string {
+    if (this.signed || !this.prefix) return this.last
+    return this.prefix.digest()
+  }
+
+  private tamper(line: number, reason: string) {
+    this.integrity = { state: 'tampered', line, reason: `${this.file}:${line}: line ${reason}` }
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Signer } from './integrity.ts'
 import type { Logger } from 'cordis'
 import type { SessionImpl } from './session.ts'
 import type { SessionStore } from './store.ts'
@@ -9,16 +10,17 @@ const CONCURRENCY = 4
 /**
  * Summaries of every session in the store, newest activity first. Sessions open in this process are
  * summarised from memory (they may hold records not yet written); a log that cannot be read is
- * listed with its problem (file:line and reason), never hidden, and never hides the others.
+ * listed with its problem (file:line and reason), never hidden, and never hides the others; so is a
+ * tampered one (its signatures are checked while it streams), with what it holds.
  */
-export async function listSessions(store: SessionStore, open: ReadonlyMap<string, SessionImpl>, logger: Logger): Promise<SessionSummary[]> {
+export async function listSessions(store: SessionStore, open: ReadonlyMap<string, SessionImpl>, logger: Logger, signer: Signer): Promise<SessionSummary[]> {
   const ids = await store.list()
   const summaries: SessionSummary[] = []
   const summarize = async (id: string) => {
     const session = open.get(id)
-    if (session) return summaries.push(summarizeRecords(id, session.file, session.records))
+    if (session) return summaries.push(summarizeRecords(id, session.file, session.records, session.integrity))
     try {
-      summaries.push(await summarizeStream(id, store.locationOf(id), store.stream(id)))
+      summaries.push(await summarizeStream(id, store.locationOf(id), store.stream(id), signer))
     } catch (error) {
       const { code, line } = error as { code?: string; line?: number }
       // Removed between listing and reading: not worth a mention.

@@ -1,5 +1,5 @@
 import { checkRecord } from './codec.ts'
-import { type Signer, splitMac } from './integrity.ts'
+import { ChainCheck, type Signer } from './integrity.ts'
 import type { SessionRecord } from './records.ts'
 import { type Integrity, SessionError } from './types.ts'
 
@@ -50,50 +50,6 @@ export function parseBuffer(buffer: Buffer, file: string, id: string, signer?: S
   }
   if (records.length === 0) throw new SessionError('SESSION_CORRUPT', `${file}:1: no complete session header (the file is empty or its only line is torn)`, file, 1)
   return { records, goodBytes, torn: goodBytes < buffer.length ? buffer.subarray(goodBytes) : undefined, integrity: chain.integrity, lastMac: chain.next() }
-}
-
-/**
- * Follows the mac chain line by line. An unsigned prefix (a log from before signing) is accepted, and
- * the first signed line chains from a mac over that whole prefix, so the prefix cannot change later
- * either. The first line that breaks the chain is where the log stops being trusted.
- */
-class ChainCheck {
-  last: string
-  integrity: Integrity = { state: 'unsigned' }
-  private signed = false
-  private count = 0
-  private prefix: string[] = []
-
-  constructor(private file: string, id: string, private signer?: Signer) {
-    this.last = signer?.seed(id) ?? ''
-  }
-
-  add(line: string) {
-    const signer = this.signer
-    if (!signer || this.integrity.state === 'tampered') return
-    const number = ++this.count
-    const { body, mac } = splitMac(line)
-    if (!mac) {
-      if (this.signed) return this.tamper(number, 'is not signed, yet lines before it are')
-      this.prefix.push(line)
-      return
-    }
-    this.last = this.next()
-    if (signer.mac(this.last, body) !== mac) return this.tamper(number, 'does not match its signature: it was edited, moved, inserted or written by someone without the key')
-    this.signed = true
-    this.last = mac
-    this.integrity = { state: 'signed', lines: number - this.prefix.length, unsignedPrefix: this.prefix.length }
-  }
-
-  /** The mac the next signed line chains from: after an unsigned prefix, a mac over all of it. */
-  next(): string {
-    if (this.signed || !this.prefix.length || !this.signer) return this.last
-    return this.signer.mac(this.last, `unsigned-prefix\n${this.prefix.join('\n')}`)
-  }
-
-  private tamper(line: number, reason: string) {
-    this.integrity = { state: 'tampered', line, reason: `${this.file}:${line}: line ${reason}` }
-  }
 }
 
 function corruptLine(file: string, line: number, reason: string) {

@@ -98,8 +98,8 @@ export class SessionServiceImpl implements SessionService {
     })
   }
 
-  list(): Promise<SessionSummary[]> {
-    return listSessions(this.store, this.sessions, this.logger)
+  async list(): Promise<SessionSummary[]> {
+    return listSessions(this.store, this.sessions, this.logger, await this.ready())
   }
 
   /**

@@ -1,7 +1,8 @@
 import { clip } from '@goalkeeper/kit'
 import { checkRecord } from './codec.ts'
+import { ChainCheck, type Signer } from './integrity.ts'
 import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
-import { SessionError, type SessionSummary } from './types.ts'
+import { type Integrity, SessionError, type SessionSummary } from './types.ts'
 
 const TITLE_LENGTH = 80
 
@@ -34,7 +35,7 @@ class SummaryBuilder {
     this.title ??= titleOf(record)
   }
 
-  build(): SessionSummary {
+  build(integrity?: Integrity): SessionSummary {
     const header = this.header!
     return {
       id: this.id,
@@ -45,37 +46,44 @@ class SummaryBuilder {
       ...(this.title !== undefined && { title: this.title }),
       cwd: header.cwd,
       ...(header.parent && { parent: header.parent }),
+      // Listed like a corrupt log, but with what it holds: show still reads it, resume refuses it.
+      ...(integrity?.state === 'tampered' && { problem: { code: 'SESSION_TAMPERED', line: integrity.line, reason: integrity.reason } }),
     }
   }
 }
 
-export function summarizeRecords(id: string, file: string, records: readonly SessionRecord[]): SessionSummary {
+export function summarizeRecords(id: string, file: string, records: readonly SessionRecord[], integrity?: Integrity): SessionSummary {
   const builder = new SummaryBuilder(id, file)
   for (const record of records) builder.add(record)
-  return builder.build()
+  return builder.build(integrity)
 }
 
 /**
  * Summarises a session file while streaming it, so listing many large sessions holds one chunk at a
- * time. Applies the replay rules: a torn last line is ignored, any other bad line fails.
+ * time. Applies the replay rules: a torn last line is ignored, any other bad line fails. With a
+ * signer, the mac chain is checked on the way (as `open` does), so a tampered log is marked.
  */
-export async function summarizeStream(id: string, file: string, chunks: AsyncIterable<Buffer>): Promise<SessionSummary> {
+export async function summarizeStream(id: string, file: string, chunks: AsyncIterable<Buffer>, signer?: Signer): Promise<SessionSummary> {
   const builder = new SummaryBuilder(id, file)
+  const chain = new ChainCheck(file, id, signer)
   let seq = 0
   let carry: Buffer | undefined
   // An unparsable line is only torn if nothing follows it; remember it until the next line shows up.
   let unparsable: number | undefined
   const take = (line: Buffer) => {
     if (unparsable !== undefined) throw corrupt(file, unparsable, 'is not valid JSON')
-    let value: unknown
+    const text = line.toString('utf8')
+    let value: any
     try {
-      value = JSON.parse(line.toString('utf8'))
+      value = JSON.parse(text)
     } catch {
       unparsable = seq + 1
       return
     }
     const problem = checkRecord(value, seq, id)
     if (problem) throw new SessionError(problem.code, `${file}:${seq + 1}: line ${problem.reason}`, file, seq + 1)
+    chain.add(text)
+    delete value.mac
     builder.add(value as SessionRecord)
     seq++
   }
@@ -94,7 +102,7 @@ export async function summarizeStream(id: string, file: string, chunks: AsyncIte
   // Only the last line may be torn: an unparsable complete line followed by a partial one is corrupt.
   if (unparsable !== undefined && carry) throw corrupt(file, unparsable, 'is not valid JSON')
   if (seq === 0) throw new SessionError('SESSION_CORRUPT', `${file}:1: no complete session header`, file, 1)
-  return builder.build()
+  return builder.build(chain.integrity)
 }
 
 function corrupt(file: string, line: number, reason: string) {

@@ -41,7 +41,8 @@ export interface SessionSummary {
   /**
    * Set when the log cannot be read (`SESSION_CORRUPT`, `SESSION_BAD_SEQ`, a file that is not a regular
    * file): it is listed anyway, with the reason naming `file:line`, so that it is never hidden. Then
-   * `createdAt`, `updatedAt` and `records` are 0 and `cwd` is empty.
+   * `createdAt`, `updatedAt` and `records` are 0 and `cwd` is empty. A tampered log (`SESSION_TAMPERED`,
+   * `line` the first line that does not verify) is listed with its problem too, and with what it holds.
    */
   problem?: { code: string; line?: number; reason: string }
 }

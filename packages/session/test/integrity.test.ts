@@ -110,6 +110,38 @@ describe('tamper evidence', () => {
     await expect(again.sessions.open('old')).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 3 })
   })
 
+  it('list marks a tampered log with the first bad line and keeps what it holds; clean, old-unsigned and re-chained logs are not marked', async () => {
+    const dir = await tempDir()
+    const forged = await signedSession(dir)
+    await forge(forged.file, false)
+    const edited = await signedSession(dir)
+    await fs.writeFile(edited.file, (await fs.readFile(edited.file, 'utf8')).replace('hello', 'HELLO'))
+    const clean = await signedSession(dir)
+    // Enough records that the chain is checked across many stream chunks.
+    const big = await clean.sessions.create({ cwd: dir })
+    for (let i = 0; i < 3000; i++) big.append('test/item', { i, pad: 'é'.repeat(i % 97) })
+    await clean.sessions.close(big)
+    await writeSession(dir, 'old', [{ type: 'input/queued', data: { message: human('m1', 'hi') } }])
+    const rechained = await clean.sessions.open('old')
+    rechained.append('test/item', { i: 1 })
+    await clean.sessions.close(rechained)
+    await writeSession(dir, 'plain', [{ type: 'test/item', data: 1 }])
+
+    const list = await (await launch(dir)).sessions.list()
+    const byId = new Map(list.map((s) => [s.id, s]))
+    expect(byId.get(forged.id)).toMatchObject({
+      records: 5, title: 'hello', createdAt: expect.any(Number),
+      problem: { code: 'SESSION_TAMPERED', line: 5, reason: `${forged.file}:5: line is not signed, yet lines before it are` },
+    })
+    expect(byId.get(edited.id)?.problem).toEqual({ code: 'SESSION_TAMPERED', line: 2, reason: `${edited.file}:2: line does not match its signature: it was edited, moved, inserted or written by someone without the key` })
+    for (const id of [clean.id, big.id, 'old', 'plain']) expect(byId.get(id)?.problem, id).toBeUndefined()
+    expect(byId.get(big.id)?.records).toBe(3001)
+    // A tampered log open here (read-only) is marked from memory too.
+    const app = await launch(dir)
+    await app.sessions.open(forged.id, { readOnly: true })
+    expect((await app.sessions.list()).find((s) => s.id === forged.id)?.problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 5 })
+  })
+
   it('creates the key on first use with 0600 in a 0700 directory, and signs with it', async () => {
     const dir = await tempDir()
     const keyFile = path.join(dir, 'config', 'goalkeeper', 'session.key')

@@ -73,12 +73,17 @@ Exit codes: 0 listed (also when there are none), 64 bad command line or configur
       return ExitCode.OK
     }
     const header = ['ID', 'STARTED', 'LAST ACTIVITY', 'GOAL', 'TITLE']
-    const cells = rows.map((row) => row.problem
-      ? [`${row.id} !`, '-', '-', 'unreadable', oneLine(`${row.problem.code === 'SESSION_CORRUPT' || row.problem.code === 'SESSION_BAD_SEQ' ? 'corrupt' : 'unreadable'}: ${row.problem.reason}`, 200)]
-      : [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)])
+    const cells = rows.map((row) => {
+      if (!row.problem) return [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)]
+      // A tampered log is readable, but its goal would come from the unverified tail: not shown.
+      if (row.problem.code === 'SESSION_TAMPERED') return [`${row.id} !`, formatTime(row.createdAt), formatTime(row.updatedAt), 'tampered', oneLine(`tampered: ${row.problem.reason}`, 200)]
+      return [`${row.id} !`, '-', '-', 'unreadable', oneLine(`${row.problem.code === 'SESSION_CORRUPT' || row.problem.code === 'SESSION_BAD_SEQ' ? 'corrupt' : 'unreadable'}: ${row.problem.reason}`, 200)]
+    })
     for (const line of table([header, ...cells])) cli.print(line)
-    const bad = rows.filter((row) => row.problem).length
+    const tampered = rows.filter((row) => row.problem?.code === 'SESSION_TAMPERED').length
+    const bad = rows.filter((row) => row.problem).length - tampered
     if (bad) cli.note(`${bad} session${bad === 1 ? '' : 's'} marked ! cannot be read; the reason names the file and line`)
+    if (tampered) cli.note(`${tampered} session${tampered === 1 ? ' marked ! was' : 's marked ! were'} changed by someone other than goalkeeper from the line named on; show reads ${tampered === 1 ? 'it' : 'them'}, resume refuses`)
     if (summaries.length > rows.length) cli.note(`${summaries.length - rows.length} older sessions not shown (--all lists them)`)
     return ExitCode.OK
   },

@@ -1,6 +1,56 @@
-import { randomBytes } from 'node:crypto'
-import { type FileHandle, link, open, unlink } from 'node:fs/promises'
+import { createHash, randomBytes } from 'node:crypto'
+import { type FileHandle, link, open, readdir, readFile, stat, unlink } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
+
+/** A temp file written by another host is left alone this long: its pid cannot be checked from here. */
+const FOREIGN_TEMP_MS = 60_000
+
+/**
+ * The temp file a write of `file` goes through: `.<name>.<host>-<pid>-<random>.tmp`, next to it. The
+ * host and pid say whose it is, so a temp left by a killed process can be told from one being written.
+ */
+export function tempFor(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${hostTag()}-${process.pid}-${randomBytes(4).toString('hex')}.tmp`)
+}
+
+/** The host name as it appears in temp names: no dots, so the name parses back. */
+function hostTag(): string {
+  return os.hostname().replace(/[^A-Za-z0-9-]/g, '_')
+}
+
+/**
+ * Removes the temp files of `file` (its own, its lock's, its side files') that a killed process left:
+ * those of a pid no longer running on this host, or of another host after a minute. A temp of a live
+ * writer is never touched. Returns the names removed.
+ */
+export async function removeStaleTemps(file: string): Promise<string[]> {
+  const dir = path.dirname(file)
+  const prefix = `.${path.basename(file)}.`
+  const removed: string[] = []
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith(prefix)) continue
+    const owner = /\.([A-Za-z0-9_-]+)-(\d+)-[0-9a-f]{8}\.tmp$/.exec(name)
+    if (!owner || !(await isStaleTemp(path.join(dir, name), owner[1], Number(owner[2])))) continue
+    await unlink(path.join(dir, name)).then(() => removed.push(name), () => {})
+  }
+  return removed
+}
+
+async function isStaleTemp(temp: string, host: string, pid: number): Promise<boolean> {
+  if (host !== hostTag()) {
+    const info = await stat(temp).catch(() => undefined)
+    return !!info && Date.now() - info.mtimeMs > FOREIGN_TEMP_MS
+  }
+  if (pid === process.pid) return false
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch (error) {
+    // EPERM: the pid runs under another user, so it is alive.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH'
+  }
+}
 
 /** Makes a new or removed directory entry durable; on Linux a file's own fsync does not cover it. */
 export async function fsyncDir(dir: string): Promise<void> {
@@ -19,7 +69,7 @@ export async function fsyncDir(dir: string): Promise<void> {
  */
 export async function createFileExclusive(file: string, content: Buffer | string): Promise<void> {
   const dir = path.dirname(file)
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`)
+  const temp = tempFor(file)
   const handle = await open(temp, 'wx')
   try {
     try {
@@ -35,17 +85,21 @@ export async function createFileExclusive(file: string, content: Buffer | string
   await fsyncDir(dir)
 }
 
-/** Saves bytes cut from a session file next to it, under a name no other file has. */
-export async function saveSideFile(file: string, bytes: Buffer, stamp: number): Promise<string> {
-  for (let attempt = 0; ; attempt++) {
-    const side = `${file}.torn-${stamp}${attempt ? `-${attempt}` : ''}`
-    try {
-      await createFileExclusive(side, bytes)
-      return side
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 100) throw error
-    }
+/**
+ * Saves bytes cut from a session file at byte `offset` next to it, as `<file>.torn-<offset>-<hash>`.
+ * The name follows from what is saved, so a repair killed after saving and run again finds its own
+ * side file (same bytes: kept as it is) instead of adding a second copy.
+ */
+export async function saveSideFile(file: string, bytes: Buffer, offset: number): Promise<string> {
+  const side = `${file}.torn-${offset}-${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`
+  try {
+    await createFileExclusive(side, bytes)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    const existing = await readFile(side)
+    if (!existing.equals(bytes)) throw new Error(`${side} exists and holds other bytes than the torn tail it should keep`, { cause: error })
   }
+  return side
 }
 
 export async function writeAll(handle: FileHandle, buffer: Buffer, position: number): Promise<void> {

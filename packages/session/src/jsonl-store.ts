@@ -1,7 +1,7 @@
 import { constants, createReadStream, existsSync } from 'node:fs'
 import { type FileHandle, mkdir, open, readdir, unlink } from 'node:fs/promises'
 import path from 'node:path'
-import { createFileExclusive, fsyncDir, readAll, saveSideFile } from './files.ts'
+import { createFileExclusive, fsyncDir, readAll, removeStaleTemps, saveSideFile } from './files.ts'
 import { isSessionId } from './ids.ts'
 import { WriterLock } from './lock.ts'
 import type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
@@ -66,6 +66,8 @@ export class JsonlFileStore implements SessionStore {
     await this.read(id, 0)
     const lock = await WriterLock.acquire(file, id)
     try {
+      // What a process killed mid-write (of this log, its lock or a side file) left behind.
+      await removeStaleTemps(file)
       const bytes = await this.read(id)
       return { bytes, writer: new JsonlStoreWriter(file, await open(file, 'r+'), lock) }
     } catch (error) {
@@ -160,9 +162,10 @@ class JsonlStoreWriter implements StoreWriter {
 
   constructor(private file: string, private handle: FileHandle, private lock: WriterLock) {}
 
-  async cutTail(size: number, tail: Buffer, stamp: number): Promise<string> {
-    // Keep the cut bytes before cutting them, so nothing is lost even if we crash in between.
-    const side = await saveSideFile(this.file, tail, stamp)
+  async cutTail(size: number, tail: Buffer): Promise<string> {
+    // Keep the cut bytes before cutting them, so nothing is lost even if we crash in between; a repair
+    // run again after such a crash finds the same side file (its name follows from size and bytes).
+    const side = await saveSideFile(this.file, tail, size)
     await this.handle.truncate(size)
     await this.handle.sync()
     return side

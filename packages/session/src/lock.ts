@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { link, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
+import { tempFor } from './files.ts'
 import { SessionError } from './types.ts'
 
 /** Who holds a writer lock, as recorded in the lock file. */
@@ -84,7 +85,7 @@ function locked(id: string, file: string, holder: LockHolder) {
  * first and linked into place, so the lock file is never seen empty or half-written.
  */
 async function createExclusive(file: string, content: string): Promise<boolean> {
-  const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`
+  const temp = tempFor(file)
   await writeFile(temp, content, { flag: 'wx', mode: 0o600 })
   try {
     await link(temp, file)

@@ -204,7 +204,7 @@ export class SessionServiceImpl implements SessionService {
     try {
       loaded = parseBuffer(bytes, file, id, signer)
       if (loaded.integrity.state === 'tampered') throw tampered(loaded.integrity)
-      if (loaded.torn) sideFile = await writer.cutTail(loaded.goodBytes, loaded.torn, this.now())
+      if (loaded.torn) sideFile = await writer.cutTail(loaded.goodBytes, loaded.torn)
     } catch (error) {
       await writer.close()
       throw error

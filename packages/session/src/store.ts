@@ -30,8 +30,11 @@ export interface SessionStore {
 
 /** A log opened for writing; holds the writer lock until `close`. */
 export interface StoreWriter {
-  /** Cuts everything after `size` off the log, keeping the cut bytes aside first; returns where they are kept. */
-  cutTail(size: number, tail: Buffer, stamp: number): Promise<string>
+  /**
+   * Cuts everything after `size` off the log, keeping the cut bytes aside first; returns where they are
+   * kept. Idempotent: run again after a crash at any point, it keeps the same bytes in the same place.
+   */
+  cutTail(size: number, tail: Buffer): Promise<string>
   /** Starts appending at byte `size`, after the record `lastSeq`. Called once. */
   appender(size: number, lastSeq: number, options: AppenderOptions): Appender
   /** Closes the appender (dropping what was not flushed) and releases the lock. */

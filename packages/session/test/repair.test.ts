@@ -1,10 +1,15 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import fs from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import type { RepairReport, Session } from '@goalkeeper/session'
 import { appsPerTest, readLines, tempDir, writeSession } from './helpers.ts'
 
 const launch = appsPerTest()
+const here = path.dirname(fileURLToPath(import.meta.url))
 
 const INTERRUPTED = { ok: false, content: expect.any(String), error: { code: 'INTERRUPTED', message: expect.any(String) } }
 
@@ -26,7 +31,7 @@ describe('crash repair on open for writing', () => {
     const [eventSession, report] = await reported
     expect(eventSession).toBe(session)
     expect(session.repair).toBe(report)
-    expect(report).toEqual({ sessionId: 'torn', file, tornBytes: Buffer.byteLength(torn), sideFile: expect.stringMatching(/torn\.jsonl\.torn-\d+$/), appended: [] })
+    expect(report).toEqual({ sessionId: 'torn', file, tornBytes: Buffer.byteLength(torn), sideFile: expect.stringMatching(/torn\.jsonl\.torn-\d+-[0-9a-f]{12}$/), appended: [] })
     expect(await fs.readFile(report.sideFile!, 'utf8')).toBe(torn)
     expect(await fs.readFile(file, 'utf8')).toBe(good)
     expect(session.records.map((r) => r.data)).toEqual([expect.anything(), 1, 2])
@@ -206,5 +211,52 @@ describe('secrets', () => {
     expect(errors).toHaveLength(3)
     expect(logs.filter((l) => l.type === 'warn').length).toBeGreaterThanOrEqual(1)
     for (const text of [...errors, ...problems, ...logs.map((l) => l.text)]) expect(text).not.toContain(secret)
+  })
+})
+
+describe('a repair killed at any step', () => {
+  it('a repair killed before any of its file changes, run again, leaves one side file, no temp file, and each repair record once', { timeout: 180_000 }, async () => {
+    const torn = '{"seq":4,"at":1004,"type":"tool/res'
+    const records = [
+      { type: 'turn/start', data: { turn: 1 } },
+      { type: 'step/start', data: { turn: 1, step: 1 } },
+      { type: 'tool/call', data: { turn: 1, step: 1, callId: 'c1', name: 'run', arguments: '{}' } },
+    ]
+    const expected = ['session/header', 'turn/start', 'step/start', 'tool/call', 'tool/result', 'step/end', 'turn/end']
+    let finished = false
+    for (let killAt = 1; !finished; killAt++) {
+      expect(killAt, 'the repair never finished').toBeLessThan(60)
+      const dir = await tempDir()
+      const file = await writeSession(dir, 's', records, torn)
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/repair-kill-child.ts'), dir, 's', String(killAt)], { stdio: ['ignore', 'pipe', 'inherit'] })
+      let out = ''
+      child.stdout.on('data', (chunk) => (out += chunk))
+      const [code, signal] = await once(child, 'exit')
+      finished = code === 0
+      // Every change the repair makes was a kill point before it finished untouched.
+      if (finished) expect(out).toBe(`done after ${killAt - 1} changes\n`)
+      else expect(signal, `step ${killAt}: ${out}`).toBe('SIGKILL')
+      // The next open finishes what the killed one began.
+      const app = await launch(dir)
+      const session = await app.sessions.open('s')
+      expect(session.records.map((r) => r.type), `killed before change ${killAt}`).toEqual(expected)
+      await app.sessions.close(session)
+      const names = (await fs.readdir(dir)).sort()
+      expect(names, `killed before change ${killAt}`).toEqual(['s.jsonl', expect.stringMatching(/^s\.jsonl\.torn-/)])
+      expect(await fs.readFile(path.join(dir, names[1]), 'utf8')).toBe(torn)
+      expect((await readLines(file)).map((r) => r.seq)).toEqual([0, 1, 2, 3, 4, 5, 6])
+    }
+  })
+
+  it('leaves the temp files of a running writer alone: its own process, or another host\'s for a minute', async () => {
+    const dir = await tempDir()
+    await writeSession(dir, 's', [])
+    const own = `.s.jsonl.${os.hostname().replace(/[^A-Za-z0-9-]/g, '_')}-${process.pid}-0123abcd.tmp`
+    const foreign = '.s.jsonl.torn-5-abc.elsewhere-4242-0123abcd.tmp'
+    const dead = `.s.jsonl.lock.${os.hostname().replace(/[^A-Za-z0-9-]/g, '_')}-999999999-0123abcd.tmp`
+    for (const name of [own, foreign, dead]) await fs.writeFile(path.join(dir, name), 'x')
+    const { sessions } = await launch(dir)
+    await sessions.close(await sessions.open('s'))
+    expect((await fs.readdir(dir)).sort()).toEqual([own, foreign, 's.jsonl'].sort())
   })
 })

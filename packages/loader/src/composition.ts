@@ -62,8 +62,20 @@ interface Walk {
 
 class EntryError extends Error {}
 
-function walk(items: unknown[], state: Walk): void {
-  items.forEach((item, index) => {
+/**
+ * Flattens the entries in file order (groups before their members). A loop over an explicit stack of
+ * groups, not recursion: groups nested as deep as the YAML allows cannot overflow the call stack.
+ */
+function walk(top: unknown[], root: Walk): void {
+  const stack = [{ items: top, next: 0, state: root }]
+  while (stack.length) {
+    const frame = stack[stack.length - 1]
+    if (frame.next >= frame.items.length) {
+      stack.pop()
+      continue
+    }
+    const index = frame.next++
+    const { state } = frame
     const position = state.position ? `${state.position}.${index + 1}` : `${index + 1}`
     const spec: EntrySpec = {
       key: `#${position}`,
@@ -76,14 +88,14 @@ function walk(items: unknown[], state: Walk): void {
     state.specs.push(spec)
     let children: unknown[] | undefined
     try {
-      children = readEntry(item, spec, state, position)
+      children = readEntry(frame.items[index], spec, state, position)
     } catch (error) {
       if (!(error instanceof EntryError || error instanceof InterpolationError)) throw error
       spec.error = error instanceof InterpolationError ? `${error.path}: ${error.message}` : error.message
-      return
+      continue
     }
-    if (children) walk(children, { ...state, groups: [...state.groups, spec.id], position, disabled: spec.disabled })
-  })
+    if (children) stack.push({ items: children, next: 0, state: { ...state, groups: [...state.groups, spec.id], position, disabled: spec.disabled } })
+  }
 }
 
 /** Fills `spec` from the raw entry; returns the children of a group. Throws EntryError on the first problem. */

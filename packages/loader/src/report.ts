@@ -72,7 +72,9 @@ export function formatReport(report: LoadReport): string[] {
     const needs = entry.waitingFor?.length ? ` (needs ${entry.waitingFor.join(', ')})` : ''
     return { status, id, detail: name + needs, error: entry.error }
   })
-  const width = Math.max(0, ...rows.map((row) => row.id.length))
+  // A loop, not Math.max(...rows): spreading 200,000 arguments overflows the stack.
+  let width = 0
+  for (const row of rows) width = Math.max(width, row.id.length)
   const lines = [`composition ${report.file}`]
   for (const row of rows) {
     lines.push(`  ${row.status.padEnd(9)} ${row.id.padEnd(width)}  ${row.detail}`.trimEnd())

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { Loader } from '../src/index.ts'
+import { formatReport, Loader, parseComposition } from '../src/index.ts'
+import { buildReport } from '../src/report.ts'
 import { captureContext, writeYml, useFixtures } from './fixtures.ts'
 
 const fixtures = useFixtures()
@@ -252,6 +253,41 @@ describe('loading cordis.yml', () => {
     const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`), '- id: a']
     await writeYml(fixtures.dir, `- id: x\n  name: ./counter.mjs\n  config:\n    ${bomb.slice(0, -1).join('\n    ')}\n`)
     await expect(new Loader(root, { file }).load()).rejects.toThrow(/the YAML cannot be expanded: .*alias/i)
+  })
+})
+
+describe('a huge cordis.yml', () => {
+  it('formats the report of 200,000 entries without recursion', () => {
+    const entries = Array.from({ length: 200_000 }, (_, i) => ({ id: `off${i}`, kind: 'plugin' as const, name: '@fixture/counter', groups: [], status: 'disabled' as const }))
+    const text = formatReport(buildReport('/x/cordis.yml', entries, { added: [], removed: [], reloaded: [], unchanged: [] }))
+    expect(text).toHaveLength(200_002)
+    expect(text[1]).toBe(`  disabled  off0${' '.repeat(7)}@fixture/counter`)
+    expect(text.at(-1)).toBe('200000 entries: 0 loaded, 200000 disabled')
+  })
+
+  it('loads 20,000 disabled entries and a few real ones, in time linear in the file', { timeout: 60_000 }, async () => {
+    const lines = ['- id: first', "  name: '@fixture/counter'", '  config: { label: first }']
+    for (let i = 0; i < 20_000; i++) lines.push(`- id: off${i}`, "  name: '@fixture/counter'", '  disabled: true')
+    lines.push('- id: group', '  group: true', '  config:', '    - id: last', '      name: ./counter.mjs', '      config: { label: last }')
+    const started = performance.now()
+    const { report } = await load(lines.join('\n'))
+    const text = formatReport(report)
+    const seconds = (performance.now() - started) / 1000
+    expect(report.error).toBeUndefined()
+    expect(report.ok).toBe(true)
+    expect(report.loaded).toEqual(['first', 'last'])
+    expect(report.disabled).toHaveLength(20_000)
+    expect(text.at(-1)).toBe('20002 entries: 2 loaded, 20000 disabled')
+    expect(globalThis.__gk.applies).toEqual({ first: 1, last: 1 })
+    // Under a second on an idle machine, most of it the YAML parser; quadratic work would take minutes.
+    expect(seconds).toBeLessThan(30)
+  })
+
+  it('groups nested 2,000 deep are refused with a message naming the position, not a crash', () => {
+    // JSON is YAML; built bottom-up, so the test itself recurses nowhere.
+    let yaml = '{"id":"leaf","name":"@fixture/counter"}'
+    for (let depth = 1_999; depth >= 0; depth--) yaml = `{"id":"g${depth}","group":true,"config":[${yaml}]}`
+    expect(() => parseComposition(`[${yaml}]`, {})).toThrow(/^Maximum call stack size exceeded at line 1, column \d+$/)
   })
 })
 

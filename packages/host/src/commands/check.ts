@@ -12,7 +12,8 @@ function show(cli: CommandContext, app: App, report: LoadReport, type: 'check' |
   if (type === 'reload') {
     cli.print(report.error ? `reload failed: ${report.error}; kept the running composition` : `reloaded: ${summarizeChanges(report.changes)}`)
   }
-  for (const line of formatReport(report)) cli.print(line)
+  // One print (one redaction pass, one write) for the whole report, which can run to 200,000 lines.
+  cli.print(formatReport(report).join('\n'))
   // Whether commands are sandboxed here is part of what loaded: a missing bwrap is found now, not mid-goal.
   cli.print(describePermissions(app, true))
   if (permissions) cli.print(permissions.sandbox.available ? `sandbox: bubblewrap ${permissions.sandbox.version} (${permissions.sandbox.path})` : `sandbox: unavailable: ${permissions.sandbox.reason}`)

@@ -35,6 +35,7 @@ export function formatTime(ms: number): string {
 
 /** Left-aligned columns separated by two spaces; the last column is not padded. */
 export function table(rows: string[][]): string[] {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => Array.from(row[column] ?? '').length))) ?? []
+  // reduce, not Math.max(...rows): spreading one argument per row overflows the stack on long tables.
+  const widths = rows[0]?.map((_, column) => rows.reduce((width, row) => Math.max(width, Array.from(row[column] ?? '').length), 0)) ?? []
   return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column] - Array.from(cell).length))).join('  ').trimEnd())
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { describeError } from '@goalkeeper/kit'
+import { describeError, isAlive } from '@goalkeeper/kit'
 import { ExitCode } from './exit-codes.ts'
 
 export interface InterruptInfo {
@@ -50,16 +50,6 @@ function parentOf(pid: number): number | undefined {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: it exists, it just is not ours to signal.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /** `parent-exit`: the process that started goalkeeper ended; handled like SIGTERM. */
 type Signal = 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'parent-exit'
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
@@ -88,7 +78,7 @@ export class SignalController {
     const every = this.options.parentCheckMs ?? 0
     if (every > 0) {
       const watched = ancestors(this.options.parentGenerations ?? 1)
-      this.parentTimer = setInterval(() => watched.some((pid) => !alive(pid)) && this.parentGone(), every)
+      this.parentTimer = setInterval(() => watched.some((pid) => !isAlive(pid)) && this.parentGone(), every)
       this.parentTimer.unref()
     }
     return this

@@ -9,3 +9,4 @@ export {
   type Env, type Masker, type MaskerOptions, type Secret,
 } from './secrets.ts'
 export { userConfigDir } from './user-dir.ts'
+export { isAlive } from './process.ts'

@@ -1,3 +1,4 @@
+import { isAlive } from '@goalkeeper/kit'
 import { createHash, randomBytes } from 'node:crypto'
 import { type FileHandle, link, open, readdir, readFile, stat, unlink } from 'node:fs/promises'
 import os from 'node:os'
@@ -42,14 +43,7 @@ async function isStaleTemp(temp: string, host: string, pid: number): Promise<boo
     const info = await stat(temp).catch(() => undefined)
     return !!info && Date.now() - info.mtimeMs > FOREIGN_TEMP_MS
   }
-  if (pid === process.pid) return false
-  try {
-    process.kill(pid, 0)
-    return false
-  } catch (error) {
-    // EPERM: the pid runs under another user, so it is alive.
-    return (error as NodeJS.ErrnoException).code === 'ESRCH'
-  }
+  return pid !== process.pid && !isAlive(pid)
 }
 
 /** Makes a new or removed directory entry durable; on Linux a file's own fsync does not cover it. */

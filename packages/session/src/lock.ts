@@ -1,3 +1,4 @@
+import { isAlive } from '@goalkeeper/kit'
 import { randomBytes } from 'node:crypto'
 import { link, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -115,14 +116,7 @@ async function readHolder(file: string): Promise<LockHolder | 'gone' | 'unreadab
 
 async function isStale(file: string, holder: LockHolder): Promise<boolean> {
   if (holder.host !== os.hostname()) return olderThan(file, FOREIGN_STALE_MS)
-  if (holder.pid === process.pid) return false
-  try {
-    process.kill(holder.pid, 0)
-    return false
-  } catch (error) {
-    // EPERM: the pid runs under another user, so it is alive.
-    return (error as NodeJS.ErrnoException).code === 'ESRCH'
-  }
+  return holder.pid !== process.pid && !isAlive(holder.pid)
 }
 
 async function olderThan(file: string, ms: number): Promise<boolean> {

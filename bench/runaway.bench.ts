@@ -4,7 +4,7 @@
 // the model calls wasted (from the first pointless one on), what stopped the run and the goal's final state;
 // for each legitimate run, whether it was stopped. Targets: every pattern <= 5 wasted calls, no legitimate
 // run stopped. Run alone: node --import tsx bench/runaway.bench.ts
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -235,8 +235,16 @@ export async function run() {
   const errors: string[] = []
   const exporter: Exporter = { levels: { default: 0 }, export: (message) => errors.push(`${message.name}: ${Logger.format(exporter, message)}`) }
   root.logger.exporter(exporter)
+  // The repository's composition with its offline demo model switched off: every row scripts the model
+  // itself, and the demo model would block any goal but its own (`demo-model-only`) before a round ran.
+  const original = await readFile(path.join(repoRoot, 'cordis.yml'), 'utf8')
+  const composition = original.replace("name: ./demo/goal-script.mjs\n", "name: ./demo/goal-script.mjs\n  disabled: true\n")
+  if (composition === original) throw new Error('cordis.yml no longer has the demo-script entry this bench switches off')
+  await writeFile(path.join(dir, 'cordis.yml'), composition)
+  // Package names resolve from the file's directory, as in a project.
+  await symlink(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'), 'dir')
   const loader = new Loader(root, {
-    file: path.join(repoRoot, 'cordis.yml'),
+    file: path.join(dir, 'cordis.yml'),
     env: { GOALKEEPER_SESSIONS_DIR: path.join(dir, 'sessions'), GOALKEEPER_DEMO_DELAY_MS: '0' },
   })
   try {

@@ -1,15 +1,17 @@
 import { constants, createReadStream, existsSync } from 'node:fs'
-import { type FileHandle, mkdir, open, readdir, unlink } from 'node:fs/promises'
+import { type FileHandle, lstat, mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { createFileExclusive, fsyncDir, readAll, removeStaleTemps, saveSideFile } from './files.ts'
+import { createFileExclusive, fsyncDir, removeStaleTemps, saveSideFile, tempFor } from './files.ts'
 import { isSessionId } from './ids.ts'
 import { WriterLock } from './lock.ts'
 import type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
 import { SessionError } from './types.ts'
-import { JsonlWriter } from './writer.ts'
-import { mebibytes } from './session.ts'
+import { type FileIdentity, JsonlWriter } from './writer.ts'
 
 const EXT = '.jsonl'
+const INDEX = '.summaries'
+/** Read size of a log: large enough that a replay makes few calls, small enough to be nothing held. */
+const CHUNK_BYTES = 1 << 20
 // Never block on a FIFO or device someone put in the store, never follow a link planted there.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
 
@@ -21,10 +23,7 @@ export class JsonlFileStore implements SessionStore {
   readonly location: string
   readonly olderDirs: readonly string[]
 
-  private maxReadBytes: number
-
-  constructor(dir: string, options: { olderDirs?: readonly string[]; maxReadBytes?: number } = {}) {
-    this.maxReadBytes = options.maxReadBytes ?? Infinity
+  constructor(dir: string, options: { olderDirs?: readonly string[] } = {}) {
     this.location = path.resolve(dir)
     this.olderDirs = (options.olderDirs ?? []).map((d) => path.resolve(d)).filter((d) => d !== this.location)
   }
@@ -53,47 +52,99 @@ export class JsonlFileStore implements SessionStore {
       await createFileExclusive(file, content).catch((error: NodeJS.ErrnoException) => {
         throw error.code === 'EEXIST' ? new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file) : error
       })
-      return new JsonlStoreWriter(file, await open(file, 'r+'), lock)
+      return new JsonlStoreWriter(file, (await this.identify(id)).identity, lock)
     } catch (error) {
       await lock.release()
       throw error
     }
   }
 
-  async openForWrite(id: string): Promise<{ bytes: Buffer; writer: StoreWriter }> {
+  async openForWrite(id: string): Promise<{ size: number; chunks: AsyncIterable<Buffer>; writer: StoreWriter }> {
     const file = this.locationOf(id)
     // Not found is reported before the lock, whose file could not be created in a missing directory.
-    await this.read(id, 0)
+    await this.version(id)
     const lock = await WriterLock.acquire(file, id)
     try {
       // What a process killed mid-write (of this log, its lock or a side file) left behind.
       await removeStaleTemps(file)
-      const bytes = await this.read(id)
-      return { bytes, writer: new JsonlStoreWriter(file, await open(file, 'r+'), lock) }
+      const { size, identity } = await this.identify(id)
+      return { size, chunks: this.stream(id, { end: size }), writer: new JsonlStoreWriter(file, identity, lock) }
     } catch (error) {
       await lock.release()
       throw error
     }
   }
 
-  async read(id: string, limit = Infinity): Promise<Buffer> {
+  async *stream(id: string, range: { start?: number; end?: number } = {}): AsyncIterable<Buffer> {
+    const start = range.start ?? 0
+    if (range.end !== undefined && range.end <= start) {
+      // Still an error for a log that is not there, as for any other range.
+      await this.version(id)
+      return
+    }
     const handle = await this.openRegular(id)
-    try {
-      const { size } = await handle.stat()
-      if (size > this.maxReadBytes && limit > 0) {
-        // Refused before reading: replay holds the whole log, and past a few hundred MiB that fails deep in V8.
-        throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)}, more than the ${mebibytes(this.maxReadBytes)} a session may have to be opened (maxOpenBytes of the session plugin): raise it on a machine with the memory, or start a new session`, this.locationOf(id))
+    // createReadStream closes the handle when the stream ends or is destroyed (also by a consumer that stops early).
+    yield* createReadStream('', { fd: handle, start, ...(range.end !== undefined && { end: range.end - 1 }), highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>
+  }
+
+  async version(id: string): Promise<{ size: number; token: string }> {
+    const { size, identity, info } = await this.identify(id)
+    // The change time is set by the kernel on every write, truncate, rename or utimes, and cannot be set back.
+    return { size, token: `${identity.dev}:${identity.ino}:${size}:${info.mtimeNs}:${info.ctimeNs}` }
+  }
+
+  /** A summary index per directory read: `.summaries` next to the logs, one `<id> <summary>` line each. */
+  async readSummaries(): Promise<Map<string, string>> {
+    const entries = new Map<string, string>()
+    for (const dir of [...this.dirs].reverse()) {
+      let text: string
+      try {
+        text = await readFile(path.join(dir, INDEX), 'utf8')
+      } catch {
+        continue
       }
-      return await readAll(handle, Math.min(size, limit))
-    } finally {
-      await handle.close()
+      for (const line of text.split('\n')) {
+        const space = line.indexOf(' ')
+        if (space > 0) entries.set(line.slice(0, space), line.slice(space + 1))
+      }
+    }
+    return entries
+  }
+
+  async writeSummaries(entries: ReadonlyMap<string, string>, removed: readonly string[]): Promise<void> {
+    if (!entries.size && !removed.length) return
+    // Every summary goes to the store's own directory; its index replaces the older ones' entries.
+    if (!existsSync(this.location)) return
+    const merged = await this.readSummaries()
+    for (const id of removed) merged.delete(id)
+    for (const [id, text] of entries) merged.set(id, text)
+    let content = ''
+    for (const [id, text] of merged) if (!text.includes('\n')) content += `${id} ${text}\n`
+    const file = path.join(this.location, INDEX)
+    const temp = tempFor(file)
+    // A cache: replaced whole (rename), never fsync'd; a lost or torn index is rebuilt by the next listing.
+    try {
+      await writeFile(temp, content, { flag: 'wx', mode: 0o600 })
+      await rename(temp, file)
+    } catch (error) {
+      await unlink(temp).catch(() => {})
+      throw error
     }
   }
 
-  async *stream(id: string): AsyncIterable<Buffer> {
-    const handle = await this.openRegular(id)
-    // createReadStream closes the handle when the stream ends or is destroyed.
-    yield* createReadStream('', { fd: handle }) as AsyncIterable<Buffer>
+  private async identify(id: string) {
+    const file = this.locationOf(id)
+    let info
+    try {
+      info = await lstat(file, { bigint: true })
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw new SessionError('SESSION_NOT_FOUND', `session ${id} not found: ${file} does not exist`, file)
+      throw error
+    }
+    if (info.isSymbolicLink()) throw new SessionError('SESSION_CORRUPT', `${file}: is a symbolic link, not a session file`, file)
+    if (!info.isFile()) throw new SessionError('SESSION_CORRUPT', `${file}: is not a regular file`, file)
+    return { size: Number(info.size), identity: { dev: Number(info.dev), ino: Number(info.ino) }, info }
   }
 
   async list(): Promise<string[]> {
@@ -108,6 +159,7 @@ export class JsonlFileStore implements SessionStore {
     try {
       await unlink(file)
       await fsyncDir(path.dirname(file))
+      await this.writeSummaries(new Map(), [id]).catch(() => {})
     } finally {
       await lock.release()
     }
@@ -160,26 +212,31 @@ async function logsIn(dir: string): Promise<string[]> {
 class JsonlStoreWriter implements StoreWriter {
   private writer?: JsonlWriter
 
-  constructor(private file: string, private handle: FileHandle, private lock: WriterLock) {}
+  /** Holds no descriptor: the log is opened for each write (an idle session costs none). */
+  constructor(private file: string, private identity: FileIdentity, private lock: WriterLock) {}
 
   async cutTail(size: number, tail: Buffer): Promise<string> {
     // Keep the cut bytes before cutting them, so nothing is lost even if we crash in between; a repair
     // run again after such a crash finds the same side file (its name follows from size and bytes).
     const side = await saveSideFile(this.file, tail, size)
-    await this.handle.truncate(size)
-    await this.handle.sync()
+    const handle = await open(this.file, 'r+')
+    try {
+      await handle.truncate(size)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
     return side
   }
 
   appender(size: number, lastSeq: number, options: AppenderOptions): Appender {
-    this.writer = new JsonlWriter(this.file, this.handle, size, lastSeq, options)
+    this.writer = new JsonlWriter(this.file, this.identity, size, lastSeq, options)
     return this.writer
   }
 
   async close(): Promise<void> {
     try {
-      if (this.writer) await this.writer.close()
-      else await this.handle.close()
+      await this.writer?.close()
     } finally {
       await this.lock.release()
     }

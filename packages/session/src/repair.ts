@@ -19,68 +19,83 @@ interface OpenCall { turn: number; step: number; callId: string }
  * these types too, and a session must still open.
  */
 export function planRepairs(records: readonly PlannedRecord[]): PlannedRecord[] {
-  let turn: number | undefined
-  let step: Step | undefined
-  let assistant: { turn: number; step: number; toolCalls: RecordedToolCall[] } | undefined
-  const open = new Map<string, OpenCall>()
-  const called = new Set<string>()
-  const reset = () => {
-    step = undefined
-    assistant = undefined
-    open.clear()
-    called.clear()
+  const planner = new RepairPlanner()
+  for (const record of records) planner.add(record)
+  return planner.plan()
+}
+
+/** `planRepairs` record by record, so that replay plans while it streams instead of walking the records again. */
+export class RepairPlanner {
+  private turn: number | undefined
+  private step: Step | undefined
+  private assistant: { turn: number; step: number; toolCalls: RecordedToolCall[] } | undefined
+  private open = new Map<string, OpenCall>()
+  private called = new Set<string>()
+
+  private reset() {
+    this.step = undefined
+    this.assistant = undefined
+    this.open.clear()
+    this.called.clear()
   }
-  for (const record of records) {
+
+  add(record: PlannedRecord) {
     if (isRecordOf(record, 'turn/start')) {
-      reset()
-      turn = record.data?.turn
+      this.reset()
+      this.turn = record.data?.turn
     } else if (isRecordOf(record, 'turn/end')) {
-      reset()
-      turn = undefined
+      this.reset()
+      this.turn = undefined
     } else if (isRecordOf(record, 'step/start')) {
-      step = { turn: record.data?.turn, step: record.data?.step }
+      this.step = { turn: record.data?.turn, step: record.data?.step }
     } else if (isRecordOf(record, 'step/end')) {
-      step = undefined
+      this.step = undefined
     } else if (isRecordOf(record, 'assistant/message')) {
       const data = record.data
-      assistant = { turn: data?.turn, step: data?.step, toolCalls: Array.isArray(data?.toolCalls) ? data.toolCalls : [] }
+      this.assistant = { turn: data?.turn, step: data?.step, toolCalls: Array.isArray(data?.toolCalls) ? data.toolCalls : [] }
     } else if (isRecordOf(record, 'tool/call')) {
       const data = record.data
-      called.add(data?.callId)
-      open.set(data?.callId, { turn: data?.turn, step: data?.step, callId: data?.callId })
+      this.called.add(data?.callId)
+      this.open.set(data?.callId, { turn: data?.turn, step: data?.step, callId: data?.callId })
     } else if (isRecordOf(record, 'tool/result')) {
-      open.delete(record.data?.callId)
+      this.open.delete(record.data?.callId)
     }
   }
 
-  const planned: PlannedRecord[] = []
-  const result = (call: OpenCall): PlannedRecord => ({
-    type: 'tool/result',
-    data: {
-      turn: call.turn,
-      step: call.step,
-      callId: call.callId,
-      ok: false,
-      content: INTERRUPTED_MESSAGE,
-      error: { code: 'INTERRUPTED', message: INTERRUPTED_MESSAGE },
-    } satisfies CoreRecordData['tool/result'],
-  })
-  // Results follow the model's call order where the assistant message gives it.
-  if (assistant && step && assistant.turn === step.turn && assistant.step === step.step) {
-    for (const call of assistant.toolCalls) {
-      if (typeof call?.id !== 'string') continue
-      const pending = open.get(call.id)
-      if (pending) {
-        planned.push(result(pending))
-        open.delete(call.id)
-      } else if (!called.has(call.id)) {
-        const data = { turn: assistant.turn, step: assistant.step, callId: call.id, name: call.name, arguments: call.arguments }
-        planned.push({ type: 'tool/call', data: data satisfies CoreRecordData['tool/call'] }, result(data))
+  /** The records that close what the records added so far left open. */
+  plan(): PlannedRecord[] {
+    const { turn, step, assistant } = this
+    const open = new Map(this.open)
+    const called = this.called
+    const planned: PlannedRecord[] = []
+    const result = (call: OpenCall): PlannedRecord => ({
+      type: 'tool/result',
+      data: {
+        turn: call.turn,
+        step: call.step,
+        callId: call.callId,
+        ok: false,
+        content: INTERRUPTED_MESSAGE,
+        error: { code: 'INTERRUPTED', message: INTERRUPTED_MESSAGE },
+      } satisfies CoreRecordData['tool/result'],
+    })
+    // Results follow the model's call order where the assistant message gives it.
+    if (assistant && step && assistant.turn === step.turn && assistant.step === step.step) {
+      for (const call of assistant.toolCalls) {
+        if (typeof call?.id !== 'string') continue
+        const pending = open.get(call.id)
+        if (pending) {
+          planned.push(result(pending))
+          open.delete(call.id)
+        } else if (!called.has(call.id)) {
+          const data = { turn: assistant.turn, step: assistant.step, callId: call.id, name: call.name, arguments: call.arguments }
+          planned.push({ type: 'tool/call', data: data satisfies CoreRecordData['tool/call'] }, result(data))
+        }
       }
     }
+    for (const call of open.values()) planned.push(result(call))
+    if (step) planned.push({ type: 'step/end', data: { turn: step.turn, step: step.step } satisfies CoreRecordData['step/end'] })
+    if (turn !== undefined) planned.push({ type: 'turn/end', data: { turn, outcome: { kind: 'interrupted' } } satisfies CoreRecordData['turn/end'] })
+    return planned
   }
-  for (const call of open.values()) planned.push(result(call))
-  if (step) planned.push({ type: 'step/end', data: { turn: step.turn, step: step.step } satisfies CoreRecordData['step/end'] })
-  if (turn !== undefined) planned.push({ type: 'turn/end', data: { turn, outcome: { kind: 'interrupted' } } satisfies CoreRecordData['turn/end'] })
-  return planned
 }

@@ -8,8 +8,8 @@ import { listSessions } from './list.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
 import { defaultKeyFile, loadKey, Signer } from './integrity.ts'
-import { parseBuffer } from './replay.ts'
-import { type SessionHost, SessionImpl } from './session.ts'
+import { replay } from './replay.ts'
+import { mebibytes, type SessionHost, SessionImpl } from './session.ts'
 import { type CreateOptions, type Integrity, type OpenOptions, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
 import type { SessionStore, StoreWriter } from './store.ts'
 
@@ -46,7 +46,7 @@ export class SessionServiceImpl implements SessionService {
   private host: SessionHost
 
   constructor(private ctx: Context, private options: ServiceOptions) {
-    this.store = options.store ?? new JsonlFileStore(options.dir, { olderDirs: options.olderDirs, maxReadBytes: options.maxOpenBytes })
+    this.store = options.store ?? new JsonlFileStore(options.dir, { olderDirs: options.olderDirs })
     const clock = options.clock ?? Date.now
     // A broken injected clock must not write `"at":NaN`, which is not JSON.
     this.now = () => {
@@ -90,7 +90,7 @@ export class SessionServiceImpl implements SessionService {
       if (existing && (options.readOnly || !existing.readOnly)) return existing
       const file = this.store.locationOf(id)
       if (!options.readOnly) return this.openWritable(id, file, existing)
-      const loaded = parseBuffer(await this.store.read(id), file, id, await this.ready())
+      const loaded = await this.load(id)
       const session = new SessionImpl(this.host, id, file, loaded.records)
       session.integrity = loaded.integrity
       this.sessions.set(id, session)
@@ -112,7 +112,7 @@ export class SessionServiceImpl implements SessionService {
     let source = this.sessions.get(id)?.records
     let integrity = this.sessions.get(id)?.integrity
     if (!source) {
-      const loaded = parseBuffer(await this.store.read(id), this.store.locationOf(id), id, await this.ready())
+      const loaded = await this.load(id)
       source = loaded.records
       integrity = loaded.integrity
     }
@@ -198,11 +198,12 @@ export class SessionServiceImpl implements SessionService {
 
   private async openWritable(id: string, file: string, existing: SessionImpl | undefined): Promise<SessionImpl> {
     const signer = await this.ready()
-    const { bytes, writer } = await this.store.openForWrite(id)
+    const { size, chunks, writer } = await this.store.openForWrite(id)
     let loaded
     let sideFile: string | undefined
     try {
-      loaded = parseBuffer(bytes, file, id, signer)
+      this.checkOpenSize(id, size)
+      loaded = await replay(chunks, file, id, signer)
       if (loaded.integrity.state === 'tampered') throw tampered(loaded.integrity)
       if (loaded.torn) sideFile = await writer.cutTail(loaded.goodBytes, loaded.torn)
     } catch (error) {
@@ -214,7 +215,7 @@ export class SessionServiceImpl implements SessionService {
     session.lastMac = loaded.lastMac
     session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes))
     this.sessions.set(id, session)
-    const appended = planRepairs(session.records).map(({ type, data }) => session.append(type, data))
+    const appended = loaded.repairs.map(({ type, data }) => session.append(type, data))
     if (appended.length) {
       try {
         await this.flush(session)
@@ -290,6 +291,20 @@ export class SessionServiceImpl implements SessionService {
         })
       },
     })
+  }
+
+  /** Replays a log without the lock (read-only opens, fork), after checking its size. */
+  private async load(id: string) {
+    const { size } = await this.store.version(id)
+    this.checkOpenSize(id, size)
+    return replay(this.store.stream(id, { end: size }), this.store.locationOf(id), id, await this.ready())
+  }
+
+  /** Refused before a byte is read: a session holds its records in memory. */
+  private checkOpenSize(id: string, size: number) {
+    const max = this.options.maxOpenBytes
+    if (max === undefined || size <= max) return
+    throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)}, more than the ${mebibytes(max)} a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session`, this.store.locationOf(id))
   }
 
   /** The signing key, loaded (or created) once, on first use. */

@@ -15,17 +15,31 @@ export interface SessionStore {
   create(id: string, content: Buffer): Promise<StoreWriter>
   /**
    * Takes the writer lock (`SESSION_LOCKED`, naming the holder, if another process has it; nothing is
-   * written then), and returns the log's bytes as they are.
+   * written then), and returns the log's size and its bytes up to that size, chunk by chunk (read when
+   * iterated: a caller that refuses the log after seeing its size reads nothing).
    */
-  openForWrite(id: string): Promise<{ bytes: Buffer; writer: StoreWriter }>
-  /** The whole log, without the lock (`SESSION_NOT_FOUND` if there is none). */
-  read(id: string): Promise<Buffer>
-  /** The log chunk by chunk, without the lock, so listing large logs holds one chunk at a time. */
-  stream(id: string): AsyncIterable<Buffer>
+  openForWrite(id: string): Promise<{ size: number; chunks: AsyncIterable<Buffer>; writer: StoreWriter }>
+  /**
+   * The log chunk by chunk, bytes `start` (default 0) to `end` (exclusive, default the end), without the
+   * lock (`SESSION_NOT_FOUND` if there is none), so reading a large log holds one chunk at a time.
+   */
+  stream(id: string, range?: { start?: number; end?: number }): AsyncIterable<Buffer>
+  /**
+   * The log's size and a token that changes whenever its bytes may have changed (any write, cut or
+   * replacement), without reading it (`SESSION_NOT_FOUND` if there is none). Summaries are bound to it.
+   */
+  version(id: string): Promise<{ size: number; token: string }>
   /** Ids of the logs in the store, in no order; entries that are not logs are skipped. */
   list(): Promise<string[]>
   /** Removes a log that no writer holds. */
   remove(id: string): Promise<void>
+  /**
+   * The listing summaries kept for the logs, by id, as `writeSummaries` got them. A cache: any may be
+   * missing or stale, and the service verifies each (its signature, its log's `version`) before use.
+   */
+  readSummaries(): Promise<Map<string, string>>
+  /** Keeps `entries` (replacing those of the same ids) and forgets the summaries of `removed`; best effort. */
+  writeSummaries(entries: ReadonlyMap<string, string>, removed: readonly string[]): Promise<void>
 }
 
 /** A log opened for writing; holds the writer lock until `close`. */

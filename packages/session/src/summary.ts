@@ -1,8 +1,8 @@
 import { clip } from '@goalkeeper/kit'
-import { checkRecord } from './codec.ts'
-import { ChainCheck, type Signer } from './integrity.ts'
+import type { Signer } from './integrity.ts'
+import { LogReader } from './log-reader.ts'
 import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
-import { type Integrity, SessionError, type SessionSummary } from './types.ts'
+import type { Integrity, SessionSummary } from './types.ts'
 
 const TITLE_LENGTH = 80
 
@@ -65,46 +65,8 @@ export function summarizeRecords(id: string, file: string, records: readonly Ses
  */
 export async function summarizeStream(id: string, file: string, chunks: AsyncIterable<Buffer>, signer?: Signer): Promise<SessionSummary> {
   const builder = new SummaryBuilder(id, file)
-  const chain = new ChainCheck(file, id, signer)
-  let seq = 0
-  let carry: Buffer | undefined
-  // An unparsable line is only torn if nothing follows it; remember it until the next line shows up.
-  let unparsable: number | undefined
-  const take = (line: Buffer) => {
-    if (unparsable !== undefined) throw corrupt(file, unparsable, 'is not valid JSON')
-    const text = line.toString('utf8')
-    let value: any
-    try {
-      value = JSON.parse(text)
-    } catch {
-      unparsable = seq + 1
-      return
-    }
-    const problem = checkRecord(value, seq, id)
-    if (problem) throw new SessionError(problem.code, `${file}:${seq + 1}: line ${problem.reason}`, file, seq + 1)
-    chain.add(text)
-    delete value.mac
-    builder.add(value as SessionRecord)
-    seq++
-  }
-  for await (const chunk of chunks) {
-    let start = 0
-    let end = chunk.indexOf(0x0a)
-    if (end >= 0 && carry) {
-      take(Buffer.concat([carry, chunk.subarray(0, end)]))
-      carry = undefined
-      start = end + 1
-      end = chunk.indexOf(0x0a, start)
-    }
-    for (; end >= 0; start = end + 1, end = chunk.indexOf(0x0a, start)) take(chunk.subarray(start, end))
-    if (start < chunk.length) carry = carry ? Buffer.concat([carry, chunk.subarray(start)]) : chunk.subarray(start)
-  }
-  // Only the last line may be torn: an unparsable complete line followed by a partial one is corrupt.
-  if (unparsable !== undefined && carry) throw corrupt(file, unparsable, 'is not valid JSON')
-  if (seq === 0) throw new SessionError('SESSION_CORRUPT', `${file}:1: no complete session header`, file, 1)
-  return builder.build(chain.integrity)
-}
-
-function corrupt(file: string, line: number, reason: string) {
-  return new SessionError('SESSION_CORRUPT', `${file}:${line}: line ${reason}`, file, line)
+  const reader = new LogReader(file, id, signer, (record) => builder.add(record))
+  for await (const chunk of chunks) reader.push(chunk)
+  reader.finish()
+  return builder.build(reader.chain.integrity)
 }

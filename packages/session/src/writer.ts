@@ -1,8 +1,48 @@
-import { type FileHandle, stat } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { type FileHandle, open, stat } from 'node:fs/promises'
 import { writeAll } from './files.ts'
 import type { Appender, AppenderOptions } from './store.ts'
 
 const noop = () => {}
+
+/** Which file a writer owns: the one it locked and read, told apart from whatever stands at its path later. */
+export interface FileIdentity {
+  dev: number
+  ino: number
+}
+
+/**
+ * Most logs held open at once by this process's writers. Each write cycle opens its log and closes it
+ * again, so idle sessions hold no descriptor; this bounds the busy ones, so that thousands of sessions
+ * flushing together queue here instead of failing with EMFILE.
+ */
+const MAX_OPEN_LOGS = 64
+let openLogs = 0
+const waiting: (() => void)[] = []
+
+async function withLog<T>(file: string, task: (handle: FileHandle) => Promise<T>, onOpenError: (error: NodeJS.ErrnoException) => Error): Promise<T> {
+  if (openLogs >= MAX_OPEN_LOGS) await new Promise<void>((resolve) => waiting.push(resolve))
+  else openLogs++
+  try {
+    let handle: FileHandle
+    try {
+      // No O_CREAT: a log removed meanwhile must not come back empty; no following a link planted there.
+      handle = await open(file, constants.O_RDWR | constants.O_NOFOLLOW)
+    } catch (error) {
+      throw onOpenError(error as NodeJS.ErrnoException)
+    }
+    try {
+      return await task(handle)
+    } finally {
+      await handle.close()
+    }
+  } finally {
+    // The slot passes straight to the next waiter, if any.
+    const next = waiting.shift()
+    if (next) next()
+    else openLogs--
+  }
+}
 
 /**
  * Write-behind appender for one JSONL file.
@@ -36,7 +76,7 @@ export class JsonlWriter implements Appender {
   private stopped = false
   private failing = false
 
-  constructor(readonly file: string, private handle: FileHandle, private size: number, lastSeq: number, private options: AppenderOptions) {
+  constructor(readonly file: string, private identity: FileIdentity, private size: number, lastSeq: number, private options: AppenderOptions) {
     this.durableSize = size
     this.appendedSeq = this.queuedSeq = this.writtenSeq = this.syncedSeq = lastSeq
   }
@@ -85,13 +125,12 @@ export class JsonlWriter implements Appender {
     return this.nextSync
   }
 
-  /** Stops background writes and releases the handle; lines not yet flushed are dropped. */
+  /** Stops background writes; lines not yet flushed are dropped. */
   async close(): Promise<void> {
     this.stopped = true
     this.clearTimer()
     await this.nextSync?.catch(noop)
     await this.cycle?.catch(noop)
-    await this.handle.close()
   }
 
   private async afterCurrentCycle(): Promise<void> {
@@ -135,11 +174,19 @@ export class JsonlWriter implements Appender {
 
   private async runCycle(sync: boolean): Promise<void> {
     if (this.lost) throw this.lost
-    await this.writeQueued()
+    if (!sync && !this.queue.length && !this.retry) return
+    await withLog(this.file, (handle) => this.cycleWith(handle, sync), (error) => this.openFailed(error))
+  }
+
+  private async cycleWith(handle: FileHandle, sync: boolean): Promise<void> {
+    const own = await handle.stat()
+    // Whatever stands at the path now must be the file this writer locked and read.
+    if (own.ino !== this.identity.ino || own.dev !== this.identity.dev) throw this.lose('replaced', `${this.file} was replaced by another file or directory`)
+    await this.writeQueued(handle, own.size)
     if (!sync) return
     try {
-      await this.handle.sync()
-      await this.verify()
+      await handle.sync()
+      await this.verify(handle)
     } catch (error) {
       this.rewind()
       throw error
@@ -153,15 +200,21 @@ export class JsonlWriter implements Appender {
     if (this.sealed && this.appendedSeq > this.syncedSeq) throw this.sealed
   }
 
-  private async writeQueued(): Promise<void> {
+  private openFailed(error: NodeJS.ErrnoException): Error {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return this.lose('removed', `${this.file} was removed (the file or its directory)`, error)
+    if (error.code === 'ELOOP' || error.code === 'EISDIR') return this.lose('replaced', `${this.file} was replaced by another file or directory`, error)
+    return error
+  }
+
+  private async writeQueued(handle: FileHandle, fileSize: number): Promise<void> {
     const lastSeq = this.queuedSeq
     if (!this.queue.length && !this.retry) return
     // Writing past a file someone truncated would leave a hole of NUL bytes mid-log.
-    await this.checkSize()
+    if (fileSize < this.size) throw this.truncated(fileSize)
     const chunk = this.take()
     if (!chunk) return
     try {
-      await writeAll(this.handle, chunk, this.size)
+      await writeAll(handle, chunk, this.size)
     } catch (error) {
       this.retry = this.retry ? Buffer.concat([chunk, this.retry]) : chunk
       throw error
@@ -191,19 +244,14 @@ export class JsonlWriter implements Appender {
   }
 
   /** A write through an unlinked file "succeeds", so durability also needs the path to still lead to it. */
-  private async verify(): Promise<void> {
-    const [own, current] = await Promise.all([this.handle.stat(), stat(this.file).catch((error: NodeJS.ErrnoException) => error)])
+  private async verify(handle: FileHandle): Promise<void> {
+    const [own, current] = await Promise.all([handle.stat(), stat(this.file).catch((error: NodeJS.ErrnoException) => error)])
     if (current instanceof Error) {
       if (current.code !== 'ENOENT' && current.code !== 'ENOTDIR') throw current
       throw this.lose('removed', `${this.file} was removed (the file or its directory)`, current)
     }
     if (current.ino !== own.ino || current.dev !== own.dev) throw this.lose('replaced', `${this.file} was replaced by another file or directory`)
     if (own.size < this.size) throw this.truncated(own.size)
-  }
-
-  private async checkSize() {
-    const { size } = await this.handle.stat()
-    if (size < this.size) throw this.truncated(size)
   }
 
   private truncated(size: number) {

@@ -1,0 +1,103 @@
+import { checkRecord } from './codec.ts'
+import { ChainCheck, type Signer } from './integrity.ts'
+import type { SessionRecord } from './records.ts'
+import { SessionError } from './types.ts'
+
+const NEWLINE = 0x0a
+
+/** What is left after the last complete, valid line: nothing, or a torn tail. */
+export interface LogEnd {
+  /** Length in bytes of the complete, valid lines; anything after it is a torn tail. */
+  goodBytes: number
+  /** The torn tail (bytes after the last newline, or an unparsable last line with its newline), if any. */
+  torn?: Buffer
+}
+
+/**
+ * Reads a session log chunk by chunk with the replay rules, handing each valid record to `onRecord`
+ * and checking the mac chain on the way; holds no more than one chunk and one line. The complete
+ * lines of a chunk are decoded in one go (one string per chunk, not per line); a line cut by a
+ * chunk boundary is joined from its two parts. An unparsable line is only torn if nothing follows
+ * it, so it is kept aside until the next line shows up; any other bad line throws at once.
+ */
+export class LogReader {
+  readonly chain: ChainCheck
+  /** Records read so far (the seq expected next). */
+  count = 0
+  private bytes = 0
+  private carry?: Buffer
+  private unparsable?: { line: number; offset: number; bytes: Buffer }
+
+  constructor(private file: string, private id: string, signer: Signer | undefined, private onRecord: (record: SessionRecord) => void) {
+    this.chain = new ChainCheck(file, id, signer)
+  }
+
+  push(chunk: Buffer) {
+    let start = 0
+    const first = chunk.indexOf(NEWLINE)
+    if (first < 0) {
+      this.carry = this.carry ? Buffer.concat([this.carry, chunk]) : chunk
+      this.bytes += chunk.length
+      return
+    }
+    if (this.carry) {
+      const line = Buffer.concat([this.carry, chunk.subarray(0, first)])
+      const offset = this.bytes - this.carry.length
+      this.take(line.toString('utf8'), () => ({ offset, bytes: Buffer.concat([line, Buffer.from('\n')]) }))
+      this.carry = undefined
+      start = first + 1
+    }
+    const last = chunk.lastIndexOf(NEWLINE)
+    if (last >= start) {
+      const text = chunk.toString('utf8', start, last + 1)
+      let index = 0
+      for (let at = 0, end = text.indexOf('\n'); end >= 0; at = end + 1, end = text.indexOf('\n', at), index++) {
+        const lineIndex = index
+        // Offsets are byte positions, found again from the newlines only for the rare unparsable line.
+        this.take(text.slice(at, end), () => lineAt(chunk, start, lineIndex, this.bytes))
+      }
+    }
+    this.carry = last + 1 < chunk.length ? chunk.subarray(last + 1) : undefined
+    this.bytes += chunk.length
+  }
+
+  /** The end of the log: where its valid lines stop and what torn tail follows. Throws for a log without a header. */
+  finish(): LogEnd {
+    const { unparsable, carry } = this
+    // Only the last line may be torn: an unparsable complete line followed by a partial one is corrupt.
+    if (unparsable && carry) throw corrupt(this.file, unparsable.line, 'is not valid JSON')
+    if (this.count === 0) throw new SessionError('SESSION_CORRUPT', `${this.file}:1: no complete session header (the file is empty or its only line is torn)`, this.file, 1)
+    if (unparsable) return { goodBytes: unparsable.offset, torn: unparsable.bytes }
+    if (carry) return { goodBytes: this.bytes - carry.length, torn: Buffer.from(carry) }
+    return { goodBytes: this.bytes }
+  }
+
+  private take(text: string, locate: () => { offset: number; bytes: Buffer }) {
+    if (this.unparsable) throw corrupt(this.file, this.unparsable.line, 'is not valid JSON')
+    let value: any
+    try {
+      value = JSON.parse(text)
+    } catch {
+      // A crash can leave the final line complete in length but garbage (e.g. zero-filled blocks).
+      this.unparsable = { line: this.count + 1, ...locate() }
+      return
+    }
+    const problem = checkRecord(value, this.count, this.id)
+    if (problem) throw new SessionError(problem.code, `${this.file}:${this.count + 1}: line ${problem.reason}`, this.file, this.count + 1)
+    this.chain.add(text)
+    delete value.mac
+    this.count++
+    this.onRecord(value as SessionRecord)
+  }
+}
+
+/** Where line `index` (counted from `start`) of `chunk` begins in the log, and a copy of its bytes with the newline. */
+function lineAt(chunk: Buffer, start: number, index: number, chunkOffset: number): { offset: number; bytes: Buffer } {
+  let at = start
+  for (let i = 0; i < index; i++) at = chunk.indexOf(NEWLINE, at) + 1
+  return { offset: chunkOffset + at, bytes: Buffer.from(chunk.subarray(at, chunk.indexOf(NEWLINE, at) + 1)) }
+}
+
+function corrupt(file: string, line: number, reason: string) {
+  return new SessionError('SESSION_CORRUPT', `${file}:${line}: line ${reason}`, file, line)
+}

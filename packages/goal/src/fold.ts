@@ -42,14 +42,17 @@ export class GoalFold {
 
   /** Folds every record not seen yet; `records[i]` must be the i-th record of the session. */
   catchUp(records: readonly SessionRecord[]): void {
-    while (this.consumed < records.length) {
-      const record = records[this.consumed++]
-      if (this.failure) continue
-      try {
-        this.apply(record)
-      } catch (error) {
-        this.failure = corrupt(record, error)
-      }
+    while (this.consumed < records.length) this.add(records[this.consumed])
+  }
+
+  /** Folds the next record of the session (the one after the last folded). */
+  add(record: SessionRecord): void {
+    this.consumed++
+    if (this.failure) return
+    try {
+      this.apply(record)
+    } catch (error) {
+      this.failure = corrupt(record, error)
     }
   }
 

@@ -10,7 +10,7 @@ import { type PlannedRecord, planRepairs } from './repair.ts'
 import { defaultKeyFile, loadKey, Signer } from './integrity.ts'
 import { replay } from './replay.ts'
 import { mebibytes, type SessionHost, SessionImpl } from './session.ts'
-import { type CreateOptions, type Integrity, type OpenOptions, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
+import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
 import type { SessionStore, StoreWriter } from './store.ts'
 
 export interface ServiceOptions {
@@ -98,8 +98,8 @@ export class SessionServiceImpl implements SessionService {
     })
   }
 
-  async list(): Promise<SessionSummary[]> {
-    return listSessions(this.store, this.sessions, this.logger, await this.ready())
+  async list(options?: ListOptions): Promise<SessionSummary[]> {
+    return listSessions(this.store, this.sessions, this.logger, await this.ready(), options)
   }
 
   /**

@@ -2,7 +2,7 @@ import { clip } from '@goalkeeper/kit'
 import type { Signer } from './integrity.ts'
 import { LogReader } from './log-reader.ts'
 import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
-import type { Integrity, SessionSummary } from './types.ts'
+import type { Integrity, SessionSummary, SummaryFold, SummaryFoldRun } from './types.ts'
 
 const TITLE_LENGTH = 80
 
@@ -19,20 +19,24 @@ function titleOf(record: SessionRecord): string | undefined {
   return text.length <= TITLE_LENGTH ? text : `${clip(text, TITLE_LENGTH - 1, '').trimEnd()}…`
 }
 
-/** Accumulates a summary record by record, for files and in-memory sessions alike. */
+/** Accumulates a summary record by record, for files and in-memory sessions alike, with the folds asked for. */
 class SummaryBuilder {
   private header?: SessionHeaderData
   private count = 0
   private updatedAt = 0
   private title?: string
+  private running: [string, SummaryFoldRun][]
 
-  constructor(private id: string, private file: string) {}
+  constructor(private id: string, private file: string, folds: Readonly<Record<string, SummaryFold>>) {
+    this.running = Object.entries(folds).map(([name, fold]) => [name, fold.start()])
+  }
 
   add(record: SessionRecord) {
     if (this.count === 0 && isRecordOf(record, 'session/header')) this.header = record.data
     this.count++
     this.updatedAt = record.at
     this.title ??= titleOf(record)
+    for (const [, run] of this.running) run.add(record)
   }
 
   build(integrity?: Integrity): SessionSummary {
@@ -48,12 +52,13 @@ class SummaryBuilder {
       ...(header.parent && { parent: header.parent }),
       // Listed like a corrupt log, but with what it holds: show still reads it, resume refuses it.
       ...(integrity?.state === 'tampered' && { problem: { code: 'SESSION_TAMPERED', line: integrity.line, reason: integrity.reason } }),
+      ...(this.running.length && { folds: Object.fromEntries(this.running.map(([name, run]) => [name, run.result()])) }),
     }
   }
 }
 
-export function summarizeRecords(id: string, file: string, records: readonly SessionRecord[], integrity?: Integrity): SessionSummary {
-  const builder = new SummaryBuilder(id, file)
+export function summarizeRecords(id: string, file: string, records: readonly SessionRecord[], integrity?: Integrity, folds: Readonly<Record<string, SummaryFold>> = {}): SessionSummary {
+  const builder = new SummaryBuilder(id, file, folds)
   for (const record of records) builder.add(record)
   return builder.build(integrity)
 }
@@ -63,10 +68,48 @@ export function summarizeRecords(id: string, file: string, records: readonly Ses
  * time. Applies the replay rules: a torn last line is ignored, any other bad line fails. With a
  * signer, the mac chain is checked on the way (as `open` does), so a tampered log is marked.
  */
-export async function summarizeStream(id: string, file: string, chunks: AsyncIterable<Buffer>, signer?: Signer): Promise<SessionSummary> {
-  const builder = new SummaryBuilder(id, file)
+export async function summarizeStream(id: string, file: string, chunks: AsyncIterable<Buffer>, signer?: Signer, folds: Readonly<Record<string, SummaryFold>> = {}): Promise<SessionSummary> {
+  const builder = new SummaryBuilder(id, file, folds)
   const reader = new LogReader(file, id, signer, (record) => builder.add(record))
   for await (const chunk of chunks) reader.push(chunk)
   reader.finish()
   return builder.build(reader.chain.integrity)
+}
+
+/** A summary as kept for listing: bound to one version of its log, with the fold results and their versions. */
+export interface KeptSummary {
+  id: string
+  /** The log's `version` token when it was summarised; any other token means the log changed since. */
+  token: string
+  summary: Omit<SessionSummary, 'id' | 'file' | 'folds'>
+  folds?: Record<string, { version: string; value?: unknown }>
+}
+
+/**
+ * The text kept for a summary: `<mac> <json>`, the mac (same key as the logs) over the session id and
+ * the JSON, which binds the summary to its session and to the log's version. Without the key a summary
+ * cannot be forged or moved to another session, and one left from an earlier version of the log is stale.
+ */
+export function keptSummary(signer: Signer, id: string, token: string, summary: SessionSummary, folds: Readonly<Record<string, SummaryFold>>): string {
+  const { id: _id, file: _file, folds: results, ...rest } = summary
+  const kept: KeptSummary = { id, token, summary: rest }
+  const names = Object.keys(folds)
+  // A log that cannot be read has no fold results; the versions still say that the folds were tried.
+  if (names.length) kept.folds = Object.fromEntries(names.map((name) => [name, { version: folds[name].version, ...(results && { value: results[name] }) }]))
+  const body = JSON.stringify(kept)
+  return `${signer.mac(`summary\n${id}`, body)} ${body}`
+}
+
+/** A kept summary whose mac verifies for this session, or undefined (then the log is read again). */
+export function openKept(signer: Signer, id: string, text: string): KeptSummary | undefined {
+  const space = text.indexOf(' ')
+  if (space !== 64) return
+  const body = text.slice(space + 1)
+  if (signer.mac(`summary\n${id}`, body) !== text.slice(0, space)) return
+  try {
+    const kept = JSON.parse(body) as KeptSummary
+    return kept?.id === id && typeof kept.token === 'string' && typeof kept.summary === 'object' ? kept : undefined
+  } catch {
+    return undefined
+  }
 }

@@ -45,6 +45,31 @@ export interface SessionSummary {
    * `line` the first line that does not verify) is listed with its problem too, and with what it holds.
    */
   problem?: { code: string; line?: number; reason: string }
+  /** The result of each fold asked for (`list({ folds })`), by name; absent when none was asked for. */
+  folds?: Record<string, unknown>
+}
+
+/**
+ * A fold of a whole log into a small JSON value that listing keeps in the session's summary, so that
+ * what a listing prints per session (a goal's phase, say) does not need the log read again. Runs over
+ * every record while a summary is built (from memory for a session open in this process).
+ */
+export interface SummaryFold<T = unknown> {
+  /** Names the fold's logic: summaries kept by another version are rebuilt. Change it whenever the result for the same records would. */
+  readonly version: string
+  start(): SummaryFoldRun<T>
+}
+
+export interface SummaryFoldRun<T = unknown> {
+  /** Every record of the log in order (up to a torn tail). */
+  add(record: SessionRecord): void
+  /** The fold's result: a JSON value. */
+  result(): T
+}
+
+export interface ListOptions {
+  /** Folds whose results each summary should carry in `folds`, by name. */
+  folds?: Readonly<Record<string, SummaryFold>>
 }
 
 /** What opening a session for writing had to repair. */
@@ -79,7 +104,11 @@ export interface SessionService {
   open(id: string, options?: OpenOptions): Promise<Session>
   /** A session already open in this process. */
   get(id: string): Session | undefined
-  list(): Promise<SessionSummary[]>
+  /**
+   * Summaries of every session, newest activity first. A log is read only when its kept summary is
+   * missing or stale (the log changed, or a fold asked for is not in it).
+   */
+  list(options?: ListOptions): Promise<SessionSummary[]>
   fork(id: string, options: { uptoSeq: number; cwd?: string }): Promise<Session>
   /** Resolves when every record appended before the call is written and fsync'd; rejects with the cause otherwise. */
   flush(session: Session): Promise<void>

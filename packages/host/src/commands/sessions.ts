@@ -1,8 +1,7 @@
-import { foldGoal, type Goal } from '@goalkeeper/goal'
-import type { SessionService, SessionSummary } from '@goalkeeper/session'
+import { type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
+import type { SessionSummary } from '@goalkeeper/session'
 import { InvalidArgumentError } from 'commander'
 import { defineCommand } from '../command.ts'
-import { describeError } from '@goalkeeper/kit'
 import { ExitCode } from '../exit-codes.ts'
 import { assertServices } from './lookup/services.ts'
 import { describeSpend } from './render/spend.ts'
@@ -20,18 +19,11 @@ function parseLimit(value: string): number {
   return limit
 }
 
-/** The goal of a saved session, from a read-only open (never repaired, never written) and the goal fold. */
-async function readGoal(sessions: SessionService, summary: SessionSummary): Promise<Pick<Row, 'goal' | 'goalError'>> {
-  try {
-    const session = await sessions.open(summary.id, { readOnly: true })
-    try {
-      return { goal: foldGoal(session.records) ?? null }
-    } finally {
-      await sessions.close(session)
-    }
-  } catch (error) {
-    return { goal: null, goalError: describeError(error) }
-  }
+/** The goal of a saved session, as its summary keeps it (the goal fold ran when the summary was built). */
+function goalOf(summary: SessionSummary): Pick<Row, 'goal' | 'goalError'> {
+  const kept = summary.folds?.goal as GoalSummary | undefined
+  if (!kept) return { goal: null }
+  return 'error' in kept ? { goal: null, goalError: kept.error } : { goal: kept.goal }
 }
 
 function goalCell(row: Row): string {
@@ -52,7 +44,8 @@ export default defineCommand({
       .addHelpText('after', `
 Sessions are kept per workspace (--cwd), in the session plugin's directory (default
 ~/.local/state/goalkeeper/sessions/<workspace-key>; also the workspace's .goalkeeper/sessions).
-With --json: one object per session and line. Session files are only read, never repaired or written.
+With --json: one object per session and line. Session files are only read, never repaired or written;
+the listing keeps a signed summary of each in the directory's .summaries index, rebuilt when stale.
 
 Exit codes: 0 listed (also when there are none), 64 bad command line or configuration.`),
   async run(cli, _args, options) {
@@ -60,10 +53,10 @@ Exit codes: 0 listed (also when there are none), 64 bad command line or configur
     const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions') })
     assertServices(app, cli.globals, ['sessions'], 'sessions')
     const sessions = app.ctx.get('sessions')!
-    const summaries = await sessions.list()
+    // The goal comes from each log's kept summary: a listing reads no log that did not change since the last one.
+    const summaries = await sessions.list({ folds: { goal: goalSummaryFold } })
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)
-    const rows: Row[] = []
-    for (const summary of chosen) rows.push({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : await readGoal(sessions, summary)) })
+    const rows: Row[] = chosen.map(({ folds: _folds, ...summary }) => ({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : goalOf(summary)) }))
     if (cli.globals.json) {
       for (const row of rows) cli.printJson(row)
       return ExitCode.OK

@@ -25,7 +25,9 @@ export class LogReader {
   /** Records read so far (the seq expected next). */
   count = 0
   private bytes = 0
-  private carry?: Buffer
+  /** The bytes after the last newline seen, in the chunks they came in (joined once, when their line ends). */
+  private carry: Buffer[] = []
+  private carryBytes = 0
   private unparsable?: { line: number; offset: number; bytes: Buffer }
 
   constructor(private file: string, private id: string, signer: Signer | undefined, private onRecord: (record: SessionRecord) => void) {
@@ -36,15 +38,16 @@ export class LogReader {
     let start = 0
     const first = chunk.indexOf(NEWLINE)
     if (first < 0) {
-      this.carry = this.carry ? Buffer.concat([this.carry, chunk]) : chunk
+      if (chunk.length) this.keep(chunk)
       this.bytes += chunk.length
       return
     }
-    if (this.carry) {
-      const line = Buffer.concat([this.carry, chunk.subarray(0, first)])
-      const offset = this.bytes - this.carry.length
+    if (this.carryBytes) {
+      const line = Buffer.concat([...this.carry, chunk.subarray(0, first)])
+      const offset = this.bytes - this.carryBytes
+      this.carry = []
+      this.carryBytes = 0
       this.take(line.toString('utf8'), () => ({ offset, bytes: Buffer.concat([line, Buffer.from('\n')]) }))
-      this.carry = undefined
       start = first + 1
     }
     const last = chunk.lastIndexOf(NEWLINE)
@@ -57,18 +60,24 @@ export class LogReader {
         this.take(text.slice(at, end), () => lineAt(chunk, start, lineIndex, this.bytes))
       }
     }
-    this.carry = last + 1 < chunk.length ? chunk.subarray(last + 1) : undefined
+    if (last + 1 < chunk.length) this.keep(chunk.subarray(last + 1))
     this.bytes += chunk.length
+  }
+
+  private keep(part: Buffer) {
+    this.carry.push(part)
+    this.carryBytes += part.length
   }
 
   /** The end of the log: where its valid lines stop and what torn tail follows. Throws for a log without a header. */
   finish(): LogEnd {
-    const { unparsable, carry } = this
+    const { unparsable } = this
+    const carry = this.carryBytes ? Buffer.concat(this.carry) : undefined
     // Only the last line may be torn: an unparsable complete line followed by a partial one is corrupt.
     if (unparsable && carry) throw corrupt(this.file, unparsable.line, 'is not valid JSON')
     if (this.count === 0) throw new SessionError('SESSION_CORRUPT', `${this.file}:1: no complete session header (the file is empty or its only line is torn)`, this.file, 1)
     if (unparsable) return { goodBytes: unparsable.offset, torn: unparsable.bytes }
-    if (carry) return { goodBytes: this.bytes - carry.length, torn: Buffer.from(carry) }
+    if (carry) return { goodBytes: this.bytes - carry.length, torn: carry }
     return { goodBytes: this.bytes }
   }
 

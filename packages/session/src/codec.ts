@@ -16,7 +16,55 @@ export function encodeRecord<T>(seq: number, at: number, type: string, data: T):
   }
   if (json === undefined) throw new TypeError(`record data of type "${type}" is not JSON-serialisable (undefined, a function or a symbol)`)
   const line = `{"seq":${seq},"at":${at},"type":${JSON.stringify(type)},"data":${json}}`
-  return { line, record: { seq, at, type, data: JSON.parse(json) } }
+  const copy = plainCopy(data, 0)
+  return { line, record: { seq, at, type, data: (copy === UNUSUAL ? JSON.parse(json) : copy) as T } }
+}
+
+const UNUSUAL = Symbol('unusual')
+const MAX_DEPTH = 64
+
+/**
+ * What `JSON.parse(JSON.stringify(value))` gives, for plain data (strings, finite numbers, booleans,
+ * null, plain objects and arrays), copied without the parse, which costs more than the rest of an
+ * append together. Anything else (a `toJSON`, a class instance, `undefined` or a function where JSON
+ * drops or nulls it, a non-finite number, very deep nesting) gives `UNUSUAL`, and the caller parses.
+ */
+function plainCopy(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      if (!Number.isFinite(value)) return UNUSUAL
+      return value === 0 ? 0 : value
+    case 'object': {
+      if (value === null) return null
+      if (depth >= MAX_DEPTH) return UNUSUAL
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype || 'toJSON' in value) return UNUSUAL
+        const copy = new Array(value.length)
+        for (let i = 0; i < value.length; i++) {
+          const item = plainCopy(value[i], depth + 1)
+          if (item === UNUSUAL || item === undefined) return UNUSUAL
+          copy[i] = item
+        }
+        return copy
+      }
+      const proto = Object.getPrototypeOf(value)
+      if ((proto !== Object.prototype && proto !== null) || 'toJSON' in value) return UNUSUAL
+      const copy: Record<string, unknown> = {}
+      for (const key of Object.keys(value)) {
+        // Assigning it would set the copy's prototype, where JSON.parse makes an own property.
+        if (key === '__proto__') return UNUSUAL
+        const item = plainCopy((value as Record<string, unknown>)[key], depth + 1)
+        if (item === UNUSUAL || item === undefined) return UNUSUAL
+        copy[key] = item
+      }
+      return copy
+    }
+    default:
+      return UNUSUAL
+  }
 }
 
 export interface RecordProblem {

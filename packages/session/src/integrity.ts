@@ -97,10 +97,15 @@ export class ChainCheck {
   }
 
   add(line: string) {
+    const { body, mac } = splitMac(line)
+    this.check(line, body, mac)
+  }
+
+  /** `add` for a line already split by `splitMac`. */
+  check(line: string, body: string, mac: string | undefined) {
     const signer = this.signer
     if (!signer || this.integrity.state === 'tampered') return
     const number = ++this.count
-    const { body, mac } = splitMac(line)
     if (!mac) {
       if (this.signed) return this.tamper(number, 'is not signed, yet lines before it are')
       this.prefix ??= signer.running(this.last).update('unsigned-prefix\n')
@@ -125,13 +130,19 @@ export class ChainCheck {
   }
 }
 
-const MAC_SUFFIX = /,"mac":"([0-9a-f]{64})"}$/
+const MAC_PREFIX = ',"mac":"'
+/** `,"mac":"` + 64 hex digits + `"}`: where the mac sits, always at the end of a signed line. */
+const SUFFIX_LENGTH = MAC_PREFIX.length + 64 + 2
+const HEX64 = /[0-9a-f]{64}/y
 
 /** Splits a line into its body (what was signed) and its mac; no mac: an unsigned line. */
 export function splitMac(text: string): { body: string; mac?: string } {
-  const match = MAC_SUFFIX.exec(text)
-  if (!match) return { body: text }
-  return { body: `${text.slice(0, match.index)}}`, mac: match[1] }
+  // Checked in place at the end rather than searched for: replay splits every line of a log.
+  const at = text.length - SUFFIX_LENGTH
+  if (at < 0 || !text.endsWith('"}') || !text.startsWith(MAC_PREFIX, at)) return { body: text }
+  HEX64.lastIndex = at + MAC_PREFIX.length
+  if (!HEX64.test(text)) return { body: text }
+  return { body: `${text.slice(0, at)}}`, mac: text.slice(at + MAC_PREFIX.length, text.length - 2) }
 }
 
 /** `$XDG_CONFIG_HOME` (absolute), else `~/.config`. */

@@ -1,5 +1,5 @@
 import { checkRecord } from './codec.ts'
-import { ChainCheck, type Signer } from './integrity.ts'
+import { ChainCheck, type Signer, splitMac } from './integrity.ts'
 import type { SessionRecord } from './records.ts'
 import { SessionError } from './types.ts'
 
@@ -83,9 +83,11 @@ export class LogReader {
 
   private take(text: string, locate: () => { offset: number; bytes: Buffer }) {
     if (this.unparsable) throw corrupt(this.file, this.unparsable.line, 'is not valid JSON')
+    // The body (the line without its mac) is what is parsed: a record never holds a mac to delete.
+    const { body, mac } = splitMac(text)
     let value: any
     try {
-      value = JSON.parse(text)
+      value = JSON.parse(body)
     } catch {
       // A crash can leave the final line complete in length but garbage (e.g. zero-filled blocks).
       this.unparsable = { line: this.count + 1, ...locate() }
@@ -93,8 +95,9 @@ export class LogReader {
     }
     const problem = checkRecord(value, this.count, this.id)
     if (problem) throw new SessionError(problem.code, `${this.file}:${this.count + 1}: line ${problem.reason}`, this.file, this.count + 1)
-    this.chain.add(text)
-    delete value.mac
+    this.chain.check(text, body, mac)
+    // A mac that is not one (not 64 hex digits) stayed in the body: records never carry it.
+    if (mac === undefined && 'mac' in value) delete value.mac
     this.count++
     this.onRecord(value as SessionRecord)
   }

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs'
 import { type FileHandle, open, stat } from 'node:fs/promises'
 import { writeAll } from './files.ts'
+import { type LogSlot, OpenLogs } from './open-logs.ts'
 import type { Appender, AppenderOptions } from './store.ts'
 
 const noop = () => {}
@@ -11,38 +12,8 @@ export interface FileIdentity {
   ino: number
 }
 
-/**
- * Most logs held open at once by this process's writers. Each write cycle opens its log and closes it
- * again, so idle sessions hold no descriptor; this bounds the busy ones, so that thousands of sessions
- * flushing together queue here instead of failing with EMFILE.
- */
-const MAX_OPEN_LOGS = 64
-let openLogs = 0
-const waiting: (() => void)[] = []
-
-async function withLog<T>(file: string, task: (handle: FileHandle) => Promise<T>, onOpenError: (error: NodeJS.ErrnoException) => Error): Promise<T> {
-  if (openLogs >= MAX_OPEN_LOGS) await new Promise<void>((resolve) => waiting.push(resolve))
-  else openLogs++
-  try {
-    let handle: FileHandle
-    try {
-      // No O_CREAT: a log removed meanwhile must not come back empty; no following a link planted there.
-      handle = await open(file, constants.O_RDWR | constants.O_NOFOLLOW)
-    } catch (error) {
-      throw onOpenError(error as NodeJS.ErrnoException)
-    }
-    try {
-      return await task(handle)
-    } finally {
-      await handle.close()
-    }
-  } finally {
-    // The slot passes straight to the next waiter, if any.
-    const next = waiting.shift()
-    if (next) next()
-    else openLogs--
-  }
-}
+/** Logs held open between write cycles, per process: busy sessions keep theirs, idle ones give theirs up. */
+const openLogs = new OpenLogs(64)
 
 /**
  * Write-behind appender for one JSONL file.
@@ -71,6 +42,8 @@ export class JsonlWriter implements Appender {
   /** Set once the log reached its size limit: later lines are not written, and flushes say why. */
   private sealed?: Error
   private cycle?: Promise<void>
+  /** This log's handle while the process keeps it open (`OpenLogs`). */
+  private slot: LogSlot = {}
   private nextSync?: Promise<void>
   private timer?: NodeJS.Timeout
   private stopped = false
@@ -125,12 +98,13 @@ export class JsonlWriter implements Appender {
     return this.nextSync
   }
 
-  /** Stops background writes; lines not yet flushed are dropped. */
+  /** Stops background writes and gives up the handle; lines not yet flushed are dropped. */
   async close(): Promise<void> {
     this.stopped = true
     this.clearTimer()
     await this.nextSync?.catch(noop)
     await this.cycle?.catch(noop)
+    await openLogs.drop(this.slot)
   }
 
   private async afterCurrentCycle(): Promise<void> {
@@ -175,18 +149,28 @@ export class JsonlWriter implements Appender {
   private async runCycle(sync: boolean): Promise<void> {
     if (this.lost) throw this.lost
     if (!sync && !this.queue.length && !this.retry) return
-    await withLog(this.file, (handle) => this.cycleWith(handle, sync), (error) => this.openFailed(error))
+    await openLogs.use(this.slot, () => this.open(), (handle) => this.cycleWith(handle, sync))
+  }
+
+  private async open(): Promise<FileHandle> {
+    try {
+      // No O_CREAT: a log removed meanwhile must not come back empty; no following a link planted there.
+      return await open(this.file, constants.O_RDWR | constants.O_NOFOLLOW)
+    } catch (error) {
+      throw this.openFailed(error as NodeJS.ErrnoException)
+    }
   }
 
   private async cycleWith(handle: FileHandle, sync: boolean): Promise<void> {
+    if (!sync && !this.queue.length && !this.retry) return
     const own = await handle.stat()
-    // Whatever stands at the path now must be the file this writer locked and read.
+    // A handle (re)opened by path must lead to the file this writer locked and read.
     if (own.ino !== this.identity.ino || own.dev !== this.identity.dev) throw this.lose('replaced', `${this.file} was replaced by another file or directory`)
     await this.writeQueued(handle, own.size)
     if (!sync) return
     try {
       await handle.sync()
-      await this.verify(handle)
+      await this.verify()
     } catch (error) {
       this.rewind()
       throw error
@@ -244,14 +228,15 @@ export class JsonlWriter implements Appender {
   }
 
   /** A write through an unlinked file "succeeds", so durability also needs the path to still lead to it. */
-  private async verify(handle: FileHandle): Promise<void> {
-    const [own, current] = await Promise.all([handle.stat(), stat(this.file).catch((error: NodeJS.ErrnoException) => error)])
+  private async verify(): Promise<void> {
+    const current = await stat(this.file).catch((error: NodeJS.ErrnoException) => error)
     if (current instanceof Error) {
       if (current.code !== 'ENOENT' && current.code !== 'ENOTDIR') throw current
       throw this.lose('removed', `${this.file} was removed (the file or its directory)`, current)
     }
-    if (current.ino !== own.ino || current.dev !== own.dev) throw this.lose('replaced', `${this.file} was replaced by another file or directory`)
-    if (own.size < this.size) throw this.truncated(own.size)
+    // The handle's file is this writer's (checked at every cycle), so the path must lead to that same file.
+    if (current.ino !== this.identity.ino || current.dev !== this.identity.dev) throw this.lose('replaced', `${this.file} was replaced by another file or directory`)
+    if (current.size < this.size) throw this.truncated(current.size)
   }
 
   private truncated(size: number) {

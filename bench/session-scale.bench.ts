@@ -4,7 +4,7 @@
 // writable sessions in one process) under `ulimit -n 1024`.
 // Run alone: node --import tsx bench/session-scale.bench.ts [open|list|agents]
 import { spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -13,6 +13,7 @@ import { Context } from 'cordis'
 import * as sessionPlugin from '@goalkeeper/session'
 
 const here = fileURLToPath(import.meta.url)
+const cli = path.resolve(path.dirname(here), '../dist/goalkeeper/goalkeeper.mjs')
 const OPEN_SIZES = [1_000, 100_000, 1_000_000]
 const LIST_SIZES = [100, 10_000]
 const AGENTS = 10_000
@@ -162,6 +163,20 @@ async function listRows() {
       })
       const base = median([await raw(), await raw(), await raw()])
       console.log(`${`${count.toLocaleString('en')} sessions`.padEnd(16)} first list ${times.first.toFixed(0).padStart(6)} ms   later lists ${times.later.toFixed(0).padStart(6)} ms   readdir + stat ${base.toFixed(0).padStart(5)} ms   ratio ${(times.later / base).toFixed(1)}x`)
+      if (existsSync(cli)) {
+        // The installed CLI (npm run build), as a person runs it: the default 20 rows, goal column included.
+        await fs.writeFile(path.join(dir, 'cordis.yml'), `- id: session\n  name: '@goalkeeper/session'\n  config:\n    dir: ${sessionsDir}\n    keyFile: ${path.join(dir, 'session.key')}\n`)
+        const time = (args: string[]) => {
+          const start = process.hrtime.bigint()
+          const result = spawnSync(process.execPath, args, { cwd: dir, stdio: 'ignore' })
+          if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}`)
+          return ms(start)
+        }
+        const first = time([cli, 'sessions'])
+        const later = median([time([cli, 'sessions']), time([cli, 'sessions']), time([cli, 'sessions'])])
+        const node = median([time(['-e', '0']), time(['-e', '0']), time(['-e', '0'])])
+        console.log(`${''.padEnd(16)} goalkeeper sessions (20 rows): first ${first.toFixed(0).padStart(6)} ms   later ${later.toFixed(0).padStart(6)} ms   node -e 0 ${node.toFixed(0).padStart(4)} ms   ratio ${(later / node).toFixed(1)}x`)
+      }
     } finally {
       await fs.rm(dir, { recursive: true, force: true })
     }

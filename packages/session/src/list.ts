@@ -14,6 +14,7 @@ const CONCURRENCY = 4
  * tampered one (its signatures are checked while it streams), with what it holds.
  */
 export async function listSessions(store: SessionStore, open: ReadonlyMap<string, SessionImpl>, logger: Logger, signer: Signer): Promise<SessionSummary[]> {
+  if (store.summaries) return fromStore(await store.summaries(), open)
   const ids = await store.list()
   const summaries: SessionSummary[] = []
   const summarize = async (id: string) => {
@@ -35,5 +36,17 @@ export async function listSessions(store: SessionStore, open: ReadonlyMap<string
     while (next < ids.length) await summarize(ids[next++])
   }
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, ids.length) }, worker))
+  return newestFirst(summaries)
+}
+
+/** A store's own summaries; sessions open here are summarised from memory (they may hold unwritten records). */
+function fromStore(stored: SessionSummary[], open: ReadonlyMap<string, SessionImpl>): SessionSummary[] {
+  return newestFirst(stored.map((summary) => {
+    const session = open.get(summary.id)
+    return session ? summarizeRecords(summary.id, session.file, session.records, session.integrity) : summary
+  }))
+}
+
+function newestFirst(summaries: SessionSummary[]): SessionSummary[] {
   return summaries.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
 }

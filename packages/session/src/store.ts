@@ -1,3 +1,5 @@
+import type { SessionSummary } from './types.ts'
+
 /**
  * Where session logs are kept. The service (`ctx.sessions`) owns records, replay and repair; a store
  * only keeps bytes: one append-only log per session id, with one writer at a time. `JsonlFileStore`
@@ -26,6 +28,13 @@ export interface SessionStore {
   list(): Promise<string[]>
   /** Removes a log that no writer holds. */
   remove(id: string): Promise<void>
+  /**
+   * Every log's summary without reading its records, for a store that keeps them (a database keeps a
+   * row per session, updated with each batch). Without it, listing streams every log.
+   */
+  summaries?(): Promise<SessionSummary[]>
+  /** Releases what the store holds (connections); called when the session plugin stops. */
+  close?(): Promise<void>
 }
 
 /** A log opened for writing; holds the writer lock until `close`. */
@@ -60,7 +69,7 @@ export interface Appender {
   readonly durableSeq: number
   /**
    * Set when the log was removed or replaced by someone else while open (`code: 'SESSION_LOST'`,
-   * `reason: 'removed' | 'replaced' | 'truncated'`): nothing more is written and every flush rejects with it.
+   * `reason: 'removed' | 'replaced' | 'truncated'`, or `'taken'` when a database lease passed to another writer): nothing more is written and every flush rejects with it.
    */
   readonly lostError?: Error
   push(line: string, seq: number): void

@@ -1,0 +1,173 @@
+import type pg from 'pg'
+import type { Appender, AppenderOptions } from '@goalkeeper/session'
+import type { Lease } from './lease.ts'
+import { lineFacts, type TitleScan } from './summary.ts'
+
+interface Line {
+  seq: number
+  offset: number
+  text: string
+}
+
+const noop = () => {}
+
+/**
+ * One statement per batch, committed on its own (autocommit), so a batch is one round trip and one
+ * transaction: renew-and-check the lease, insert the lines, update the session's summary row. A writer
+ * whose lease was taken inserts nothing (the insert is conditional on the lease check in the same
+ * statement; the lease row lock orders it against the taker), and the session is lost to it.
+ */
+const BATCH = `
+  WITH lease AS (
+    UPDATE goalkeeper_session_leases SET expires_at = now() + $3 * interval '1 millisecond'
+    WHERE session_id = $1 AND token = $2
+    RETURNING 1
+  ), inserted AS (
+    INSERT INTO goalkeeper_session_records (session_id, seq, byte_offset, line)
+    SELECT $1, r.seq, r.byte_offset, r.line FROM unnest($4::int[], $5::bigint[], $6::text[]) AS r (seq, byte_offset, line)
+    WHERE EXISTS (SELECT FROM lease)
+    -- Only a retry of a batch whose commit was not acknowledged finds its rows there: they are its own.
+    ON CONFLICT (session_id, seq) DO NOTHING
+    RETURNING 1
+  ), summary AS (
+    UPDATE goalkeeper_sessions SET records = GREATEST(records, $7), bytes = GREATEST(bytes, $8),
+      updated_at = COALESCE($9, updated_at), title = COALESCE(title, $10)
+    WHERE id = $1 AND cardinality($4::int[]) > 0 AND EXISTS (SELECT FROM lease)
+    RETURNING 1
+  )
+  SELECT EXISTS (SELECT FROM lease) AS held`
+
+/** Write-behind appender of one session's lines into PostgreSQL; the counterpart of the JSONL writer. */
+export class PgAppender implements Appender {
+  private queue: Line[] = []
+  private queuedChars = 0
+  private retry: Line[] = []
+  private size: number
+  private appendedSeq: number
+  private syncedSeq: number
+  private sealed?: Error
+  private cycle?: Promise<void>
+  private nextSync?: Promise<void>
+  private timer?: NodeJS.Timeout
+  private stopped = false
+  private failing = false
+
+  constructor(private pool: pg.Pool, private lease: Lease, size: number, lastSeq: number, private title: TitleScan, private options: AppenderOptions) {
+    this.size = size
+    this.appendedSeq = this.syncedSeq = lastSeq
+  }
+
+  get pending(): number {
+    return this.appendedSeq - this.syncedSeq
+  }
+
+  get durableSeq(): number {
+    return this.syncedSeq
+  }
+
+  get lostError(): Error | undefined {
+    return this.lease.lost
+  }
+
+  seal(error: Error): void {
+    this.sealed ??= error
+  }
+
+  push(line: string, seq: number): void {
+    this.appendedSeq = seq
+    if (this.sealed) return
+    // Lines come with their newline; rows hold the line alone, at its offset in the JSONL form.
+    this.queue.push({ seq, offset: this.size, text: line.endsWith('\n') ? line.slice(0, -1) : line })
+    this.size += Buffer.byteLength(line)
+    this.queuedChars += line.length
+    if (this.cycle || this.nextSync) return
+    if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
+    else this.timer ??= setTimeout(() => this.startBackground(), this.options.delayMs)
+  }
+
+  /** Every write is a commit, so a flush is the next write; concurrent flushes share it. */
+  flush(): Promise<void> {
+    this.nextSync ??= this.afterCurrentCycle().then(() => {
+      this.nextSync = undefined
+      return this.start()
+    })
+    return this.nextSync
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true
+    this.clearTimer()
+    await this.nextSync?.catch(noop)
+    await this.cycle?.catch(noop)
+  }
+
+  private async afterCurrentCycle(): Promise<void> {
+    this.clearTimer()
+    if (this.cycle) await this.cycle.catch(noop)
+  }
+
+  private clearTimer() {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private startBackground() {
+    this.timer = undefined
+    if (this.cycle || this.nextSync || this.lease.lost || this.stopped) return
+    this.start().then(
+      () => (this.failing = false),
+      (error) => {
+        if (!this.failing) this.options.onBackgroundError(error)
+        this.failing = true
+      },
+    )
+  }
+
+  private start(): Promise<void> {
+    this.clearTimer()
+    const cycle = this.write()
+    this.cycle = cycle
+    cycle.then(() => this.settle(true), () => this.settle(false))
+    return cycle
+  }
+
+  private settle(ok: boolean) {
+    this.cycle = undefined
+    if (!ok || this.stopped || this.nextSync || this.timer || !this.queue.length) return
+    if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
+    else this.timer = setTimeout(() => this.startBackground(), this.options.delayMs)
+  }
+
+  private async write(): Promise<void> {
+    if (this.lease.lost) throw this.lease.lost
+    const batch = this.retry.length ? this.retry.concat(this.queue) : this.queue
+    this.retry = []
+    this.queue = []
+    this.queuedChars = 0
+    const last = batch[batch.length - 1]
+    const facts = lineFacts(batch.map((line) => line.text), this.title)
+    let held: boolean
+    try {
+      const { rows } = await this.pool.query(BATCH, [
+        this.lease.id, this.lease.token, this.lease.ttlMs,
+        batch.map((line) => line.seq), batch.map((line) => line.offset), batch.map((line) => line.text),
+        last ? last.seq + 1 : 0, last ? last.offset + Buffer.byteLength(last.text) + 1 : 0, facts.updatedAt ?? null, facts.title ?? null,
+      ])
+      held = rows[0].held
+    } catch (error) {
+      // Not known to be written: the same lines (same seqs) go again with the next write.
+      this.retry = batch
+      throw error
+    }
+    if (!held) {
+      this.retry = batch
+      throw this.lease.taken()
+    }
+    if (facts.title !== undefined) this.title.found = true
+    if (last && last.seq > this.syncedSeq) {
+      this.syncedSeq = last.seq
+      this.options.onDurable(this.syncedSeq)
+    }
+    if (this.sealed && this.appendedSeq > this.syncedSeq) throw this.sealed
+  }
+}

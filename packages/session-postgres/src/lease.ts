@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import type pg from 'pg'
+import { isAlive } from '@goalkeeper/kit'
 import { SessionError } from '@goalkeeper/session'
 
 /** Who writes a session: named in SESSION_LOCKED on other machines; the token tells two writers of one process apart. */
@@ -50,24 +51,45 @@ export class Lease {
   }
 }
 
+interface LeaseRow {
+  got: boolean
+  holder: string | null
+  token: string | null
+  host: string | null
+  pid: number | null
+  expires_at: Date | null
+}
+
 /**
- * Takes the lease of `id` when nobody holds it or its holder stopped renewing it. Returns false when the
- * session does not exist; throws SESSION_LOCKED naming the live holder.
+ * Takes the lease of `id` when nobody holds it, its holder stopped renewing it, or its holder was a
+ * process of this host that no longer runs (a crashed writer never blocks the next one on its machine,
+ * as with lock files). Throws SESSION_LOCKED naming the live holder.
  */
 export async function takeLease(client: pg.Pool | pg.PoolClient, id: string, holder: string, token: string, ttlMs: number, where: string): Promise<void> {
-  const { rows } = await client.query<{ holder: string | null; expires_at: Date | null; got: boolean }>(
-    `WITH taken AS (
-       INSERT INTO goalkeeper_session_leases (session_id, holder, token, expires_at)
-       VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
-       ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, token = EXCLUDED.token, acquired_at = now(), expires_at = EXCLUDED.expires_at
-       WHERE goalkeeper_session_leases.expires_at < now()
-       RETURNING token)
-     SELECT EXISTS (SELECT FROM taken) AS got, l.holder, l.expires_at
-     FROM (SELECT 1) AS one LEFT JOIN goalkeeper_session_leases AS l ON l.session_id = $1`,
-    [id, holder, token, ttlMs],
-  )
-  const row = rows[0]
-  if (row.got) return
-  const until = row.expires_at ? ` (lease renewed until ${row.expires_at.toISOString()})` : ''
-  throw Object.assign(new SessionError('SESSION_LOCKED', `session ${id} is open for writing by ${row.holder ?? 'another writer'}${until}`, where), { holder: row.holder })
+  const host = os.hostname()
+  let deadToken: string | null = null
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const previous: string | null = attempt ? deadToken : null
+    const { rows }: pg.QueryResult<LeaseRow> = await (client as pg.Pool).query<LeaseRow>(
+      `WITH taken AS (
+         INSERT INTO goalkeeper_session_leases (session_id, holder, token, host, pid, expires_at)
+         VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
+         ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, token = EXCLUDED.token, host = EXCLUDED.host, pid = EXCLUDED.pid, acquired_at = now(), expires_at = EXCLUDED.expires_at
+         WHERE goalkeeper_session_leases.expires_at < now() OR goalkeeper_session_leases.token = $7
+         RETURNING 1)
+       SELECT EXISTS (SELECT FROM taken) AS got, l.holder, l.token, l.host, l.pid, l.expires_at
+       FROM (SELECT 1) AS one LEFT JOIN goalkeeper_session_leases AS l ON l.session_id = $1`,
+      [id, holder, token, host, process.pid, ttlMs, previous],
+    )
+    const row: LeaseRow = rows[0]
+    if (row.got) return
+    // A holder on this host whose process is gone: take its lease now, only if it is still that one's.
+    if (row.host === host && row.pid !== null && row.pid !== process.pid && !isAlive(row.pid) && row.token) {
+      deadToken = row.token
+      continue
+    }
+    const until = row.expires_at ? ` (lease renewed until ${row.expires_at.toISOString()})` : ''
+    throw Object.assign(new SessionError('SESSION_LOCKED', `session ${id} is open for writing by ${row.holder ?? 'another writer'}${until}`, where), { holder: row.holder })
+  }
+  throw new SessionError('SESSION_LOCKED', `session ${id}: could not take the writer lease (it keeps changing hands)`, where)
 }

@@ -34,6 +34,8 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         session_id text PRIMARY KEY,
         holder text NOT NULL,
         token text NOT NULL,
+        host text NOT NULL,
+        pid integer NOT NULL,
         acquired_at timestamptz NOT NULL DEFAULT now(),
         expires_at timestamptz NOT NULL
       );

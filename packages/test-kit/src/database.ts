@@ -51,7 +51,7 @@ export async function createTestDatabase(): Promise<OwnedDatabase> {
     url,
     name,
     query(text, values) {
-      pool ??= new pg.Pool({ connectionString: url, max: 2 })
+      pool ??= new pg.Pool({ connectionString: url, max: 2 }).on('error', () => {})
       return pool.query(text, values as any[])
     },
     async drop() {

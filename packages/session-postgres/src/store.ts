@@ -227,7 +227,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     const password = safePassword(url)
     const why = (error as Error).message || String((error as NodeJS.ErrnoException).code ?? error)
     const message = `database ${masked}: cannot ${step}: ${password ? why.split(password).join('***') : why}`
-    throw Object.assign(new Error(message, { cause: error }), { code: 'SESSION_DATABASE' })
+    // No `cause`: loggers print it on a line of its own, and the message already says it all.
+    throw Object.assign(new Error(message), { code: 'SESSION_DATABASE' })
   }
   return new PostgresSessionStore(pool, url, options)
 }

@@ -42,7 +42,9 @@ export default async function setup(project: TestProject) {
   const server = new EmbeddedPostgres({
     databaseDir: join(dir, 'data'),
     port,
-    user: 'postgres',
+    // Not `postgres`: a user name of 8 characters or more in a URL of the environment counts as a secret, and
+    // every CLI child would mask the word wherever it prints it.
+    user: 'gk',
     password,
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
@@ -53,7 +55,7 @@ export default async function setup(project: TestProject) {
   })
   await server.initialise()
   await server.start()
-  const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`
+  const url = `postgres://gk:${password}@127.0.0.1:${port}/postgres`
   process.env[TEST_DATABASE_ENV] = url
   project.provide('databaseUrl', url)
   return async () => {

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from 'commander'
 import { defineCommand } from '../command.ts'
 import { describeError } from '@goalkeeper/kit'
 import { ExitCode } from '../exit-codes.ts'
-import { assertServices } from './lookup/services.ts'
+import { assertSessions, databaseEnv } from './lookup/database.ts'
 import { describeSpend } from './render/spend.ts'
 import { formatTime, oneLine, table } from './render/text.ts'
 
@@ -49,16 +49,20 @@ export default defineCommand({
     command
       .option('-n, --limit <n>', 'how many sessions, newest activity first', parseLimit, 20)
       .option('--all', 'list every session')
+      .option('--database <url>', 'list the sessions of this PostgreSQL database (every machine that writes to it) instead of files')
       .addHelpText('after', `
 Sessions are kept per workspace (--cwd), in the session plugin's directory (default
 ~/.local/state/goalkeeper/sessions/<workspace-key>; also the workspace's .goalkeeper/sessions).
-With --json: one object per session and line. Session files are only read, never repaired or written.
+With --database URL (or a session entry whose database is set): the sessions of that PostgreSQL
+database, written from any machine. With --json: one object per session and line. Sessions are only
+read, never repaired or written.
 
 Exit codes: 0 listed (also when there are none), 64 bad command line or configuration.`),
   async run(cli, _args, options) {
     // Reading sessions needs the session store only: the entries below it (models, agents) are not started.
-    const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions') })
-    assertServices(app, cli.globals, ['sessions'], 'sessions')
+    // A failed session entry is reported once, by assertSessions.
+    const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions'), reportsFailedEntries: true, ...databaseEnv(options.database) })
+    assertSessions(app, cli.globals, 'sessions', databaseEnv(options.database).database)
     const sessions = app.ctx.get('sessions')!
     const summaries = await sessions.list()
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)

@@ -23,16 +23,19 @@ const BATCH = `
     WHERE session_id = $1 AND token = $2
     RETURNING 1
   ), inserted AS (
+    -- The lines travel as one text (a JSON line holds no raw newline): far cheaper to send and to split
+    -- than a text[] parameter, whose every quote would be escaped. Seqs and offsets follow from the first.
     INSERT INTO goalkeeper_session_records (session_id, seq, byte_offset, line)
-    SELECT $1, r.seq, r.byte_offset, r.line FROM unnest($4::int[], $5::bigint[], $6::text[]) AS r (seq, byte_offset, line)
-    WHERE EXISTS (SELECT FROM lease)
+    SELECT $1, $4 + r.n - 1, $5 + sum(octet_length(r.line) + 1) OVER (ORDER BY r.n) - octet_length(r.line) - 1, r.line
+    FROM unnest(string_to_array($6::text, E'\n')) WITH ORDINALITY AS r (line, n)
+    WHERE $6::text <> '' AND EXISTS (SELECT FROM lease)
     -- Only a retry of a batch whose commit was not acknowledged finds its rows there: they are its own.
     ON CONFLICT (session_id, seq) DO NOTHING
     RETURNING 1
   ), summary AS (
     UPDATE goalkeeper_sessions SET records = GREATEST(records, $7), bytes = GREATEST(bytes, $8),
       updated_at = COALESCE($9, updated_at), title = COALESCE(title, $10)
-    WHERE id = $1 AND cardinality($4::int[]) > 0 AND EXISTS (SELECT FROM lease)
+    WHERE id = $1 AND $6::text <> '' AND EXISTS (SELECT FROM lease)
     RETURNING 1
   )
   SELECT EXISTS (SELECT FROM lease) AS held`
@@ -150,7 +153,7 @@ export class PgAppender implements Appender {
     try {
       const { rows } = await this.pool.query(BATCH, [
         this.lease.id, this.lease.token, this.lease.ttlMs,
-        batch.map((line) => line.seq), batch.map((line) => line.offset), batch.map((line) => line.text),
+        batch[0]?.seq ?? 0, batch[0]?.offset ?? 0, batch.map((line) => line.text).join('\n'),
         last ? last.seq + 1 : 0, last ? last.offset + Buffer.byteLength(last.text) + 1 : 0, facts.updatedAt ?? null, facts.title ?? null,
       ])
       held = rows[0].held

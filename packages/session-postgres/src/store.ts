@@ -91,18 +91,18 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async read(id: string): Promise<Buffer> {
-    // One round trip: the size check and, when it passes, the whole log as one text built by the server.
-    const { rows } = await this.pool.query<{ bytes: string; text: string | null }>(
-      `SELECT s.bytes, CASE WHEN s.bytes <= $2 THEN (SELECT string_agg(line, E'\\n' ORDER BY seq) FROM goalkeeper_session_records WHERE session_id = $1) END AS text
-       FROM goalkeeper_sessions AS s WHERE s.id = $1`,
-      [id, this.maxReadBytes],
-    )
+    // The size check first, so an oversized log is refused before it is read.
+    const { rows } = await this.pool.query<{ bytes: string }>('SELECT bytes FROM goalkeeper_sessions WHERE id = $1', [id])
     if (!rows.length) throw this.notFound(id)
-    const { bytes, text } = rows[0]
+    const { bytes } = rows[0]
     if (Number(bytes) > this.maxReadBytes) {
       throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(Number(bytes))}, more than the ${mebibytes(this.maxReadBytes)} a session may have to be opened (maxOpenBytes of the session plugin): raise it on a machine with the memory, or start a new session`, this.locationOf(id))
     }
-    return Buffer.from(text === null ? '' : `${text}\n`)
+    // Rows as arrays (no object per row), joined here: measured faster than string_agg on the server.
+    const lines = await this.pool.query<[string]>({ text: 'SELECT line FROM goalkeeper_session_records WHERE session_id = $1 ORDER BY seq', values: [id], rowMode: 'array' })
+    let text = ''
+    for (const [line] of lines.rows) text += `${line}\n`
+    return Buffer.from(text)
   }
 
   async *stream(id: string): AsyncIterable<Buffer> {

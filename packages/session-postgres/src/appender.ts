@@ -13,32 +13,35 @@ const noop = () => {}
 
 /**
  * One statement per batch, committed on its own (autocommit), so a batch is one round trip and one
- * transaction: renew-and-check the lease, insert the lines, update the session's summary row. A writer
- * whose lease was taken inserts nothing (the insert is conditional on the lease check in the same
- * statement; the lease row lock orders it against the taker), and the session is lost to it.
+ * transaction: check the lease, insert the lines, update the session's summary row. A writer whose lease
+ * was taken inserts nothing: the insert is conditional on the lease check in the same statement, and the
+ * check's row lock (FOR SHARE) makes a taker wait for this batch to commit, after which it sees the lease
+ * as this batch left it. Renewal runs in the background (lease.ts), so a batch writes no lease row.
+ * Prepared once per connection (named), as it runs for every batch of every session.
  */
-const BATCH = `
+const BATCH = {
+  name: 'goalkeeper-session-batch',
+  text: `
   WITH lease AS (
-    UPDATE goalkeeper_session_leases SET expires_at = now() + $3 * interval '1 millisecond'
-    WHERE session_id = $1 AND token = $2
-    RETURNING 1
+    SELECT 1 FROM goalkeeper_session_leases WHERE session_id = $1 AND token = $2 FOR SHARE
   ), inserted AS (
     -- The lines travel as one text (a JSON line holds no raw newline): far cheaper to send and to split
     -- than a text[] parameter, whose every quote would be escaped. Seqs and offsets follow from the first.
     INSERT INTO goalkeeper_session_records (session_id, seq, byte_offset, line)
-    SELECT $1, $4 + r.n - 1, $5 + sum(octet_length(r.line) + 1) OVER (ORDER BY r.n) - octet_length(r.line) - 1, r.line
-    FROM unnest(string_to_array($6::text, E'\n')) WITH ORDINALITY AS r (line, n)
-    WHERE $6::text <> '' AND EXISTS (SELECT FROM lease)
+    SELECT $1, $3::int + r.n::int - 1, $4::bigint + sum(octet_length(r.line) + 1) OVER (ORDER BY r.n) - octet_length(r.line) - 1, r.line
+    FROM unnest(string_to_array($5::text, E'\n')) WITH ORDINALITY AS r (line, n)
+    WHERE $5::text <> '' AND EXISTS (SELECT FROM lease)
     -- Only a retry of a batch whose commit was not acknowledged finds its rows there: they are its own.
     ON CONFLICT (session_id, seq) DO NOTHING
     RETURNING 1
   ), summary AS (
-    UPDATE goalkeeper_sessions SET records = GREATEST(records, $7), bytes = GREATEST(bytes, $8),
-      updated_at = COALESCE($9, updated_at), title = COALESCE(title, $10)
-    WHERE id = $1 AND $6::text <> '' AND EXISTS (SELECT FROM lease)
+    UPDATE goalkeeper_sessions SET records = GREATEST(records, $6), bytes = GREATEST(bytes, $7),
+      updated_at = COALESCE($8, updated_at), title = COALESCE(title, $9)
+    WHERE id = $1 AND $5::text <> '' AND EXISTS (SELECT FROM lease)
     RETURNING 1
   )
-  SELECT EXISTS (SELECT FROM lease) AS held`
+  SELECT EXISTS (SELECT FROM lease) AS held`,
+}
 
 /** Write-behind appender of one session's lines into PostgreSQL; the counterpart of the JSONL writer. */
 export class PgAppender implements Appender {
@@ -151,11 +154,11 @@ export class PgAppender implements Appender {
     const facts = lineFacts(batch.map((line) => line.text), this.title)
     let held: boolean
     try {
-      const { rows } = await this.pool.query(BATCH, [
-        this.lease.id, this.lease.token, this.lease.ttlMs,
+      const { rows } = await this.pool.query({ ...BATCH, values: [
+        this.lease.id, this.lease.token,
         batch[0]?.seq ?? 0, batch[0]?.offset ?? 0, batch.map((line) => line.text).join('\n'),
         last ? last.seq + 1 : 0, last ? last.offset + Buffer.byteLength(last.text) + 1 : 0, facts.updatedAt ?? null, facts.title ?? null,
-      ])
+      ] })
       held = rows[0].held
     } catch (error) {
       // Not known to be written: the same lines (same seqs) go again with the next write.

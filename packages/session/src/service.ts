@@ -69,7 +69,8 @@ export class SessionServiceImpl implements SessionService {
   }
 
   get dirs(): readonly string[] {
-    return this.store instanceof JsonlFileStore ? this.store.dirs : [this.store.location]
+    // A store that is not files (a database) has no directory for the workspace tools to protect.
+    return this.store instanceof JsonlFileStore ? this.store.dirs : []
   }
 
   get(id: string): Session | undefined {

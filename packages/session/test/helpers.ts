@@ -1,4 +1,4 @@
-import { afterAll, afterEach, expect, it, onTestFinished } from 'vitest'
+import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -18,6 +18,7 @@ export const STORE: StoreKind = (globalThis as { GOALKEEPER_TEST_STORE?: StoreKi
 
 /** A test about files themselves (torn lines, descriptors, fsync, lock files): not part of the PostgreSQL run. */
 export const itOnFiles: typeof it = STORE === 'files' ? it : ((() => {}) as unknown as typeof it)
+export const describeOnFiles: typeof describe = STORE === 'files' ? describe : ((() => {}) as unknown as typeof describe)
 
 // On PostgreSQL each sessions dir of a test stands for a schema of its own (in one database per test
 // file), so tests stay as apart as their temp dirs are: a later launch on the same dir sees the same sessions.

@@ -12,7 +12,7 @@ const answer = `export default many(async () => ({ text: 'Answer.' }))`
 // The session entry as the default cordis.yml has it: the database and the key from the environment.
 const onDatabase = { session: { database: '${GOALKEEPER_DATABASE_URL:-}', key: '${GOALKEEPER_SESSION_KEY:-}' } }
 // The runner's own database variables stay out: their user info would be masked in every output line.
-const env = { GOALKEEPER_SESSION_KEY: KEY, SERVICE_TOKEN: SECRET, DATABASE_URL: undefined, GOALKEEPER_TEST_DATABASE_URL: undefined }
+const env = { GOALKEEPER_SESSION_KEY: KEY, SERVICE_TOKEN: SECRET, DATABASE_URL: undefined }
 
 describe('sessions in PostgreSQL from the command line', { timeout: 120_000 }, () => {
   it('run writes to the database; sessions, show and resume --database read and continue it; nothing goes to files, no secret to the rows', async () => {

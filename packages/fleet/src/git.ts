@@ -123,7 +123,10 @@ export class GitWorkspace {
       execFile('git', args, { cwd, env, timeout: config.timeoutMs, maxBuffer: 16 << 20, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
         if (!error) return resolve(stdout)
         const timedOut = (error as { killed?: boolean }).killed
-        const reason = timedOut ? `timed out after ${config.timeoutMs} ms` : (stderr.trim().split('\n').filter(Boolean).at(-1) ?? error.message)
+        const lines = stderr.trim().split('\n').filter(Boolean)
+        // git's own verdict (`fatal: ...`) rather than the advice lines it prints after it.
+        const verdict = lines.find((line) => /^(fatal|error):/.test(line)) ?? lines.at(-1) ?? error.message
+        const reason = timedOut ? `timed out after ${config.timeoutMs} ms` : verdict.replace(/^(fatal|error):\s*/, '')
         reject(new FleetError('GIT_FAILED', this.masker.mask(`git ${args[0]} failed: ${reason}`)))
       })
     })

@@ -12,8 +12,9 @@ export default defineCommand({
       .option('--state <state>', 'only goals in this state: queued, running, done, failed or cancelled'),
   async run(cli, _args, options) {
     const { fleet } = await openFleet(cli)
-    const queue = fleet.queue(databaseOf(options))
+    let queue: ReturnType<typeof fleet.queue> | undefined
     try {
+      queue = fleet.queue(databaseOf(options))
       let goals = await queue.list()
       if (options.state) goals = goals.filter((goal) => goal.state === options.state)
       if (cli.globals.json) {
@@ -36,7 +37,7 @@ export default defineCommand({
     } catch (error) {
       throw fleetHostError(error)
     } finally {
-      await queue.stop()
+      await queue?.stop()
     }
   },
 })

@@ -24,8 +24,9 @@ workspace changes go to the branch goalkeeper/<session id> of the repository (se
   async run(cli, [words], options) {
     const objective = await promptFrom(cli, words, 'submit')
     const { fleet } = await openFleet(cli)
-    const queue = fleet.queue(databaseOf(options))
+    let queue: ReturnType<typeof fleet.queue> | undefined
     try {
+      queue = fleet.queue(databaseOf(options))
       const budgets = budgetsOf(options)
       const { id, job } = await queue.submit({
         objective: objective ?? '',
@@ -44,7 +45,7 @@ workspace changes go to the branch goalkeeper/<session id> of the repository (se
     } catch (error) {
       throw fleetHostError(error)
     } finally {
-      await queue.stop()
+      await queue?.stop()
     }
   },
 })

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest'
+import { CLI_TIMEOUT } from '../../host/test/cli-helpers.ts'
+import { command, listQueue, readSessions, submit, useFleet, worker } from './helpers.ts'
+
+const fleet = useFleet()
+
+describe('submit and queue', () => {
+  it('submit prints the job id; queue lists it queued with its session, then done with worker and rounds', async () => {
+    const repo = await fleet.repo('listed')
+    const submitted = await command(fleet, ['submit', 'Write result.txt for goal-1', '--repo', repo, '--ref', 'main', '--max-rounds', '4'])
+    expect(submitted.code).toBe(0)
+    const id = submitted.stdout.trim()
+    expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(submitted.stderr).toMatch(new RegExp(`queued goal ${id} \\(session \\d{8}-\\d{6}-[a-z2-7]{6}\\) for ${repo} main`))
+
+    const table = await command(fleet, ['queue'])
+    expect(table.code).toBe(0)
+    expect(table.stdout).toMatch(/^ID +STATE +WORKER +ROUNDS +PHASE +SESSION +OBJECTIVE$/m)
+    expect(table.stdout).toMatch(new RegExp(`^${id} +queued +- +- +- +\\S+ +Write result.txt for goal-1$`, 'm'))
+
+    const one = worker(fleet, ['--name', 'w-listed'])
+    await one.waitFor('stderr', new RegExp(`goal ${id} done: complete after 2 rounds`))
+    one.child.kill('SIGTERM')
+    expect(await one.exit).toBe(0)
+    const [goal] = (await listQueue(fleet)).filter((item) => item.id === id)
+    expect(goal).toMatchObject({ state: 'done', worker: 'w-listed', rounds: 2, phase: 'complete', objective: 'Write result.txt for goal-1' })
+    expect(fleet.show(repo, `goalkeeper/${goal.sessionId}`, 'result.txt')).toBe('goal-1 done\n')
+  }, CLI_TIMEOUT)
+
+  it('refuses a submit without a repository or objective, and without a database, with a clear line', async () => {
+    const noRepo = await command(fleet, ['submit', 'x'])
+    expect(noRepo.code).toBe(64)
+    expect(noRepo.stderr).toMatch(/--repo <url>/)
+    const empty = await command(fleet, ['submit', '', '--repo', '/nowhere'])
+    expect(empty.code).toBe(64)
+    expect(empty.stderr).toMatch(/the objective is empty/)
+    const noDb = await command(fleet, ['submit', 'x', '--repo', '/nowhere'], { DATABASE_URL: '' })
+    expect(noDb.code).toBe(64)
+    expect(noDb.stderr).toMatch(/needs a PostgreSQL URL/)
+  }, CLI_TIMEOUT)
+
+  it('a job whose repository does not exist fails with the reason, and the worker goes on', async () => {
+    const id = await submit(fleet, 'Write result.txt for goal-9', `file://${fleet.dir}/repos/missing.git`)
+    const one = worker(fleet, ['--name', 'w-bad'])
+    await one.waitFor('stderr', new RegExp(`goal ${id} failed: `))
+    expect(one.stderr()).toMatch(new RegExp(`goal ${id} failed: git ls-remote failed: .*missing\\.git.* does not appear to be a git repository`))
+    one.child.kill('SIGTERM')
+    expect(await one.exit).toBe(0)
+    const [goal] = (await listQueue(fleet)).filter((item) => item.id === id)
+    expect(goal.state).toBe('failed')
+    expect(goal.output).toMatchObject({ code: 'GIT_FAILED', message: expect.stringMatching(/^git ls-remote failed: .*missing\.git.* does not appear to be a git repository/) })
+    const table = await command(fleet, ['queue', '--state', 'failed'])
+    expect(table.stdout).toMatch(new RegExp(`^${id} +failed .*\\(git ls-remote failed`, 'm'))
+  }, CLI_TIMEOUT)
+})
+
+describe('drain and takeover', () => {
+  it('SIGTERM pauses the running goal and returns its job; the next worker re-arms it and records itself', async () => {
+    const repo = await fleet.repo('drained')
+    const id = await submit(fleet, 'Write result.txt for goal-2', repo)
+    const first = worker(fleet, ['--name', 'w-first'], { FLEET_HOLD: '1' })
+    await first.waitFor('stderr', /script: holding round 2 of goal-2/)
+    first.child.kill('SIGTERM')
+    expect(await first.exit).toBe(3)
+    expect(first.stderr()).toMatch(new RegExp(`goal ${id}: draining: cancelled the running round`))
+    expect(first.stderr()).toMatch(new RegExp(`goal ${id} returned to the queue`))
+    const [queued] = (await listQueue(fleet)).filter((item) => item.id === id)
+    expect(queued).toMatchObject({ state: 'queued', phase: 'paused', worker: null, rounds: 2 })
+
+    const second = worker(fleet, ['--name', 'w-second'])
+    await second.waitFor('stderr', new RegExp(`goal ${id} done: complete after 3 rounds`))
+    expect(second.stderr()).toMatch(new RegExp(`goal ${id}: took over the goal \\(paused, 2/256 rounds\\) and re-armed it`))
+    second.child.kill('SIGTERM')
+    expect(await second.exit).toBe(0)
+
+    const sessionId = queued.sessionId
+    const { records, integrity } = (await readSessions(fleet, [sessionId])).get(sessionId)!
+    expect(integrity.state).toBe('signed')
+    const fleetRecords = records.filter((record) => record.type.startsWith('fleet/') && record.type !== 'fleet/push')
+    expect(fleetRecords.map((record) => [record.type, record.data.worker, record.data.takeover ?? null, record.data.rearmed ?? null])).toEqual([
+      ['fleet/claim', 'w-first', false, false],
+      ['fleet/release', 'w-first', null, null],
+      ['fleet/claim', 'w-second', true, true],
+    ])
+    // The claim comes before the goal is re-armed, and the re-arm is the goal/change right after it.
+    const claim = records.findIndex((record) => record.type === 'fleet/claim' && record.data.worker === 'w-second')
+    expect(records.slice(claim + 1).find((record) => record.type === 'goal/change')?.data.op).toBe('resume')
+    expect(fleet.show(repo, `goalkeeper/${sessionId}`, 'result.txt')).toBe('goal-2 done\n')
+  }, CLI_TIMEOUT)
+})

@@ -71,7 +71,7 @@ export function useFleet(options: { fleet?: Record<string, unknown>; git?: Recor
     }))
   })
   afterAll(async () => {
-    if (fleet.dir) await rm(fleet.dir, { recursive: true, force: true })
+    if (fleet.dir && !process.env.FLEET_KEEP) await rm(fleet.dir, { recursive: true, force: true })
   })
   fleet.repo = async (name) => {
     const bare = path.join(fleet.dir, 'repos', `${name}.git`)

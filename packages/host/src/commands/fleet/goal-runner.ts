@@ -105,6 +105,12 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
     const stopSaves = app.ctx.on('agent/status', (which: Agent, status: string) => {
       if (which === agent && status === 'idle') void queueSave()
     })
+    // The next round starts only once the last one is pushed: a worker that dies mid-round leaves a branch
+    // holding every round its session records as done, and the worker taking over continues from there.
+    const stopWaits = app.ctx.on('agent/prompt-submit', async (which: Agent, _submission: unknown, next: () => Promise<any>) => {
+      if (which === agent) await saving
+      return next()
+    })
 
     let stopReason: StopReason | undefined
     void handle.stopping.then((reason) => {
@@ -116,6 +122,7 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
     })
     const state = await untilRest(app, agent, goals, handle.stopping)
     stopSaves()
+    stopWaits()
     if (stopReason === 'lost' || state === 'lost') return { kind: 'lost' }
     await queueSave()
     if (saveError) throw saveError

@@ -34,7 +34,7 @@ describe('submit and queue', () => {
     const empty = await command(fleet, ['submit', '', '--repo', '/nowhere'])
     expect(empty.code).toBe(64)
     expect(empty.stderr).toMatch(/the objective is empty/)
-    const noDb = await command(fleet, ['submit', 'x', '--repo', '/nowhere'], { DATABASE_URL: '' })
+    const noDb = await command(fleet, ['submit', 'x', '--repo', '/nowhere'], { GOALKEEPER_DATABASE_URL: '', DATABASE_URL: '' })
     expect(noDb.code).toBe(64)
     expect(noDb.stderr).toMatch(/needs a PostgreSQL URL/)
   }, CLI_TIMEOUT)
@@ -86,5 +86,14 @@ describe('drain and takeover', () => {
     const claim = records.findIndex((record) => record.type === 'fleet/claim' && record.data.worker === 'w-second')
     expect(records.slice(claim + 1).find((record) => record.type === 'goal/change')?.data.op).toBe('resume')
     expect(fleet.show(repo, `goalkeeper/${sessionId}`, 'result.txt')).toBe('goal-2 done\n')
+
+    // sessions --database names the worker that ran each session last, beside its goal phase, rounds and spend.
+    const listing = await command(fleet, ['sessions', '--database', fleet.url, '--all'])
+    expect(listing.code).toBe(0)
+    expect(listing.stdout).toMatch(/^ID +STARTED +LAST ACTIVITY +GOAL +WORKER +TITLE$/m)
+    expect(listing.stdout).toMatch(new RegExp(`^${sessionId} .* complete 3/256(, [^ ]+)? +w-second +`, 'm'))
+    const json = await command(fleet, ['--json', 'sessions', '--database', fleet.url, '--all'])
+    const row = json.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((item) => item.id === sessionId)
+    expect(row).toMatchObject({ worker: 'w-second', goal: { phase: 'complete', roundsStarted: 3 } })
   }, CLI_TIMEOUT)
 })

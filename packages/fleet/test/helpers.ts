@@ -49,7 +49,7 @@ export function useFleet(options: { fleet?: Record<string, unknown>; git?: Recor
     const fleetConfig = { ...FLEET, ...options.fleet, git: { root: path.join(fleet.dir, 'workspaces'), ...options.git } }
     await writeFile(fleet.yml, [
       ['fleet', '@goalkeeper/fleet', fleetConfig],
-      ['session', '@goalkeeper/session', { database: '${DATABASE_URL}', key: '${GOALKEEPER_SESSION_KEY}', leaseMs: LEASE_MS }],
+      ['session', '@goalkeeper/session', { database: '${GOALKEEPER_DATABASE_URL}', key: '${GOALKEEPER_SESSION_KEY}', leaseMs: LEASE_MS }],
       ['model', '@goalkeeper/model', { scripted: { module: SCRIPT } }],
       ['tools', '@goalkeeper/tools'],
       ['workspace-tools', '@goalkeeper/workspace-tools'],
@@ -59,7 +59,7 @@ export function useFleet(options: { fleet?: Record<string, unknown>; git?: Recor
       ['goal-budget', '@goalkeeper/goal-budget'],
       ['goal-session', '@goalkeeper/goal-session'],
     ].map(([id, name, config]) => `- id: ${id}\n  name: '${name}'${config ? `\n  config: ${JSON.stringify(config)}` : ''}`).join('\n') + '\n')
-    fleet.env = { DATABASE_URL: database.url, GOALKEEPER_SESSION_KEY: fleet.key }
+    fleet.env = { GOALKEEPER_DATABASE_URL: database.url, GOALKEEPER_SESSION_KEY: fleet.key }
     fleet.globals = ['--cwd', fleet.dir, '--config', fleet.yml]
   })
   // A worker a failed test left running would take the next test's jobs.

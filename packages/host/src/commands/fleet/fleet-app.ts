@@ -4,10 +4,14 @@ import type { CommandContext } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
 import { asHostError, HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
+import { DATABASE_VARIABLE } from '../lookup/database.ts'
 
-/** The database of the queue: --database, else DATABASE_URL (the fleet plugin's own `database` wins over both). */
+/**
+ * The database of the queue: --database, else GOALKEEPER_DATABASE_URL (what the default cordis.yml's session
+ * entry reads), else DATABASE_URL. The fleet plugin's own `database` wins over all three.
+ */
 export function databaseOf(options: { database?: string }): string | undefined {
-  return options.database || process.env.DATABASE_URL || undefined
+  return options.database || process.env[DATABASE_VARIABLE] || process.env.DATABASE_URL || undefined
 }
 
 /**

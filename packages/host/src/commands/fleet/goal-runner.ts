@@ -10,6 +10,7 @@ import type { BuiltinPlugins } from '@goalkeeper/loader'
 import { type App, startApp } from '../../app.ts'
 import { builtinPlugins } from '../../builtins.ts'
 import type { CommandContext } from '../../command.ts'
+import { DATABASE_VARIABLE } from '../lookup/database.ts'
 import { PERMISSIONS_VARIABLE } from '../lookup/permissions.ts'
 
 /** Inside a goal's own composition the fleet entry does nothing: the worker around it is the fleet. */
@@ -37,7 +38,8 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
   const config = existsSync(own) ? own : cli.globals.config
   const env = {
     ...process.env,
-    ...(database ? { DATABASE_URL: database } : {}),
+    // The goal's session store reads it (the default cordis.yml's session entry does).
+    ...(database ? { [DATABASE_VARIABLE]: database } : {}),
     ...(cli.globals.permissions ? { [PERMISSIONS_VARIABLE]: cli.globals.permissions } : {}),
   }
   let app: App
@@ -54,6 +56,9 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
     const goals = app.ctx.get('goals')
     if (!sessions || !agents || !goals || !app.ctx.get('goalDriver')) {
       throw new PermanentError(`${config} does not load the session, agent-loop, goal and goal-session plugins a goal needs`)
+    }
+    if (database && !sessions.dir.startsWith('postgres')) {
+      note(`sessions are kept in ${sessions.dir}, not in the database: only workers that share that directory can take this goal over (give the session entry \`database: \${${DATABASE_VARIABLE}:-}\`)`)
     }
     let agent: Agent
     let takeover = true

@@ -8,7 +8,7 @@ export default defineCommand({
   description: 'list the goals of the queue: queued, running, done and failed (id, state, worker, rounds, session, objective)',
   configure: (command) =>
     command
-      .option('--database <url>', 'PostgreSQL URL of the queue (default: DATABASE_URL)')
+      .option('--database <url>', 'PostgreSQL URL of the queue (default: GOALKEEPER_DATABASE_URL, else DATABASE_URL)')
       .option('--state <state>', 'only goals in this state: queued, running, done, failed or cancelled'),
   async run(cli, _args, options) {
     const { fleet } = await openFleet(cli)

@@ -17,7 +17,7 @@ export default defineCommand({
       .option('--cost-budget <usd>', 'stop the goal once its rounds cost this many US dollars', parseUsd)
       .option('--time-budget <duration>', 'stop the goal once its rounds ran this long (e.g. 30m)', parseTime)
       .option('--verify <command>', 'a check the completion must pass in the workspace (repeatable)', (value: string, list: string[] = []) => [...list, value])
-      .option('--database <url>', 'PostgreSQL URL of the queue (default: DATABASE_URL)')
+      .option('--database <url>', 'PostgreSQL URL of the queue (default: GOALKEEPER_DATABASE_URL, else DATABASE_URL)')
       .addHelpText('after', `
 The job's session id is chosen now; any worker that runs the goal works in that session, and its
 workspace changes go to the branch goalkeeper/<session id> of the repository (see \`goalkeeper worker\`).`),

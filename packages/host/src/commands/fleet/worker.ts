@@ -16,7 +16,7 @@ export default defineCommand({
   configure: (command) =>
     command
       .option('--concurrency <n>', 'goals run at once', parseConcurrency, 1)
-      .option('--database <url>', 'PostgreSQL URL of the queue and, as DATABASE_URL, of the goals\' compositions (default: DATABASE_URL)')
+      .option('--database <url>', 'PostgreSQL URL of the queue and, as GOALKEEPER_DATABASE_URL, of the goals\' session store (default: GOALKEEPER_DATABASE_URL, else DATABASE_URL)')
       .option('--name <name>', 'this worker\'s name in session records and listings (default: host:pid)')
       .addHelpText('after', `
 Each goal runs in a fresh clone of its job's repository (the branch goalkeeper/<session id> when a

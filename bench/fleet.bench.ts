@@ -14,7 +14,8 @@ import { Config, GoalQueue } from '@goalkeeper/fleet'
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 // pg is a dependency of the fleet package, not of the repository root.
-const pg = createRequire(path.join(repoRoot, 'packages/fleet/package.json'))('pg') as typeof import('pg')
+interface PgClient { connect(): Promise<void>; query(text: string): Promise<unknown>; end(): Promise<void> }
+const pg = createRequire(path.join(repoRoot, 'packages/fleet/package.json'))('pg') as { Client: new (options: { connectionString: string }) => PgClient }
 const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
 const script = path.join(repoRoot, 'packages/fleet/test/goal-script.mjs')
 const GOALS = Number(process.env.FLEET_BENCH_GOALS ?? 16)

@@ -63,7 +63,9 @@ export class FleetWorker {
     return this.running.size
   }
 
-  start(): this {
+  /** Connects (creating pg-boss's schema and the queue when missing), then takes jobs until drained. Rejects when the database cannot be used. */
+  async start(): Promise<this> {
+    await this.queue.start()
     this.loop ??= this.poll()
     return this
   }

@@ -37,6 +37,9 @@ describe('submit and queue', () => {
     const noDb = await command(fleet, ['submit', 'x', '--repo', '/nowhere'], { GOALKEEPER_DATABASE_URL: '', DATABASE_URL: '' })
     expect(noDb.code).toBe(64)
     expect(noDb.stderr).toMatch(/needs a PostgreSQL URL/)
+    const unreachable = await command(fleet, ['worker', '--database', 'postgres://postgres@127.0.0.1:1/none'])
+    expect(unreachable.code).toBe(64)
+    expect(unreachable.stderr).toMatch(/cannot use the queue's database: connect ECONNREFUSED 127\.0\.0\.1:1/)
   }, CLI_TIMEOUT)
 
   it('a job whose repository does not exist fails with the reason, and the worker goes on', async () => {

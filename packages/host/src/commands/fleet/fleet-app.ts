@@ -31,8 +31,9 @@ export function fleetHostError(error: unknown): unknown {
     const usage = code === 'BAD_JOB' || code === 'NO_DATABASE'
     return new HostError(error.message, { exitCode: usage ? ExitCode.USAGE : ExitCode.RUNTIME, hint: typeof hint === 'string' ? hint : undefined, cause: error })
   }
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === '28P01' || code === '3D000') {
-    return new HostError(`cannot reach the queue's database: ${describeError(error)}`, { hint: 'check --database / DATABASE_URL', cause: error })
+  // Refused connections, unknown hosts, and PostgreSQL's connection (08), authorization (28) and missing-database (3D) classes.
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || (typeof code === 'string' && /^(08|28|3D)[0-9A-Z]{3}$/.test(code))) {
+    return new HostError(`cannot use the queue's database: ${describeError(error)}`, { hint: 'check --database, GOALKEEPER_DATABASE_URL or DATABASE_URL', cause: error })
   }
   return asHostError(error)
 }

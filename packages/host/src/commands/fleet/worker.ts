@@ -28,7 +28,7 @@ its session and re-arms the goal (recorded as fleet/claim with its name). Exit c
     const database = databaseOf(options)
     const { app, fleet } = await openFleet(cli, { signals: true })
     let returned = 0
-    let worker
+    let worker: ReturnType<typeof fleet.worker>
     try {
       worker = fleet.worker({
         concurrency: options.concurrency,
@@ -46,8 +46,12 @@ its session and re-arms the goal (recorded as fleet/claim with its name). Exit c
     } catch (error) {
       throw fleetHostError(error)
     }
+    try {
+      await worker.start()
+    } catch (error) {
+      throw fleetHostError(error)
+    }
     cli.note(`worker ${worker.name}: ${options.concurrency} at once, queue ${fleet.config.queue}`)
-    worker.start()
     // The worker runs until a signal's ordered shutdown drains it (the fleet plugin's teardown).
     await app.closed
     return returned ? ExitCode.PAUSED : ExitCode.OK

@@ -21,7 +21,7 @@ export const Config = Schema.object({
   maintenanceSeconds: Schema.natural().min(1).default(10).description('How often pg-boss looks for expired jobs.'),
   pollMs: Schema.natural().min(10).default(2000).description('How often an idle worker asks the queue for a job.'),
   retryLimit: Schema.natural().default(20).description('Attempts after the first (an expired or returned job counts one).'),
-  retryDelaySeconds: Schema.natural().default(0).description('Wait before an expired or failed job may run again.'),
+  retryDelaySeconds: Schema.natural().default(5).description('Wait before an expired or failed job may run again (a session still leased by a live writer is not hammered).'),
   git: GitConfig,
 })
 

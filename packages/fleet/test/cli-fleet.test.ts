@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { CLI_TIMEOUT } from '../../host/test/cli-helpers.ts'
 import { command, listQueue, readSessions, submit, useFleet, worker } from './helpers.ts'
@@ -54,6 +55,29 @@ describe('submit and queue', () => {
     expect(goal.output).toMatchObject({ code: 'GIT_FAILED', message: expect.stringMatching(/^git ls-remote failed: .*missing\.git.* does not appear to be a git repository/) })
     const table = await command(fleet, ['queue', '--state', 'failed'])
     expect(table.stdout).toMatch(new RegExp(`^${id} +failed .*\\(git ls-remote failed`, 'm'))
+  }, CLI_TIMEOUT)
+})
+
+describe('composition', () => {
+  it('a repository with a cordis.yml of its own composes its goals; one without uses the worker\'s', async () => {
+    // The repository's composition: the worker's, with a round cap of its own for every goal it creates.
+    const own = (await readFile(fleet.yml, 'utf8')).replace("name: '@goalkeeper/goal'\n", "name: '@goalkeeper/goal'\n  config: {\"defaultMaxGoalRounds\":7}\n")
+    expect(own).toContain('defaultMaxGoalRounds')
+    const composed = await fleet.repo('composed', { 'cordis.yml': own })
+    const plain = await fleet.repo('plain')
+    const ownId = await submit(fleet, 'Write result.txt for goal-5', composed)
+    const plainId = await submit(fleet, 'Write result.txt for goal-6', plain)
+    const one = worker(fleet, ['--name', 'w-compose'])
+    await one.waitFor('stderr', new RegExp(`goal ${ownId} done: complete`))
+    await one.waitFor('stderr', new RegExp(`goal ${plainId} done: complete`))
+    one.child.kill('SIGTERM')
+    expect(await one.exit).toBe(0)
+    expect(one.stderr()).toMatch(new RegExp(`goal ${ownId}: composed by the workspace's cordis.yml`))
+    expect(one.stderr()).not.toMatch(new RegExp(`goal ${plainId}: composed by`))
+    const listed = (await listQueue(fleet)).filter((item) => item.id === ownId || item.id === plainId)
+    const sessions = await readSessions(fleet, listed.map((item) => item.sessionId))
+    const capOf = (id: string) => sessions.get(listed.find((item) => item.id === id)!.sessionId)!.records.find((record) => record.type === 'goal/change')!.data.goal.maxGoalRounds
+    expect([capOf(ownId), capOf(plainId)]).toEqual([7, 256])
   }, CLI_TIMEOUT)
 })
 

@@ -26,8 +26,8 @@ export interface Fleet {
   env: Record<string, string>
   /** Global options for every command. */
   globals: string[]
-  /** A new bare repository with one commit on main (README.md); returns its file:// URL. */
-  repo(name: string): Promise<string>
+  /** A new bare repository with one commit on main (README.md and `files`); returns its file:// URL. */
+  repo(name: string, files?: Record<string, string>): Promise<string>
   /** The text of `file` on `branch` of the repository at `url`, or undefined. */
   show(url: string, branch: string, file: string): string | undefined
   /** Branches of a repository. */
@@ -73,12 +73,13 @@ export function useFleet(options: { fleet?: Record<string, unknown>; git?: Recor
   afterAll(async () => {
     if (fleet.dir && !process.env.FLEET_KEEP) await rm(fleet.dir, { recursive: true, force: true })
   })
-  fleet.repo = async (name) => {
+  fleet.repo = async (name, files = {}) => {
     const bare = path.join(fleet.dir, 'repos', `${name}.git`)
     const seed = path.join(fleet.dir, 'repos', `${name}-seed`)
     git(fleet.dir, 'init', '--quiet', '--bare', '-b', 'main', bare)
     git(fleet.dir, 'clone', '--quiet', bare, seed)
     await writeFile(path.join(seed, 'README.md'), `# ${name}\n`)
+    for (const [file, text] of Object.entries(files)) await writeFile(path.join(seed, file), text)
     git(seed, 'add', '.')
     git(seed, 'commit', '--quiet', '-m', 'init')
     git(seed, 'push', '--quiet', 'origin', 'HEAD:main')

@@ -71,6 +71,8 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
     }
     const append = <K extends keyof FleetRecordData>(type: K, data: FleetRecordData[K]) => agent.session.append(type, data)
     note(`session ${agent.id} (${takeover ? 'resumed' : 'new'}) in ${workspace.dir}${workspace.resumed ? ` from ${workspace.branch}` : ''}`)
+    // As `run` says which composition it loaded when it is not the workspace's own, the worker says when it is.
+    if (config === own) note(`composed by the workspace's cordis.yml`)
     const loaded = takeover ? goals.get(agent) : undefined
     if (!takeover || !loaded) {
       append('fleet/claim', { worker: handle.worker, job: handle.id, attempt: handle.attempt, takeover, rearmed: false })

@@ -9,13 +9,10 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { createRequire } from 'node:module'
 import { Config, GoalQueue } from '@goalkeeper/fleet'
+import { pg, startEmbeddedPostgres } from '@goalkeeper/test-kit'
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-// pg is a dependency of the fleet package, not of the repository root.
-interface PgClient { connect(): Promise<void>; query(text: string): Promise<unknown>; end(): Promise<void> }
-const pg = createRequire(path.join(repoRoot, 'packages/fleet/package.json'))('pg') as { Client: new (options: { connectionString: string }) => PgClient }
 const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
 const script = path.join(repoRoot, 'packages/fleet/test/goal-script.mjs')
 const GOALS = Number(process.env.FLEET_BENCH_GOALS ?? 16)
@@ -33,9 +30,8 @@ const git = (cwd: string, ...args: string[]) =>
 
 async function server(): Promise<{ url: string; stop: () => Promise<void> }> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} }
-  const kit = (await import('@goalkeeper/test-kit')) as Record<string, any>
-  if (typeof kit.startEmbeddedPostgres !== 'function') throw new Error('set DATABASE_URL to a PostgreSQL server (trust or password auth) to run this bench')
-  return kit.startEmbeddedPostgres()
+  // fsync on, as a real server runs.
+  return startEmbeddedPostgres()
 }
 
 async function withFreshDatabase<T>(serverUrl: string, body: (url: string) => Promise<T>): Promise<T> {

@@ -2,7 +2,6 @@ import { InvalidArgumentError } from 'commander'
 import { defineCommand } from '../../command.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { databaseOf, fleetHostError, openFleet } from './fleet-app.ts'
-import { runGoal } from './goal-runner.ts'
 
 function parseConcurrency(value: string): number {
   const count = Number(value)
@@ -26,6 +25,8 @@ its session and re-arms the goal (recorded as fleet/claim with its name). Exit c
 3 when running goals were paused and returned to the queue.`),
   async run(cli, _args, options) {
     const database = databaseOf(options)
+    // Loaded here, not with the command list: `--help` and the other commands never pay for the goal runtime.
+    const { runGoal } = await import('./goal-runner.ts')
     const { app, fleet } = await openFleet(cli, { signals: true })
     let returned = 0
     let worker: ReturnType<typeof fleet.worker>

@@ -167,6 +167,11 @@ export class FleetWorker {
         await this.queue.complete(id, outcome.output)
         this.log(`goal ${id} done: ${outcome.output.phase} after ${outcome.output.rounds} round${outcome.output.rounds === 1 ? '' : 's'}`)
       } else if (outcome.kind === 'returned') {
+        // Only a job still this worker's goes back: cancelling one another worker took over would stop that worker's run.
+        if (!(await this.queue.heartbeat(id))) {
+          this.log(`goal ${id} lost: another worker runs it now`)
+          return
+        }
         await this.queue.noteProgress(id, { ...(outcome.output ?? {}), worker: null })
         await this.queue.release(id)
         this.log(`goal ${id} returned to the queue`)

@@ -48,7 +48,14 @@ export const Config = Schema.object({
 })
 export type Config = Schemastery.TypeT<typeof Config>
 
-export const apply = async (ctx: Context, config: Config) => {
+export const apply = (ctx: Context, config: Config) => {
+  const key = config.key ? parseKey(config.key) : undefined
+  // Files need nothing before the service starts; a database is connected and migrated first.
+  if (!config.database || config.store) return start(ctx, config, key)
+  return openDatabase(config, !!(key || config.keyFile)).then((opened) => start(ctx, config, key, opened))
+}
+
+function start(ctx: Context, config: Config, key: Buffer | undefined, opened?: SessionStore) {
   // The workspace is the working directory when the plugin starts (the CLI changes to --cwd first).
   const workspace = process.cwd()
   const dir = config.dir ? path.resolve(config.dir) : defaultSessionsDir(workspace)
@@ -57,8 +64,6 @@ export const apply = async (ctx: Context, config: Config) => {
   // Read once at start, like every masker: the secrets of this process's environment, labelled as the CLI does.
   const masker = config.maskSecrets ? createMasker({ shapes: false, label: ({ name }) => (name ? `[redacted ${name}]` : '***') }) : undefined
   const mask = masker?.secrets.length ? <T>(data: T) => maskDeep(data, masker) : undefined
-  const key = config.key ? parseKey(config.key) : undefined
-  const opened = config.store ? undefined : await openDatabase(config, !!(key || config.keyFile))
   const store = new SessionServiceImpl(ctx, { ...config, dir, olderDirs, keyFile, key, mask, clock: config.clock as (() => number) | undefined, store: (config.store ?? opened) as SessionStore | undefined })
   // Yielded in this order so that teardown first withdraws the service (waiting for its dependents),
   // then flushes and closes every session, then closes the database store this plugin opened.
@@ -76,8 +81,7 @@ function parseKey(text: string): Buffer {
 }
 
 /** The PostgreSQL store when `database` is set; loaded on demand, so file-only setups never load pg. */
-async function openDatabase(config: Config, sharedKey: boolean): Promise<SessionStore | undefined> {
-  if (!config.database) return
+async function openDatabase(config: Config, sharedKey: boolean): Promise<SessionStore> {
   // A key made on first use is one machine's: every other machine would see its sessions as tampered.
   if (!sharedKey) throw Object.assign(new Error('database is set but no shared signing key: set key: ${GOALKEEPER_SESSION_KEY} in the session entry and GOALKEEPER_SESSION_KEY to the same 64 hex digits (openssl rand -hex 32) on every machine that uses this database, or point keyFile at a key file they share'), { code: 'SESSION_KEY_MISSING' })
   const { openPostgresStore } = await import('@goalkeeper/session-postgres')

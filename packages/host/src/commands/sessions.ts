@@ -10,6 +10,8 @@ import { formatTime, oneLine, table } from './render/text.ts'
 
 interface Row extends SessionSummary {
   goal: Goal | null
+  /** The fleet worker that last claimed the session (its last `fleet/claim` record), if a worker ran it. */
+  worker?: string
   /** Why the goal could not be read (a corrupt log). */
   goalError?: string
 }
@@ -21,11 +23,13 @@ function parseLimit(value: string): number {
 }
 
 /** The goal of a saved session, from a read-only open (never repaired, never written) and the goal fold. */
-async function readGoal(sessions: SessionService, summary: SessionSummary): Promise<Pick<Row, 'goal' | 'goalError'>> {
+async function readGoal(sessions: SessionService, summary: SessionSummary): Promise<Pick<Row, 'goal' | 'goalError' | 'worker'>> {
   try {
     const session = await sessions.open(summary.id, { readOnly: true })
     try {
-      return { goal: foldGoal(session.records) ?? null }
+      const claim = session.records.findLast((record) => record.type === 'fleet/claim')
+      const worker = (claim?.data as { worker?: unknown } | undefined)?.worker
+      return { goal: foldGoal(session.records) ?? null, ...(typeof worker === 'string' ? { worker } : {}) }
     } finally {
       await sessions.close(session)
     }
@@ -76,12 +80,15 @@ Exit codes: 0 listed (also when there are none), 64 bad command line or configur
       cli.note(`no sessions yet in ${sessions.dir}`)
       return ExitCode.OK
     }
-    const header = ['ID', 'STARTED', 'LAST ACTIVITY', 'GOAL', 'TITLE']
+    // The worker column appears once a fleet worker ran one of the sessions listed (goalkeeper worker).
+    const workers = rows.some((row) => row.worker)
+    const header = ['ID', 'STARTED', 'LAST ACTIVITY', 'GOAL', ...(workers ? ['WORKER'] : []), 'TITLE']
     const cells = rows.map((row) => {
-      if (!row.problem) return [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)]
+      const worker = workers ? [row.worker ?? '-'] : []
+      if (!row.problem) return [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), ...worker, oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)]
       // A tampered log is readable, but its goal would come from the unverified tail: not shown.
-      if (row.problem.code === 'SESSION_TAMPERED') return [`${row.id} !`, formatTime(row.createdAt), formatTime(row.updatedAt), 'tampered', oneLine(`tampered: ${row.problem.reason}`, 200)]
-      return [`${row.id} !`, '-', '-', 'unreadable', oneLine(`${row.problem.code === 'SESSION_CORRUPT' || row.problem.code === 'SESSION_BAD_SEQ' ? 'corrupt' : 'unreadable'}: ${row.problem.reason}`, 200)]
+      if (row.problem.code === 'SESSION_TAMPERED') return [`${row.id} !`, formatTime(row.createdAt), formatTime(row.updatedAt), 'tampered', ...worker, oneLine(`tampered: ${row.problem.reason}`, 200)]
+      return [`${row.id} !`, '-', '-', 'unreadable', ...worker, oneLine(`${row.problem.code === 'SESSION_CORRUPT' || row.problem.code === 'SESSION_BAD_SEQ' ? 'corrupt' : 'unreadable'}: ${row.problem.reason}`, 200)]
     })
     for (const line of table([header, ...cells])) cli.print(line)
     const tampered = rows.filter((row) => row.problem?.code === 'SESSION_TAMPERED').length

@@ -1,1 +1,61 @@
-export {}
+import type { Context } from 'cordis'
+import { Config } from './config.ts'
+import { FleetError } from './job.ts'
+import { GoalQueue } from './queue.ts'
+import { FleetWorker, type WorkerOptions } from './worker.ts'
+
+export { Config, GitConfig } from './config.ts'
+export { branchName, GitWorkspace } from './git.ts'
+export { FleetError, type GoalJob, type GoalSpec, type JobBudgets, makeJob, newSessionId, readJob } from './job.ts'
+export { type FetchedJob, GoalQueue, type QueuedGoal } from './queue.ts'
+export { FLEET_RECORD_TYPES, type FleetRecordData } from './records.ts'
+export { FleetWorker, type GoalHandle, type GoalOutcome, isPermanent, type RunGoal, type StopReason, type WorkerOptions } from './worker.ts'
+
+/** `ctx.fleet`: the goal queue and its workers, on the database the plugin (or the command) names. */
+export interface FleetService {
+  readonly config: Config
+  /** The queue on `config.database`, else `fallbackUrl` (the command's --database or DATABASE_URL); started on first use. */
+  queue(fallbackUrl?: string, options?: { supervise?: boolean }): GoalQueue
+  /** A worker on that queue (it supervises: pg-boss's expiry runs in workers). Drained when the plugin stops. */
+  worker(options: WorkerOptions, fallbackUrl?: string): FleetWorker
+}
+
+declare module 'cordis' {
+  interface Context {
+    fleet: FleetService
+  }
+}
+
+export const name = 'fleet'
+export const inject: string[] = []
+
+export const apply = (ctx: Context, config: Config) => {
+  const queues: GoalQueue[] = []
+  const workers: FleetWorker[] = []
+  const logger = ctx.logger('fleet')
+  const service: FleetService = {
+    config,
+    queue(fallbackUrl, options) {
+      const url = config.database || fallbackUrl || ''
+      if (!url) throw new FleetError('NO_DATABASE', 'the goal queue needs a PostgreSQL URL', 'pass --database URL, set DATABASE_URL, or give the fleet plugin a database')
+      const queue = new GoalQueue(config, url, options)
+      queue.onError = (error) => logger.warn('queue: %s', error.message)
+      queues.push(queue)
+      return queue
+    },
+    worker(options, fallbackUrl) {
+      const worker = new FleetWorker(service.queue(fallbackUrl, { supervise: true }), config, options)
+      workers.push(worker)
+      return worker
+    },
+  }
+  ctx.effect(() => {
+    const dispose = ctx.provide('fleet', service)
+    // Drain first (running goals pause and go back), then close the connections.
+    return async () => {
+      dispose()
+      await Promise.all(workers.map((worker) => worker.drain()))
+      await Promise.all(queues.map((queue) => queue.stop()))
+    }
+  }, 'fleet')
+}

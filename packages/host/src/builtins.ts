@@ -25,4 +25,5 @@ export const builtinPlugins: BuiltinPlugins = {
   '@goalkeeper/no-progress': () => import('@goalkeeper/no-progress'),
   '@goalkeeper/goal-session': () => import('@goalkeeper/goal-session'),
   '@goalkeeper/loader': () => import('@goalkeeper/loader'),
+  '@goalkeeper/fleet': () => import('@goalkeeper/fleet'),
 }

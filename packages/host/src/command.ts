@@ -47,7 +47,8 @@ export interface CommandContext {
    * Loads the composition with the global options (overridable), with SIGINT/SIGTERM handling installed.
    * Every app started here is shut down in order when the command returns.
    */
-  startApp(overrides?: Partial<StartAppOptions>): Promise<App>
+  /** `database`: a PostgreSQL URL for the session entry (`--database`), given to it as GOALKEEPER_DATABASE_URL. */
+  startApp(overrides?: Partial<StartAppOptions> & { database?: string }): Promise<App>
   /** A line of the command's result on stdout, secrets masked. */
   print(line: string): void
   /** One JSON value as one line on stdout, secrets masked. */

@@ -8,6 +8,7 @@ import { commands } from './commands/index.ts'
 import { DEFAULT_LOG_LEVEL, LogLevel, parseLogLevel } from './console-exporter.ts'
 import { describeError, userConfigDir } from '@goalkeeper/kit'
 import { MODES, type PermissionMode } from '@goalkeeper/permissions'
+import { DATABASE_VARIABLE } from './commands/lookup/database.ts'
 import { PERMISSIONS_VARIABLE } from './commands/lookup/permissions.ts'
 import { type Failure, failureJson, failureLine, failureOf, HostError, usageFailureOf } from './errors.ts'
 import { ExitCode } from './exit-codes.ts'
@@ -144,8 +145,12 @@ function createContext(globals: GlobalOptions, io: CliIO, apps: App[]): CommandC
   return {
     globals,
     io,
-    async startApp(overrides: Partial<StartAppOptions> = {}) {
+    async startApp({ database, ...overrides }: Partial<StartAppOptions> & { database?: string } = {}) {
       if (!existsSync(globals.config)) throw missingConfig(globals)
+      const variables = {
+        ...(globals.permissions ? { [PERMISSIONS_VARIABLE]: globals.permissions } : {}),
+        ...(database !== undefined ? { [DATABASE_VARIABLE]: database } : {}),
+      }
       const app = await startApp({
         config: globals.config,
         logLevel: globals.logLevel,
@@ -153,7 +158,7 @@ function createContext(globals: GlobalOptions, io: CliIO, apps: App[]): CommandC
         stderr: io.stderr,
         signals: true,
         // The default cordis.yml reads its permission mode from this variable; the agent commands then check it took.
-        ...(globals.permissions ? { env: { ...process.env, [PERMISSIONS_VARIABLE]: globals.permissions } } : {}),
+        ...(Object.keys(variables).length ? { env: { ...process.env, ...variables } } : {}),
         ...overrides,
       })
       apps.push(app)

@@ -135,13 +135,19 @@ export function createMasker(options: MaskerOptions = {}): Masker {
  * are returned as they are, so masking what holds none copies nothing.
  */
 export function maskDeep<T>(value: T, masker: Masker): T {
+  // A cycle is left as it is (its strings were masked on the way in): the caller's serialiser reports it.
+  const path = new Set<object>()
   const walk = (item: unknown): unknown => {
     if (typeof item === 'string') return masker.mask(item)
+    if (item && typeof item === 'object' && path.has(item)) return item
     if (Array.isArray(item)) {
+      path.add(item)
       const out = item.map(walk)
+      path.delete(item)
       return out.some((entry, i) => entry !== item[i]) ? out : item
     }
     if (item && typeof item === 'object' && (Object.getPrototypeOf(item) === Object.prototype || Object.getPrototypeOf(item) === null)) {
+      path.add(item)
       let changed = false
       const out: Record<string, unknown> = {}
       for (const [key, entry] of Object.entries(item)) {
@@ -150,6 +156,7 @@ export function maskDeep<T>(value: T, masker: Masker): T {
         if (k !== key || v !== entry) changed = true
         out[k] = v
       }
+      path.delete(item)
       return changed ? out : item
     }
     return item

@@ -84,4 +84,14 @@ describe('encoded forms of a known secret', () => {
     expect(maskDeep(clean, masker)).toBe(clean)
     expect(maskDeep({ args: { cmd: `echo ${secret}` }, list: [secret], [secret]: 1 }, masker)).toEqual({ args: { cmd: 'echo ***' }, list: ['***'], '***': 1 })
   })
+
+  it('maskDeep leaves a cycle for the serialiser to report instead of overflowing the stack', () => {
+    const circular: any = { note: secret, shared: { n: 1 } }
+    circular.self = circular
+    circular.list = [circular.shared, circular.shared]
+    const masked = maskDeep(circular, masker) as any
+    expect(masked.note).toBe('***')
+    expect(masked.self).toBe(circular)
+    expect(() => JSON.stringify(masked)).toThrow(TypeError)
+  })
 })

@@ -22,6 +22,8 @@ export interface ServiceOptions {
   mask?<T>(data: T): T
   /** The signing key's file (default `$XDG_CONFIG_HOME/goalkeeper/session.key`), created on first use. */
   keyFile?: string
+  /** The signing key itself (from the environment), which then takes the place of the key file. */
+  key?: Buffer
   flushDelayMs: number
   maxBatchBytes: number
   /** A log stops being written once it reaches this size (a `session/full` record says so). */
@@ -67,7 +69,8 @@ export class SessionServiceImpl implements SessionService {
   }
 
   get dirs(): readonly string[] {
-    return this.store instanceof JsonlFileStore ? this.store.dirs : [this.store.location]
+    // A store that is not files (a database) has no directory for the workspace tools to protect.
+    return this.store instanceof JsonlFileStore ? this.store.dirs : []
   }
 
   get(id: string): Session | undefined {
@@ -309,7 +312,7 @@ export class SessionServiceImpl implements SessionService {
 
   /** The signing key, loaded (or created) once, on first use. */
   private ready(): Promise<Signer> {
-    this.keyLoad ??= loadKey(this.options.keyFile ?? defaultKeyFile()).then((key) => (this.host.signer = new Signer(key)))
+    this.keyLoad ??= (this.options.key ? Promise.resolve(this.options.key) : loadKey(this.options.keyFile ?? defaultKeyFile())).then((key) => (this.host.signer = new Signer(key)))
     return this.keyLoad
   }
 

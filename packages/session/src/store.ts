@@ -1,3 +1,5 @@
+import type { SessionSummary } from './types.ts'
+
 /**
  * Where session logs are kept. The service (`ctx.sessions`) owns records, replay and repair; a store
  * only keeps bytes: one append-only log per session id, with one writer at a time. `JsonlFileStore`
@@ -40,6 +42,8 @@ export interface SessionStore {
   readSummaries(): Promise<Map<string, string>>
   /** Keeps `entries` (replacing those of the same ids) and forgets the summaries of `removed`; best effort. */
   writeSummaries(entries: ReadonlyMap<string, string>, removed: readonly string[]): Promise<void>
+  /** Releases what the store holds (connections); called when the session plugin stops. */
+  close?(): Promise<void>
 }
 
 /** A log opened for writing; holds the writer lock until `close`. */
@@ -74,7 +78,7 @@ export interface Appender {
   readonly durableSeq: number
   /**
    * Set when the log was removed or replaced by someone else while open (`code: 'SESSION_LOST'`,
-   * `reason: 'removed' | 'replaced' | 'truncated'`): nothing more is written and every flush rejects with it.
+   * `reason: 'removed' | 'replaced' | 'truncated'`, or `'taken'` when a database lease passed to another writer): nothing more is written and every flush rejects with it.
    */
   readonly lostError?: Error
   push(line: string, seq: number): void

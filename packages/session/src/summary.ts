@@ -10,7 +10,7 @@ const TITLE_LENGTH = 80
  * Text of the first human prompt, whitespace collapsed and shortened to about 80 characters. Reads the
  * message defensively: listing takes files as they are, and a plugin may have written a core type badly.
  */
-function titleOf(record: SessionRecord): string | undefined {
+export function titleOf(record: SessionRecord): string | undefined {
   const message = isRecordOf(record, 'input/queued') ? record.data?.message : isRecordOf(record, 'user/message') ? record.data : undefined
   if (message?.source?.kind !== 'human' || !Array.isArray(message.content)) return
   const block = message.content.find((b) => b?.type === 'text' && typeof b.text === 'string' && b.text.trim())

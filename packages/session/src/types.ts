@@ -98,7 +98,7 @@ export interface CreateOptions {
 export interface SessionService {
   /** Where new sessions are created. */
   readonly dir: string
-  /** Every directory whose sessions are listed and opened (`dir` first, then older places such as a workspace's `.goalkeeper/sessions`). */
+  /** Every directory whose sessions are listed and opened (`dir` first, then older places such as a workspace's `.goalkeeper/sessions`); none for a database. */
   readonly dirs: readonly string[]
   create(options: CreateOptions): Promise<Session>
   open(id: string, options?: OpenOptions): Promise<Session>

@@ -1,10 +1,75 @@
-import { afterEach, expect, onTestFinished } from 'vitest'
+import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { Context, type Fiber, Logger } from 'cordis'
 import type { SessionService } from '@goalkeeper/session'
 import * as plugin from '../src/index.ts'
+import { randomBytes } from 'node:crypto'
+import { createTestDatabase, type OwnedDatabase, pg } from '@goalkeeper/test-kit'
+import { openPostgresStore } from '@goalkeeper/session-postgres'
+
+/**
+ * The store the contract suite runs on. The test files run on JSONL files; each file of `postgres/`
+ * imports one of them after `postgres/use-postgres.ts`, which switches it to the PostgreSQL store.
+ */
+export type StoreKind = 'files' | 'postgres'
+export const STORE: StoreKind = (globalThis as { GOALKEEPER_TEST_STORE?: StoreKind }).GOALKEEPER_TEST_STORE ?? 'files'
+
+/** A test about files themselves (torn lines, descriptors, fsync, lock files): not part of the PostgreSQL run. */
+export const itOnFiles: typeof it = STORE === 'files' ? it : ((() => {}) as unknown as typeof it)
+export const describeOnFiles: typeof describe = STORE === 'files' ? describe : ((() => {}) as unknown as typeof describe)
+
+// On PostgreSQL each sessions dir of a test stands for a schema of its own (in one database per test
+// file), so tests stay as apart as their temp dirs are: a later launch on the same dir sees the same sessions.
+export interface SchemaDatabase {
+  /** URL whose connections use only this schema (`options=-c search_path=…`). */
+  url: string
+  schema: string
+  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>
+}
+
+let fileDatabase: Promise<OwnedDatabase> | undefined
+const schemas = new Map<string, Promise<SchemaDatabase>>()
+const bySchema = new Map<string, SchemaDatabase>()
+const pools: InstanceType<typeof pg.Pool>[] = []
+if (STORE === 'postgres') afterAll(async () => {
+  await Promise.all(pools.map((pool) => pool.end()))
+  await (await fileDatabase)?.drop()
+})
+
+export function databaseFor(dir: string): Promise<SchemaDatabase> {
+  let found = schemas.get(dir)
+  if (!found) {
+    found = (async () => {
+      fileDatabase ??= createTestDatabase()
+      const db = await fileDatabase
+      const schema = `s_${randomBytes(5).toString('hex')}`
+      await db.query(`CREATE SCHEMA ${schema}`)
+      const url = new URL(db.url)
+      url.searchParams.set('options', `-c search_path=${schema}`)
+      const pool = new pg.Pool({ connectionString: url.toString(), max: 2 }).on('error', () => {})
+      pools.push(pool)
+      const made: SchemaDatabase = { url: url.toString(), schema, query: (text, values) => pool.query(text, values as any[]) }
+      bySchema.set(schema, made)
+      // The schema, as the plugin would make it, so that rows can be written by hand before it starts.
+      await (await openPostgresStore(made.url)).close()
+      return made
+    })()
+    schemas.set(dir, found)
+  }
+  return found
+}
+
+/** The schema and session id of a PostgreSQL session location (`postgres://…?options=-c search_path=…#<id>`). */
+function pgLocation(file: string): { db: SchemaDatabase; id: string } | undefined {
+  if (!file.startsWith('postgres')) return
+  const url = new URL(file)
+  const schema = /search_path=(\w+)/.exec(url.searchParams.get('options') ?? '')?.[1]
+  const db = schema && bySchema.get(schema)
+  if (!db) throw new Error(`no test schema for ${file}`)
+  return { db, id: decodeURIComponent(url.hash.slice(1)) }
+}
 
 /** The signing key of these tests and their child processes, never the user's own. */
 export const TEST_KEY = path.join(os.tmpdir(), 'goalkeeper-tests', 'session.key')
@@ -47,7 +112,8 @@ export async function start(dir: string, config: Partial<plugin.Config> = {}): P
       waiting.add(notify)
     })
   }
-  const fiber = await root.plugin(plugin, { dir, keyFile: TEST_KEY, ...config })
+  const database = STORE === 'postgres' ? { database: (await databaseFor(dir)).url } : {}
+  const fiber = await root.plugin(plugin, { dir, keyFile: TEST_KEY, ...database, ...config })
   return { root, fiber, sessions: root.sessions, logs, waitLog }
 }
 
@@ -72,8 +138,21 @@ export async function tempDir(): Promise<string> {
   return dir
 }
 
+/** The log's lines as stored, with their newlines: the file's text, or the rows in seq order. */
+export async function readLog(file: string): Promise<string> {
+  const pg = pgLocation(file)
+  if (!pg) return fs.readFile(file, 'utf8')
+  const { rows } = await pg.db.query('SELECT line FROM goalkeeper_session_records WHERE session_id = $1 ORDER BY seq', [pg.id])
+  return rows.map((row) => `${row.line}\n`).join('')
+}
+
+/** Bytes of the log as stored (the file's size, or the rows' lines with newlines). */
+export async function logSize(file: string): Promise<number> {
+  return Buffer.byteLength(await readLog(file))
+}
+
 export async function readLines(file: string): Promise<any[]> {
-  const text = await fs.readFile(file, 'utf8')
+  const text = await readLog(file)
   expect(text.endsWith('\n')).toBe(true)
   // Records as the service holds them: the mac is the file's business (integrity.test.ts checks it).
   return text.slice(0, -1).split('\n').map((line) => {
@@ -87,6 +166,16 @@ export async function writeSession(dir: string, id: string, records: { type: str
   const file = path.join(dir, `${id}.jsonl`)
   const header = { type: 'session/header', data: { version: 1, id, createdAt: 1000, cwd: '/work' } }
   const lines = [header, ...records].map((r, seq) => JSON.stringify({ seq, at: 1000 + seq, type: r.type, data: r.data }))
+  if (STORE === 'postgres') {
+    // A database log is never torn: a test with a torn tail is a file test.
+    if (tail) throw new Error('writeSession: a torn tail only exists in files')
+    const db = await databaseFor(dir)
+    const offsets = lines.map((_, i) => lines.slice(0, i).reduce((n, l) => n + Buffer.byteLength(l) + 1, 0))
+    const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0)
+    await db.query(`INSERT INTO goalkeeper_sessions (id, created_at, updated_at, records, bytes, cwd) VALUES ($1, 1000, $2, $3, $4, '/work')`, [id, 1000 + lines.length - 1, lines.length, bytes])
+    await db.query(`INSERT INTO goalkeeper_session_records (session_id, seq, byte_offset, line) SELECT $1, r.seq - 1, r.o, r.l FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r (o, l, seq)`, [id, offsets, lines])
+    return `${(await import('@goalkeeper/session-postgres')).maskUrl(db.url)}#${id}`
+  }
   await fs.writeFile(file, lines.map((l) => `${l}\n`).join('') + tail)
   return file
 }

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { appsPerTest, human, tempDir, writeSession } from './helpers.ts'
+import { appsPerTest, human, itOnFiles, readLog, tempDir, writeSession } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const launch = appsPerTest()
@@ -25,7 +25,7 @@ async function forge(file: string, withMac: boolean) {
   expect(code).toBe(0)
 }
 
-const lines = async (file: string) => (await fs.readFile(file, 'utf8')).trimEnd().split('\n')
+const lines = async (file: string) => (await readLog(file)).trimEnd().split('\n')
 
 describe('tamper evidence', () => {
   it('signs every line with a chained mac, and a clean log verifies', async () => {
@@ -37,7 +37,7 @@ describe('tamper evidence', () => {
   })
 
   for (const withMac of [false, true]) {
-    it(`a human input/queued record appended by another process (${withMac ? 'with a made-up mac' : 'unsigned'}) is detected at open and never replayed`, async () => {
+    itOnFiles(`a human input/queued record appended by another process (${withMac ? 'with a made-up mac' : 'unsigned'}) is detected at open and never replayed`, async () => {
       const dir = await tempDir()
       const { id, file } = await signedSession(dir)
       await forge(file, withMac)
@@ -56,7 +56,7 @@ describe('tamper evidence', () => {
     })
   }
 
-  it('an edit, a reorder, or a line moved from another session mid-file: the first changed line is named', async () => {
+  itOnFiles('an edit, a reorder, or a line moved from another session mid-file: the first changed line is named', async () => {
     const dir = await tempDir()
     const { sessions, id, file } = await signedSession(dir)
     const original = await lines(file)
@@ -80,7 +80,7 @@ describe('tamper evidence', () => {
     await sessions.close(await sessions.open(id))
   })
 
-  it('a truncation while the session is open stops the writer before it leaves a hole of NUL bytes', async () => {
+  itOnFiles('a truncation while the session is open stops the writer before it leaves a hole of NUL bytes', async () => {
     const dir = await tempDir()
     const app = await launch(dir)
     const session = await app.sessions.create({ cwd: dir })
@@ -94,7 +94,7 @@ describe('tamper evidence', () => {
     expect((await fs.stat(session.file)).size).toBe(size - 20)
   })
 
-  it('an old unsigned log opens; what is appended is signed and chains over the old lines, so they cannot change later', async () => {
+  itOnFiles('an old unsigned log opens; what is appended is signed and chains over the old lines, so they cannot change later', async () => {
     const dir = await tempDir()
     const file = await writeSession(dir, 'old', [{ type: 'input/queued', data: { message: human('m1', 'hi') } }])
     const app = await launch(dir)
@@ -110,7 +110,7 @@ describe('tamper evidence', () => {
     await expect(again.sessions.open('old')).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 3 })
   })
 
-  it('list marks a tampered log with the first bad line and keeps what it holds; clean, old-unsigned and re-chained logs are not marked', async () => {
+  itOnFiles('list marks a tampered log with the first bad line and keeps what it holds; clean, old-unsigned and re-chained logs are not marked', async () => {
     const dir = await tempDir()
     const forged = await signedSession(dir)
     await forge(forged.file, false)
@@ -142,7 +142,7 @@ describe('tamper evidence', () => {
     expect((await app.sessions.list()).find((s) => s.id === forged.id)?.problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 5 })
   })
 
-  it('creates the key on first use with 0600 in a 0700 directory, and signs with it', async () => {
+  itOnFiles('creates the key on first use with 0600 in a 0700 directory, and signs with it', async () => {
     const dir = await tempDir()
     const keyFile = path.join(dir, 'config', 'goalkeeper', 'session.key')
     const app = await launch(path.join(dir, 'sessions'), { keyFile })
@@ -164,7 +164,7 @@ describe('secrets never reach a session file', () => {
       session.append('assistant/message', { text: `the key is ${secret}`, reasoning: `I saw ${secret}`, toolCalls: [{ id: 'c', name: 'run', arguments: JSON.stringify({ command: `curl -H ${secret}` }) }] })
       session.append('tool/result', { content: Buffer.from(`GOALKEEPER_TEST_TOKEN=${secret}\n`).toString('base64') + Buffer.from(secret).toString('hex') + encodeURIComponent(`?${secret}`) })
       await app.sessions.close(session)
-      const text = await fs.readFile(session.file, 'utf8')
+      const text = await readLog(session.file)
       expect(text).not.toContain(secret)
       expect(text).not.toContain(Buffer.from(secret).toString('hex'))
       expect(text).toContain('the key is [redacted GOALKEEPER_TEST_TOKEN]')

@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { appsPerTest, human, tempDir, writeSession } from './helpers.ts'
+import { appsPerTest, human, itOnFiles, tempDir, writeSession } from './helpers.ts'
 
 const launch = appsPerTest()
 
@@ -35,7 +35,7 @@ describe('list', () => {
     expect(list[2].title).toMatch(/^word word .*word…$/)
   })
 
-  it('counts unwritten records of sessions open here, tolerates a torn last line, lists corrupt files with their problem, skips a FIFO without blocking', async () => {
+  itOnFiles('counts unwritten records of sessions open here, tolerates a torn last line, lists corrupt files with their problem, skips a FIFO without blocking', async () => {
     const dir = await tempDir()
     await writeSession(dir, 'torn', [{ type: 'input/queued', data: { message: human('m', 'hello') } }], '{"seq":2,')
     await writeSession(dir, 'broken', [{ type: 'x', data: 1 }], 'not json\n{"seq":3}\n')

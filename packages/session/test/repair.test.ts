@@ -6,7 +6,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import type { RepairReport, Session } from '@goalkeeper/session'
-import { appsPerTest, readLines, tempDir, writeSession } from './helpers.ts'
+import { appsPerTest, describeOnFiles, itOnFiles, readLines, readLog, tempDir, writeSession } from './helpers.ts'
 
 const launch = appsPerTest()
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -19,7 +19,7 @@ async function snapshot(file: string) {
 }
 
 describe('crash repair on open for writing', () => {
-  it('cuts a torn last line, keeps its bytes in a side file and reports it', async () => {
+  itOnFiles('cuts a torn last line, keeps its bytes in a side file and reports it', async () => {
     const dir = await tempDir()
     const torn = '{"seq":3,"at":1003,"type":"test/item","data":{"ha'
     const file = await writeSession(dir, 'torn', [{ type: 'test/item', data: 1 }, { type: 'test/item', data: 2 }], torn)
@@ -42,7 +42,7 @@ describe('crash repair on open for writing', () => {
     expect((await readLines(file)).map((r) => r.seq)).toEqual([0, 1, 2, 3])
   })
 
-  it('treats an unparsable complete last line as torn', async () => {
+  itOnFiles('treats an unparsable complete last line as torn', async () => {
     const dir = await tempDir()
     const garbage = '\0\0\0\0\0\0\n'
     const file = await writeSession(dir, 'zeros', [{ type: 'test/item', data: 1 }], garbage)
@@ -110,18 +110,18 @@ describe('crash repair on open for writing', () => {
   it('appends nothing and reports nothing for a cleanly closed session', async () => {
     const dir = await tempDir()
     const file = await writeSession(dir, 'clean', [{ type: 'turn/start', data: { turn: 1 } }, { type: 'turn/end', data: { turn: 1, outcome: { kind: 'completed' } } }])
-    const before = await snapshot(file)
+    const before = await readLog(file)
     const { root, sessions } = await launch(dir)
     let reported = false
     root.on('session/repaired', () => void (reported = true))
     const session = await sessions.open('clean')
     expect(session.repair).toBeUndefined()
     expect(reported).toBe(false)
-    expect((await snapshot(file)).bytes).toEqual(before.bytes)
+    expect(await readLog(file)).toEqual(before)
   })
 })
 
-describe('corruption and read-only opens', () => {
+describeOnFiles('corruption and read-only opens', () => {
   it('fails on a corrupt line before the last, naming file and line, and leaves the file untouched', async () => {
     const dir = await tempDir()
     const file = await writeSession(dir, 'corrupt', [{ type: 'turn/start', data: { turn: 1 } }], '{"seq":2,"at":1,"type":"x","data":{"secret":"sk-123"\n{"seq":3,"at":1,"type":"x","data":{}}\n')
@@ -192,7 +192,7 @@ describe('corruption and read-only opens', () => {
   })
 })
 
-describe('secrets', () => {
+describeOnFiles('secrets', () => {
   it('never quotes record contents in logs or errors: repair, corruption, listing and write failures', async () => {
     const secret = 'sk-live-0123456789abcdef'
     const dir = await tempDir()
@@ -215,7 +215,7 @@ describe('secrets', () => {
   })
 })
 
-describe('a repair killed at any step', () => {
+describeOnFiles('a repair killed at any step', () => {
   it('a repair killed before any of its file changes, run again, leaves one side file, no temp file, and each repair record once', { timeout: 180_000 }, async () => {
     const torn = '{"seq":4,"at":1004,"type":"tool/res'
     const records = [

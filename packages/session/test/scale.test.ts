@@ -3,24 +3,30 @@ import { once } from 'node:events'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { openPostgresStore } from '@goalkeeper/session-postgres'
 import { JsonlFileStore, type SessionStore, type SummaryFold } from '../src/index.ts'
-import { appsPerTest, readLines, tempDir, writeSession } from './helpers.ts'
+import { appsPerTest, databaseFor, describeOnFiles, itOnFiles, readLines, STORE, tempDir, writeSession } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '../../..')
 const launch = appsPerTest()
 
-/** The JSONL store, counting the logs it streams (what listing reads). */
-function countingStore(dir: string) {
-  const store = new JsonlFileStore(dir)
+/** The store of the run (JSONL files or PostgreSQL), counting the logs it streams (what listing reads). */
+async function countingStore(dir: string) {
+  let store: SessionStore
+  if (STORE === 'postgres') {
+    const opened = await openPostgresStore((await databaseFor(dir)).url)
+    onTestFinished(() => opened.close())
+    store = opened
+  } else store = new JsonlFileStore(dir)
   const streamed: string[] = []
   const stream = store.stream.bind(store)
   store.stream = (id, range) => {
     streamed.push(id)
     return stream(id, range)
   }
-  return { store: store as SessionStore, streamed }
+  return { store, streamed }
 }
 
 /** Counts the records of kind "x" of a log: a fold whose result a listing keeps. */
@@ -49,7 +55,7 @@ describe('listing from kept summaries', () => {
   it('reads a log only when its summary is missing or stale, and carries fold results', async () => {
     const dir = await tempDir()
     const ids = await withSessions(dir, 3)
-    const { store, streamed } = countingStore(dir)
+    const { store, streamed } = await countingStore(dir)
     const { sessions } = await launch(dir, { store })
     const folds = { x: countX('1') }
 
@@ -77,16 +83,16 @@ describe('listing from kept summaries', () => {
     await sessions.list({ folds: { x: countX('2') } })
     expect(streamed.sort()).toEqual([...ids].sort())
 
-    // A removed log leaves the index too.
-    await fs.rm(path.join(dir, `${ids[0]}.jsonl`))
+    // A removed log leaves the kept summaries too.
+    await store.remove(ids[0])
     expect((await sessions.list()).map((s) => s.id).sort()).toEqual([ids[1], ids[2]].sort())
-    expect(await fs.readFile(path.join(dir, '.summaries'), 'utf8')).not.toContain(ids[0])
+    expect([...(await store.readSummaries()).keys()].sort()).toEqual([ids[1], ids[2]].sort())
   })
 
-  it('cannot be fooled: a log edited in place (size and mtime kept) is found tampered, forged or moved summaries are rebuilt', async () => {
+  itOnFiles('cannot be fooled: a log edited in place (size and mtime kept) is found tampered, forged or moved summaries are rebuilt', async () => {
     const dir = await tempDir()
     const [a, b] = await withSessions(dir, 2)
-    const { store, streamed } = countingStore(dir)
+    const { store, streamed } = await countingStore(dir)
     const { sessions } = await launch(dir, { store })
     await sessions.list()
 
@@ -122,7 +128,7 @@ describe('listing from kept summaries', () => {
   })
 })
 
-describe('streaming replay', () => {
+describeOnFiles('streaming replay', () => {
   it('opens a log whose lines cross read chunks and repairs a torn last line that spans two of them, keeping its exact bytes', async () => {
     const dir = await tempDir()
     const big = 'y'.repeat(700_000)
@@ -158,7 +164,7 @@ describe('streaming replay', () => {
   })
 })
 
-describe('descriptors', () => {
+describeOnFiles('descriptors', () => {
   it('1,000 sessions open for writing in one process, under ulimit -n 256, each appended to and flushed at once', async () => {
     const dir = await tempDir()
     const ids = await withSessions(dir, 1000)

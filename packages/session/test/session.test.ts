@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type Session, SessionError, type SessionRecord } from '@goalkeeper/session'
-import { appsPerTest, human, readLines, start, tempDir } from './helpers.ts'
+import { appsPerTest, databaseFor, human, readLines, start, STORE, tempDir } from './helpers.ts'
 
 const launch = appsPerTest()
 
@@ -214,7 +214,12 @@ describe('lifecycle', () => {
     expect([...ids].sort()[0]).toBe(first.id)
     await sessions.create({ cwd: dir, id: 'fixed-id' })
     await expect(sessions.create({ cwd: dir, id: 'fixed-id' })).rejects.toMatchObject({ code: 'SESSION_EXISTS' })
-    // Each open session holds its writer lock; nothing else (no temp file) is left.
+    // Each open session holds its writer lock (a lock file, or a lease row); nothing else (no temp file) is left.
+    if (STORE === 'postgres') {
+      const { rows } = await (await databaseFor(dir)).query('SELECT count(*)::int AS n FROM goalkeeper_session_leases')
+      expect(rows[0].n).toBe(22)
+      return
+    }
     const names = await fs.readdir(dir)
     expect(names.filter((f) => f.endsWith('.jsonl.lock'))).toHaveLength(22)
     expect(names.filter((f) => !f.endsWith('.jsonl') && !f.endsWith('.jsonl.lock'))).toEqual([])

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { appsPerTest, readLines, tempDir } from './helpers.ts'
+import { appsPerTest, databaseFor, logSize, readLines, STORE, tempDir } from './helpers.ts'
 
 const launch = appsPerTest()
 const LIMIT = 1 << 16
@@ -13,11 +13,11 @@ describe('size limits of a session log', () => {
     const { sessions } = await launch(dir, { maxSessionBytes: LIMIT })
     const session = await sessions.create({ cwd: dir })
     let appended = 0
-    while ((await fs.stat(session.file)).size < LIMIT) {
+    while ((await logSize(session.file)) < LIMIT) {
       session.append('test/item', { i: appended++, text })
       await sessions.flush(session)
     }
-    const size = (await fs.stat(session.file)).size
+    const size = await logSize(session.file)
     session.append('test/item', { i: appended, text })
     await expect(sessions.flush(session)).rejects.toMatchObject({
       code: 'SESSION_FULL',
@@ -49,12 +49,17 @@ describe('size limits of a session log', () => {
     await writer.fiber.dispose()
 
     const { sessions } = await launch(path.join(dir, 'sessions'), { maxOpenBytes: LIMIT })
-    const size = (await fs.stat(session.file)).size
+    const size = await logSize(session.file)
     const message = `session ${session.id} is ${Math.round((size / 2 ** 20) * 10) / 10} MiB, more than the 0.1 MiB a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session`
     await expect(sessions.open(session.id)).rejects.toMatchObject({ code: 'SESSION_TOO_LARGE', message })
     await expect(sessions.open(session.id, { readOnly: true })).rejects.toMatchObject({ code: 'SESSION_TOO_LARGE' })
     // Refused without taking the writer lock or writing a byte.
-    expect((await fs.stat(session.file)).size).toBe(size)
+    expect(await logSize(session.file)).toBe(size)
+    if (STORE === 'postgres') {
+      const { rows } = await (await databaseFor(path.join(dir, 'sessions'))).query('SELECT count(*)::int AS n FROM goalkeeper_session_leases')
+      expect(rows[0].n).toBe(0)
+      return
+    }
     expect(await fs.readdir(path.join(dir, 'sessions'))).toEqual([path.basename(session.file)])
   })
 })

@@ -1,7 +1,6 @@
-import { InvalidArgumentError } from 'commander'
 import { defineCommand } from '../command.ts'
 import { promptFrom } from './run/prompt-input.ts'
-import { describeError, parseDuration } from '@goalkeeper/kit'
+import { describeError } from '@goalkeeper/kit'
 import type { GoalBudgets } from '@goalkeeper/goal'
 import { asHostError, HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
@@ -10,39 +9,7 @@ import { cliCommand } from './render/hints.ts'
 import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { budgetHint, reportResult } from './render/result.ts'
 import { AgentRun } from './run/agent-run.ts'
-
-function parseRounds(value: string): number {
-  const rounds = Number(value)
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(rounds) || rounds < 1) throw new InvalidArgumentError('expected a positive whole number.')
-  return rounds
-}
-
-function parseTokens(value: string): number {
-  const tokens = Number(value)
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(tokens) || tokens < 1) throw new InvalidArgumentError('expected a positive whole number of tokens.')
-  return tokens
-}
-
-function parseUsd(value: string): number {
-  const usd = Number(value.replace(/^\$/, ''))
-  if (!/^\$?\d+(\.\d+)?$/.test(value) || !(usd > 0)) throw new InvalidArgumentError('expected a positive amount of US dollars, like 2.50.')
-  return usd
-}
-
-function parseTime(value: string): number {
-  const ms = parseDuration(value)
-  if (ms === undefined) throw new InvalidArgumentError('expected a duration with its unit, like 30m, 1h30m or 90s.')
-  return ms
-}
-
-/** The budgets the options name, or undefined when none was given. */
-function budgetsOf(options: { tokenBudget?: number; costBudget?: number; timeBudget?: number }): GoalBudgets | undefined {
-  const budgets: GoalBudgets = {}
-  if (options.tokenBudget !== undefined) budgets.tokens = options.tokenBudget
-  if (options.costBudget !== undefined) budgets.costUsd = options.costBudget
-  if (options.timeBudget !== undefined) budgets.activeTimeMs = options.timeBudget
-  return Object.keys(budgets).length ? budgets : undefined
-}
+import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd } from './run/goal-options.ts'
 
 export default defineCommand({
   name: 'goal',

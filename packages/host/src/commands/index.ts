@@ -6,7 +6,10 @@ import goal from './goal.ts'
 import resume from './resume.ts'
 import run from './run.ts'
 import sessions from './sessions.ts'
+import submit from './fleet/submit.ts'
+import queue from './fleet/queue.ts'
+import worker from './fleet/worker.ts'
 import show from './show/show.ts'
 
 /** Every CLI command, in the order `--help` lists them. Add a command by adding its file here. */
-export const commands: CommandDefinition[] = [run, goal, chat, resume, sessions, show, check, acp]
+export const commands: CommandDefinition[] = [run, goal, chat, resume, sessions, show, check, submit, worker, queue, acp]

@@ -2,6 +2,7 @@ import { defineCommand, joinWords } from '../command.ts'
 import { ExitCode } from '../exit-codes.ts'
 import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { continuationHint, reportResult } from './render/result.ts'
+import { databaseEnv } from './lookup/database.ts'
 import { AgentRun } from './run/agent-run.ts'
 
 export default defineCommand({
@@ -11,11 +12,12 @@ export default defineCommand({
     command
       .argument('<id>', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
       .argument('[prompt...]', 'a new prompt for the session')
+      .option('--database <url>', 'continue a session kept in this PostgreSQL database (its writer lease keeps other machines out meanwhile)')
       .addHelpText('after', `
 A goal found in the session is loaded disarmed; resume it with \`goalkeeper goal --session <id>\`.
 ${EXIT_CODE_HELP}`),
-  async run(cli, [id, words]) {
-    const run = await AgentRun.open(cli, { session: String(id), purpose: 'resume' })
+  async run(cli, [id, words], options) {
+    const run = await AgentRun.open(cli, { session: String(id), purpose: 'resume', ...databaseEnv(options.database) })
     const prompt = joinWords(words)
     // send wakes the agent; restored inputs join the same batch, ahead of the prompt.
     if (prompt) run.agent.send({ content: prompt })

@@ -3,12 +3,15 @@ import type { SessionSummary } from '@goalkeeper/session'
 import { InvalidArgumentError } from 'commander'
 import { defineCommand } from '../command.ts'
 import { ExitCode } from '../exit-codes.ts'
-import { assertServices } from './lookup/services.ts'
+import { assertSessions, databaseEnv } from './lookup/database.ts'
+import { workerSummaryFold } from './lookup/worker-fold.ts'
 import { describeSpend } from './render/spend.ts'
 import { formatTime, oneLine, table } from './render/text.ts'
 
 interface Row extends SessionSummary {
   goal: Goal | null
+  /** The fleet worker that last claimed the session (its last `fleet/claim` record), if a worker ran it. */
+  worker?: string
   /** Why the goal could not be read (a corrupt log). */
   goalError?: string
 }
@@ -20,10 +23,12 @@ function parseLimit(value: string): number {
 }
 
 /** The goal of a saved session, as its summary keeps it (the goal fold ran when the summary was built). */
-function goalOf(folds: SessionSummary['folds']): Pick<Row, 'goal' | 'goalError'> {
+function goalOf(folds: SessionSummary['folds']): Pick<Row, 'goal' | 'goalError' | 'worker'> {
+  const worker = folds?.worker as string | null | undefined
   const kept = folds?.goal as GoalSummary | undefined
-  if (!kept) return { goal: null }
-  return 'error' in kept ? { goal: null, goalError: kept.error } : { goal: kept.goal }
+  const claimed = typeof worker === 'string' ? { worker } : {}
+  if (!kept) return { goal: null, ...claimed }
+  return 'error' in kept ? { goal: null, goalError: kept.error, ...claimed } : { goal: kept.goal, ...claimed }
 }
 
 function goalCell(row: Row): string {
@@ -41,20 +46,24 @@ export default defineCommand({
     command
       .option('-n, --limit <n>', 'how many sessions, newest activity first', parseLimit, 20)
       .option('--all', 'list every session')
+      .option('--database <url>', 'list the sessions of this PostgreSQL database (every machine that writes to it) instead of files')
       .addHelpText('after', `
 Sessions are kept per workspace (--cwd), in the session plugin's directory (default
 ~/.local/state/goalkeeper/sessions/<workspace-key>; also the workspace's .goalkeeper/sessions).
-With --json: one object per session and line. Session files are only read, never repaired or written;
-the listing keeps a signed summary of each in the directory's .summaries index, rebuilt when stale.
+With --database URL (or a session entry whose database is set): the sessions of that PostgreSQL
+database, written from any machine. With --json: one object per session and line. Sessions are only
+read, never repaired or written; the listing keeps a signed summary of each (beside the files, or in
+the database), rebuilt when stale.
 
 Exit codes: 0 listed (also when there are none), 64 bad command line or configuration.`),
   async run(cli, _args, options) {
     // Reading sessions needs the session store only: the entries below it (models, agents) are not started.
-    const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions') })
-    assertServices(app, cli.globals, ['sessions'], 'sessions')
+    // A failed session entry is reported once, by assertSessions.
+    const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions'), reportsFailedEntries: true, ...databaseEnv(options.database) })
+    assertSessions(app, cli.globals, 'sessions', databaseEnv(options.database).database)
     const sessions = app.ctx.get('sessions')!
     // The goal comes from each log's kept summary: a listing reads no log that did not change since the last one.
-    const summaries = await sessions.list({ folds: { goal: goalSummaryFold } })
+    const summaries = await sessions.list({ folds: { goal: goalSummaryFold, worker: workerSummaryFold } })
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)
     const rows: Row[] = chosen.map(({ folds, ...summary }) => ({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : goalOf(folds)) }))
     if (cli.globals.json) {
@@ -65,12 +74,15 @@ Exit codes: 0 listed (also when there are none), 64 bad command line or configur
       cli.note(`no sessions yet in ${sessions.dir}`)
       return ExitCode.OK
     }
-    const header = ['ID', 'STARTED', 'LAST ACTIVITY', 'GOAL', 'TITLE']
+    // The worker column appears once a fleet worker ran one of the sessions listed (goalkeeper worker).
+    const workers = rows.some((row) => row.worker)
+    const header = ['ID', 'STARTED', 'LAST ACTIVITY', 'GOAL', ...(workers ? ['WORKER'] : []), 'TITLE']
     const cells = rows.map((row) => {
-      if (!row.problem) return [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)]
+      const worker = workers ? [row.worker ?? '-'] : []
+      if (!row.problem) return [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), ...worker, oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)]
       // A tampered log is readable, but its goal would come from the unverified tail: not shown.
-      if (row.problem.code === 'SESSION_TAMPERED') return [`${row.id} !`, formatTime(row.createdAt), formatTime(row.updatedAt), 'tampered', oneLine(`tampered: ${row.problem.reason}`, 200)]
-      return [`${row.id} !`, '-', '-', 'unreadable', oneLine(`${row.problem.code === 'SESSION_CORRUPT' || row.problem.code === 'SESSION_BAD_SEQ' ? 'corrupt' : 'unreadable'}: ${row.problem.reason}`, 200)]
+      if (row.problem.code === 'SESSION_TAMPERED') return [`${row.id} !`, formatTime(row.createdAt), formatTime(row.updatedAt), 'tampered', ...worker, oneLine(`tampered: ${row.problem.reason}`, 200)]
+      return [`${row.id} !`, '-', '-', 'unreadable', ...worker, oneLine(`${row.problem.code === 'SESSION_CORRUPT' || row.problem.code === 'SESSION_BAD_SEQ' ? 'corrupt' : 'unreadable'}: ${row.problem.reason}`, 200)]
     })
     for (const line of table([header, ...cells])) cli.print(line)
     const tampered = rows.filter((row) => row.problem?.code === 'SESSION_TAMPERED').length

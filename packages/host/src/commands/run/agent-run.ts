@@ -7,6 +7,7 @@ import type { CommandContext } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
 import { asHostError, HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
+import { assertSessions } from '../lookup/database.ts'
 import { assertComposition, assertServices } from '../lookup/services.ts'
 import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
 import { assertPermissions, describePermissions } from '../lookup/permissions.ts'
@@ -24,6 +25,8 @@ export interface AgentRunOptions {
   session?: string
   /** What the command is called in error messages. */
   purpose: string
+  /** `--database`: the PostgreSQL URL the session entry keeps sessions in. */
+  database?: string
   /** The command drives a goal: ctx.goals and the round driver must be loaded. */
   goals?: boolean
   /** `--last`: continue the most recent session of the workspace. */
@@ -78,8 +81,9 @@ export class AgentRun {
 
   static async open(cli: CommandContext, options: AgentRunOptions): Promise<AgentRun> {
     const term = new Terminal(cli.io, cli.globals.json)
-    const app = await cli.startApp({ reportsFailedEntries: true })
+    const app = await cli.startApp({ reportsFailedEntries: true, ...(options.database !== undefined && { database: options.database }) })
     assertComposition(app, cli.globals)
+    if (options.database !== undefined) assertSessions(app, cli.globals, options.purpose, options.database)
     assertServices(app, cli.globals, options.goals ? ['sessions', 'agents', 'goals'] : ['sessions', 'agents'], options.purpose)
     assertPermissions(app, cli.globals)
     if (options.goals && !app.ctx.get('goalDriver')) {

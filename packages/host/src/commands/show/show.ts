@@ -1,7 +1,7 @@
 import { defineCommand } from '../../command.ts'
 import { asHostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
-import { assertServices } from '../lookup/services.ts'
+import { assertSessions, databaseEnv } from '../lookup/database.ts'
 import { resolveSessionId } from '../lookup/session-id.ts'
 import { renderTranscript } from './transcript.ts'
 
@@ -12,14 +12,16 @@ export default defineCommand({
     command
       .argument('<id>', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
       .option('--full', 'show tool results, arguments and goal round prompts whole')
+      .option('--database <url>', 'read the session from this PostgreSQL database instead of files')
       .addHelpText('after', `
-The session file is only read, never repaired or written.
+The session (a file, or rows of the --database) is only read, never repaired or written.
 
 Exit codes: 0 shown, 64 no such session, an ambiguous id, or bad configuration.`),
   async run(cli, [id], options) {
     // Reading sessions needs the session store only: the entries below it (models, agents) are not started.
-    const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions') })
-    assertServices(app, cli.globals, ['sessions'], 'show')
+    // A failed session entry is reported once, by assertSessions.
+    const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions'), reportsFailedEntries: true, ...databaseEnv(options.database) })
+    assertSessions(app, cli.globals, 'show', databaseEnv(options.database).database)
     const sessions = app.ctx.get('sessions')!
     const session = await sessions.open(await resolveSessionId(sessions, String(id), cli.globals), { readOnly: true }).catch((error) => {
       throw asHostError(error)

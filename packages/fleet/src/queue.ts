@@ -1,0 +1,203 @@
+import PgBoss from 'pg-boss'
+import pg from 'pg'
+import type { Config } from './config.ts'
+import { FleetError, type GoalJob, type GoalSpec, makeJob, readJob } from './job.ts'
+
+/** What a listing shows of one goal: pg-boss's job state, with the worker and progress goalkeeper keeps beside it. */
+export interface QueuedGoal {
+  id: string
+  state: 'queued' | 'running' | 'done' | 'failed' | 'cancelled'
+  /** pg-boss's own state name (created, retry, active, completed, failed, cancelled). */
+  jobState: string
+  objective: string
+  sessionId: string
+  repo: string
+  ref: string
+  worker: string | null
+  rounds: number | null
+  phase: string | null
+  attempts: number
+  createdAt: string
+  /** Why a failed job failed, or the result of a finished one. */
+  output: unknown
+}
+
+export interface FetchedJob {
+  id: string
+  job: GoalJob
+  /** 0 on the first run; each expiry, failure or return adds one (pg-boss's retry count). */
+  attempt: number
+}
+
+const STATE: Record<string, QueuedGoal['state']> = {
+  created: 'queued', retry: 'queued', active: 'running', completed: 'done', failed: 'failed', cancelled: 'cancelled',
+}
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
+
+/**
+ * The goal queue: pg-boss 10 on the sessions' database. pg-boss owns job state, retries and expiry; the
+ * queue adds a heartbeat (pg-boss 10 has none: a running job's `started_on` is renewed, so expiry
+ * measures silence, not run time) and a `goalkeeper_fleet` table naming the worker and progress of each job.
+ */
+export class GoalQueue {
+  readonly boss: PgBoss
+  private pool: pg.Pool
+  private started?: Promise<void>
+
+  constructor(private config: Config, private url: string, private options: { supervise?: boolean } = {}) {
+    if (!url) throw new FleetError('NO_DATABASE', 'the goal queue needs a PostgreSQL URL', 'pass --database URL or set DATABASE_URL')
+    this.boss = new PgBoss({
+      connectionString: url,
+      schema: config.schema,
+      max: 4,
+      supervise: !!options.supervise,
+      schedule: false,
+      maintenanceIntervalSeconds: config.maintenanceSeconds,
+      // Finished jobs stay listable in the job table for a week, then pg-boss archives them.
+      archiveCompletedAfterSeconds: 7 * 24 * 3600,
+    })
+    // pg-boss reports connection trouble as events; without a listener an EventEmitter error would end the process.
+    this.boss.on('error', (error) => this.onError?.(error))
+    this.pool = new pg.Pool({ connectionString: url, max: 2 })
+    this.pool.on('error', (error) => this.onError?.(error))
+  }
+
+  onError?: (error: Error) => void
+
+  start(): Promise<void> {
+    return (this.started ??= (async () => {
+      await this.boss.start()
+      await this.boss.createQueue(this.config.queue, {
+        name: this.config.queue,
+        retryLimit: this.config.retryLimit,
+        retryDelay: this.config.retryDelaySeconds,
+        expireInSeconds: this.config.expireSeconds,
+      } as PgBoss.Queue)
+      await this.pool.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet (
+        job_id uuid PRIMARY KEY, session_id text NOT NULL, worker text, attempt int NOT NULL DEFAULT 0,
+        rounds int, phase text, updated_at timestamptz NOT NULL DEFAULT now())`)
+    })())
+  }
+
+  async submit(spec: GoalSpec): Promise<{ id: string; job: GoalJob }> {
+    const job = makeJob(spec)
+    await this.start()
+    // The job carries the timings of the composition that submitted it, whoever created the queue.
+    const id = await this.boss.send(this.config.queue, job as object, {
+      retryLimit: this.config.retryLimit,
+      retryDelay: this.config.retryDelaySeconds,
+      expireInSeconds: this.config.expireSeconds,
+    })
+    if (!id) throw new FleetError('NOT_QUEUED', 'pg-boss did not queue the job')
+    return { id, job }
+  }
+
+  /** Takes up to `count` jobs for this worker. Data that is not a goal fails its job at once with the reason. */
+  async fetch(count: number): Promise<FetchedJob[]> {
+    await this.start()
+    const jobs = await this.boss.fetch<unknown>(this.config.queue, { batchSize: count, includeMetadata: true })
+    const fetched: FetchedJob[] = []
+    for (const item of jobs) {
+      try {
+        fetched.push({ id: item.id, job: readJob(item.data), attempt: item.retryCount })
+      } catch (error) {
+        await this.fail(item.id, error)
+      }
+    }
+    return fetched
+  }
+
+  /** Renews a running job; false when it is no longer this worker's (expired and retried, cancelled). */
+  async heartbeat(id: string): Promise<boolean> {
+    const result = await this.pool.query(
+      `UPDATE ${ident(this.config.schema)}.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'`,
+      [this.config.queue, id],
+    )
+    return result.rowCount === 1
+  }
+
+  async complete(id: string, output: object): Promise<void> {
+    await this.boss.complete(this.config.queue, id, output)
+  }
+
+  /** Fails the job for good (no retry): a job that cannot run (bad repository, bad data) fails with its reason. */
+  async fail(id: string, error: unknown, retry = false): Promise<void> {
+    const message = error instanceof Error ? error.message : String(error)
+    const output = { message, ...((error as { code?: unknown })?.code ? { code: (error as { code: string }).code } : {}) }
+    if (!retry) {
+      // Raising retry_count to the limit makes pg-boss's fail final, through its own fail.
+      await this.pool.query(`UPDATE ${ident(this.config.schema)}.job SET retry_count = retry_limit WHERE name = $1 AND id = $2`, [this.config.queue, id])
+    }
+    await this.boss.fail(this.config.queue, id, output)
+  }
+
+  /** Puts a running job back in the queue as it is, for another worker (a draining worker's goals). */
+  async release(id: string): Promise<void> {
+    await this.boss.cancel(this.config.queue, id)
+    await this.boss.resume(this.config.queue, id)
+  }
+
+  async noteClaim(id: string, sessionId: string, worker: string | null, attempt: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO goalkeeper_fleet (job_id, session_id, worker, attempt, updated_at) VALUES ($1, $2, $3, $4, now())
+       ON CONFLICT (job_id) DO UPDATE SET worker = $3, attempt = $4, updated_at = now()`,
+      [id, sessionId, worker, attempt],
+    )
+  }
+
+  async noteProgress(id: string, progress: { rounds?: number; phase?: string; worker?: string | null }): Promise<void> {
+    await this.pool.query(
+      `UPDATE goalkeeper_fleet SET rounds = COALESCE($2, rounds), phase = COALESCE($3, phase),
+         worker = CASE WHEN $4 THEN $5 ELSE worker END, updated_at = now() WHERE job_id = $1`,
+      [id, progress.rounds ?? null, progress.phase ?? null, 'worker' in progress, progress.worker ?? null],
+    )
+  }
+
+  /** Every goal of the queue, newest first (finished ones until pg-boss archives them, and from its archive). */
+  async list(): Promise<QueuedGoal[]> {
+    await this.start()
+    const schema = ident(this.config.schema)
+    const columns = 'id, state::text AS state, data, output, retry_count, created_on'
+    const { rows } = await this.pool.query(
+      `SELECT j.*, f.worker, f.rounds, f.phase FROM (
+         SELECT ${columns} FROM ${schema}.job WHERE name = $1
+         UNION ALL SELECT ${columns} FROM ${schema}.archive WHERE name = $1
+       ) j LEFT JOIN goalkeeper_fleet f ON f.job_id = j.id ORDER BY j.created_on DESC, j.id`,
+      [this.config.queue],
+    )
+    return rows.map((row) => {
+      const data = (row.data ?? {}) as Partial<GoalJob>
+      const state = STATE[row.state] ?? 'queued'
+      return {
+        id: row.id,
+        state,
+        jobState: row.state,
+        objective: String(data.objective ?? ''),
+        sessionId: String(data.sessionId ?? ''),
+        repo: String(data.repo ?? ''),
+        ref: String(data.ref ?? ''),
+        // Only a running job has a worker now; a finished one keeps the last that ran it.
+        worker: row.worker ?? null,
+        rounds: row.rounds ?? null,
+        phase: row.phase ?? null,
+        attempts: Number(row.retry_count) + (state === 'queued' && row.state === 'created' && row.retry_count === 0 ? 0 : 1),
+        createdAt: new Date(row.created_on).toISOString(),
+        output: row.output ?? null,
+      }
+    })
+  }
+
+  /** The worker and progress goalkeeper noted for each session (for `sessions`). */
+  async workersBySession(): Promise<Map<string, { worker: string | null; rounds: number | null; phase: string | null }>> {
+    await this.start()
+    const { rows } = await this.pool.query(`SELECT DISTINCT ON (session_id) session_id, worker, rounds, phase FROM goalkeeper_fleet ORDER BY session_id, updated_at DESC`)
+    return new Map(rows.map((row) => [row.session_id, { worker: row.worker, rounds: row.rounds, phase: row.phase }]))
+  }
+
+  async stop(): Promise<void> {
+    if (this.started) await this.started.catch(() => {})
+    await this.boss.stop({ graceful: false, wait: true, close: true }).catch(() => {})
+    await this.pool.end().catch(() => {})
+  }
+}

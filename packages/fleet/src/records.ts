@@ -1,0 +1,22 @@
+/** Record types the fleet writes into a goal's session (DESIGN.md, the fleet section). */
+export interface FleetRecordData {
+  /** A worker opened the session for a job: every run of the job starts with one. */
+  'fleet/claim': {
+    worker: string
+    job: string
+    /** pg-boss's retry count of the job at this run (0: first run). */
+    attempt: number
+    /** The session existed: another worker ran the goal before (and died or drained). */
+    takeover: boolean
+    /** The goal loaded disarmed and this worker re-armed it, the job being a standing instruction. */
+    rearmed: boolean
+    /** The goal's phase as it was loaded (undefined for a new session). */
+    phase?: string
+  }
+  /** A round's workspace changes were committed and pushed. */
+  'fleet/push': { worker: string; branch: string; commit: string; round: number }
+  /** A draining worker paused the goal and gave the job back to the queue. */
+  'fleet/release': { worker: string; job: string; phase: string; rounds: number }
+}
+
+export const FLEET_RECORD_TYPES = ['fleet/claim', 'fleet/push', 'fleet/release'] as const

@@ -1,0 +1,188 @@
+import os from 'node:os'
+import { describeError } from '@goalkeeper/kit'
+import type { Config } from './config.ts'
+import { GitWorkspace } from './git.ts'
+import type { GoalJob } from './job.ts'
+import type { GoalQueue } from './queue.ts'
+
+export type StopReason = 'drain' | 'lost'
+
+/** One job as the worker hands it to whoever runs goals (the CLI's `worker` command). */
+export interface GoalHandle {
+  id: string
+  job: GoalJob
+  /** pg-boss's retry count: 0 on the first run. */
+  attempt: number
+  worker: string
+  workspace: GitWorkspace
+  /** Resolves when the goal must stop: `drain` (pause it cleanly; the job goes back to the queue) or `lost` (the job is no longer this worker's). */
+  stopping: Promise<StopReason>
+  /** Notes rounds and phase beside the job (what `queue` shows). */
+  progress(progress: { rounds?: number; phase?: string }): void
+}
+
+export type GoalOutcome =
+  | { kind: 'done'; output: { phase: string; rounds: number; [key: string]: unknown } }
+  | { kind: 'returned'; output?: { phase: string; rounds: number } }
+  | { kind: 'lost' }
+
+export type RunGoal = (handle: GoalHandle) => Promise<GoalOutcome>
+
+export interface WorkerOptions {
+  concurrency: number
+  /** Worker name in records and listings (default host:pid). */
+  name?: string
+  run: RunGoal
+  /** One progress line (claimed, done, failed, returned). */
+  log?: (line: string) => void
+}
+
+/** An error a retry cannot fix: the job fails for good with it. */
+export function isPermanent(error: unknown): boolean {
+  return !!(error as { permanent?: unknown })?.permanent
+}
+
+/**
+ * Runs up to `concurrency` goals of the queue at once until drained. Each running job is renewed every
+ * heartbeat; a job that stops being this worker's (it expired and another worker took it) is stopped
+ * without saving anything more.
+ */
+export class FleetWorker {
+  readonly name: string
+  private running = new Map<string, { stop: (reason: StopReason) => void; done: Promise<void> }>()
+  private draining = false
+  private wake?: () => void
+  private loop?: Promise<void>
+
+  constructor(private queue: GoalQueue, private config: Config, private options: WorkerOptions) {
+    this.name = options.name || `${os.hostname()}:${process.pid}`
+  }
+
+  /** Number of goals running now. */
+  get size(): number {
+    return this.running.size
+  }
+
+  /** Connects (creating pg-boss's schema and the queue when missing), then takes jobs until drained. Rejects when the database cannot be used. */
+  async start(): Promise<this> {
+    await this.queue.start()
+    this.loop ??= this.poll()
+    return this
+  }
+
+  /** No new jobs; running goals are asked to pause and their jobs go back to the queue. Resolves once all are. */
+  async drain(): Promise<void> {
+    this.draining = true
+    this.wake?.()
+    for (const entry of this.running.values()) entry.stop('drain')
+    await this.loop
+    await Promise.all([...this.running.values()].map((entry) => entry.done))
+  }
+
+  private log(line: string) {
+    this.options.log?.(line)
+  }
+
+  private async poll(): Promise<void> {
+    while (!this.draining) {
+      const free = this.options.concurrency - this.running.size
+      let fetched = 0
+      if (free > 0) {
+        try {
+          const jobs = await this.queue.fetch(free)
+          fetched = jobs.length
+          for (const item of jobs) {
+            // A drain that began during the fetch: the job goes straight back.
+            if (this.draining) await this.queue.release(item.id).catch(() => {})
+            else this.launch(item.id, item.job, item.attempt)
+          }
+        } catch (error) {
+          this.log(`cannot fetch from the queue: ${describeError(error)}`)
+        }
+      }
+      if (this.draining) break
+      // A full batch may mean more are waiting: ask again at once while there are free slots.
+      if (fetched > 0 && fetched === free) continue
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.config.pollMs)
+        this.wake = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      this.wake = undefined
+    }
+  }
+
+  private launch(id: string, job: GoalJob, attempt: number) {
+    let stop!: (reason: StopReason) => void
+    const stopping = new Promise<StopReason>((resolve) => (stop = resolve))
+    let stopped = false
+    const stopOnce = (reason: StopReason) => {
+      if (stopped) return
+      stopped = true
+      stop(reason)
+    }
+    const done = this.work(id, job, attempt, stopping, stopOnce).finally(() => {
+      this.running.delete(id)
+      this.wake?.()
+    })
+    this.running.set(id, { stop: stopOnce, done })
+  }
+
+  private async work(id: string, job: GoalJob, attempt: number, stopping: Promise<StopReason>, stop: (reason: StopReason) => void): Promise<void> {
+    const heartbeat = setInterval(() => {
+      this.queue.heartbeat(id).then(
+        (ours) => ours || stop('lost'),
+        (error) => this.log(`goal ${id}: heartbeat failed: ${describeError(error)}`),
+      )
+    }, this.config.heartbeatSeconds * 1000)
+    let workspace: GitWorkspace | undefined
+    try {
+      await this.queue.noteClaim(id, job.sessionId, this.name, attempt)
+      this.log(`goal ${id} (session ${job.sessionId}) claimed${attempt ? `, attempt ${attempt + 1}` : ''}: ${job.repo} ${job.ref}`)
+      try {
+        workspace = await GitWorkspace.prepare(job, id, this.config.git)
+      } catch (error) {
+        this.log(`goal ${id} failed: ${describeError(error)}`)
+        await this.queue.fail(id, error)
+        return
+      }
+      const handle: GoalHandle = {
+        id, job, attempt, worker: this.name, workspace, stopping,
+        progress: (progress) => void this.queue.noteProgress(id, progress).catch(() => {}),
+      }
+      let outcome: GoalOutcome
+      try {
+        outcome = await this.options.run(handle)
+      } catch (error) {
+        const permanent = isPermanent(error)
+        this.log(`goal ${id} failed${permanent ? '' : ' (it will be retried)'}: ${describeError(error)}`)
+        await this.queue.noteProgress(id, { worker: null }).catch(() => {})
+        await this.queue.fail(id, error, !permanent)
+        return
+      }
+      if (outcome.kind === 'done') {
+        await this.queue.noteProgress(id, { rounds: outcome.output.rounds, phase: outcome.output.phase })
+        await this.queue.complete(id, outcome.output)
+        this.log(`goal ${id} done: ${outcome.output.phase} after ${outcome.output.rounds} round${outcome.output.rounds === 1 ? '' : 's'}`)
+      } else if (outcome.kind === 'returned') {
+        // Only a job still this worker's goes back: cancelling one another worker took over would stop that worker's run.
+        if (!(await this.queue.heartbeat(id))) {
+          this.log(`goal ${id} lost: another worker runs it now`)
+          return
+        }
+        await this.queue.noteProgress(id, { ...(outcome.output ?? {}), worker: null })
+        await this.queue.release(id)
+        this.log(`goal ${id} returned to the queue`)
+      } else {
+        this.log(`goal ${id} lost: another worker runs it now`)
+      }
+    } catch (error) {
+      this.log(`goal ${id}: ${describeError(error)}`)
+    } finally {
+      clearInterval(heartbeat)
+      await workspace?.dispose().catch(() => {})
+    }
+  }
+}

@@ -1,0 +1,140 @@
+// A fleet fixture per test file: its own database (the test-kit harness), bare git repositories reached by
+// file:// URLs, a cordis.yml with the fleet entry, sessions in that database, and the scripted model of
+// goal-script.mjs. Workers and the other commands run as CLI child processes.
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Context } from 'cordis'
+import { afterAll, afterEach, beforeAll } from 'vitest'
+import { testDatabase } from '@goalkeeper/test-kit'
+import { repoRoot, run, start, type Run } from '../../host/test/cli-helpers.ts'
+
+export { run, start, type Run }
+export const SCRIPT = fileURLToPath(new URL('./goal-script.mjs', import.meta.url))
+/** Short timings: a killed worker's job expires in seconds. */
+export const FLEET = { expireSeconds: 3, heartbeatSeconds: 0.5, maintenanceSeconds: 1, pollMs: 100, retryDelaySeconds: 1 }
+export const LEASE_MS = 2000
+
+export interface Fleet {
+  dir: string
+  yml: string
+  url: string
+  key: string
+  env: Record<string, string>
+  /** Global options for every command. */
+  globals: string[]
+  /** A new bare repository with one commit on main (README.md and `files`); returns its file:// URL. */
+  repo(name: string, files?: Record<string, string>): Promise<string>
+  /** The text of `file` on `branch` of the repository at `url`, or undefined. */
+  show(url: string, branch: string, file: string): string | undefined
+  /** Branches of a repository. */
+  branches(url: string): string[]
+}
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', GIT_CONFIG_GLOBAL: '/dev/null' } })
+
+export function useFleet(options: { fleet?: Record<string, unknown>; git?: Record<string, unknown> } = {}): Fleet {
+  const database = testDatabase()
+  const fleet = { dir: '', yml: '', url: '', key: randomBytes(32).toString('hex') } as Fleet
+  beforeAll(async () => {
+    fleet.dir = await mkdtemp(path.join(os.tmpdir(), 'gk-fleet-'))
+    await symlink(path.join(repoRoot, 'node_modules'), path.join(fleet.dir, 'node_modules'), 'dir')
+    await mkdir(path.join(fleet.dir, 'repos'))
+    fleet.url = database.url
+    fleet.yml = path.join(fleet.dir, 'cordis.yml')
+    const fleetConfig = { ...FLEET, ...options.fleet, git: { root: path.join(fleet.dir, 'workspaces'), ...options.git } }
+    await writeFile(fleet.yml, [
+      ['fleet', '@goalkeeper/fleet', fleetConfig],
+      ['session', '@goalkeeper/session', { database: '${GOALKEEPER_DATABASE_URL}', key: '${GOALKEEPER_SESSION_KEY}', leaseMs: LEASE_MS }],
+      ['model', '@goalkeeper/model', { scripted: { module: SCRIPT } }],
+      ['tools', '@goalkeeper/tools'],
+      ['workspace-tools', '@goalkeeper/workspace-tools'],
+      ['agent-loop', '@goalkeeper/agent-loop'],
+      ['goal', '@goalkeeper/goal'],
+      ['tool-goal', '@goalkeeper/tool-goal'],
+      ['goal-budget', '@goalkeeper/goal-budget'],
+      ['goal-session', '@goalkeeper/goal-session'],
+    ].map(([id, name, config]) => `- id: ${id}\n  name: '${name}'${config ? `\n  config: ${JSON.stringify(config)}` : ''}`).join('\n') + '\n')
+    fleet.env = { GOALKEEPER_DATABASE_URL: database.url, GOALKEEPER_SESSION_KEY: fleet.key }
+    fleet.globals = ['--cwd', fleet.dir, '--config', fleet.yml]
+  })
+  // A worker a failed test left running would take the next test's jobs.
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((child) => {
+      if (child.child.exitCode !== null || child.child.signalCode !== null) return undefined
+      child.child.kill('SIGKILL')
+      return child.exit
+    }))
+  })
+  afterAll(async () => {
+    if (fleet.dir && !process.env.FLEET_KEEP) await rm(fleet.dir, { recursive: true, force: true })
+  })
+  fleet.repo = async (name, files = {}) => {
+    const bare = path.join(fleet.dir, 'repos', `${name}.git`)
+    const seed = path.join(fleet.dir, 'repos', `${name}-seed`)
+    git(fleet.dir, 'init', '--quiet', '--bare', '-b', 'main', bare)
+    git(fleet.dir, 'clone', '--quiet', bare, seed)
+    await writeFile(path.join(seed, 'README.md'), `# ${name}\n`)
+    for (const [file, text] of Object.entries(files)) await writeFile(path.join(seed, file), text)
+    git(seed, 'add', '.')
+    git(seed, 'commit', '--quiet', '-m', 'init')
+    git(seed, 'push', '--quiet', 'origin', 'HEAD:main')
+    return `file://${bare}`
+  }
+  fleet.show = (url, branch, file) => {
+    try {
+      return git(fleet.dir, '--git-dir', fileURLToPath(url), 'show', `${branch}:${file}`)
+    } catch {
+      return undefined
+    }
+  }
+  fleet.branches = (url) => git(fleet.dir, '--git-dir', fileURLToPath(url), 'branch', '--format=%(refname:short)').split('\n').filter(Boolean)
+  return fleet
+}
+
+/** A CLI command against the fleet's composition and database. */
+export function command(fleet: Fleet, args: string[], env: Record<string, string> = {}) {
+  return run([...fleet.globals, ...args], { env: { ...fleet.env, ...env } })
+}
+
+const workers: Run[] = []
+
+export function worker(fleet: Fleet, args: string[], env: Record<string, string> = {}): Run {
+  const child = start([...fleet.globals, 'worker', ...args], { env: { ...fleet.env, ...env } })
+  workers.push(child)
+  return child
+}
+
+/** Submits a goal; returns its job id (stdout). */
+export async function submit(fleet: Fleet, objective: string, repo: string, ...more: string[]): Promise<string> {
+  const result = await command(fleet, ['submit', objective, '--repo', repo, ...more])
+  if (result.code !== 0) throw new Error(`submit failed (${result.code}):\n${result.stderr}`)
+  return result.stdout.trim()
+}
+
+/** The queue as `queue --json` lists it. */
+export async function listQueue(fleet: Fleet): Promise<any[]> {
+  const result = await command(fleet, ['--json', 'queue'])
+  if (result.code !== 0) throw new Error(`queue failed (${result.code}):\n${result.stderr}`)
+  return result.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line))
+}
+
+/** Reads sessions through the real session plugin on the fleet's database (read-only opens). */
+export async function readSessions(fleet: Fleet, ids: string[]) {
+  const root = new Context()
+  const fiber = await root.plugin(await import('@goalkeeper/session'), { database: fleet.url, key: fleet.key })
+  try {
+    const out = new Map<string, { records: { seq: number; type: string; data: any }[]; integrity: any }>()
+    for (const id of ids) {
+      const session = await root.get('sessions')!.open(id, { readOnly: true })
+      out.set(id, { records: session.records.map(({ seq, type, data }) => ({ seq, type, data })), integrity: session.integrity })
+    }
+    return out
+  } finally {
+    await fiber.dispose()
+  }
+}

@@ -1,0 +1,39 @@
+import type { FleetService } from '@goalkeeper/fleet'
+import type { App } from '../../app.ts'
+import type { CommandContext } from '../../command.ts'
+import { describeError } from '@goalkeeper/kit'
+import { asHostError, HostError } from '../../errors.ts'
+import { ExitCode } from '../../exit-codes.ts'
+import { DATABASE_VARIABLE } from '../lookup/database.ts'
+
+/**
+ * The database of the queue: --database, else GOALKEEPER_DATABASE_URL (what the default cordis.yml's session
+ * entry reads), else DATABASE_URL. The fleet plugin's own `database` wins over all three.
+ */
+export function databaseOf(options: { database?: string }): string | undefined {
+  return options.database || process.env[DATABASE_VARIABLE] || process.env.DATABASE_URL || undefined
+}
+
+/**
+ * The composition's fleet plugin (entries load only up to it), or the plugin with its defaults when the
+ * cordis.yml has none: `submit`, `queue` and `worker` work with any composition.
+ */
+export async function openFleet(cli: CommandContext, options: { signals?: boolean } = {}): Promise<{ app: App; fleet: FleetService }> {
+  const app = await cli.startApp({ until: (ctx) => !!ctx.get('fleet'), signals: options.signals ?? false })
+  if (!app.ctx.get('fleet')) await app.ctx.plugin(await import('@goalkeeper/fleet'))
+  return { app, fleet: app.ctx.get('fleet')! }
+}
+
+/** A fleet failure as the CLI reports it: a bad job or missing database is a usage error (64), the rest runtime (70). */
+export function fleetHostError(error: unknown): unknown {
+  const { code, hint } = (error ?? {}) as { code?: unknown; hint?: unknown }
+  if (error instanceof Error && error.name === 'FleetError') {
+    const usage = code === 'BAD_JOB' || code === 'NO_DATABASE'
+    return new HostError(error.message, { exitCode: usage ? ExitCode.USAGE : ExitCode.RUNTIME, hint: typeof hint === 'string' ? hint : undefined, cause: error })
+  }
+  // Refused connections, unknown hosts, and PostgreSQL's connection (08), authorization (28) and missing-database (3D) classes.
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || (typeof code === 'string' && /^(08|28|3D)[0-9A-Z]{3}$/.test(code))) {
+    return new HostError(`cannot use the queue's database: ${describeError(error)}`, { hint: 'check --database, GOALKEEPER_DATABASE_URL or DATABASE_URL', cause: error })
+  }
+  return asHostError(error)
+}

@@ -1,0 +1,48 @@
+import { defineCommand } from '../../command.ts'
+import { ExitCode } from '../../exit-codes.ts'
+import { oneLine } from '../render/text.ts'
+import { databaseOf, fleetHostError, openFleet } from './fleet-app.ts'
+
+export default defineCommand({
+  name: 'queue',
+  description: 'list the goals of the queue: queued, running, done and failed (id, state, worker, rounds, session, objective)',
+  configure: (command) =>
+    command
+      .option('--database <url>', 'PostgreSQL URL of the queue (default: GOALKEEPER_DATABASE_URL, else DATABASE_URL)')
+      .option('--state <state>', 'only goals in this state: queued, running, done, failed or cancelled'),
+  async run(cli, _args, options) {
+    const { fleet } = await openFleet(cli)
+    let queue: ReturnType<typeof fleet.queue> | undefined
+    try {
+      queue = fleet.queue(databaseOf(options))
+      let goals = await queue.list()
+      if (options.state) goals = goals.filter((goal) => goal.state === options.state)
+      if (cli.globals.json) {
+        for (const goal of goals) cli.printJson({ type: 'goal', ...goal })
+        return ExitCode.OK
+      }
+      if (!goals.length) {
+        cli.note(options.state ? `no ${options.state} goals` : 'the queue is empty')
+        return ExitCode.OK
+      }
+      const rows = goals.map((goal) => [
+        goal.id, goal.state, goal.worker ?? '-', goal.rounds === null ? '-' : String(goal.rounds), goal.phase ?? '-', goal.sessionId,
+        oneLine(goal.state === 'failed' ? `${goal.objective} (${reasonOf(goal.output)})` : goal.objective, 60),
+      ])
+      const header = ['ID', 'STATE', 'WORKER', 'ROUNDS', 'PHASE', 'SESSION', 'OBJECTIVE']
+      const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
+      const line = (cells: string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ')
+      cli.print([line(header), ...rows.map(line)].join('\n'))
+      return ExitCode.OK
+    } catch (error) {
+      throw fleetHostError(error)
+    } finally {
+      await queue?.stop()
+    }
+  },
+})
+
+function reasonOf(output: unknown): string {
+  const message = (output as { message?: unknown } | null)?.message
+  return typeof message === 'string' ? message : 'failed'
+}

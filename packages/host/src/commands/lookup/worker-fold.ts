@@ -1,0 +1,21 @@
+import type { SessionRecord, SummaryFold } from '@goalkeeper/session'
+
+/**
+ * The fleet worker that last claimed a session (its last `fleet/claim` record), as a listing fold: the
+ * listing keeps it in each log's summary, so `sessions` opens no log for it. Kept here rather than in the
+ * fleet package, which loads pg-boss: listing sessions must not.
+ */
+export const workerSummaryFold: SummaryFold<string | null> = {
+  version: 'fleet-worker/1',
+  start() {
+    let worker: string | null = null
+    return {
+      add(record: SessionRecord) {
+        if (record.type !== 'fleet/claim') return
+        const claimed = (record.data as { worker?: unknown } | undefined)?.worker
+        worker = typeof claimed === 'string' ? claimed : null
+      },
+      result: () => worker,
+    }
+  },
+}

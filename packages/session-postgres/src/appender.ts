@@ -1,0 +1,179 @@
+import type pg from 'pg'
+import type { Appender, AppenderOptions } from '@goalkeeper/session'
+import type { Lease } from './lease.ts'
+import { lineFacts, type TitleScan } from './summary.ts'
+
+interface Line {
+  seq: number
+  offset: number
+  text: string
+}
+
+const noop = () => {}
+
+/**
+ * One statement per batch, committed on its own (autocommit), so a batch is one round trip and one
+ * transaction: check the lease, insert the lines, update the session's summary row. A writer whose lease
+ * was taken inserts nothing: the insert is conditional on the lease check in the same statement, and the
+ * check's row lock (FOR SHARE) makes a taker wait for this batch to commit, after which it sees the lease
+ * as this batch left it. Renewal runs in the background (lease.ts), so a batch writes no lease row.
+ * Prepared once per connection (named), as it runs for every batch of every session.
+ */
+const BATCH = {
+  name: 'goalkeeper-session-batch',
+  text: `
+  WITH lease AS (
+    SELECT 1 FROM goalkeeper_session_leases WHERE session_id = $1 AND token = $2 FOR SHARE
+  ), inserted AS (
+    -- The lines travel as one text (a JSON line holds no raw newline): far cheaper to send and to split
+    -- than a text[] parameter, whose every quote would be escaped. Seqs and offsets follow from the first.
+    INSERT INTO goalkeeper_session_records (session_id, seq, byte_offset, line)
+    SELECT $1, $3::int + r.n::int - 1, $4::bigint + sum(octet_length(r.line) + 1) OVER (ORDER BY r.n) - octet_length(r.line) - 1, r.line
+    FROM unnest(string_to_array($5::text, E'\n')) WITH ORDINALITY AS r (line, n)
+    WHERE $5::text <> '' AND EXISTS (SELECT FROM lease)
+    -- Only a retry of a batch whose commit was not acknowledged finds its rows there: they are its own.
+    ON CONFLICT (session_id, seq) DO NOTHING
+    RETURNING 1
+  ), summary AS (
+    UPDATE goalkeeper_sessions SET records = GREATEST(records, $6), bytes = GREATEST(bytes, $7),
+      updated_at = COALESCE($8, updated_at), title = COALESCE(title, $9)
+    WHERE id = $1 AND $5::text <> '' AND EXISTS (SELECT FROM lease)
+    RETURNING 1
+  )
+  SELECT EXISTS (SELECT FROM lease) AS held`,
+}
+
+/** Write-behind appender of one session's lines into PostgreSQL; the counterpart of the JSONL writer. */
+export class PgAppender implements Appender {
+  private queue: Line[] = []
+  private queuedChars = 0
+  private retry: Line[] = []
+  private size: number
+  private appendedSeq: number
+  private syncedSeq: number
+  private sealed?: Error
+  private cycle?: Promise<void>
+  private nextSync?: Promise<void>
+  private timer?: NodeJS.Timeout
+  private stopped = false
+  private failing = false
+
+  constructor(private pool: pg.Pool, private lease: Lease, size: number, lastSeq: number, private title: TitleScan, private options: AppenderOptions) {
+    this.size = size
+    this.appendedSeq = this.syncedSeq = lastSeq
+  }
+
+  get pending(): number {
+    return this.appendedSeq - this.syncedSeq
+  }
+
+  get durableSeq(): number {
+    return this.syncedSeq
+  }
+
+  get lostError(): Error | undefined {
+    return this.lease.lost
+  }
+
+  seal(error: Error): void {
+    this.sealed ??= error
+  }
+
+  push(line: string, seq: number): void {
+    this.appendedSeq = seq
+    if (this.sealed) return
+    // Lines come with their newline; rows hold the line alone, at its offset in the JSONL form.
+    this.queue.push({ seq, offset: this.size, text: line.endsWith('\n') ? line.slice(0, -1) : line })
+    this.size += Buffer.byteLength(line)
+    this.queuedChars += line.length
+    if (this.cycle || this.nextSync) return
+    if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
+    else this.timer ??= setTimeout(() => this.startBackground(), this.options.delayMs)
+  }
+
+  /** Every write is a commit, so a flush is the next write; concurrent flushes share it. */
+  flush(): Promise<void> {
+    this.nextSync ??= this.afterCurrentCycle().then(() => {
+      this.nextSync = undefined
+      return this.start()
+    })
+    return this.nextSync
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true
+    this.clearTimer()
+    await this.nextSync?.catch(noop)
+    await this.cycle?.catch(noop)
+  }
+
+  private async afterCurrentCycle(): Promise<void> {
+    this.clearTimer()
+    if (this.cycle) await this.cycle.catch(noop)
+  }
+
+  private clearTimer() {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private startBackground() {
+    this.timer = undefined
+    if (this.cycle || this.nextSync || this.lease.lost || this.stopped) return
+    this.start().then(
+      () => (this.failing = false),
+      (error) => {
+        if (!this.failing) this.options.onBackgroundError(error)
+        this.failing = true
+      },
+    )
+  }
+
+  private start(): Promise<void> {
+    this.clearTimer()
+    const cycle = this.write()
+    this.cycle = cycle
+    cycle.then(() => this.settle(true), () => this.settle(false))
+    return cycle
+  }
+
+  private settle(ok: boolean) {
+    this.cycle = undefined
+    if (!ok || this.stopped || this.nextSync || this.timer || !this.queue.length) return
+    if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
+    else this.timer = setTimeout(() => this.startBackground(), this.options.delayMs)
+  }
+
+  private async write(): Promise<void> {
+    if (this.lease.lost) throw this.lease.lost
+    const batch = this.retry.length ? this.retry.concat(this.queue) : this.queue
+    this.retry = []
+    this.queue = []
+    this.queuedChars = 0
+    const last = batch[batch.length - 1]
+    const facts = lineFacts(batch.map((line) => line.text), this.title)
+    let held: boolean
+    try {
+      const { rows } = await this.pool.query({ ...BATCH, values: [
+        this.lease.id, this.lease.token,
+        batch[0]?.seq ?? 0, batch[0]?.offset ?? 0, batch.map((line) => line.text).join('\n'),
+        last ? last.seq + 1 : 0, last ? last.offset + Buffer.byteLength(last.text) + 1 : 0, facts.updatedAt ?? null, facts.title ?? null,
+      ] })
+      held = rows[0].held
+    } catch (error) {
+      // Not known to be written: the same lines (same seqs) go again with the next write.
+      this.retry = batch
+      throw error
+    }
+    if (!held) {
+      this.retry = batch
+      throw this.lease.taken()
+    }
+    if (facts.title !== undefined) this.title.found = true
+    if (last && last.seq > this.syncedSeq) {
+      this.syncedSeq = last.seq
+      this.options.onDurable(this.syncedSeq)
+    }
+    if (this.sealed && this.appendedSeq > this.syncedSeq) throw this.sealed
+  }
+}

@@ -1,0 +1,41 @@
+import { Context, type Fiber } from 'cordis'
+import { afterEach } from 'vitest'
+import * as session from '@goalkeeper/session'
+import type { SessionService } from '@goalkeeper/session'
+
+/** The shared signing key of these tests (as GOALKEEPER_SESSION_KEY would give it), never a user's. */
+export const KEY = 'a1'.repeat(32)
+
+export interface App {
+  root: Context
+  fiber: Fiber
+  sessions: SessionService
+  errors: string[]
+}
+
+/** A session plugin on `database`, disposed after the test. */
+export function appsPerTest(): (database: string, config?: Partial<session.Config>) => Promise<App> {
+  let apps: App[] = []
+  afterEach(async () => {
+    for (const app of apps.reverse()) await app.fiber.dispose()
+    apps = []
+  })
+  return async (database, config = {}) => {
+    const root = new Context()
+    const errors: string[] = []
+    root.logger.exporter({ levels: { default: 3 }, export: (m) => void (m.type === 'error' && errors.push(String(m.args[0]))) })
+    const fiber = await root.plugin(session, { database, key: KEY, ...config })
+    const app = { root, fiber, sessions: root.sessions, errors }
+    apps.push(app)
+    return app
+  }
+}
+
+/** Polls `check` until it holds: for what only the passing of time brings (a lease expiring). */
+export async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest'
+import { testDatabase } from '@goalkeeper/test-kit'
+import { appsPerTest } from './helpers.ts'
+
+const db = testDatabase()
+const launch = appsPerTest()
+
+const human = (text: string) => ({ message: { id: 'm', content: [{ type: 'text', text }], source: { kind: 'human' } } })
+
+async function written(url: string) {
+  const app = await launch(url)
+  const session = await app.sessions.create({ cwd: '/work' })
+  session.append('input/queued', human('first'))
+  session.append('turn/start', { turn: 1 })
+  session.append('turn/end', { turn: 1, outcome: { kind: 'completed' } })
+  await app.sessions.close(session)
+  return session.id
+}
+
+describe('tamper evidence in the database', () => {
+  it('a row edited in the database is named at open: never written, forked past, or replayed as trusted', async () => {
+    const id = await written(db.url)
+    await db.query(`UPDATE goalkeeper_session_records SET line = replace(line, 'first', 'rm -rf /') WHERE session_id = $1 AND seq = 1`, [id])
+    const app = await launch(db.url)
+    await expect(app.sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2, message: expect.stringContaining(`#${id}:2: line does not match its signature`) })
+    const view = await app.sessions.open(id, { readOnly: true })
+    expect(view.integrity).toMatchObject({ state: 'tampered', line: 2 })
+    await expect(app.sessions.fork(id, { uptoSeq: 2 })).rejects.toMatchObject({ code: 'SESSION_TAMPERED' })
+  })
+
+  it('a row inserted by someone without the key, or signed with another key, is detected', async () => {
+    const id = await written(db.url)
+    const forged = JSON.stringify({ seq: 4, at: 5, type: 'input/queued', data: human('forged') })
+    await db.query(`INSERT INTO goalkeeper_session_records (session_id, seq, byte_offset, line) VALUES ($1, 4, 99999, $2)`, [id, forged])
+    const app = await launch(db.url)
+    await expect(app.sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 5, message: expect.stringContaining('is not signed, yet lines before it are') })
+    // A machine with another key sees every line as tampered from the first signed one.
+    const other = await launch(db.url, { key: 'e5'.repeat(32) })
+    await expect(other.sessions.open(await written(db.url))).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 1 })
+  })
+
+  it('an unparsable last row is cut like a torn line: kept in goalkeeper_session_tails first, the summary row follows', async () => {
+    const app = await launch(db.url)
+    const session = await app.sessions.create({ cwd: '/work' })
+    session.append('turn/start', { turn: 1 })
+    session.append('note', { n: 1 })
+    await app.sessions.close(session)
+    const { rows: [last] } = await db.query('SELECT byte_offset, line FROM goalkeeper_session_records WHERE session_id = $1 AND seq = 2', [session.id])
+    await db.query(`UPDATE goalkeeper_session_records SET line = '{"seq":2,"at":' WHERE session_id = $1 AND seq = 2`, [session.id])
+    const reopened = await app.sessions.open(session.id)
+    expect(reopened.repair).toMatchObject({ tornBytes: Buffer.byteLength('{"seq":2,"at":\n'), sideFile: expect.stringContaining('goalkeeper_session_tails') })
+    // The cut line is gone, the open turn was closed by the repair, all signed and in the summary row.
+    expect(reopened.records.map((r) => r.type)).toEqual(['session/header', 'turn/start', 'turn/end'])
+    const tails = await db.query('SELECT size, convert_from(bytes, $2) AS text FROM goalkeeper_session_tails WHERE session_id = $1', [session.id, 'UTF8'])
+    expect(tails.rows).toEqual([{ size: String(last.byte_offset), text: '{"seq":2,"at":\n' }])
+    const summary = await db.query('SELECT records FROM goalkeeper_sessions WHERE id = $1', [session.id])
+    expect(summary.rows[0].records).toBe(3)
+    await app.sessions.close(reopened)
+    const again = await app.sessions.open(session.id, { readOnly: true })
+    expect(again.integrity).toMatchObject({ state: 'signed', lines: 3 })
+  })
+})

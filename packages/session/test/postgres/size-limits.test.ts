@@ -1,0 +1,3 @@
+// The contract tests of size-limits.test.ts, on the PostgreSQL store.
+import './use-postgres.ts'
+import '../size-limits.test.ts'

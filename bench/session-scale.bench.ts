@@ -2,7 +2,7 @@
 // process, next to a raw read + JSON.parse of the same file in its own child), listing time at 100 and
 // 10,000 sessions (next to a bare readdir + stat of the same directory), and 10,000 idle agents (open
 // writable sessions in one process) under `ulimit -n 1024`.
-// Run alone: node --import tsx bench/session-scale.bench.ts [open|list|agents]
+// Run alone: node --import tsx bench/session-scale.bench.ts [open|list|agents] [--quick]
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
@@ -14,9 +14,11 @@ import * as sessionPlugin from '@goalkeeper/session'
 
 const here = fileURLToPath(import.meta.url)
 const cli = path.resolve(path.dirname(here), '../dist/goalkeeper/goalkeeper.mjs')
-const OPEN_SIZES = [1_000, 100_000, 1_000_000]
-const LIST_SIZES = [100, 10_000]
-const AGENTS = 10_000
+// --quick: small sizes, to check that the bench runs (its figures mean little).
+const QUICK = process.argv.includes('--quick')
+const OPEN_SIZES = QUICK ? [1_000] : [1_000, 100_000, 1_000_000]
+const LIST_SIZES = QUICK ? [100] : [100, 10_000]
+const AGENTS = QUICK ? 500 : 10_000
 const AGENT_FD_LIMIT = 1024
 
 /** A typical mid-sized record: a tool result of a few hundred bytes (as in session.bench.ts). */
@@ -201,7 +203,7 @@ export async function run(only?: string) {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [command, ...args] = process.argv.slice(2)
+  const [command, ...args] = process.argv.slice(2).filter((arg) => arg !== '--quick')
   if (command === 'open' && args.length === 3) await childOpen(args[0], args[1], args[2])
   else if (command === 'agents' && args.length === 2) await childAgents(args[0], Number(args[1]))
   else await run(command)

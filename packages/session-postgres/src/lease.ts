@@ -83,6 +83,9 @@ export async function takeLease(client: pg.Pool | pg.PoolClient, id: string, hol
     )
     const row: LeaseRow = rows[0]
     if (row.got) return
+    // The insert waited for a racing writer's commit and met its row, but the statement's snapshot is
+    // older than that commit: the holder is not visible yet. The next attempt's snapshot shows it.
+    if (row.holder === null) continue
     // A holder on this host whose process is gone: take its lease now, only if it is still that one's.
     if (row.host === host && row.pid !== null && row.pid !== process.pid && !isAlive(row.pid) && row.token) {
       deadToken = row.token

@@ -26,6 +26,7 @@ export class PostgresSessionStore implements SessionStore {
   readonly location: string
   private leaseMs: number
   private renewMs: number
+  private versionsWanted?: Map<string, { resolve(version: { size: number; token: string }): void; reject(error: unknown): void }[]>
 
   constructor(readonly pool: pg.Pool, url: string, options: PostgresStoreOptions = {}) {
     this.location = maskUrl(url)
@@ -130,17 +131,39 @@ export class PostgresSessionStore implements SessionStore {
   /**
    * The size and the version that any change to the session's records draws from a sequence (triggers of
    * migration 2, so hand edits count too): a token is never reused, not even for a new session of the same id.
+   * Calls made together (a listing checks sixteen sessions at once) share one query.
    */
-  async version(id: string): Promise<{ size: number; token: string }> {
-    // The size is where the last row ends, not the row's `bytes`: a row added by hand must be read (and found unsigned).
-    const { rows } = await this.pool.query<{ size: string; version: string }>(
-      `SELECT s.version, COALESCE((SELECT r.byte_offset + octet_length(r.line) + 1 FROM goalkeeper_session_records r
-         WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1), 0) AS size
-       FROM goalkeeper_sessions s WHERE s.id = $1`,
-      [id],
-    )
-    if (!rows.length) throw this.notFound(id)
-    return { size: Number(rows[0].size), token: `${rows[0].version}:${rows[0].size}` }
+  version(id: string): Promise<{ size: number; token: string }> {
+    return new Promise((resolve, reject) => {
+      if (!this.versionsWanted) {
+        this.versionsWanted = new Map()
+        setImmediate(() => this.fetchVersions())
+      }
+      const waiting = this.versionsWanted.get(id) ?? []
+      waiting.push({ resolve, reject })
+      this.versionsWanted.set(id, waiting)
+    })
+  }
+
+  private async fetchVersions(): Promise<void> {
+    const wanted = this.versionsWanted!
+    this.versionsWanted = undefined
+    try {
+      // The size is where the last row ends, not the row's `bytes`: a row added by hand must be read (and found unsigned).
+      const { rows } = await this.pool.query<{ id: string; size: string; version: string }>(
+        `SELECT s.id, s.version, COALESCE((SELECT r.byte_offset + octet_length(r.line) + 1 FROM goalkeeper_session_records r
+           WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1), 0) AS size
+         FROM goalkeeper_sessions s WHERE s.id = ANY($1::text[])`,
+        [[...wanted.keys()]],
+      )
+      const found = new Map(rows.map((row) => [row.id, { size: Number(row.size), token: `${row.version}:${row.size}` }]))
+      for (const [id, waiting] of wanted) {
+        const version = found.get(id)
+        for (const { resolve, reject } of waiting) version ? resolve(version) : reject(this.notFound(id))
+      }
+    } catch (error) {
+      for (const waiting of wanted.values()) for (const { reject } of waiting) reject(error)
+    }
   }
 
   async list(): Promise<string[]> {

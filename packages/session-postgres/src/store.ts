@@ -49,9 +49,7 @@ export class PostgresSessionStore implements SessionStore {
       size += Buffer.byteLength(line) + 1
     }
     const { holder, token } = newHolder()
-    const client = await this.pool.connect()
-    try {
-      await client.query('BEGIN')
+    await inTransaction(this.pool, async (client) => {
       const created = await client.query(
         `INSERT INTO goalkeeper_sessions (id, created_at, updated_at, records, bytes, title, cwd, parent_id, parent_seq)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
@@ -63,13 +61,7 @@ export class PostgresSessionStore implements SessionStore {
         `INSERT INTO goalkeeper_session_records (session_id, seq, byte_offset, line) SELECT $1, r.seq - 1, r.byte_offset, r.line FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r (byte_offset, line, seq)`,
         [id, offsets, lines],
       )
-      await client.query('COMMIT')
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      client.release()
-    }
+    })
     return this.writer(id, holder, token, title !== undefined)
   }
 
@@ -221,19 +213,11 @@ export class PostgresSessionStore implements SessionStore {
 
   async remove(id: string): Promise<void> {
     const { holder, token } = newHolder()
-    const client = await this.pool.connect()
-    try {
-      await client.query('BEGIN')
+    await inTransaction(this.pool, async (client) => {
       await takeLease(client, id, holder, token, this.leaseMs, this.locationOf(id))
       await client.query('DELETE FROM goalkeeper_sessions WHERE id = $1', [id])
       await client.query('DELETE FROM goalkeeper_session_leases WHERE session_id = $1', [id])
-      await client.query('COMMIT')
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      client.release()
-    }
+    })
   }
 
   async close(): Promise<void> {
@@ -258,21 +242,13 @@ class PgStoreWriter implements StoreWriter {
   /** A log in the database is never torn by a crash; this runs only for a row someone made unparsable. */
   async cutTail(size: number, tail: Buffer): Promise<string> {
     const { id, token } = this.lease
-    const client = await this.store.pool.connect()
-    try {
-      await client.query('BEGIN')
+    await inTransaction(this.store.pool, async (client) => {
       const held = await client.query('SELECT 1 FROM goalkeeper_session_leases WHERE session_id = $1 AND token = $2 FOR UPDATE', [id, token])
       if (!held.rowCount) throw this.lease.taken()
       await client.query('INSERT INTO goalkeeper_session_tails (session_id, size, bytes) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [id, size, tail])
       await client.query('DELETE FROM goalkeeper_session_records WHERE session_id = $1 AND byte_offset >= $2', [id, size])
       await client.query('UPDATE goalkeeper_sessions SET bytes = $2, records = (SELECT count(*) FROM goalkeeper_session_records WHERE session_id = $1) WHERE id = $1', [id, size])
-      await client.query('COMMIT')
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      client.release()
-    }
+    })
     return `${this.store.locationOf(id)} (goalkeeper_session_tails, size ${size})`
   }
 
@@ -287,6 +263,21 @@ class PgStoreWriter implements StoreWriter {
     } finally {
       await this.lease.release()
     }
+  }
+}
+
+/** Runs `work` in one transaction on a connection of its own: committed if it resolves, rolled back if not. */
+async function inTransaction(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    await work(client)
+    await client.query('COMMIT')
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    client.release()
   }
 }
 

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { testDatabase } from '@goalkeeper/test-kit'
-import { appsPerTest } from './helpers.ts'
+import { appsPerTest, KEY } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '../../..')
@@ -17,7 +17,7 @@ const db = testDatabase()
 const launch = appsPerTest()
 
 function racer(id: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/race-child.ts'), db.url, id, String(PER_ROUND)], { cwd: repo, stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'packages/session/test/fixtures/race-child.ts'), JSON.stringify({ database: db.url, key: KEY }), id, String(PER_ROUND)], { cwd: repo, stdio: ['pipe', 'pipe', 'inherit'] })
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
   return {
     pid: child.pid!,

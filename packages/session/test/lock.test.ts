@@ -6,7 +6,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { appsPerTest, readLines, tempDir } from './helpers.ts'
+import { appsPerTest, readLines, tempDir, TEST_KEY } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '../../..')
@@ -23,7 +23,7 @@ interface Racer {
 }
 
 function racer(dir: string, id: string): Racer {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/race-child.ts'), dir, id, String(PER_ROUND)], { cwd: repo, stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/race-child.ts'), JSON.stringify({ keyFile: TEST_KEY, dir }), id, String(PER_ROUND)], { cwd: repo, stdio: ['pipe', 'pipe', 'inherit'] })
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
   return {
     pid: child.pid!,

@@ -1,31 +1,16 @@
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import os from 'node:os'
-import path from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { testDatabase } from '@goalkeeper/test-kit'
+import { racer as spawnRacer } from '../../session/test/fixtures/racer.ts'
 import { appsPerTest, KEY } from './helpers.ts'
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const repo = path.resolve(here, '../../..')
 const ROUNDS = 8
 const PER_ROUND = 20
 
 const db = testDatabase()
 const launch = appsPerTest()
 
-function racer(id: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'packages/session/test/fixtures/race-child.ts'), JSON.stringify({ database: db.url, key: KEY }), id, String(PER_ROUND)], { cwd: repo, stdio: ['pipe', 'pipe', 'inherit'] })
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
-  return {
-    pid: child.pid!,
-    first: lines.next().then((r) => String(r.value ?? '')),
-    exit: once(child, 'exit').then(([code]) => code as number | null),
-    go: () => child.stdin!.end('go\n'),
-  }
-}
+const racer = (id: string) => spawnRacer({ database: db.url, key: KEY }, id, PER_ROUND)
 
 const rowsOf = async (id: string) => (await db.query('SELECT line FROM goalkeeper_session_records WHERE session_id = $1 ORDER BY seq', [id])).rows.map((row) => JSON.parse(row.line))
 

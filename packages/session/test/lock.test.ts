@@ -3,35 +3,16 @@ import { once } from 'node:events'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { racer as spawnRacer } from './fixtures/racer.ts'
 import { appsPerTest, readLines, tempDir, TEST_KEY } from './helpers.ts'
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const repo = path.resolve(here, '../../..')
 const ROUNDS = 50
 const PER_ROUND = 20
 
 const launch = appsPerTest()
 
-interface Racer {
-  pid: number
-  first: Promise<string>
-  exit: Promise<number | null>
-  go(): void
-}
-
-function racer(dir: string, id: string): Racer {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/race-child.ts'), JSON.stringify({ keyFile: TEST_KEY, dir }), id, String(PER_ROUND)], { cwd: repo, stdio: ['pipe', 'pipe', 'inherit'] })
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
-  return {
-    pid: child.pid!,
-    first: lines.next().then((r) => String(r.value ?? '')),
-    exit: once(child, 'exit').then(([code]) => code as number | null),
-    go: () => child.stdin!.end('go\n'),
-  }
-}
+const racer = (dir: string, id: string) => spawnRacer({ keyFile: TEST_KEY, dir }, id, PER_ROUND)
 
 describe('one writer per session', () => {
   it(`two processes racing to open a session: one writes, the other is refused and writes nothing (${ROUNDS} rounds)`, async () => {

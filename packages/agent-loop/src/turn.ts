@@ -10,6 +10,14 @@ import { readModelStream, type ModelReply } from './stream.ts'
 import { compactHistory } from './compaction.ts'
 
 /**
+ * The MAX_STEPS message names the setting and how to raise it, so a person who meets it knows what to change.
+ * Its first words stay as they were: readers of older logs match on them.
+ */
+export function maxStepsMessage(maxSteps: number): string {
+  return `the turn reached the limit of ${maxSteps} steps (raise it with \`maxSteps\` of the agent-loop entry in cordis.yml, or --max-steps N on the goalkeeper command line)`
+}
+
+/**
  * One turn, from `turn/start` to `agent/turn-end` (DESIGN.md section 6): its steps, model calls and tool calls.
  * Its agent opens it, awaits `run`, then in one tick takes the outcome from `finish`, closes it and calls `end`.
  */
@@ -86,9 +94,7 @@ export class Turn {
       if (this.stopped) return this.stopped
       // The boundary: the previous step (tool calls and step-end listeners included) is over, no model call yet.
       if (this.yielding) return this.yielding
-      if (step > maxSteps) {
-        return { kind: 'error', code: 'MAX_STEPS', message: `the turn reached the limit of ${maxSteps} steps` }
-      }
+      if (step > maxSteps) return { kind: 'error', code: 'MAX_STEPS', message: maxStepsMessage(maxSteps) }
       const provider = host.models.get(model)
       if (!provider) {
         return { kind: 'error', code: 'INTERNAL', message: `model provider "${model}" is not registered` }

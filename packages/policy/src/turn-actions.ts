@@ -27,7 +27,7 @@ const isLive = (agent: Agent, turn: number) => !agent.disposed && agent.turn ===
  */
 export function stopTurn(ctx: Context, agent: Agent, turn: number, stop: TurnStop): boolean {
   if (!isLive(agent, turn)) return false
-  if (!ctx.get('goals')?.blockRound(agent, turn, { code: stop.code, message: stop.blockText })) {
+  if (!ctx.get('goals')?.blockRound(agent, turn, { code: stop.code, message: stop.blockText }, { by: stop.source })) {
     agent.steer({ content: stop.stopText, source: { kind: 'plugin', name: stop.source } })
   }
   agent.cancel('policy', { turn })

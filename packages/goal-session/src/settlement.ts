@@ -30,6 +30,7 @@ export const DRIVER_BLOCK_CODES = {
   usageLimited: 'usage-limited',
   turnError: 'turn-error',
   maxTokens: 'max-tokens',
+  refused: 'refused',
   unknownOutcome: 'unknown-turn-outcome',
   promptRejected: 'prompt-rejected',
   queueFailed: 'queue-failed',
@@ -42,6 +43,9 @@ const USAGE_LIMIT_CODES = new Set(['RATE_LIMIT', 'QUOTA'])
  * goal: long work spans rounds, and the guards, whose counts carry across rounds, judge whether it goes anywhere.
  */
 export const STEP_LIMIT_CODE = 'MAX_STEPS'
+
+/** The model's refusal (model error `REFUSED`): no next round would go differently, and a person must look. */
+const REFUSED_CODE = 'REFUSED'
 
 /**
  * The settlement table of DESIGN.md section 9.7, every row of it. `round` is the round's number; `moved`
@@ -90,6 +94,9 @@ function settleOutcome(outcome: TurnOutcome | undefined, round: number): RoundSe
     case 'error': {
       const { code, message } = outcome as { code?: unknown; message?: unknown }
       const text = `${String(code)}: ${typeof message === 'string' && message ? message : 'no message'}`
+      if (code === REFUSED_CODE) {
+        return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.refused, message: `The model refused to work on the goal (${text}).` } }
+      }
       if (code === STEP_LIMIT_CODE) {
         return { kind: 'continue', note: `round ${round} reached the step limit (step-limit: ${text}); the round counts as used and the next one goes on` }
       }

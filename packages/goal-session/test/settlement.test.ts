@@ -31,6 +31,8 @@ describe('settleRound, the settlement table', () => {
     expect(settleRound(turn({ kind: 'error', code: 'QUOTA', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'usage-limited' } })
     expect(settleRound(turn({ kind: 'error', code: 'MAX_STEPS', message: 'm' }), at)).toMatchObject({ kind: 'continue', note: expect.stringContaining('step limit') })
     expect(settleRound(turn({ kind: 'error', code: 'INTERNAL', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'turn-error' } })
+    expect(settleRound(turn({ kind: 'error', code: 'REFUSED', message: 'not this' }), at))
+      .toEqual({ kind: 'block', reason: { code: DRIVER_BLOCK_CODES.refused, message: 'The model refused to work on the goal (REFUSED: not this).' } })
     expect(settleRound(turn({ kind: 'max-tokens' }), at)).toMatchObject({ kind: 'block', reason: { code: 'max-tokens' } })
     expect(settleRound(turn({ kind: 'disposed' }), at)).toMatchObject({ kind: 'disarm' })
     expect(settleRound(turn({ kind: 'interrupted' }), at)).toMatchObject({ kind: 'disarm' })
@@ -150,6 +152,7 @@ describe('settlement', () => {
     ['RATE_LIMIT', { kind: 'error', code: 'RATE_LIMIT', message: 'slow down' }, 'usage-limited'],
     ['QUOTA', { kind: 'error', code: 'QUOTA', message: 'insufficient balance' }, 'usage-limited'],
     ['SERVER', { kind: 'error', code: 'SERVER', message: 'bad gateway' }, 'turn-error'],
+    ['REFUSED', { kind: 'error', code: 'REFUSED', message: 'I cannot help with that', text: 'The model refused to answer: I cannot help with that' }, 'refused'],
     ['max-tokens', { kind: 'max-tokens', text: 'cut off' }, 'max-tokens'],
   ])('blocks the goal when a round ends with %s', async (_name, response, code) => {
     s = await setup()

@@ -36,6 +36,16 @@ describe('rounds and the step cap', { timeout: CLI_TIMEOUT }, () => {
     expect(stderr).toMatch(/error in turn 1: MAX_STEPS: the turn reached the limit of 2 steps \(.*maxSteps.*cordis\.yml.*--max-steps N/)
   })
 
+  it('a refusal in a goal round blocks the goal refused and exits 6, as goal --help says', async () => {
+    const p = await project({ script: `export default many(() => ({ kind: 'error', code: 'REFUSED', message: 'I will not do that', text: 'The model refused to answer: I will not do that' }))` })
+    const { code, stdout, stderr } = await run([...p.globals, 'goal', 'Do the forbidden thing', '--max-rounds', '4'])
+    expect(code, stderr).toBe(6)
+    expect(stdout).toContain('Goal blocked (refused) after 1/4 rounds')
+    expect(stderr).toContain('goal blocked after round 1/4: refused: The model refused to work on the goal (REFUSED: I will not do that).')
+    const help = await run(['goal', '--help'])
+    expect(help.stdout).toMatch(/\n {2}6 {4}the model refused/)
+  })
+
   it('rejects a --max-steps that is not a positive whole number', async () => {
     const p = await project({ script: 'export default []' })
     const { code, stderr } = await run([...p.globals, 'run', '--max-steps', '0', 'hi'])

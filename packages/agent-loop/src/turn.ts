@@ -110,7 +110,7 @@ export class Turn {
       if (this.closing && step > this.closing.lastStep) {
         // Wound down after a stop: ended the way a policy's cancel ends it, announced the same way.
         this.agent.cancel('policy', { turn: this.number })
-        if (this.stopped) return this.stopped
+        return this.stopped ?? { kind: 'aborted', cause: 'policy' }
       }
       if (step > maxSteps) return { kind: 'error', code: 'MAX_STEPS', message: maxStepsMessage(maxSteps) }
       const provider = host.models.get(model)

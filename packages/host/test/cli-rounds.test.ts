@@ -46,6 +46,13 @@ describe('rounds and the step cap', { timeout: CLI_TIMEOUT }, () => {
     expect(help.stdout).toMatch(/\n {2}6 {4}the model refused/)
   })
 
+  it('run, chat and goal all offer --max-steps', async () => {
+    for (const command of ['run', 'chat', 'goal']) {
+      const help = await run([command, '--help'])
+      expect(help.stdout, command).toMatch(/--max-steps <n> +model calls allowed in one turn or goal round/)
+    }
+  })
+
   it('rejects a --max-steps that is not a positive whole number', async () => {
     const p = await project({ script: 'export default []' })
     const { code, stderr } = await run([...p.globals, 'run', '--max-steps', '0', 'hi'])

@@ -39,7 +39,9 @@ export const apply = (ctx: Context, config: Config) => {
     if (!config.tools.includes(review.name) || !seen || seen.turn !== turn || seen.count < config.maxWrites) return next()
     const message = `more than ${config.maxWrites} file writes in one goal round (the last one asked for: ${clip(JSON.stringify(review.arguments), 120)})`
     // blockRound writes nothing unless `turn` is still a round of the live goal: a late call is harmless.
-    ctx.goals.blockRound(agent, turn, { code: 'write-limit', message })
+    // A block that lands ends the round: later calls of the turn are refused in this plugin's name, and no
+    // further model call is made.
+    ctx.goals.blockRound(agent, turn, { code: 'write-limit', message }, { by: name })
     return { kind: 'deny', by: name, reason: `${message}; the goal is blocked until a person looks at it.` }
   })
 

@@ -63,7 +63,8 @@ export function describeOutcome(outcome: TurnOutcome | undefined): string {
     case 'completed': return 'done'
     case 'aborted': return 'cancelled'
     case 'preempted': return 'yielded to your message'
-    case 'error': return `failed (${outcome.code})`
+    // A round at the step limit is not a failure: the goal goes on with the next round.
+    case 'error': return outcome.code === 'MAX_STEPS' ? 'reached the step limit' : `failed (${outcome.code})`
     case 'max-tokens': return 'stopped at the token limit'
     case 'disposed':
     case 'interrupted': return 'interrupted'

@@ -44,6 +44,16 @@ describe('goals over ACP', () => {
     expect(last).toMatchObject({ objective: 'Create x.txt', status: 'complete', phase: 'complete', activation: 'disarmed', roundsStarted: 2, maxRounds: 4, iterations: 2, controlMethod: '_goalkeeper/goal', lastRound: { round: 2, state: 'ended', outcome: 'completed' } })
   })
 
+  it('a round at the step limit shows as such in the plan, and the goal goes on to complete in the same prompt', async () => {
+    const { h, client } = await setup({ agentLoop: { maxSteps: 3 } })
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    h.scripted.push(tools(call('write_file', { path: 'x.txt', content: 'x\n' })), tools(call('list_dir')), tools(call('list_dir')), ...twoRounds.slice(2))
+    const answer = await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal --max-rounds 4 Create x.txt' }] })
+    expect(answer).toEqual({ stopReason: 'end_turn' })
+    const plans = client.of(sessionId, 'plan').map((plan) => plan.entries.map((entry) => `${entry.status}: ${entry.content}`))
+    expect(plans.at(-1)).toEqual(['completed: Goal (complete): Create x.txt', 'completed: Round 1/4: reached the step limit', 'completed: Round 2/4: done'])
+  })
+
   it('the extension sets, reads and controls the goal; rounds stream without a prompt', async () => {
     const { h, client } = await setup()
     const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })

@@ -1,6 +1,6 @@
 import { describeError, dispatchIsolated, nextMacrotask } from '@goalkeeper/kit'
 import type { Session, UserMessage } from '@goalkeeper/session'
-import type { AgentStatus, CancelReason, MessageInput } from './types.ts'
+import type { AgentStatus, CancelReason, MessageInput, WrapUpOptions } from './types.ts'
 import type { AgentCore, AgentSettings, LoopHost, PendingDecision } from './state.ts'
 import type { SessionFold } from './fold.ts'
 import { AgentLoopError } from './errors.ts'
@@ -108,6 +108,22 @@ export class LoopAgent implements AgentCore {
     const { phase } = this
     if (phase.kind !== 'running' || phase.turn.number !== turn || phase.turn.stopped || phase.turn.yielding) return false
     phase.turn.preempt(cause)
+    return true
+  }
+
+  wrapUp(turn: number, options: WrapUpOptions): boolean {
+    const { by, reason, modelCalls = 0, fromStep } = options ?? ({} as WrapUpOptions)
+    if (typeof by !== 'string' || !by.trim() || typeof reason !== 'string' || !reason.trim()) {
+      throw new AgentLoopError('INVALID_OPTIONS', 'wrapUp needs a non-empty `by` and `reason`')
+    }
+    if (modelCalls !== 0 && modelCalls !== 1) throw new AgentLoopError('INVALID_OPTIONS', `wrapUp modelCalls must be 0 or 1, got ${JSON.stringify(modelCalls)}`)
+    if (fromStep !== undefined && (!Number.isInteger(fromStep) || fromStep < 1)) {
+      throw new AgentLoopError('INVALID_OPTIONS', `wrapUp fromStep must be a positive integer, got ${JSON.stringify(fromStep)}`)
+    }
+    if (this.disposed) return false
+    const { phase } = this
+    if (phase.kind !== 'running' || phase.turn.number !== turn || phase.turn.stopped) return false
+    phase.turn.wrapUp({ by, reason, modelCalls, fromStep })
     return true
   }
 

@@ -1,13 +1,21 @@
 import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import type { MessageSource, TurnOutcome, UserMessage } from '@goalkeeper/session'
 import type { ModelProvider, ToolCall } from '@goalkeeper/model'
-import type { ToolResult } from '@goalkeeper/tools'
-import type { StepSummary, ToolCallInfo, ToolCallSummary } from './types.ts'
+import { denial, type ToolResult } from '@goalkeeper/tools'
+import type { StepSummary, ToolCallInfo, ToolCallSummary, WrapUpOptions } from './types.ts'
 import type { AgentCore } from './state.ts'
 import { AgentLoopError } from './errors.ts'
 import { buildRequest } from './request.ts'
 import { readModelStream, type ModelReply } from './stream.ts'
 import { compactHistory } from './compaction.ts'
+
+/**
+ * The MAX_STEPS message names the setting and how to raise it, so a person who meets it knows what to change.
+ * Its first words stay as they were: readers of older logs match on them.
+ */
+export function maxStepsMessage(maxSteps: number): string {
+  return `the turn reached the limit of ${maxSteps} steps (raise it with \`maxSteps\` of the agent-loop entry in cordis.yml, or --max-steps N on the goalkeeper command line)`
+}
 
 /**
  * One turn, from `turn/start` to `agent/turn-end` (DESIGN.md section 6): its steps, model calls and tool calls.
@@ -23,6 +31,10 @@ export class Turn {
   private sources: MessageSource[] = []
   /** Steered messages waiting for the next step. */
   private steered: UserMessage[] = []
+  /** The step under way (or the last one run); 0 before the first. */
+  private step = 0
+  /** Set by `wrapUp`: tool calls from `fromStep` on are refused, and no step after `lastStep` runs. */
+  private closing?: { by: string; reason: string; fromStep: number; lastStep: number }
 
   constructor(private agent: AgentCore, readonly number: number) {}
 
@@ -39,6 +51,15 @@ export class Turn {
   /** Ends the turn at the next step boundary; the step under way is not interrupted. */
   preempt(cause: string) {
     this.yielding = { kind: 'preempted', cause }
+  }
+
+  /** See `Agent.wrapUp`; a second call keeps the stricter bounds (and the first reason). */
+  wrapUp({ by, reason, modelCalls = 0, fromStep }: WrapUpOptions) {
+    const bounds = { fromStep: fromStep ?? Math.max(1, this.step), lastStep: this.step + modelCalls }
+    const closing = this.closing
+    this.closing = closing
+      ? { ...closing, fromStep: Math.min(closing.fromStep, bounds.fromStep), lastStep: Math.min(closing.lastStep, bounds.lastStep) }
+      : { by, reason, ...bounds }
   }
 
   /** Records the start and the admitted messages, then runs the steps; resolves with how the steps ended. */
@@ -86,9 +107,12 @@ export class Turn {
       if (this.stopped) return this.stopped
       // The boundary: the previous step (tool calls and step-end listeners included) is over, no model call yet.
       if (this.yielding) return this.yielding
-      if (step > maxSteps) {
-        return { kind: 'error', code: 'MAX_STEPS', message: `the turn reached the limit of ${maxSteps} steps` }
+      if (this.closing && step > this.closing.lastStep) {
+        // Wound down after a stop: ended the way a policy's cancel ends it, announced the same way.
+        this.agent.cancel('policy', { turn: this.number })
+        return this.stopped ?? { kind: 'aborted', cause: 'policy' }
       }
+      if (step > maxSteps) return { kind: 'error', code: 'MAX_STEPS', message: maxStepsMessage(maxSteps) }
       const provider = host.models.get(model)
       if (!provider) {
         return { kind: 'error', code: 'INTERNAL', message: `model provider "${model}" is not registered` }
@@ -109,6 +133,7 @@ export class Turn {
     const { agent, number: turn } = this
     const { ctx, logger } = agent.host
     const { session } = agent
+    this.step = step
     session.append('step/start', { turn, step })
     let reply: ModelReply
     const calls: ToolCallSummary[] = []
@@ -125,7 +150,8 @@ export class Turn {
       const blocked = reply.error || reply.finish === 'max-tokens' ? `the model response ended with ${reply.finish}` : undefined
       for (const call of reply.toolCalls) {
         const skip = this.stopped ? `the turn was ${this.stopped.kind === 'disposed' ? 'disposed' : 'cancelled'}` : blocked
-        calls.push(skip ? this.skipCall(step, call, skip) : await this.runCall(step, call))
+        const closing = this.closing && step >= this.closing.fromStep ? this.closing : undefined
+        calls.push(skip ? this.skipCall(step, call, skip) : await this.runCall(step, call, closing && denial(closing.by, closing.reason)))
       }
     } finally {
       session.append('step/end', { turn, step })
@@ -178,7 +204,8 @@ export class Turn {
     return readModelStream(provider, { ...request, messages: agent.history.current() }, signal, onText)
   }
 
-  private async runCall(step: number, call: ToolCall): Promise<ToolCallSummary> {
+  /** Runs one tool call, or, given `refused`, records it with that result without running it (a wound-down turn). */
+  private async runCall(step: number, call: ToolCall, refused?: ToolResult): Promise<ToolCallSummary> {
     const { agent, number: turn } = this
     const { ctx, tools } = agent.host
     const { session } = agent
@@ -188,7 +215,7 @@ export class Turn {
     let result: ToolResult
     try {
       // Already a normalised result: the tool service turns whatever a tool returns or throws into one.
-      result = await tools.execute(call, {
+      result = refused ?? await tools.execute(call, {
         agent, turn, step, signal: this.controller.signal, turnSources: [...this.sources], cwd: session.header.cwd,
       })
     } catch (error) {
@@ -198,7 +225,7 @@ export class Turn {
     session.append('tool/result', {
       turn, step, callId: call.id, ok: result.ok, content: result.content,
       ...(result.error ? { error: result.error } : {}),
-      // Who refused or changed the call, from the tool pipeline's `tool/before-call` review.
+      // Who refused or changed the call: the tool pipeline's `tool/before-call` review, or a wound-down turn.
       ...(result.denied ? { denied: result.denied } : {}),
       ...(result.rewrites?.length ? { rewrites: result.rewrites } : {}),
     })

@@ -39,10 +39,31 @@ export interface Agent extends ToolAgent {
    * already stopping or yielding.
    */
   preempt(turn: number, cause: string): boolean
+  /**
+   * Winds the open turn `turn` down after a stop (a goal blocked or completed from inside its round): from
+   * `options.fromStep` (default: the step under way) no tool call of the turn runs; each is answered with a
+   * denied result (`tool/result { ok: false, error: DENIED, denied: { by, reason } }`) the model reads.
+   * The turn makes at most `options.modelCalls` (0 or 1, default 0) more model calls: 0 ends it at its next
+   * step boundary, 1 leaves one wrap-up step that can only answer in text. A turn that would go on past that
+   * ends as `cancel('policy', { turn })` ends it. Called again, the stricter bounds hold. Returns false when
+   * that turn is not open or already stopping.
+   */
+  wrapUp(turn: number, options: WrapUpOptions): boolean
   /** Returns true when the cancel was effective. */
   cancel(reason: CancelReason, options?: { turn?: number }): boolean
   whenIdle(): Promise<void>
   dispose(): Promise<void>
+}
+
+export interface WrapUpOptions {
+  /** Who stopped the turn: `denied.by` of the refused calls. */
+  by: string
+  /** Why, as the model reads it in each refused call's result. */
+  reason: string
+  /** Model calls the turn may still make after the step under way: 0 (default) or 1 (a text-only wrap-up). */
+  modelCalls?: 0 | 1
+  /** The first step whose tool calls are refused (default: the step under way, so calls not yet run are refused). */
+  fromStep?: number
 }
 
 export interface Submission {

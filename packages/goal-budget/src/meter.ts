@@ -1,6 +1,6 @@
 import type { Context, Logger } from 'cordis'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
-import { BUDGET_BLOCK_CODE, budgetReached, type GoalChange, type GoalState } from '@goalkeeper/goal'
+import { BUDGET_BLOCK_CODE, budgetReached, roundStopText, type GoalChange, type GoalState } from '@goalkeeper/goal'
 import { describeError } from '@goalkeeper/kit'
 import { isRecordOf, recordsOfTurn } from '@goalkeeper/session'
 import { costOf, tokensOf, type ModelPrice } from './prices.ts'
@@ -80,22 +80,23 @@ export class BudgetMeter {
     }
     meter.mark = now
     const reached = budgetReached(goal)
-    if (!reached) return
-    if (meter.wrappedUp) {
-      // The wrap-up call is spent; a model that went on calling tools is stopped before its next call.
-      if (summary.toolCalls.length) agent.cancel('policy', { turn })
-      return
-    }
+    // Once wrapped up, the agent loop holds the turn to it: a tool call is refused and ends the turn.
+    if (!reached || meter.wrappedUp) return
+    // A step without tool calls ends the turn: its reply is the summary, and no wrap-up call is needed.
+    const wrapUp = summary.toolCalls.length > 0 && !summary.error && summary.finish !== 'max-tokens'
+    const reason = { code: BUDGET_BLOCK_CODE, message: reached.message }
     if (goal.phase === 'active') {
-      if (!this.ctx.goals.blockRound(agent, turn, { code: BUDGET_BLOCK_CODE, message: reached.message })) return
+      if (!this.ctx.goals.blockRound(agent, turn, reason, { by: 'goal-budget', wrapUp })) return
       this.logger.info('goal %s of agent %s blocked: %s', goal.id, agent.id, reached.message)
-    } else if (goal.blockedReason?.code !== BUDGET_BLOCK_CODE) {
+    } else if (goal.blockedReason?.code === BUDGET_BLOCK_CODE) {
+      // Blocked over budget during this step (a budget lowered by an edit): the round winds down all the same.
+      agent.wrapUp(turn, { by: 'goal-budget', reason: roundStopText(reason), modelCalls: wrapUp ? 1 : 0 })
+    } else {
       // Stopped for another reason during this step: that stop rules.
       return
     }
     meter.wrappedUp = true
-    // A step without tool calls ends the turn: its reply is the summary, and no wrap-up call is needed.
-    if (!summary.toolCalls.length || summary.error || summary.finish === 'max-tokens') return
+    if (!wrapUp) return
     try {
       agent.steer({ content: wrapUpMessage(reached), source: { kind: 'plugin', name: 'goal-budget' } })
     } catch (error) {

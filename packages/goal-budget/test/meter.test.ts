@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import { foldGoal } from '@goalkeeper/goal'
 import { setup, untilStopped, usage, userTexts, working, type BudgetSetup } from './helpers.ts'
 
@@ -49,6 +51,21 @@ describe('goal budgets', () => {
     expect(h.scripted.requests).toHaveLength(2)
     expect(h.records(agent).filter((r) => r.type === 'turn/end').map((r) => (r.data as { outcome: { kind: string } }).outcome.kind)).toEqual(['aborted'])
     await expectReplayEqualsLive()
+  })
+
+  it('a tool call in the wrap-up step is refused and never runs: the file it would write does not exist', async () => {
+    s = await setup()
+    const { h, agent } = s
+    const write = { text: 'one more thing', toolCalls: [{ name: 'write_file', arguments: { path: 'after-stop.txt', content: 'x' } }], usage: usage(10, 10) }
+    h.scripted.push(working(usage(800, 300)), write, { text: 'never asked' })
+    h.root.goals.create(agent, { objective: 'Refactor', budgets: { tokens: 1000 } })
+    await untilStopped(h, agent)
+    expect(existsSync(path.join(h.workspace, 'after-stop.txt'))).toBe(false)
+    const results = h.records(agent).filter((r) => r.type === 'tool/result').map((r) => r.data as { ok: boolean; error?: { code: string }; denied?: { by: string; reason: string } })
+    expect(results.at(-1)).toMatchObject({ ok: false, error: { code: 'DENIED' }, denied: { by: 'goal-budget', reason: expect.stringContaining('budget-limited') } })
+    // The wrap-up was the one call after the stop; the refusal ended the turn.
+    expect(h.scripted.requests).toHaveLength(2)
+    expect(h.records(agent).filter((r) => r.type === 'turn/end').map((r) => r.data)).toEqual([{ turn: 1, outcome: { kind: 'aborted', cause: 'policy' } }])
   })
 
   it('a round that ends at the budget needs no wrap-up call: its reply is the summary', async () => {

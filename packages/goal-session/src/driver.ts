@@ -352,7 +352,7 @@ export class RoundDriver implements GoalDriver {
     const agent = st.agent
     const action = settleRound(end, { round: round.number, moved: round.goalMoved(this.goalOf(agent)) })
     switch (action.kind) {
-      case 'continue': return
+      case 'continue': return void (action.note && this.logger.info('goal round of agent %s: %s', agent.id, action.note))
       case 'stand': return void this.logger.info('goal round of agent %s: %s', agent.id, action.why)
       case 'preempted': return void this.logger.info('goal round of agent %s: %s', agent.id, action.why)
       case 'pause': return this.actions.pause(agent, round.ref, action.why)

@@ -4,7 +4,7 @@ import { RoundDriver } from './driver.ts'
 
 export * from './types.ts'
 export { renderGoalRoundPrompt } from './prompt.ts'
-export { settleRound, DRIVER_BLOCK_CODES, type RoundEnd, type RoundSettlement } from './settlement.ts'
+export { settleRound, DRIVER_BLOCK_CODES, STEP_LIMIT_CODE, type RoundEnd, type RoundSettlement } from './settlement.ts'
 export type { RoundState } from './round.ts'
 export { interruptWork, type InterruptAction } from './interrupt.ts'
 

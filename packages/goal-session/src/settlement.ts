@@ -14,7 +14,8 @@ export type RoundEnd =
 
 /** What the driver does about it. */
 export type RoundSettlement =
-  | { kind: 'continue' }
+  /** The next round goes on; `note` says why a round that did not end normally still counts as done (`step-limit`). */
+  | { kind: 'continue'; note?: string }
   /** The goal moved during the round (a mutation wins): nothing to do. */
   | { kind: 'stand'; why: string }
   | { kind: 'pause'; why: string }
@@ -29,12 +30,22 @@ export const DRIVER_BLOCK_CODES = {
   usageLimited: 'usage-limited',
   turnError: 'turn-error',
   maxTokens: 'max-tokens',
+  refused: 'refused',
   unknownOutcome: 'unknown-turn-outcome',
   promptRejected: 'prompt-rejected',
   queueFailed: 'queue-failed',
 } as const
 
 const USAGE_LIMIT_CODES = new Set(['RATE_LIMIT', 'QUOTA'])
+
+/**
+ * The turn error of a round that used all its steps (agent-loop `maxSteps`). The round stops there, not the
+ * goal: long work spans rounds, and the guards, whose counts carry across rounds, judge whether it goes anywhere.
+ */
+export const STEP_LIMIT_CODE = 'MAX_STEPS'
+
+/** The model's refusal (model error `REFUSED`): no next round would go differently, and a person must look. */
+const REFUSED_CODE = 'REFUSED'
 
 /**
  * The settlement table of DESIGN.md section 9.7, every row of it. `round` is the round's number; `moved`
@@ -83,6 +94,12 @@ function settleOutcome(outcome: TurnOutcome | undefined, round: number): RoundSe
     case 'error': {
       const { code, message } = outcome as { code?: unknown; message?: unknown }
       const text = `${String(code)}: ${typeof message === 'string' && message ? message : 'no message'}`
+      if (code === REFUSED_CODE) {
+        return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.refused, message: `The model refused to work on the goal (${text}).` } }
+      }
+      if (code === STEP_LIMIT_CODE) {
+        return { kind: 'continue', note: `round ${round} reached the step limit (step-limit: ${text}); the round counts as used and the next one goes on` }
+      }
       if (typeof code === 'string' && USAGE_LIMIT_CODES.has(code)) {
         return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.usageLimited, message: `The model provider reported a usage limit (${text}). Resume the goal when the limit allows.` } }
       }

@@ -29,7 +29,10 @@ describe('settleRound, the settlement table', () => {
       .toEqual({ kind: 'preempted', why: 'round 2 ended early for human input (human message m1 arrived during goal round 2); rounds go on after it' })
     expect(settleRound(turn({ kind: 'error', code: 'RATE_LIMIT', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: DRIVER_BLOCK_CODES.usageLimited } })
     expect(settleRound(turn({ kind: 'error', code: 'QUOTA', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'usage-limited' } })
-    expect(settleRound(turn({ kind: 'error', code: 'MAX_STEPS', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'turn-error' } })
+    expect(settleRound(turn({ kind: 'error', code: 'MAX_STEPS', message: 'm' }), at)).toMatchObject({ kind: 'continue', note: expect.stringContaining('step limit') })
+    expect(settleRound(turn({ kind: 'error', code: 'INTERNAL', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'turn-error' } })
+    expect(settleRound(turn({ kind: 'error', code: 'REFUSED', message: 'not this' }), at))
+      .toEqual({ kind: 'block', reason: { code: DRIVER_BLOCK_CODES.refused, message: 'The model refused to work on the goal (REFUSED: not this).' } })
     expect(settleRound(turn({ kind: 'max-tokens' }), at)).toMatchObject({ kind: 'block', reason: { code: 'max-tokens' } })
     expect(settleRound(turn({ kind: 'disposed' }), at)).toMatchObject({ kind: 'disarm' })
     expect(settleRound(turn({ kind: 'interrupted' }), at)).toMatchObject({ kind: 'disarm' })
@@ -149,6 +152,7 @@ describe('settlement', () => {
     ['RATE_LIMIT', { kind: 'error', code: 'RATE_LIMIT', message: 'slow down' }, 'usage-limited'],
     ['QUOTA', { kind: 'error', code: 'QUOTA', message: 'insufficient balance' }, 'usage-limited'],
     ['SERVER', { kind: 'error', code: 'SERVER', message: 'bad gateway' }, 'turn-error'],
+    ['REFUSED', { kind: 'error', code: 'REFUSED', message: 'I cannot help with that', text: 'The model refused to answer: I cannot help with that' }, 'refused'],
     ['max-tokens', { kind: 'max-tokens', text: 'cut off' }, 'max-tokens'],
   ])('blocks the goal when a round ends with %s', async (_name, response, code) => {
     s = await setup()

@@ -9,8 +9,9 @@ import { roundOfTurn } from './rounds.ts'
 import { checkClear, transition, type TransitionArgs } from './transitions.ts'
 import { GOAL_USAGE_RECORD } from './budgets.ts'
 import { checkViolation, GOAL_CHECK_RECORD } from './checks.ts'
-import type { AgentRef, BlockedReason, Goal, GoalActivation, GoalBudgets, GoalCheckRecord, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage } from './types.ts'
+import type { AgentRef, BlockedReason, BlockRoundOptions, Goal, GoalActivation, GoalBudgets, GoalCheckRecord, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage } from './types.ts'
 import { clipBlockReason, normalizeBlockReason } from './validate.ts'
+import { roundStopText } from './round-stop.ts'
 
 export interface GoalConfig {
   defaultMaxGoalRounds: number
@@ -127,7 +128,7 @@ export class GoalRegistry implements GoalService {
     return live && roundOfTurn(live.session.records, turn)
   }
 
-  blockRound(agent: AgentRef, turn: number, reason: BlockedReason): GoalState | undefined {
+  blockRound(agent: AgentRef, turn: number, reason: BlockedReason, options: BlockRoundOptions = {}): GoalState | undefined {
     // Checked first, so a malformed reason fails the same way whether or not the turn is a round.
     const checked = normalizeBlockReason(clipBlockReason(reason))
     const round = this.roundOf(agent, turn)
@@ -135,7 +136,11 @@ export class GoalRegistry implements GoalService {
     // A corrupt log has no trustworthy live goal, so there is nothing to block (the fold already warned).
     const live = this.get(agent)
     if (live?.id !== round.goalId || live.revision !== round.revision || live.phase !== 'active') return undefined
-    return this.block(agent, { id: live.id, revision: live.revision }, checked)
+    const blocked = this.block(agent, { id: live.id, revision: live.revision }, checked)
+    // The stop holds for the rest of the round: no tool call runs, and no model call follows unless a
+    // wrap-up was asked for. A turn already over has nothing left to hold.
+    this.live(agent)?.wrapUp(turn, { by: options.by?.trim() || 'goal', reason: roundStopText(checked), modelCalls: options.wrapUp ? 1 : 0 })
+    return blocked
   }
 
   /** An agent started or went away: whatever this process knew about its session, activation included, is dropped. */

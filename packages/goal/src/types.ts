@@ -4,6 +4,14 @@ import type { GoalError } from './errors.ts'
 export type GoalPhase = 'active' | 'paused' | 'blocked' | 'complete'
 export type GoalActivation = 'armed' | 'disarmed'
 
+/** How `blockRound` ends the round it blocked. */
+export interface BlockRoundOptions {
+  /** Who stopped the round: `denied.by` of the tool calls refused after the block (default `goal`). */
+  by?: string
+  /** Leave the turn one more model call, a text-only wrap-up (the caller steers what it should say). */
+  wrapUp?: boolean
+}
+
 export interface BlockedReason {
   /** lower-kebab-case */
   code: string
@@ -177,8 +185,11 @@ export interface GoalService {
    * Blocks the goal if and only if `turn` is a round of the live goal (same id and revision, still
    * active) and returns the new state; otherwise writes nothing and returns undefined. An over-long
    * message is clipped rather than refused; a malformed reason still throws `GOAL_INVALID_BLOCK_REASON`.
+   * A block that lands also ends the round (`agent.wrapUp`): no further tool call of the turn runs (each
+   * is refused with the block as the reason), and no further model call is made, unless `options.wrapUp`
+   * leaves one text-only wrap-up step.
    */
-  blockRound(agent: AgentRef, turn: number, reason: BlockedReason): GoalState | undefined
+  blockRound(agent: AgentRef, turn: number, reason: BlockedReason, options?: BlockRoundOptions): GoalState | undefined
   /**
    * Counts one model call of the current round of the goal `usage.goalId` names: appends a `goal/usage`
    * record and returns the goal with its new spend. Not a mutation: no revision, no `goal/changed`.

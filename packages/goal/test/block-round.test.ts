@@ -71,8 +71,35 @@ describe('ctx.goals.blockRound', () => {
     expect(h.root.goals.get(agent)).toMatchObject({ phase: 'blocked', blockedReason: reason })
     expect(goalChanges(agent)).toEqual(['create', 'block'])
     expect(events.map((e) => e.name)).toEqual(['goal/changed', 'goal/activation'])
-    // Blocking is all it does: the turn itself is the caller's business.
+    // A reply without tool calls ends the turn normally.
     expect(h.records(agent).filter((r) => r.type === 'turn/end').map((r) => (r.data as any).outcome)).toEqual([{ kind: 'completed' }])
+  })
+
+  it('ends the round it blocks: no further model call, and no further tool call of the step runs', async () => {
+    const { agent, goal } = await setup()
+    const ran: string[] = []
+    h.root.tools.register({
+      name: 'note', description: 'keeps a note', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      execute: (args: { text: string }) => { ran.push(args.text); return 'noted' },
+    })
+    // A policy in the style of a third-party plugin: the second note of a round blocks the goal and is denied.
+    let notes = 0
+    h.root.on('tool/before-call', async (review, next) => {
+      if (review.name !== 'note' || ++notes < 2) return next()
+      h.root.goals.blockRound(review.call.agent, review.call.turn, { code: 'note-limit', message: 'one note per round' }, { by: 'note-limit' })
+      return { kind: 'deny', by: 'note-limit', reason: 'one note per round' }
+    })
+    const note = (text: string) => ({ name: 'note', arguments: { text } })
+    h.scripted.push({ toolCalls: [note('a'), note('b'), note('c')] }, { toolCalls: [note('d')] }, { text: 'never asked' })
+    agent.send({ content: 'goal round', source: { kind: 'goal', goalId: goal.id, revision: 1, round: 1 } })
+    await agent.whenIdle()
+    expect(h.scripted.requests).toHaveLength(1)
+    expect(ran).toEqual(['a'])
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'blocked', blockedReason: { code: 'note-limit' } })
+    const results = h.records(agent).filter((r) => r.type === 'tool/result').map((r) => r.data as { ok: boolean; denied?: { by: string; reason: string } })
+    expect(results.map((r) => [r.ok, r.denied?.by])).toEqual([[true, undefined], [false, 'note-limit'], [false, 'note-limit']])
+    expect(results[2].denied?.reason).toBe('the goal is blocked (note-limit: one note per round); no tool call runs in this round any more.')
+    expect(h.records(agent).filter((r) => r.type === 'turn/end').map((r) => (r.data as any).outcome)).toEqual([{ kind: 'aborted', cause: 'policy' }])
   })
 
   it('writes nothing and returns undefined when the turn is not a round of the live, active goal', async () => {

@@ -22,17 +22,18 @@ const goal = (changes: Partial<GoalState> = {}): GoalState => ({
 const blocked = (code: string, message = 'it needs access') => goal({ phase: 'blocked', blockedReason: { code, message } })
 
 describe('exit codes', () => {
-  it('maps where a goal ended: complete 0, blocked 2, out of rounds 4, stopped without an outcome 3', () => {
+  it('maps where a goal ended: complete 0, blocked 2, out of rounds 4, out of budget 5, refused 6, stopped without an outcome 3', () => {
     expect(goalExitCode(goal({ phase: 'complete' }))).toBe(ExitCode.OK)
     expect(goalExitCode(blocked('needs-access'))).toBe(ExitCode.BLOCKED)
     expect(goalExitCode(blocked('round-limit'))).toBe(ExitCode.ROUND_LIMIT)
     expect(goalExitCode(blocked('budget-limited'))).toBe(ExitCode.BUDGET_LIMIT)
+    expect(goalExitCode(blocked('refused'))).toBe(ExitCode.REFUSED)
     expect(goalExitCode(goal({ phase: 'paused' }))).toBe(ExitCode.PAUSED)
     expect(goalExitCode(goal({ activation: 'disarmed' }))).toBe(ExitCode.PAUSED)
     expect(goalExitCode(undefined)).toBe(ExitCode.PAUSED)
   })
 
-  it("maps a plain prompt's last turn: completed, preempted or none 0, cancelled 3, refused 5, anything else 70", () => {
+  it("maps a plain prompt's last turn: completed, preempted or none 0, cancelled 3, refused 6, anything else 70", () => {
     const cases: [TurnOutcome | undefined, number][] = [
       [undefined, ExitCode.OK],
       [{ kind: 'completed' }, ExitCode.OK],

@@ -2,7 +2,7 @@ export type { PolicyEscalation, PolicySettlement, PolicyVerdict } from './types.
 export { POLICY_BLOCK_CODES, type PolicyBlockCode } from './codes.ts'
 export { strictConfig } from './config.ts'
 export { awaitVerdict, isVerdict, type VerdictOptions, type VerdictOutcome, type VerdictWait } from './verdict.ts'
-export { actOnVerdict, continueTurn, stopTurn, type TurnStop, type VerdictTexts } from './turn-actions.ts'
+export { actOnVerdict, continueTurn, stopEndedRound, stopTurn, type TurnStop, type VerdictTexts } from './turn-actions.ts'
 export { escalate } from './escalate.ts'
 export { resetOnRearm } from './reset.ts'
 export { policyRuntime, type PolicyRuntime, type PolicyRuntimeOptions } from './runtime.ts'

@@ -27,10 +27,27 @@ const isLive = (agent: Agent, turn: number) => !agent.disposed && agent.turn ===
  */
 export function stopTurn(ctx: Context, agent: Agent, turn: number, stop: TurnStop): boolean {
   if (!isLive(agent, turn)) return false
-  if (!ctx.get('goals')?.blockRound(agent, turn, { code: stop.code, message: stop.blockText })) {
+  if (!ctx.get('goals')?.blockRound(agent, turn, { code: stop.code, message: stop.blockText }, { by: stop.source })) {
     agent.steer({ content: stop.stopText, source: { kind: 'plugin', name: stop.source } })
   }
   agent.cancel('policy', { turn })
+  dispatchIsolated(ctx, 'policy/settled', agent, { source: stop.source, turn, action: 'stop' })
+  return true
+}
+
+/**
+ * A stop verdict for a goal round whose turn is already over (it ended at the step limit, and the round
+ * driver starts the next one): blocks the goal if it has not moved since, through the round running now
+ * when there is one (so that round winds down at once), else through `turn`; then `policy/settled`.
+ * Returns false, doing nothing, when the agent is disposed or the goal moved.
+ */
+export function stopEndedRound(ctx: Context, agent: Agent, turn: number, stop: Omit<TurnStop, 'stopText'>): boolean {
+  const goals = ctx.get('goals')
+  if (agent.disposed || !goals) return false
+  const reason = { code: stop.code, message: stop.blockText }
+  const now = agent.turn
+  const blocked = (now !== undefined && goals.blockRound(agent, now, reason, { by: stop.source })) || goals.blockRound(agent, turn, reason, { by: stop.source })
+  if (!blocked) return false
   dispatchIsolated(ctx, 'policy/settled', agent, { source: stop.source, turn, action: 'stop' })
   return true
 }

@@ -2,7 +2,7 @@ import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import { checkPrompt, goalToolsPrompt } from './prompt.ts'
 import { goalTools, type ToolGoalConfig } from './tools.ts'
-import { WrapUps } from './wrap-up.ts'
+import { holdToWrapUp } from './wrap-up.ts'
 
 export { parseGoalCommand, GOAL_COMMAND_USAGE, type GoalCommand, type ParsedGoalCommand } from './command.ts'
 export { executeGoalCommand, type GoalCommandResult } from './execute-command.ts'
@@ -23,10 +23,8 @@ export const Config = Schema.object({
 
 export const apply = (ctx: Context, config: ToolGoalConfig) => {
   const prompt = goalToolsPrompt(config.blockedThreshold)
-  const wrapUps = new WrapUps(ctx)
-  wrapUps.install()
   ctx.effect(function* () {
-    for (const tool of goalTools(ctx, config, (...args) => wrapUps.mark(...args))) yield ctx.tools.register(tool)
+    for (const tool of goalTools(ctx, config, (...args) => holdToWrapUp(ctx, ...args))) yield ctx.tools.register(tool)
     yield ctx.on('agent/system-prompt', (agent, parts) => {
       parts.push(prompt)
       const check = ctx.goals.get(agent)?.verify

@@ -5,6 +5,7 @@ import { ToolRegistry } from './registry.ts'
 
 export type { ToolAgent, ToolCallContext, ToolCallReport, ToolCallReview, ToolCallVerdict, ToolDefinition, ToolResult, ToolService } from './types.ts'
 export type { ToolDenialInfo, ToolRewriteInfo } from '@goalkeeper/session'
+export { denial } from './pipeline.ts'
 
 declare module 'cordis' {
   interface Context {

@@ -1,6 +1,8 @@
 import type { Context } from 'cordis'
-import { actOnVerdict, escalate, policyRuntime, wildcard, type PolicyBlockCode } from '@goalkeeper/policy'
+import { dispatchIsolated } from '@goalkeeper/kit'
+import { actOnVerdict, escalate, policyRuntime, stopEndedRound, wildcard, type PolicyBlockCode } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
+import type { TurnOutcome } from '@goalkeeper/session'
 import type {} from '@goalkeeper/goal'
 import { Config, type NoProgressConfig } from './config.ts'
 import { blockText, escalationText, hintText, stopText } from './messages.ts'
@@ -22,15 +24,31 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
   const isProgress = wildcard(config.progressTools)
   const tools = config.progressTools
 
-  async function onStop(agent: Agent, tracker: IdleTracker, finding: IdleFinding, turn: number) {
+  async function onStop(agent: Agent, tracker: IdleTracker, finding: IdleFinding, turn: number, ended = false) {
     const message = escalationText(finding, tools)
     const verdict = await escalate(ctx, agent, { source: name, code: STOP_CODE, message, turn }, config.escalationTimeoutMs)
     tracker.reset()
     if (verdict === 'abandoned' || runtime.unloading) return
+    if (ended) {
+      // The round is over: a continue has no turn to steer into (the hint rides in the next round's system prompt).
+      if (verdict?.action === 'continue') return void dispatchIsolated(ctx, 'policy/settled', agent, { source: name, turn, action: 'continue' })
+      stopEndedRound(ctx, agent, turn, { source: name, code: STOP_CODE, blockText: blockText(finding, tools, verdict?.reason) })
+      return
+    }
     actOnVerdict(ctx, agent, turn, verdict, {
       source: name, code: STOP_CODE, guidance: hintText(finding, tools, config.rounds),
       blockText: (reason) => blockText(finding, tools, reason), stopText: (reason) => stopText(finding, tools, reason),
     })
+  }
+
+  /** A goal round that ended at the agent loop's step limit (`MAX_STEPS`) is judged like one that stopped talking. */
+  function onTurnEnd(agent: Agent, turn: number, outcome: TurnOutcome) {
+    if (runtime.unloading || agent.disposed || outcome?.kind !== 'error' || outcome.code !== 'MAX_STEPS') return
+    const tracker = runtime.get(agent.id)
+    const finding = tracker?.observeStepLimit(turn, () => ctx.get('goals')?.roundOf(agent, turn)?.round)
+    if (!tracker || !finding) return
+    if (finding.level === 'stop') return void runtime.track(onStop(agent, tracker, finding, turn, true))
+    logger.info('hint for agent %s from its next goal round on: %s', agent.id, escalationText(finding, tools))
   }
 
   /**
@@ -55,6 +73,7 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
     },
     *listeners() {
       yield ctx.on('agent/system-prompt', addHint)
+      yield ctx.on('agent/turn-end', onTurnEnd)
     },
   })
 }

@@ -16,6 +16,7 @@ function either(items: readonly string[]): string {
 
 function describeRound(round: IdleRound): string {
   const calls = round.calls ? `made ${plural(round.calls, 'tool call')} that changed nothing, then ` : ''
+  if (round.stepLimit) return `round ${round.round} ${calls}reached the step limit`
   return `round ${round.round} ${calls}ended with ${round.text ? `text only: ${quote(round.text)}` : 'an empty reply'}`
 }
 

@@ -77,11 +77,26 @@ export class IdleTracker {
       return { kind: 'monologue', level: 'stop', rounds: [], replies: [...state.quoted] }
     }
 
+    return this.countRound(state, roundOf, { text: quoted })
+  }
+
+  /**
+   * A turn that ended at the step limit: a goal round that never stopped calling tools. If none of its
+   * calls was progress it is an idle round too, so step-limit rounds that change nothing stop the goal
+   * like rounds that only talk.
+   */
+  observeStepLimit(turn: number, roundOf: () => number | undefined): IdleFinding | undefined {
+    const state = this.current?.turn === turn ? this.current : undefined
+    if (!state) return
+    return this.countRound(state, roundOf, { text: '', stepLimit: true })
+  }
+
+  private countRound(state: TurnState, roundOf: () => number | undefined, end: Pick<IdleRound, 'text' | 'stepLimit'>): IdleFinding | undefined {
     if (state.counted || state.progress) return
     const round = roundOf()
     if (round === undefined) return
     state.counted = true
-    this.idle.push({ round, calls: state.calls, text: quoted })
+    this.idle.push({ round, calls: state.calls, ...end })
     if (this.idle.length >= this.config.rounds) return { kind: 'idle-rounds', level: 'stop', rounds: [...this.idle], replies: [] }
     if (this.pending()) return { kind: 'idle-rounds', level: 'hint', rounds: [...this.idle], replies: [] }
   }

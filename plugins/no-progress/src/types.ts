@@ -12,6 +12,8 @@ export interface IdleRound {
   calls: number
   /** The round's last reply, trimmed; '' for an empty reply. */
   text: string
+  /** The round ended at the agent loop's step limit (still calling tools), not with a reply. */
+  stepLimit?: boolean
 }
 
 export interface IdleFinding {

@@ -9,13 +9,13 @@ import { cliCommand } from './render/hints.ts'
 import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { budgetHint, reportResult } from './render/result.ts'
 import { AgentRun } from './run/agent-run.ts'
-import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd } from './run/goal-options.ts'
+import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd, withMaxSteps } from './run/goal-options.ts'
 
 export default defineCommand({
   name: 'goal',
   description: 'pursue a goal in automatic rounds until it is complete, blocked, paused or out of rounds',
   configure: (command) =>
-    command
+    withMaxSteps(command)
       .argument('[objective...]', 'what must be true when the goal is done (several words are joined with spaces; `-` reads it from stdin)')
       .option('--max-rounds <n>', 'cap on automatic rounds (default: the goal plugin\'s defaultMaxGoalRounds, 256 unless cordis.yml sets it)', parseRounds)
       .option('--token-budget <n>', 'stop the goal once its rounds used this many tokens (input - cached input + output)', parseTokens)
@@ -43,7 +43,7 @@ ${EXIT_CODE_HELP}`),
     }
     const budgets = budgetsOf(options)
     const verify: string[] | undefined = options.verify
-    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'goal', goals: true })
+    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'goal', goals: true, maxSteps: options.maxSteps })
     let early: number | undefined
     try {
       if (budgets && !run.app.ctx.get('goalBudget')) {

@@ -5,12 +5,13 @@ import { cliCommand } from './render/hints.ts'
 import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { reportResult } from './render/result.ts'
 import { AgentRun } from './run/agent-run.ts'
+import { withMaxSteps } from './run/goal-options.ts'
 
 export default defineCommand({
   name: 'run',
   description: 'send one prompt to the agent; its final answer goes to stdout',
   configure: (command) =>
-    command
+    withMaxSteps(command)
       .argument('<prompt...>', 'the prompt (several words are joined with spaces; `-` reads it from stdin)')
       .option('--session <id>', 'continue a saved session (id, or an unambiguous part of it) instead of a new one')
       .option('--last', 'continue the most recent session of this workspace')
@@ -20,7 +21,7 @@ export default defineCommand({
     const prompt = await promptFrom(cli, words, 'run')
     if (!prompt) throw new HostError('the prompt is empty', { hint: cliCommand(cli.globals, 'run', '<prompt>') })
     if ((options.last || options.continue) && options.session) throw new HostError('--last and --session both name a session', { hint: 'give one of them' })
-    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'run' })
+    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'run', maxSteps: options.maxSteps })
     run.agent.send({ content: prompt })
     return reportResult(run, await run.untilRest(), { goal: false })
   },

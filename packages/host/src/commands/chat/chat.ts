@@ -8,6 +8,7 @@ import { describeError } from '@goalkeeper/kit'
 import { ExitCode } from '../../exit-codes.ts'
 import { EXIT_CODE_HELP, goalExitCode, turnExitCode } from '../render/outcome.ts'
 import { AgentRun } from '../run/agent-run.ts'
+import { withMaxSteps } from '../run/goal-options.ts'
 import { describeInterrupt, interruptWork } from '../run/interrupt.ts'
 import { untilAnswered } from './answered.ts'
 import { PermissionQuestions } from './permission-question.ts'
@@ -24,7 +25,7 @@ export default defineCommand({
   name: 'chat',
   description: 'talk with the agent in a session; /goal commands set and steer the session goal',
   configure: (command) =>
-    command
+    withMaxSteps(command)
       .option('--session <id>', 'continue a saved session (id, or an unambiguous part of it)')
       .addHelpText('after', `
 Lines are read from stdin: a terminal gets a prompt, piped input is processed line by line (each message
@@ -39,7 +40,7 @@ unless the last turn failed).`),
     const input = cli.io.stdin ?? process.stdin
     // Only a person at a terminal can be asked; piped input and --json are unattended.
     const attended = isTerminal(cli.io, input) && !cli.globals.json
-    const run = await AgentRun.open(cli, { session: options.session, purpose: 'chat', repeatInterrupts: true, attended })
+    const run = await AgentRun.open(cli, { session: options.session, purpose: 'chat', repeatInterrupts: true, attended, maxSteps: options.maxSteps })
     const chat = new Chat(run, input, attended)
     return chat.talk()
   },

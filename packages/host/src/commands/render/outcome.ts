@@ -1,23 +1,28 @@
 import { BUDGET_BLOCK_CODE, type GoalState } from '@goalkeeper/goal'
+import { DRIVER_BLOCK_CODES } from '@goalkeeper/goal-session'
 import type { TurnOutcome } from '@goalkeeper/session'
 import { ExitCode } from '../../exit-codes.ts'
 
+/** Block codes with an exit code of their own; every other block exits 2. */
+const BLOCK_EXIT_CODES: Record<string, ExitCode> = {
+  [DRIVER_BLOCK_CODES.roundLimit]: ExitCode.ROUND_LIMIT,
+  [BUDGET_BLOCK_CODE]: ExitCode.BUDGET_LIMIT,
+  [DRIVER_BLOCK_CODES.refused]: ExitCode.REFUSED,
+}
+
 /**
  * The exit code for where a goal ended: complete 0, blocked 2, out of rounds (blocked `round-limit`) 4,
- * out of budget (blocked `budget-limited`) 5,
+ * out of budget (blocked `budget-limited`) 5, refused by the model (blocked `refused`) 6,
  * and 3 for every state that stopped without an outcome (paused, disarmed while active, cleared).
  */
 export function goalExitCode(goal: GoalState | undefined): ExitCode {
   if (!goal) return ExitCode.PAUSED
   if (goal.phase === 'complete') return ExitCode.OK
-  if (goal.phase === 'blocked') {
-    if (goal.blockedReason?.code === 'round-limit') return ExitCode.ROUND_LIMIT
-    return goal.blockedReason?.code === BUDGET_BLOCK_CODE ? ExitCode.BUDGET_LIMIT : ExitCode.BLOCKED
-  }
+  if (goal.phase === 'blocked') return BLOCK_EXIT_CODES[goal.blockedReason?.code ?? ''] ?? ExitCode.BLOCKED
   return ExitCode.PAUSED
 }
 
-/** The exit code for the last turn of a plain prompt: completed 0, cancelled 3, refused by the model 5, anything else 70. */
+/** The exit code for the last turn of a plain prompt: completed 0, cancelled 3, refused by the model 6, anything else 70. */
 export function turnExitCode(outcome: TurnOutcome | undefined): ExitCode {
   // A preempted turn yielded to queued input, which then ran: nothing failed.
   if (!outcome || outcome.kind === 'completed' || outcome.kind === 'preempted') return ExitCode.OK
@@ -48,7 +53,7 @@ Exit codes:
   3    paused or cancelled (Ctrl-C, /goal pause), or the goal stopped without an outcome
   4    the goal ran out of rounds (blocked with round-limit)
   5    a budget of the goal is used up (blocked with budget-limited)
-  6    the model refused the prompt (the answer says why)
+  6    the model refused the prompt (the answer says why); for a goal: blocked with refused
   64   bad command line or configuration (unreadable cordis.yml, an entry that did not load),
        an unknown session, or a session another process has open for writing
   70   runtime error (a model or session error, a failed turn)

@@ -35,6 +35,8 @@ export interface AgentRunOptions {
   repeatInterrupts?: boolean
   /** A person at a terminal answers permission questions (chat); otherwise calls outside the mode are denied. */
   attended?: boolean
+  /** `--max-steps`: model calls allowed in one turn, over the agent-loop's `maxSteps`. */
+  maxSteps?: number
 }
 
 export type RestState = 'rest' | 'gone'
@@ -100,7 +102,10 @@ export class AgentRun {
     let choice: ModelChoice | undefined
     try {
       choice = chooseModel(app, cli.globals)
-      const picked = choice && cli.globals.model !== undefined ? { model: choice.model, ...(choice.modelId ? { modelId: choice.modelId } : {}) } : {}
+      const picked = {
+        ...(choice && cli.globals.model !== undefined ? { model: choice.model, ...(choice.modelId ? { modelId: choice.modelId } : {}) } : {}),
+        ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+      }
       const sessions = app.ctx.get('sessions')!
       const session = options.last ? await lastSessionId(sessions, cli.globals) : options.session
       agent = session

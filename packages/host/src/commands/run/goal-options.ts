@@ -1,5 +1,5 @@
-// The options that shape a goal (round cap, budgets), shared by `goal` and `submit`.
-import { InvalidArgumentError } from 'commander'
+// The options that shape a goal (round cap, budgets), shared by `goal` and `submit`, and the step cap of the agent commands.
+import { InvalidArgumentError, type Command } from 'commander'
 import { parseDuration } from '@goalkeeper/kit'
 import type { GoalBudgets } from '@goalkeeper/goal'
 
@@ -36,3 +36,8 @@ export function budgetsOf(options: { tokenBudget?: number; costBudget?: number; 
   return Object.keys(budgets).length ? budgets : undefined
 }
 
+
+/** `--max-steps N` of `run`, `chat` and `goal`: the agent-loop's `maxSteps` for this run's agent. */
+export function withMaxSteps(command: Command): Command {
+  return command.option('--max-steps <n>', 'model calls allowed in one turn or goal round (default: maxSteps of the agent-loop entry in cordis.yml, 64 unless set)', parseRounds)
+}

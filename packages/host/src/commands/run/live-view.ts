@@ -5,6 +5,7 @@ import { isRecordOf, recordsOfTurn, type Session, type SessionRecord, type TurnO
 import type { ToolResult } from '@goalkeeper/tools'
 import type { ModelRetryInfo } from '@goalkeeper/model'
 import { summarizeChanges } from '@goalkeeper/loader'
+import { STEP_LIMIT_CODE } from '@goalkeeper/goal-session'
 import type { App } from '../../app.ts'
 import { describeActivation, describeAutoResume, describeGoalChange } from '../render/goal-text.ts'
 import { describeSpend } from '../render/spend.ts'
@@ -103,7 +104,11 @@ export class LiveView {
       term.record({ type: 'retry', session: this.agent.id, provider, ...retry })
     }))
     add(ctx.on('agent/error', (agent: Agent, turn: number | undefined, error: AgentErrorInfo) => {
-      if (this.mine(agent)) term.progress(`error${turn === undefined ? '' : ` in turn ${turn}`}: ${error.code}: ${oneLine(error.message, 200)}`)
+      if (!this.mine(agent)) return
+      const round = turn === undefined ? undefined : ctx.get('goals')?.roundOf(agent, turn)
+      // A goal round at the step cap is not a failure: the round ends there and the goal goes on (DESIGN.md 9.7).
+      if (round && error.code === STEP_LIMIT_CODE) term.progress(`round ${round.round} hit the step cap, so it ends here and the goal goes on: ${oneLine(error.message, 240)}`)
+      else term.progress(`error${turn === undefined ? '' : ` in turn ${turn}`}: ${error.code}: ${oneLine(error.message, 200)}`)
     }))
     add(ctx.on('goal/changed', (agent: Agent, change: GoalChange) => {
       if (!this.mine(agent)) return

@@ -29,6 +29,7 @@ type Phase =
 export class LoopAgent implements AgentCore {
   disposed = false
   readonly history: History
+  readonly contextLimits = new Map<string, number>()
   private phase: Phase = { kind: 'idle' }
   private inbox: UserMessage[]
   private nextTurn: number

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { frame, jsonError, lastOf, runOnce, sse, textReply, useServers, type Handler } from './fake-server.ts'
-import { OVERFLOW_BODIES } from './overflow-bodies.ts'
+import { OVERFLOW_BODIES } from '@goalkeeper/test-kit'
 
 const serve = useServers()
 const run = (handlers: Handler[], overrides: Record<string, unknown> = {}) => runOnce(serve, handlers, overrides)

@@ -1,4 +1,4 @@
-// Context-length refusals as servers send them: status and body, and the figures they state (limit and
+// Context-length refusals as OpenAI-compatible servers send them: status and body, and the figures they state (limit and
 // what the server counted for the request's input), for the classification tests and the loop's.
 
 export interface OverflowBody {

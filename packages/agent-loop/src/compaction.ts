@@ -2,7 +2,7 @@ import { clip, describeError, dispatchIsolated } from '@goalkeeper/kit'
 import { isRecordOf, type ContextCompactionData, type SessionRecord } from '@goalkeeper/session'
 import type { ModelError, ModelMessage, ModelProvider, ModelRequest } from '@goalkeeper/model'
 import type { AgentCore } from './state.ts'
-import type { CompactionDecision, CompactionProposal } from './types.ts'
+import type { CompactionDecision, CompactionProposal, CompactionResult } from './types.ts'
 import { applyCompaction, ELIDED_OUTPUT, type HistoryEntry } from './history.ts'
 import { CHARS_PER_TOKEN, estimateFixed, estimateMessage, estimateRequest, estimateText } from './estimate.ts'
 import { readModelStream } from './stream.ts'
@@ -46,12 +46,6 @@ export interface CompactionOptions {
   /** Skip the summary call and use the deterministic fallback (a second refusal: compact harder). */
   fallbackOnly?: boolean
 }
-
-export type CompactionResult =
-  | { kind: 'compacted'; data: ContextCompactionData }
-  | { kind: 'unchanged'; why: string }
-  /** The summary call hit a usage limit: the turn ends with it (a compaction never starts another). */
-  | { kind: 'failed'; error: ModelError }
 
 /** Provider errors that end the turn even from the summary call: the next call would meet the same limit. */
 const USAGE_LIMIT_CODES: ReadonlySet<string> = new Set(['RATE_LIMIT', 'QUOTA'])

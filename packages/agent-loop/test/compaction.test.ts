@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect } from 'vitest'
 import type { Context } from 'cordis'
-import type { ModelRequest, ScriptResponse } from '@goalkeeper/model'
+import type { ModelRequest, ScriptResponse, ScriptStep } from '@goalkeeper/model'
 import { isRecordOf, turnOutcome, type ContextCompactionData, type SessionRecord } from '@goalkeeper/session'
 import { COMPACTION_INSTRUCTION, ELIDED_OUTPUT, SUMMARY_HEADING, estimateRequest, replayHistory, type Agent } from '@goalkeeper/agent-loop'
-import type { Harness } from '@goalkeeper/test-kit'
+import { deferred, prompt, type Harness } from '@goalkeeper/test-kit'
 import { it } from './helpers.ts'
 
 const WINDOW = 3000
@@ -242,6 +242,60 @@ describe('context compaction', () => {
       expect(turnOutcome(records)).toEqual({ kind: 'error', code: 'RATE_LIMIT', message: 'Rate limit reached for requests', retryAfterMs: 60_000 })
       expect(compactions(records)).toEqual([])
       expect(seen).toHaveLength(4)
+    })
+  })
+
+  describe('compact() on demand', () => {
+    it('compacts an idle agent whatever the threshold; input sent meanwhile waits for it', async ({ h }) => {
+      let release!: () => void
+      const held = new Promise<void>((resolve) => { release = resolve })
+      const seen: Seen[] = []
+      // The summary call waits for the test, so a send can land while the compaction runs.
+      h.scripted.push(...[
+        (request) => (seen.push({ request, records: 0 }), { text: 'first answer' }),
+        (request) => (seen.push({ request, records: 0 }), { text: 'second answer' }),
+        async (request) => { seen.push({ request, records: 0 }); await held; return { text: 'summary on request' } },
+        (request) => (seen.push({ request, records: 0 }), { text: 'after the compaction' }),
+      ] as ScriptStep[])
+      const agent = await h.createAgent()
+      agent.send({ content: 'PROMPT one ' + 'p'.repeat(2000) })
+      await agent.whenIdle()
+      agent.send({ content: 'PROMPT two' })
+      await agent.whenIdle()
+      const observed: ContextCompactionData[] = []
+      h.root.on('agent/compacted', (_agent, data) => { observed.push(data) })
+      const compacting = agent.compact()
+      expect(agent.status).toBe('running')
+      agent.send({ content: 'sent while compacting' })
+      expect(await agent.compact()).toEqual({ kind: 'unchanged', why: 'the agent is busy; compact when it is idle' })
+      release()
+      const result = await compacting
+      expect(result).toMatchObject({ kind: 'compacted', data: { reason: 'request', method: 'summary', turn: 2, step: 0 } })
+      await agent.whenIdle()
+      const records = h.records(agent)
+      expect(compactions(records)).toEqual([(result as { data: ContextCompactionData }).data])
+      expect(observed).toEqual(compactions(records))
+      // The queued message ran after the compaction, on the compacted history: the summary, then the last exchange.
+      const last = seen.at(-1)!.request
+      expect(isSummaryCall(seen[2].request)).toBe(true)
+      expect(last.messages.map((message) => message.role === 'user' ? message.content[0].text.slice(0, 60) : message.role)).toEqual([
+        `${SUMMARY_HEADING}\nsummary on request`.slice(0, 60), 'PROMPT two', 'assistant', 'sent while compacting',
+      ])
+      expect(turnOutcome(records)).toEqual({ kind: 'completed' })
+    })
+
+    it('a cancel stops a compaction under way: nothing is recorded', async ({ h }) => {
+      const asked = deferred()
+      h.scripted.push({ text: 'one' }, { text: 'two' }, () => { asked.resolve(); return { kind: 'hang' } })
+      const agent = await h.createAgent()
+      await prompt(agent, 'first ' + 'q'.repeat(2000))
+      await prompt(agent, 'second')
+      const compacting = agent.compact()
+      await asked.promise
+      expect(agent.cancel('user')).toBe(true)
+      expect(await compacting).toEqual({ kind: 'unchanged', why: 'aborted' })
+      expect(compactions(h.records(agent))).toEqual([])
+      expect(agent.status).toBe('idle')
     })
   })
 

@@ -88,6 +88,8 @@ export async function compactHistory(scope: CompactionScope, request: ModelReque
   }
   plan ??= fallback(context)
   if (!plan) return { kind: 'unchanged', why: fallbackReason && !options.fallbackOnly ? `${fallbackReason}, and nothing is left to remove` : 'nothing is left to remove' }
+  // A summary of little more than a summary saves nothing; recording it would only lose detail.
+  if (after(context, plan) >= tokensBefore) return { kind: 'unchanged', why: 'the history would get no shorter' }
 
   const proposal: CompactionProposal = {
     turn: scope.turn, step: scope.step, reason, method: plan.method, summary: plan.summary, replaced: plan.replaced,

@@ -4,7 +4,7 @@ import { excerpt } from './text.ts'
 const WHY: Record<ContextCompactionData['reason'], string> = {
   threshold: 'the request neared the context window',
   overflow: 'the model refused the request as too long',
-  request: 'asked for',
+  request: 'asked for with /compact',
 }
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
@@ -23,7 +23,7 @@ export const shortTokens = (tokens: number): string =>
  */
 export function compactionLine(data: ContextCompactionData): string {
   const window = data.contextWindow ? ` of ${shortTokens(data.contextWindow)}` : ''
-  const why = data.reason === 'overflow' ? ` after ${WHY.overflow}` : data.reason === 'request' ? ' (asked for)' : ''
+  const why = data.reason === 'overflow' ? ` after ${WHY.overflow}` : data.reason === 'request' ? ' on request' : ''
   return `compacted: ${replacedText(data)}, ~${shortTokens(data.tokensBefore)} -> ${shortTokens(data.tokensAfter)} tokens${window} (${data.method})${why}`
 }
 

@@ -1,6 +1,6 @@
 // A server whose real limit is far below the window the provider reports (128000 for the deepseek preset):
 // its refusals as too long are evidence, so the history is compacted under them and the goal goes on, or,
-// when nothing is left to remove, the goal blocks `context-overflow` (exit 2). Real provider, real local server.
+// at the third refusal, the goal blocks `context-overflow` (exit 2). Real provider, real local server.
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -74,22 +74,26 @@ describe('a refusal as too long under a large configured window', { timeout: CLI
     expect(compacted[0].tokensAfter).toBeLessThanOrEqual(compacted[0].contextWindow / 2)
   })
 
-  it('blocks the goal context-overflow (exit 2) when nothing more can be removed, saying what was tried and what to change', async () => {
-    // Every request that holds a tool result is refused, with Ollama's wording (no figures).
+  it('blocks the goal context-overflow (exit 2) at the third refusal, after a summary and the fallback, saying what was tried and what to change', async () => {
+    // Round 1 reads a file and ends; from round 2 on every request is refused, with Ollama's wording (no figures).
     const { p, server } = await setup((request) => {
-      if (isSummaryCall(request)) return { text: 'Read big.txt.' }
+      if (isSummaryCall(request)) return { text: `What was done: round 1 read big.txt. ${'It holds the same line repeated. '.repeat(12)}` }
+      const round2 = request.messages.some((message) => String(message.content).includes('Round: 2/'))
       const refusal = body('Ollama (OpenAI-compatible endpoint)')
-      return roundTail(request).some((message) => message.role === 'tool') ? { status: refusal.status, body: refusal.body } : roundStep(request)
+      if (round2) return { status: refusal.status, body: refusal.body }
+      return roundTail(request).some((message) => message.role === 'tool') ? { text: 'Round 1 read the file; more to do.' } : roundStep(request)
     })
-    const result = await run([...p.globals, 'goal', 'Read the big file and finish', '--max-rounds', '2'], { env })
+    const result = await run([...p.globals, 'goal', 'Read the big file and finish', '--max-rounds', '3'], { env })
     expect(result.code, result.stderr).toBe(2)
-    expect(server.requests.map((request) => request.status)).toEqual([200, 400, 400])
-    expect(result.stderr).toMatch(/\n {2}compacted: 1 tool output, ~\d+(\.\d)?k -> \d+(\.\d)?k tokens of \d+(\.\d)?k \(fallback\) after the model refused the request as too long\n/)
-    expect(result.stderr).toContain('\ngoal blocked after round 1/2: context-overflow: The model refused goal round 1 as too long even after the history was compacted')
+    const work = server.requests.filter((request) => !isSummaryCall(request.body)).map((request) => request.status)
+    expect(work).toEqual([200, 200, 400, 400, 400])
+    expect(server.requests.filter((request) => isSummaryCall(request.body))).toHaveLength(1)
+    expect(result.stderr).toMatch(/\nround 2\/3\n {2}compacted: \d+ messages, .* \(summary\) after the model refused the request as too long\n {2}compacted: \d+ messages?, .* \(fallback\) after the model refused the request as too long\n/)
+    expect(result.stderr).toContain('\ngoal blocked after round 2/3: context-overflow: The model refused goal round 2 as too long even after the history was compacted')
     const records = await readSession(p, sessionIdOf(result.stderr))
     const blocked = records.filter((record) => record.type === 'goal/change').at(-1)!.data.goal
     expect(blocked.blockedReason.code).toBe('context-overflow')
-    expect(blocked.blockedReason.message).toMatch(/^The model refused goal round 1 as too long even after the history was compacted \(CONTEXT_OVERFLOW: the model refused the request as too long 2 times; compacted \(fallback\) from about \d+ to \d+ estimated tokens, then the history could not be compacted further \(nothing is left to remove\) \(aiming under about \d+ estimated tokens\)\. Last refusal: deepseek: HTTP 400: the input length exceeds the context length \| invalid_request_error\)\. Set the provider's contextWindow/)
+    expect(blocked.blockedReason.message).toMatch(/^The model refused goal round 2 as too long even after the history was compacted \(CONTEXT_OVERFLOW: the model refused the request as too long 3 times; compacted \(summary\) from about \d+ to \d+ estimated tokens, then compacted \(fallback\) from about \d+ to \d+ estimated tokens \(aiming under about \d+ estimated tokens\)\. Last refusal: deepseek: HTTP 400: the input length exceeds the context length \| invalid_request_error\)\. Set the provider's contextWindow/)
     for (const record of records) expect(JSON.stringify(record)).not.toContain(KEY)
   })
 })

@@ -174,6 +174,20 @@ describe('settlement', () => {
     expect(h.scripted.remaining).toBe(1)
   })
 
+  it('blocks the goal usage-limited when the summary call of a compaction hits a usage limit: no retry, no loop', async () => {
+    s = await setup()
+    const { h, agent } = s
+    const overflow: ScriptResponse = { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'too long' }
+    // Round 2 is refused as too long; the summary call (the third answer) meets the provider's limit.
+    h.scripted.push({ text: 'round one' }, overflow, { kind: 'error', code: 'QUOTA', message: 'insufficient balance' }, { text: 'must not be used' })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code: 'usage-limited' } })
+    expect(goal?.blockedReason?.message).toContain('QUOTA: insufficient balance')
+    expect(h.scripted.remaining).toBe(1)
+    expect(recordsOf(h.records(agent), 'context/compacted')).toEqual([])
+  })
+
   it('disarms without running a round when the checkpoint flush fails', async () => {
     s = await setup()
     const { h, agent } = s

@@ -1,4 +1,5 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk'
+import { compactionLine } from '@goalkeeper/agent-loop'
 import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
 import { HeldText } from './held-text.ts'
 import { viewToolCall, viewToolResult } from './tool-view.ts'
@@ -86,6 +87,10 @@ export class RecordTranslator {
       const call = this.calls.get(clientId) ?? { name: 'tool', arguments: '{}' }
       this.calls.delete(clientId)
       return [{ sessionUpdate: 'tool_call_update', toolCallId: clientId, ...viewToolResult(call.name, call.arguments, record.data, this.cwd) }]
+    }
+    if (isRecordOf(record, 'context/compacted')) {
+      // Why the model may now "forget" details: said as a thought, not as the answer.
+      return [{ sessionUpdate: 'agent_thought_chunk', messageId: `compaction-${record.seq}`, content: text(compactionLine(record.data)) }]
     }
     return []
   }

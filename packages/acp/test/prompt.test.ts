@@ -49,6 +49,25 @@ describe('session/new and session/prompt', () => {
     expect(h.scripted.requests[0].messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'hi' }] })
   })
 
+  it('says when the history was compacted, as a thought: here after the model refused the request as too long', async () => {
+    const { h, client } = await setup()
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    h.scripted.push(
+      { text: `A long answer: ${'detail '.repeat(400)}` },
+      { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'prompt is too long' },
+      { text: 'What was done: a long answer about details.' },
+      { text: 'Short now.' },
+    )
+    await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'first' }] })
+    expect(client.of(sessionId, 'agent_thought_chunk')).toEqual([])
+    const answer = await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'second' }] })
+    expect(answer).toEqual({ stopReason: 'end_turn' })
+    const thoughts = client.of(sessionId, 'agent_thought_chunk')
+    expect(thoughts).toHaveLength(1)
+    expect(textOf(thoughts)).toMatch(/^compacted: 2 messages, ~\d+(\.\d)?k? -> \d+(\.\d)?k? tokens of \d+(\.\d)?k? \(summary\) after the model refused the request as too long$/)
+    expect(textOf(client.of(sessionId, 'agent_message_chunk'))).toContain('Short now.')
+  })
+
   it('shows tool calls with kind, location, status and output, failed ones too', async () => {
     const { h, client } = await setup()
     await writeFile(path.join(h.workspace, 'a.txt'), 'alpha\n')

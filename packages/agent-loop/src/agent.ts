@@ -1,6 +1,6 @@
 import { describeError, dispatchIsolated, nextMacrotask } from '@goalkeeper/kit'
 import type { Session, UserMessage } from '@goalkeeper/session'
-import type { AgentStatus, CancelReason, MessageInput, WrapUpOptions } from './types.ts'
+import type { AgentStatus, CancelReason, CompactionResult, MessageInput, WrapUpOptions } from './types.ts'
 import type { AgentCore, AgentSettings, LoopHost, PendingDecision } from './state.ts'
 import type { SessionFold } from './fold.ts'
 import { AgentLoopError } from './errors.ts'
@@ -8,6 +8,8 @@ import { HUMAN, STEER, toUserMessage } from './message.ts'
 import { History } from './history.ts'
 import { reject, rejectCancelled, submitBatch, vetoOnAdmit } from './admission.ts'
 import { Turn } from './turn.ts'
+import { compactHistory } from './compaction.ts'
+import { buildRequest } from './request.ts'
 
 const CANCEL_REASONS: readonly CancelReason[] = ['user', 'parent', 'shutdown', 'policy']
 
@@ -25,10 +27,13 @@ type Phase =
   | { kind: 'running'; turn: Turn }
   /** No batch and no open turn, yet the loop goes on: a turn closed (its `turn/end`, listeners, flush) or a decision opened none. */
   | { kind: 'between' }
+  /** `compact()` on an idle agent: input waits until it ends; a cancel or dispose aborts it. */
+  | { kind: 'compacting'; controller: AbortController }
 
 export class LoopAgent implements AgentCore {
   disposed = false
   readonly history: History
+  readonly contextLimits = new Map<string, number>()
   private phase: Phase = { kind: 'idle' }
   private inbox: UserMessage[]
   private nextTurn: number
@@ -144,8 +149,10 @@ export class LoopAgent implements AgentCore {
     // Only inputs queued now are removed: work a listener queues in response survives.
     const queued = this.inbox.slice()
     const deciding = phase.kind === 'deciding' && !phase.decision.abandoned && phase.decision.batch.length ? phase.decision : undefined
-    if (!queued.length && !deciding && !open) return false
+    const compacting = phase.kind === 'compacting' && !phase.controller.signal.aborted ? phase.controller : undefined
+    if (!queued.length && !deciding && !open && !compacting) return false
     dispatchIsolated(this.host.ctx, 'agent/cancel-requested', this, reason)
+    compacting?.abort()
     for (const message of queued) {
       const index = this.inbox.indexOf(message)
       if (index < 0) continue
@@ -158,6 +165,24 @@ export class LoopAgent implements AgentCore {
     }
     if (open && !open.stopped) open.stop({ kind: 'aborted', cause: reason })
     return true
+  }
+
+  async compact(): Promise<CompactionResult> {
+    this.assertUsable('compact')
+    if (this.phase.kind !== 'idle') return { kind: 'unchanged', why: 'the agent is busy; compact when it is idle' }
+    const provider = this.host.models.get(this.model)
+    if (!provider) return { kind: 'unchanged', why: `model provider "${this.model}" is not registered` }
+    const controller = new AbortController()
+    this.setPhase({ kind: 'compacting', controller })
+    // The last turn's opening prompts stay pinned, as they would in its next step.
+    const scope = { agent: this, turn: this.nextTurn - 1, step: 0, provider, signal: controller.signal }
+    const run = compactHistory(scope, buildRequest(this), 'request')
+    this.loop = run.then(() => {}, () => {})
+    try {
+      return await run
+    } finally {
+      this.settle()
+    }
   }
 
   whenIdle(): Promise<void> {
@@ -249,6 +274,7 @@ export class LoopAgent implements AgentCore {
     // A batch under decision stays `input/queued` in the log, so a later resume can restore human input.
     if (phase.kind === 'deciding') phase.decision.abandoned = true
     if (phase.kind === 'running' && !phase.turn.stopped) phase.turn.stop({ kind: 'disposed' })
+    if (phase.kind === 'compacting') phase.controller.abort()
     await this.loop
     this.setPhase({ kind: 'idle' })
     this.host.forget(this.id)

@@ -1,8 +1,8 @@
 import { clip, describeError, dispatchIsolated } from '@goalkeeper/kit'
 import { isRecordOf, type ContextCompactionData, type SessionRecord } from '@goalkeeper/session'
-import type { ModelMessage, ModelProvider, ModelRequest } from '@goalkeeper/model'
+import type { ModelError, ModelMessage, ModelProvider, ModelRequest } from '@goalkeeper/model'
 import type { AgentCore } from './state.ts'
-import type { CompactionDecision, CompactionProposal } from './types.ts'
+import type { CompactionDecision, CompactionProposal, CompactionResult } from './types.ts'
 import { applyCompaction, ELIDED_OUTPUT, type HistoryEntry } from './history.ts'
 import { CHARS_PER_TOKEN, estimateFixed, estimateMessage, estimateRequest, estimateText } from './estimate.ts'
 import { readModelStream } from './stream.ts'
@@ -37,58 +37,118 @@ export interface CompactionScope {
   signal: AbortSignal
 }
 
+/** Why a compaction is made: the request neared the window, the provider refused it as too long, or someone asked. */
+export type CompactionReason = ContextCompactionData['reason']
+
+export interface CompactionOptions {
+  /** The provider's CONTEXT_OVERFLOW for `request`: evidence of the effective limit, whatever the configured window says. */
+  refusal?: ModelError
+  /** Skip the summary call and use the deterministic fallback (a second refusal: compact harder). */
+  fallbackOnly?: boolean
+}
+
+/** Provider errors that end the turn even from the summary call: the next call would meet the same limit. */
+const USAGE_LIMIT_CODES: ReadonlySet<string> = new Set(['RATE_LIMIT', 'QUOTA'])
+
 type Plan = Omit<ContextCompactionData, 'turn' | 'step' | 'reason' | 'tokensBefore' | 'tokensAfter' | 'contextWindow'>
 
 /**
- * Compacts the agent's history when `request` is over the threshold (`threshold`) or was refused by the
- * provider (`overflow`): a summary written by the model, else the deterministic fallback; the proposal goes
- * through `agent/compact`, and an accepted one is recorded as `context/compacted`. Returns whether the
- * history changed (the caller then re-reads it).
+ * Compacts the agent's history for `request`: when it passes the threshold (`threshold`), after the provider
+ * refused it (`overflow`), or on demand (`request`). A summary written by the model, else the deterministic
+ * fallback; the proposal goes through `agent/compact`, and an accepted one is recorded as `context/compacted`
+ * and announced by `agent/compacted`. The caller re-reads the history after `compacted`.
  */
-export async function compactHistory(scope: CompactionScope, request: ModelRequest, reason: ContextCompactionData['reason']): Promise<boolean> {
-  const { agent, provider } = scope
+export async function compactHistory(scope: CompactionScope, request: ModelRequest, reason: CompactionReason, options: CompactionOptions = {}): Promise<CompactionResult> {
+  const { agent } = scope
   const settings = agent.host.config.compaction
-  if (!settings?.enabled || scope.signal.aborted) return false
+  if (!settings?.enabled) return { kind: 'unchanged', why: 'compaction is disabled' }
+  if (scope.signal.aborted) return { kind: 'unchanged', why: 'aborted' }
   const tokensBefore = estimateRequest(request)
-  // After an overflow without a known window, the request that failed is the best bound there is.
-  const window = provider.contextWindow?.(request.model) ?? settings.contextWindow ?? (reason === 'overflow' ? tokensBefore : undefined)
-  if (!window) return false
-  if (reason === 'threshold' && tokensBefore <= settings.threshold * window) return false
+  if (options.refusal) learnLimit(agent, request, tokensBefore, options.refusal)
+  // On demand without a known window, the request as it is stands for one: the compaction halves it (target 0.5).
+  const window = windowFor(scope, request) ?? (reason === 'request' ? tokensBefore : undefined)
+  if (!window) return { kind: 'unchanged', why: 'no context window is known' }
+  if (reason === 'threshold' && tokensBefore <= settings.threshold * window) return { kind: 'unchanged', why: 'under the threshold' }
 
-  const entries = agent.history.entries()
-  const fixed = estimateFixed(request)
-  const target = Math.floor(settings.target * window)
-  const pinned = openingSeqs(agent.session.records, scope.turn)
-  const summaryMax = Math.max(64, Math.min(settings.summaryMaxTokens, Math.floor(window / 4)))
-  const context: PlanContext = { entries, fixed, target, pinned, window, threshold: settings.threshold, summaryMax, model: request.model }
-
+  let context = planContext(scope, request, window)
   let plan: Plan | undefined
   let fallbackReason: string | undefined
-  const summarised = await summarise(scope, context)
-  if (scope.signal.aborted) return false
-  if (summarised.kind === 'plan') plan = summarised.plan
-  else fallbackReason = summarised.why
+  if (options.fallbackOnly) fallbackReason = 'the request was refused again after a summary'
+  else {
+    const summarised = await summarise(scope, context)
+    if (scope.signal.aborted) return { kind: 'unchanged', why: 'aborted' }
+    if (summarised.kind === 'failed') return summarised
+    if (summarised.kind === 'plan') plan = summarised.plan
+    else {
+      fallbackReason = summarised.why
+      // A summary call refused as too long is evidence too: the fallback aims under it.
+      const narrower = windowFor(scope, request)
+      if (narrower && narrower < context.window) context = planContext(scope, request, narrower)
+    }
+  }
   plan ??= fallback(context)
-  if (!plan) return false
+  if (!plan) return { kind: 'unchanged', why: fallbackReason && !options.fallbackOnly ? `${fallbackReason}, and nothing is left to remove` : 'nothing is left to remove' }
+  // A summary of little more than a summary saves nothing; recording it would only lose detail.
+  if (after(context, plan) >= tokensBefore) return { kind: 'unchanged', why: 'the history would get no shorter' }
 
   const proposal: CompactionProposal = {
     turn: scope.turn, step: scope.step, reason, method: plan.method, summary: plan.summary, replaced: plan.replaced,
-    tokensBefore, tokensAfter: after(context, plan), contextWindow: window,
+    tokensBefore, tokensAfter: after(context, plan), contextWindow: context.window,
   }
   const decision = await decide(scope, proposal)
-  if (scope.signal.aborted || decision.kind === 'veto') return false
+  if (scope.signal.aborted) return { kind: 'unchanged', why: 'aborted' }
+  if (decision.kind === 'veto') return { kind: 'unchanged', why: `vetoed: ${decision.reason}` }
   if (decision.summary !== plan.summary) plan = { ...plan, method: 'policy', summary: decision.summary }
   const data: ContextCompactionData = {
     turn: scope.turn, step: scope.step, reason, method: plan.method, uptoSeq: plan.uptoSeq, keptSeqs: plan.keptSeqs,
     summary: plan.summary, elided: plan.elided, replaced: plan.replaced, tokensBefore, tokensAfter: after(context, plan),
-    contextWindow: window,
+    contextWindow: context.window,
     ...(plan.usage ? { usage: plan.usage } : {}),
     ...(fallbackReason && plan.method === 'fallback' ? { fallbackReason } : {}),
   }
   agent.session.append('context/compacted', data)
-  agent.host.logger.info('%s: history compacted (%s, %s): about %d -> %d tokens of %d', agent.id, reason, data.method, tokensBefore, data.tokensAfter, window)
+  agent.host.logger.info('%s: history compacted (%s, %s): about %d -> %d tokens of %d', agent.id, reason, data.method, tokensBefore, data.tokensAfter, context.window)
   dispatchIsolated(agent.host.ctx, 'agent/compacted', agent, data)
-  return true
+  return { kind: 'compacted', data }
+}
+
+/** The window compaction aims under: the provider's (or the config's), narrowed by what refusals taught. */
+function windowFor(scope: CompactionScope, request: ModelRequest): number | undefined {
+  const configured = scope.provider.contextWindow?.(request.model) ?? scope.agent.host.config.compaction?.contextWindow
+  const learned = scope.agent.contextLimits.get(limitKey(scope.agent, request))
+  return configured && learned ? Math.min(configured, learned) : configured ?? learned
+}
+
+const limitKey = (agent: AgentCore, request: ModelRequest) => `${agent.model}\u0000${request.model ?? ''}`
+
+/**
+ * Learns the effective limit, in the loop's estimated tokens, from a refusal of a request estimated at
+ * `estimate`: the server's stated limit scaled by how its count of this request compares with the estimate,
+ * else its limit when under the estimate, else the estimate itself (the refused size is over the limit,
+ * whatever the server or the configuration says). Kept for the agent's lifetime, per provider and model.
+ */
+function learnLimit(agent: AgentCore, request: ModelRequest, estimate: number, refusal: ModelError) {
+  const { contextLimit, requestTokens } = refusal
+  let limit = estimate
+  if (contextLimit && requestTokens) limit = Math.min(limit, Math.floor(contextLimit * estimate / requestTokens))
+  else if (contextLimit) limit = Math.min(limit, contextLimit)
+  const key = limitKey(agent, request)
+  const known = agent.contextLimits.get(key)
+  agent.contextLimits.set(key, Math.max(1, known ? Math.min(known, limit) : limit))
+}
+
+function planContext(scope: CompactionScope, request: ModelRequest, window: number): PlanContext {
+  const settings = scope.agent.host.config.compaction
+  return {
+    entries: scope.agent.history.entries(),
+    fixed: estimateFixed(request),
+    target: Math.floor(settings.target * window),
+    pinned: openingSeqs(scope.agent.session.records, scope.turn),
+    window,
+    threshold: settings.threshold,
+    summaryMax: Math.max(64, Math.min(settings.summaryMaxTokens, Math.floor(window / 4))),
+    ...(request.model ? { model: request.model } : {}),
+  }
 }
 
 interface PlanContext {
@@ -102,7 +162,7 @@ interface PlanContext {
   model?: string
 }
 
-type Summarised = { kind: 'plan'; plan: Plan } | { kind: 'none'; why: string }
+type Summarised = { kind: 'plan'; plan: Plan } | { kind: 'none'; why: string } | { kind: 'failed'; error: ModelError }
 
 /** The model summarises everything before the recent exchanges that fit the target, pinned prompts excepted. */
 async function summarise(scope: CompactionScope, context: PlanContext): Promise<Summarised> {
@@ -134,6 +194,9 @@ async function summarise(scope: CompactionScope, context: PlanContext): Promise<
   if (estimateRequest(request) > context.threshold * context.window) return { kind: 'none', why: 'the part to summarise does not fit the context window' }
   const reply = await readModelStream(scope.provider, request, scope.signal, () => {})
   if (reply.aborted) return { kind: 'none', why: 'aborted' }
+  if (reply.error && USAGE_LIMIT_CODES.has(String(reply.error.code))) return { kind: 'failed', error: reply.error }
+  // Refused as too long itself: never a compaction of the compaction; its size narrows the window for the fallback.
+  if (reply.error?.code === 'CONTEXT_OVERFLOW') learnLimit(scope.agent, request, estimateRequest(request), reply.error)
   if (reply.error) return { kind: 'none', why: `the summary call failed: ${reply.error.code}: ${reply.error.message}` }
   const text = reply.text.trim()
   if (!text) return { kind: 'none', why: 'the summary call returned no text' }

@@ -38,6 +38,11 @@ export interface AgentCore extends Agent {
   readonly host: LoopHost
   readonly settings: AgentSettings
   readonly history: History
+  /**
+   * Effective context limits learned from "too long" refusals, in estimated tokens, per provider and model
+   * (compaction.ts): they narrow the configured window for the rest of the agent's life.
+   */
+  readonly contextLimits: Map<string, number>
 }
 
 /** A batch taken from the inbox whose turn has not opened yet (under `agent/prompt-submit`, then `agent/admit`). */

@@ -86,8 +86,13 @@ function take(reply: ModelReply, chunk: ModelChunk, onText: (text: string) => vo
     case 'finish': {
       reply.finish = chunk.reason
       if (chunk.reason === 'error' || chunk.error) {
-        const { code = 'INTERNAL', message = 'model call failed', retryAfterMs } = chunk.error ?? {}
-        reply.error = { code, message, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) }
+        const { code = 'INTERNAL', message = 'model call failed', retryAfterMs, contextLimit, requestTokens } = chunk.error ?? {}
+        reply.error = {
+          code, message,
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+          ...(contextLimit !== undefined ? { contextLimit } : {}),
+          ...(requestTokens !== undefined ? { requestTokens } : {}),
+        }
       }
       return true
     }

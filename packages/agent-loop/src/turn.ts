@@ -1,6 +1,6 @@
 import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import type { MessageSource, TurnOutcome, UserMessage } from '@goalkeeper/session'
-import type { ModelProvider, ToolCall } from '@goalkeeper/model'
+import type { ModelError, ModelProvider, ToolCall } from '@goalkeeper/model'
 import { denial, type ToolResult } from '@goalkeeper/tools'
 import type { StepSummary, ToolCallInfo, ToolCallSummary, WrapUpOptions } from './types.ts'
 import type { AgentCore } from './state.ts'
@@ -176,7 +176,9 @@ export class Turn {
 
   /**
    * One model call: the history is compacted first when the request would fill too much of the context
-   * window, and a CONTEXT_OVERFLOW before any output earns one compaction and one retry.
+   * window. A CONTEXT_OVERFLOW before any output is evidence of the effective limit, whatever the configured
+   * window says: the history is compacted under it and the call retried; a second refusal compacts harder
+   * (the fallback) and retries once more; a third ends the turn, its message saying what was tried.
    */
   private async callModel(step: number, provider: ModelProvider): Promise<ModelReply> {
     const { agent, number: turn } = this
@@ -186,8 +188,10 @@ export class Turn {
     const onText = (text: string) => dispatchIsolated(ctx, 'agent/text-delta', agent, turn, step, text)
     let request = buildRequest(agent)
     // Only the messages change: the system prompt's listeners already spoke for this step.
-    if (await compactHistory(scope, request, 'threshold')) request = { ...request, messages: agent.history.current() }
-    const reply = await readModelStream(provider, request, signal, onText)
+    const ahead = await compactHistory(scope, request, 'threshold')
+    if (ahead.kind === 'failed') return failedReply(ahead.error)
+    if (ahead.kind === 'compacted') request = { ...request, messages: agent.history.current() }
+    let reply = await readModelStream(provider, request, signal, onText)
     if (this.stopped || !reply.error) return reply
     if (reply.error.code === 'TRANSPORT' && (reply.text || reply.reasoning) && !reply.toolCalls.length) {
       // The provider retries transport failures only before any output; after some, the call is made
@@ -199,9 +203,31 @@ export class Turn {
       agent.host.logger.info('%s: the model stream broke off after output (%s); calling again once', agent.id, reply.error.message)
       return readModelStream(provider, request, signal, onText)
     }
-    const overflow = reply.error.code === 'CONTEXT_OVERFLOW' && !reply.text && !reply.toolCalls.length
-    if (!overflow || !(await compactHistory(scope, request, 'overflow'))) return reply
-    return readModelStream(provider, { ...request, messages: agent.history.current() }, signal, onText)
+    const tried: string[] = []
+    let refusals = 1
+    let window = 0
+    for (const fallbackOnly of [false, true]) {
+      if (this.stopped || !isRefusal(reply)) return reply
+      const compaction = await compactHistory(scope, request, 'overflow', { refusal: reply.error, fallbackOnly })
+      if (compaction.kind === 'failed') return failedReply(compaction.error)
+      if (compaction.kind === 'unchanged') {
+        if (compaction.why === 'aborted') return reply
+        tried.push(`the history could not be compacted${tried.length ? ' further' : ''} (${compaction.why})`)
+        break
+      }
+      const { data } = compaction
+      window = data.contextWindow ?? window
+      tried.push(`compacted (${data.method}) from about ${data.tokensBefore} to ${data.tokensAfter} estimated tokens`)
+      request = { ...request, messages: agent.history.current() }
+      reply = await readModelStream(provider, request, signal, onText)
+      if (isRefusal(reply)) refusals++
+    }
+    if (this.stopped || !isRefusal(reply)) return reply
+    const limit = window ? ` (aiming under about ${window} estimated tokens)` : ''
+    return failedReply({
+      code: 'CONTEXT_OVERFLOW',
+      message: `the model refused the request as too long ${refusals === 1 ? 'once' : `${refusals} times`}; ${tried.join(', then ')}${limit}. Last refusal: ${reply.error.message}`,
+    })
   }
 
   /** Runs one tool call, or, given `refused`, records it with that result without running it (a wound-down turn). */
@@ -244,3 +270,10 @@ export class Turn {
     return { ...info, ok: false, content: '', error }
   }
 }
+
+/** A refusal as too long before any output: the one failure compaction can answer. */
+const isRefusal = (reply: ModelReply): reply is ModelReply & { error: ModelError } =>
+  reply.error?.code === 'CONTEXT_OVERFLOW' && !reply.text && !reply.toolCalls.length
+
+/** A model call that ends with `error` and nothing else (the turn ends with it). */
+const failedReply = (error: ModelError): ModelReply => ({ text: '', reasoning: '', toolCalls: [], error, finish: 'error', aborted: false })

@@ -52,6 +52,12 @@ export interface Agent extends ToolAgent {
   /** Returns true when the cancel was effective. */
   cancel(reason: CancelReason, options?: { turn?: number }): boolean
   whenIdle(): Promise<void>
+  /**
+   * Compacts the history now, as before a model call but whatever the threshold (reason `request`; without a
+   * known window it aims at half the current request). Only an idle agent compacts; meanwhile its status is
+   * `running`, new input waits, and a cancel or dispose stops the compaction.
+   */
+  compact(): Promise<CompactionResult>
   dispose(): Promise<void>
 }
 
@@ -113,6 +119,13 @@ export interface CompactionProposal {
   tokensAfter: number
   contextWindow: number
 }
+
+/** How a compaction went: recorded, nothing done (and why), or ended by a usage limit of the summary call. */
+export type CompactionResult =
+  | { kind: 'compacted'; data: ContextCompactionData }
+  | { kind: 'unchanged'; why: string }
+  /** The summary call hit a usage limit (RATE_LIMIT, QUOTA): a turn ends with it; a compaction never starts another. */
+  | { kind: 'failed'; error: ModelError }
 
 /** `accept` with the summary to record (replacing it makes the method `policy`), or `veto`: the history stays whole. */
 export type CompactionDecision = { kind: 'accept'; summary: string } | { kind: 'veto'; reason: string }

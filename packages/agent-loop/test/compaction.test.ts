@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect } from 'vitest'
 import type { Context } from 'cordis'
-import type { ModelRequest, ScriptResponse } from '@goalkeeper/model'
+import type { ModelRequest, ScriptResponse, ScriptStep } from '@goalkeeper/model'
 import { isRecordOf, turnOutcome, type ContextCompactionData, type SessionRecord } from '@goalkeeper/session'
 import { COMPACTION_INSTRUCTION, ELIDED_OUTPUT, SUMMARY_HEADING, estimateRequest, replayHistory, type Agent } from '@goalkeeper/agent-loop'
-import type { Harness } from '@goalkeeper/test-kit'
+import { deferred, prompt, type Harness } from '@goalkeeper/test-kit'
 import { it } from './helpers.ts'
 
 const WINDOW = 3000
@@ -144,7 +144,7 @@ describe('context compaction', () => {
     expect(first.tokensAfter).toBeLessThanOrEqual(0.5 * WINDOW)
   })
 
-  it('a CONTEXT_OVERFLOW before any output compacts once and retries once', async ({ h }) => {
+  it('a CONTEXT_OVERFLOW before any output compacts once and retries once, with no window known', async ({ h }) => {
     // No window known: only the provider's refusal starts a compaction.
     let agent!: Agent
     const work: ScriptResponse[] = [
@@ -152,25 +152,151 @@ describe('context compaction', () => {
       { text: 'two', toolCalls: [{ name: 'echo', arguments: { text: big('b') } }] },
       { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'maximum context length exceeded' },
       { text: 'finished after the retry' },
-      { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'still too long' },
-      { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'too long again' },
     ]
     const seen = model(h, () => agent, work, () => ({ text: 'summary after overflow' }))
     agent = await h.createAgent()
     agent.send({ content: 'go' })
     await agent.whenIdle()
-    let records = h.records(agent)
+    const records = h.records(agent)
     expect(turnOutcome(records, 1)).toEqual({ kind: 'completed' })
     expect(compactions(records)).toEqual([expect.objectContaining({ reason: 'overflow', method: 'summary' })])
     const retried = seen.filter((entry) => !isSummaryCall(entry.request)).at(-1)!.request
     expect(retried.messages.some((message) => message.role === 'user' && message.content[0].text.includes('summary after overflow'))).toBe(true)
+  })
 
-    // The retry that overflows again ends the turn: one retry, not a loop.
-    agent.send({ content: 'more' })
-    await agent.whenIdle()
-    records = h.records(agent)
-    expect(turnOutcome(records, 2)).toEqual({ kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'too long again' })
-    expect(compactions(records)).toHaveLength(2)
+  describe('a refusal as too long with a large known window', () => {
+    // The provider reports far more than the server accepts (Ollama's num_ctx, an organisation limit).
+    const LARGE = 128_000
+    const refusal: ScriptResponse = { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'Input tokens exceed the configured limit of 272000 tokens.' }
+    const twoSteps: ScriptResponse[] = [
+      { text: 'one', toolCalls: [{ name: 'bulk', arguments: { label: 'output 1' } }] },
+      { text: 'two', toolCalls: [{ name: 'bulk', arguments: { label: 'output 2' } }] },
+    ]
+
+    it('compacts under the refused size, retries, and aims under the learned limit from then on', async ({ h }) => {
+      h.scripted.setContextWindow(LARGE)
+      let agent!: Agent
+      const seen = model(h, () => agent, [...twoSteps, refusal, ...echoes(4)], () => ({ text: 'summary after the refusal' }))
+      agent = await h.createAgent()
+      agent.send({ content: 'PROMPT: keep going' })
+      await agent.whenIdle()
+      const records = h.records(agent)
+      expect(turnOutcome(records)).toEqual({ kind: 'completed' })
+      const work = seen.filter((entry) => !isSummaryCall(entry.request)).map((entry) => entry.request)
+      const refused = estimateRequest(work[2])
+      const [first, ...later] = compactions(records)
+      // The refused request's estimate is the window now, not the configured 128000.
+      expect(first).toMatchObject({ reason: 'overflow', method: 'summary', tokensBefore: refused, contextWindow: refused })
+      expect(first.tokensAfter).toBeLessThanOrEqual(0.5 * refused)
+      expect(estimateRequest(work[3])).toBe(first.tokensAfter)
+      // Remembered: later requests are compacted ahead, under the threshold of what was refused.
+      expect(later.length).toBeGreaterThan(0)
+      expect(later.every((data) => data.reason === 'threshold' && data.contextWindow === refused)).toBe(true)
+      for (const request of work.slice(3)) expect(estimateRequest(request)).toBeLessThanOrEqual(0.8 * refused)
+    })
+
+    it('a second refusal compacts harder with the fallback; a third ends the turn CONTEXT_OVERFLOW saying what was tried', async ({ h }) => {
+      h.scripted.setContextWindow(LARGE)
+      let agent!: Agent
+      const seen = model(h, () => agent, [...twoSteps, refusal, refusal, refusal, { text: 'never asked' }], () => ({ text: 'short summary' }))
+      agent = await h.createAgent()
+      agent.send({ content: 'go' })
+      await agent.whenIdle()
+      const records = h.records(agent)
+      const all = compactions(records)
+      expect(all.map((data) => [data.reason, data.method])).toEqual([['overflow', 'summary'], ['overflow', 'fallback']])
+      expect(all[1].fallbackReason).toBe('the request was refused again after a summary')
+      expect(all[1].contextWindow).toBeLessThan(all[0].contextWindow!)
+      // One summary call (none for the fallback), three refused work requests, nothing after them.
+      expect(seen.filter((entry) => isSummaryCall(entry.request))).toHaveLength(1)
+      expect(seen.filter((entry) => !isSummaryCall(entry.request))).toHaveLength(5)
+      const outcome = turnOutcome(records)
+      expect(outcome).toMatchObject({ kind: 'error', code: 'CONTEXT_OVERFLOW' })
+      const { message } = outcome as { message: string }
+      expect(message).toMatch(/^the model refused the request as too long 3 times; compacted \(summary\) from about \d+ to \d+ estimated tokens, then compacted \(fallback\) from about \d+ to \d+ estimated tokens \(aiming under about \d+ estimated tokens\)\. Last refusal: Input tokens exceed the configured limit of 272000 tokens\.$/)
+    })
+
+    it('a refusal of the summary call itself falls back without another compaction', async ({ h }) => {
+      h.scripted.setContextWindow(LARGE)
+      let agent!: Agent
+      const seen = model(h, () => agent, [...twoSteps, refusal, { text: 'done after the fallback' }], () => refusal)
+      agent = await h.createAgent()
+      agent.send({ content: 'go' })
+      await agent.whenIdle()
+      const records = h.records(agent)
+      expect(turnOutcome(records)).toEqual({ kind: 'completed' })
+      expect(compactions(records)).toEqual([expect.objectContaining({ reason: 'overflow', method: 'fallback', fallbackReason: expect.stringMatching(/^the summary call failed: CONTEXT_OVERFLOW/) })])
+      expect(seen.filter((entry) => isSummaryCall(entry.request))).toHaveLength(1)
+      expect(seen.filter((entry) => !isSummaryCall(entry.request))).toHaveLength(4)
+    })
+
+    it('a usage limit during the summary call ends the turn with it, no retry', async ({ h }) => {
+      h.scripted.setContextWindow(LARGE)
+      let agent!: Agent
+      const seen = model(h, () => agent, [...twoSteps, refusal, { text: 'never asked' }],
+        () => ({ kind: 'error', code: 'RATE_LIMIT', message: 'Rate limit reached for requests', retryAfterMs: 60_000 }))
+      agent = await h.createAgent()
+      agent.send({ content: 'go' })
+      await agent.whenIdle()
+      const records = h.records(agent)
+      expect(turnOutcome(records)).toEqual({ kind: 'error', code: 'RATE_LIMIT', message: 'Rate limit reached for requests', retryAfterMs: 60_000 })
+      expect(compactions(records)).toEqual([])
+      expect(seen).toHaveLength(4)
+    })
+  })
+
+  describe('compact() on demand', () => {
+    it('compacts an idle agent whatever the threshold; input sent meanwhile waits for it', async ({ h }) => {
+      let release!: () => void
+      const held = new Promise<void>((resolve) => { release = resolve })
+      const seen: Seen[] = []
+      // The summary call waits for the test, so a send can land while the compaction runs.
+      h.scripted.push(...[
+        (request) => (seen.push({ request, records: 0 }), { text: 'first answer' }),
+        (request) => (seen.push({ request, records: 0 }), { text: 'second answer' }),
+        async (request) => { seen.push({ request, records: 0 }); await held; return { text: 'summary on request' } },
+        (request) => (seen.push({ request, records: 0 }), { text: 'after the compaction' }),
+      ] as ScriptStep[])
+      const agent = await h.createAgent()
+      agent.send({ content: 'PROMPT one ' + 'p'.repeat(2000) })
+      await agent.whenIdle()
+      agent.send({ content: 'PROMPT two' })
+      await agent.whenIdle()
+      const observed: ContextCompactionData[] = []
+      h.root.on('agent/compacted', (_agent, data) => { observed.push(data) })
+      const compacting = agent.compact()
+      expect(agent.status).toBe('running')
+      agent.send({ content: 'sent while compacting' })
+      expect(await agent.compact()).toEqual({ kind: 'unchanged', why: 'the agent is busy; compact when it is idle' })
+      release()
+      const result = await compacting
+      expect(result).toMatchObject({ kind: 'compacted', data: { reason: 'request', method: 'summary', turn: 2, step: 0 } })
+      await agent.whenIdle()
+      const records = h.records(agent)
+      expect(compactions(records)).toEqual([(result as { data: ContextCompactionData }).data])
+      expect(observed).toEqual(compactions(records))
+      // The queued message ran after the compaction, on the compacted history: the summary, then the last exchange.
+      const last = seen.at(-1)!.request
+      expect(isSummaryCall(seen[2].request)).toBe(true)
+      expect(last.messages.map((message) => message.role === 'user' ? message.content[0].text.slice(0, 60) : message.role)).toEqual([
+        `${SUMMARY_HEADING}\nsummary on request`.slice(0, 60), 'PROMPT two', 'assistant', 'sent while compacting',
+      ])
+      expect(turnOutcome(records)).toEqual({ kind: 'completed' })
+    })
+
+    it('a cancel stops a compaction under way: nothing is recorded', async ({ h }) => {
+      const asked = deferred()
+      h.scripted.push({ text: 'one' }, { text: 'two' }, () => { asked.resolve(); return { kind: 'hang' } })
+      const agent = await h.createAgent()
+      await prompt(agent, 'first ' + 'q'.repeat(2000))
+      await prompt(agent, 'second')
+      const compacting = agent.compact()
+      await asked.promise
+      expect(agent.cancel('user')).toBe(true)
+      expect(await compacting).toEqual({ kind: 'unchanged', why: 'aborted' })
+      expect(compactions(h.records(agent))).toEqual([])
+      expect(agent.status).toBe('idle')
+    })
   })
 
   it('agent/compact can veto a compaction or replace its summary', async ({ h }) => {

@@ -34,6 +34,7 @@ export const DRIVER_BLOCK_CODES = {
   unknownOutcome: 'unknown-turn-outcome',
   promptRejected: 'prompt-rejected',
   queueFailed: 'queue-failed',
+  contextOverflow: 'context-overflow',
 } as const
 
 const USAGE_LIMIT_CODES = new Set(['RATE_LIMIT', 'QUOTA'])
@@ -102,6 +103,9 @@ function settleOutcome(outcome: TurnOutcome | undefined, round: number): RoundSe
       }
       if (typeof code === 'string' && USAGE_LIMIT_CODES.has(code)) {
         return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.usageLimited, message: `The model provider reported a usage limit (${text}). Resume the goal when the limit allows.` } }
+      }
+      if (code === 'CONTEXT_OVERFLOW') {
+        return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.contextOverflow, message: `The model refused goal round ${round} as too long even after the history was compacted (${text}). Set the provider's contextWindow (or compaction.contextWindow) to the server's real limit, raise the server's limit (Ollama's num_ctx), or give the goal less to read per round; then resume the goal.` } }
       }
       return { kind: 'block', reason: { code: DRIVER_BLOCK_CODES.turnError, message: `The goal round ended with an error (${text}).` } }
     }

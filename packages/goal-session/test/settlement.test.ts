@@ -33,6 +33,7 @@ describe('settleRound, the settlement table', () => {
     expect(settleRound(turn({ kind: 'error', code: 'INTERNAL', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'turn-error' } })
     expect(settleRound(turn({ kind: 'error', code: 'REFUSED', message: 'not this' }), at))
       .toEqual({ kind: 'block', reason: { code: DRIVER_BLOCK_CODES.refused, message: 'The model refused to work on the goal (REFUSED: not this).' } })
+    expect(settleRound(turn({ kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'm' }), at)).toMatchObject({ kind: 'block', reason: { code: 'context-overflow' } })
     expect(settleRound(turn({ kind: 'max-tokens' }), at)).toMatchObject({ kind: 'block', reason: { code: 'max-tokens' } })
     expect(settleRound(turn({ kind: 'disposed' }), at)).toMatchObject({ kind: 'disarm' })
     expect(settleRound(turn({ kind: 'interrupted' }), at)).toMatchObject({ kind: 'disarm' })
@@ -164,16 +165,31 @@ describe('settlement', () => {
     expect(h.scripted.remaining).toBe(1)
   })
 
-  it('blocks the goal turn-error when a round still overflows after its one compaction and retry', async () => {
+  it('blocks the goal context-overflow when a round is still refused as too long after the summary and the fallback', async () => {
     s = await setup()
     const { h, agent } = s
     const overflow: ScriptResponse = { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'too long' }
-    // The overflow compacts (the summary is the third answer) and the call is made once more.
-    h.scripted.push({ text: 'round one' }, overflow, { text: 'summary of round one' }, overflow, { text: 'must not be used' })
+    // The first refusal compacts with a summary (the third answer), the second with the fallback (no model call), the third blocks.
+    h.scripted.push({ text: 'round one' }, overflow, { text: 'summary of round one' }, overflow, overflow, { text: 'must not be used' })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
     const goal = await untilStopped(h.root, agent)
-    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code: 'turn-error' } })
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code: 'context-overflow' } })
+    expect(goal?.blockedReason?.message).toMatch(/^The model refused goal round 2 as too long even after the history was compacted \(CONTEXT_OVERFLOW: the model refused the request as too long 3 times; compacted \(summary\) .*, then compacted \(fallback\) .*Last refusal: too long\)\. Set the provider's contextWindow/)
     expect(h.scripted.remaining).toBe(1)
+  })
+
+  it('blocks the goal usage-limited when the summary call of a compaction hits a usage limit: no retry, no loop', async () => {
+    s = await setup()
+    const { h, agent } = s
+    const overflow: ScriptResponse = { kind: 'error', code: 'CONTEXT_OVERFLOW', message: 'too long' }
+    // Round 2 is refused as too long; the summary call (the third answer) meets the provider's limit.
+    h.scripted.push({ text: 'round one' }, overflow, { kind: 'error', code: 'QUOTA', message: 'insufficient balance' }, { text: 'must not be used' })
+    h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
+    const goal = await untilStopped(h.root, agent)
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code: 'usage-limited' } })
+    expect(goal?.blockedReason?.message).toContain('QUOTA: insufficient balance')
+    expect(h.scripted.remaining).toBe(1)
+    expect(recordsOf(h.records(agent), 'context/compacted')).toEqual([])
   })
 
   it('disarms without running a round when the checkpoint flush fails', async () => {

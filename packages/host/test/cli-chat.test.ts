@@ -75,6 +75,30 @@ describe('goalkeeper chat', { timeout: CLI_TIMEOUT }, () => {
     expect(chat.stderr()).toContain('goal complete after round 1/256\n')
   })
 
+  it('/compact compacts the history now: a progress line, a summary in place of the earlier messages, and a note when nothing is left', async () => {
+    const p = await project({
+      script: `export default many((request) => request.system.startsWith('You write the working summary')
+        ? { text: 'The person sent a long note and a greeting.' }
+        : { text: 'Answer to ' + textOf(request.messages.filter((message) => message.role === 'user').at(-1)).slice(0, 12) + '.' })`,
+    })
+    const chat = start([...p.globals, 'chat'], { stdin: 'pipe' })
+    chat.type(`A long note: ${'words of the note '.repeat(200)}`)
+    await chat.waitFor('stdout', /Answer to A long note:\.\n/)
+    chat.type('hello there')
+    await chat.waitFor('stdout', /Answer to hello there\.\n/)
+    chat.type('/compact')
+    await chat.waitFor('stderr', /\n {2}compacted: 2 messages, ~\d+(\.\d)?k -> \d+(\.\d)?k? tokens of \d+(\.\d)?k \(summary\) on request\n/)
+    chat.type('/compact')
+    await chat.waitFor('stderr', /\ngoalkeeper: nothing compacted: the history would get no shorter\n/)
+    chat.type('and now?')
+    chat.child.stdin!.end()
+    expect(await chat.exit, chat.stderr()).toBe(0)
+    const records = await readSession(p, sessionIdOf(chat.stderr()))
+    expect(records.filter((record) => record.type === 'context/compacted').map((record) => [record.data.reason, record.data.method, record.data.replaced]))
+      .toEqual([['request', 'summary', 2]])
+    expect(chat.stdout()).toContain('Answer to and now?.\n')
+  })
+
   it('Ctrl-C (SIGINT) cancels a running round, which pauses the goal; with nothing running it shuts down', async () => {
     const p = await project({
       script: `export default many((request) => {

@@ -10,7 +10,11 @@ export interface AttemptFailure {
 const MAX_SERVER_MESSAGE = 300
 
 const QUOTA_WORDING = /insufficient[ _]balance|insufficient[ _]quota|exceeded your current quota|quota exceeded|billing/i
-const CONTEXT_WORDING = /context_length_exceeded|maximum context length|context length|context window|prompt is too long|too many tokens/i
+// OpenAI (`context_length_exceeded`, "Input tokens exceed the configured limit of N tokens"), DeepSeek and vLLM
+// ("This model's maximum context length is N tokens. However, you requested M tokens"), older vLLM ("Input prompt
+// (M tokens) is too long and exceeds limit of N"), Ollama ("the input length exceeds the context length"),
+// LM Studio ("Input length M exceeds context length N").
+const CONTEXT_WORDING = /context_length_exceeded|maximum context length|context length|context window|prompt is too long|too many tokens|input tokens exceed|exceeds limit of|exceeds the context|context limit/i
 const AUTH_WORDING = /incorrect api key|invalid api key|invalid_api_key|authentication|unauthori[sz]ed|permission denied|forbidden|api key not valid/i
 const RATE_WORDING = /rate.?limit|too many requests/i
 
@@ -81,10 +85,51 @@ const codeForStatus = (status: number, message: string): ModelErrorCode => {
   return 'SERVER'
 }
 
+/** The first number one of `patterns` captures in `text`, thousands separators allowed. */
+const firstCount = (text: string, patterns: readonly RegExp[]): number | undefined => {
+  for (const pattern of patterns) {
+    const found = pattern.exec(text)?.[1]
+    const count = found === undefined ? NaN : Number(found.replace(/[,_]/g, ''))
+    if (Number.isSafeInteger(count) && count > 0) return count
+  }
+  return undefined
+}
+
+const LIMIT_FIGURES = [
+  /maximum context length is (\d[\d,]*)/i,
+  /configured limit of (\d[\d,]*)/i,
+  /exceeds limit of (\d[\d,]*)/i,
+  /exceeds context length (?:of )?(\d[\d,]*)/i,
+]
+// The input alone when the server says it apart from the completion: that is the part compaction shrinks.
+const REQUEST_FIGURES = [
+  /(\d[\d,]*) in the messages/i,
+  /resulted in (\d[\d,]*) tokens/i,
+  /request has (\d[\d,]*) input tokens/i,
+  /contains at least (\d[\d,]*) input tokens/i,
+  /input prompt \((\d[\d,]*) tokens\)/i,
+  /input length (\d[\d,]*) exceeds/i,
+  /you requested (\d[\d,]*) tokens/i,
+]
+
+/**
+ * The figures of a context-length refusal, when the server states them: its limit and what it counted for
+ * the request, in its own tokens. Ollama states neither; the agent loop then learns from its own estimate.
+ */
+export const overflowFigures = (message: string): Pick<ModelError, 'contextLimit' | 'requestTokens'> => {
+  const contextLimit = firstCount(message, LIMIT_FIGURES)
+  const requestTokens = firstCount(message, REQUEST_FIGURES)
+  return { ...(contextLimit ? { contextLimit } : {}), ...(requestTokens ? { requestTokens } : {}) }
+}
+
+/** The error of a classified failure, with the refusal's figures for a CONTEXT_OVERFLOW. */
+const classified = (code: ModelErrorCode, message: string): ModelError =>
+  ({ code, message, ...(code === 'CONTEXT_OVERFLOW' ? overflowFigures(message) : {}) })
+
 export const httpFailure = (provider: string, status: number, body: string, headers: Headers, masker: Masker): AttemptFailure => {
   const message = clip(masker.mask(serverMessage(body) || '(empty body)'), MAX_SERVER_MESSAGE)
   const code = codeForStatus(status, message)
-  const error: ModelError = { code, message: `${provider}: HTTP ${status}: ${message}` }
+  const error = classified(code, `${provider}: HTTP ${status}: ${message}`)
   const retryAfterMs = code === 'RATE_LIMIT' ? parseRetryAfter(headers) : undefined
   if (retryAfterMs !== undefined) error.retryAfterMs = retryAfterMs
   return { error, retryable: RETRYABLE.has(code) }
@@ -104,7 +149,7 @@ export const streamedFailure = (provider: string, frame: unknown, masker: Masker
         : CONTEXT_WORDING.test(message) ? 'CONTEXT_OVERFLOW'
           : RATE_WORDING.test(message) ? 'RATE_LIMIT'
             : 'SERVER'
-  return { error: { code, message: `${provider}: stream error: ${message}` }, retryable: RETRYABLE.has(code) }
+  return { error: classified(code, `${provider}: stream error: ${message}`), retryable: RETRYABLE.has(code) }
 }
 
 /** An HTTP-like status inside an error frame: `status` or `code` of the error or the frame, as a number (or numeric string). */

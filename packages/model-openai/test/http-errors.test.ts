@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { jsonError, lastOf, runOnce, textReply, useServers, type Handler } from './fake-server.ts'
+import { frame, jsonError, lastOf, runOnce, sse, textReply, useServers, type Handler } from './fake-server.ts'
+import { OVERFLOW_BODIES } from '@goalkeeper/test-kit'
 
 const serve = useServers()
 const run = (handlers: Handler[], overrides: Record<string, unknown> = {}) => runOnce(serve, handlers, overrides)
@@ -85,6 +86,19 @@ describe('HTTP errors and retries', () => {
     expect(received).toHaveLength(1)
     expect(finish.error.code).toBe('CONTEXT_OVERFLOW')
     expect(finish.error.message).toMatch(/^openai-compatible: HTTP 400: This model's maximum context length is 65536/)
+  })
+
+  it.for(OVERFLOW_BODIES)('classifies the refusal of $server as CONTEXT_OVERFLOW with the figures it states', async ({ status, body, contextLimit, requestTokens }) => {
+    const { finish, received } = await run([jsonError(status, body)])
+    expect(received).toHaveLength(1)
+    expect(finish.error.code).toBe('CONTEXT_OVERFLOW')
+    expect(finish.error.contextLimit).toBe(contextLimit)
+    expect(finish.error.requestTokens).toBe(requestTokens)
+  })
+
+  it('an error frame inside the stream with a refusal as too long carries the figures too', async () => {
+    const { finish } = await run([sse(frame({ error: { message: "This model's maximum context length is 8192 tokens. However, you requested 9100 tokens (8100 in the messages, 1000 in the completion)." } }))])
+    expect(finish.error).toMatchObject({ code: 'CONTEXT_OVERFLOW', contextLimit: 8192, requestTokens: 8100 })
   })
 
   it('maps other 400, 404 and 422 to BAD_REQUEST', async () => {

@@ -12,6 +12,12 @@ export interface ModelError {
   code: ModelErrorCode | (string & {})
   message: string
   retryAfterMs?: number
+  /**
+   * CONTEXT_OVERFLOW only, when the refusal states them (in the server's own tokens): the limit it enforces
+   * and what it counted for the refused request. The agent loop learns the effective limit from them.
+   */
+  contextLimit?: number
+  requestTokens?: number
 }
 
 /** A complete tool call as the model produced it; `arguments` is the raw JSON text. */

@@ -52,8 +52,11 @@ export interface ToolRewriteInfo { by: string; reason?: string; arguments: strin
 export interface ContextCompactionData {
   turn: number
   step: number
-  /** `threshold`: the estimate passed the configured share of the window; `overflow`: the provider said CONTEXT_OVERFLOW. */
-  reason: 'threshold' | 'overflow'
+  /**
+   * `threshold`: the estimate passed the configured share of the window; `overflow`: the provider said
+   * CONTEXT_OVERFLOW; `request`: asked for (`agent.compact()`, the chat's `/compact`).
+   */
+  reason: 'threshold' | 'overflow' | 'request'
   /** `summary`: written by the model; `fallback`: deterministic removal; `policy`: a listener replaced the summary. */
   method: 'summary' | 'fallback' | 'policy'
   uptoSeq: number

@@ -2,6 +2,8 @@ export { createHarness, harnessWith, type CapturedEvent, type Harness, type Harn
 export { call, done, readA, repeat, tools } from './script.ts'
 export { outcomes, pluginMessages, userTexts } from './records.ts'
 export { deferred, prompt } from './waits.ts'
+export { startChatServer, type ChatAnswer, type ChatRequest, type ChatServer } from './chat-server.ts'
+export { OVERFLOW_BODIES, type OverflowBody } from './overflow-bodies.ts'
 export { expectUnloadClearsTimer, watchTimers } from './timers.ts'
 export { createTestDatabase, serverUrl, testDatabase, withDatabase, type OwnedDatabase, type TestDatabase } from './database.ts'
 export { startEmbeddedPostgres } from './database-setup.ts'

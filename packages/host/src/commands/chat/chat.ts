@@ -1,7 +1,7 @@
 import { clearLine, createInterface, cursorTo, type Interface } from 'node:readline'
 import type { Context } from 'cordis'
 import { executeGoalCommand, GOAL_COMMAND_USAGE, parseGoalCommand } from '@goalkeeper/tool-goal'
-import type { Agent } from '@goalkeeper/agent-loop'
+import { compactionLine, type Agent } from '@goalkeeper/agent-loop'
 import { lastAssistantText } from '@goalkeeper/session'
 import { defineCommand } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
@@ -17,6 +17,7 @@ import { PromptOutput } from './prompt-output.ts'
 const HELP = [
   'Type a message and press Enter to send it. While a goal runs, what you type goes first: the next round waits.',
   GOAL_COMMAND_USAGE,
+  '/compact                   compact the history now: a summary replaces the earlier conversation',
   '/help                      this text',
   '/exit                      leave (or Ctrl-D); Ctrl-C cancels the running turn, twice at an empty prompt leaves',
 ].join('\n')
@@ -160,6 +161,7 @@ class Chat {
     if (this.closed && this.interactive) return
     if (line === '/exit' || line === '/quit') return void this.rl.close()
     if (line === '/help') return this.after(() => this.run.term.out(HELP))
+    if (line === '/compact') return this.compact()
     if (!line) return this.after(() => {})
     const command = parseGoalCommand(line)
     // A person at the prompt takes over: a waiting auto-resume ends (a message would cancel it too; /goal commands, /goal pause included, must as well).
@@ -186,6 +188,20 @@ class Chat {
     term.record({ type: 'command', session: agent.id, command: command.kind, ok: result.ok, code: result.code ?? null, message: result.message, goal: result.goal ?? null })
     if (result.ok) term.out(result.message)
     else term.note(result.message)
+  }
+
+  /** `/compact`: the live view shows a compaction as it is recorded; only a compaction that did not happen needs a word here. */
+  private async compact() {
+    const { term, agent } = this.run
+    // The answer to the previous line may be out before its turn has fully ended.
+    await agent.whenIdle()
+    const result = await agent.compact()
+    const message = result.kind === 'compacted' ? compactionLine(result.data)
+      : result.kind === 'unchanged' ? `nothing compacted: ${result.why}`
+        : `compaction failed: ${result.error.code}: ${result.error.message}`
+    term.record({ type: 'command', session: agent.id, command: 'compact', ok: result.kind === 'compacted', message })
+    if (result.kind !== 'compacted') term.note(message)
+    this.showPrompt()
   }
 
   /** Piped or --json runs have no streamed text: each turn's answer is printed when the turn ends. */

@@ -4,6 +4,7 @@ import { excerpt } from './text.ts'
 const WHY: Record<ContextCompactionData['reason'], string> = {
   threshold: 'the request neared the context window',
   overflow: 'the model refused the request as too long',
+  request: 'asked for with /compact',
 }
 
 /** A `context/compacted` record for `show`: why and how, what it replaced, the token estimates, and the summary. */

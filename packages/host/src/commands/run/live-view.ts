@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
-import type { Agent, AgentErrorInfo, ToolCallInfo } from '@goalkeeper/agent-loop'
+import { compactionLine, type Agent, type AgentErrorInfo, type ToolCallInfo } from '@goalkeeper/agent-loop'
 import type { GoalActivation, GoalChange } from '@goalkeeper/goal'
-import { isRecordOf, recordsOfTurn, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
+import { isRecordOf, recordsOfTurn, type ContextCompactionData, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
 import type { ToolResult } from '@goalkeeper/tools'
 import type { ModelRetryInfo } from '@goalkeeper/model'
 import { summarizeChanges } from '@goalkeeper/loader'
@@ -102,6 +102,12 @@ export class LiveView {
       if (!this.agent) return
       term.progress(`  waiting ${(retry.waitMs / 1000).toFixed(1)} s before retry ${retry.attempt} of ${retry.of} (${provider}): ${retry.error.code}: ${oneLine(retry.error.message, 160)}`)
       term.record({ type: 'retry', session: this.agent.id, provider, ...retry })
+    }))
+    add(ctx.on('agent/compacted', (agent: Agent, data: ContextCompactionData) => {
+      if (!this.mine(agent)) return
+      term.progress(`  ${compactionLine(data)}`)
+      const { turn, step, reason, method, replaced, elided, tokensBefore, tokensAfter, contextWindow } = data
+      term.record({ type: 'compaction', session: agent.id, turn, step, reason, method, replaced, elided: elided.length, tokensBefore, tokensAfter, contextWindow: contextWindow ?? null })
     }))
     add(ctx.on('agent/error', (agent: Agent, turn: number | undefined, error: AgentErrorInfo) => {
       if (!this.mine(agent)) return

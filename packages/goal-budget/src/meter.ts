@@ -55,6 +55,27 @@ export class BudgetMeter {
     this.meters.delete(agent.id)
   }
 
+  /**
+   * What the step's model calls used: every answer recorded for the step (one cut off by a dropped stream and
+   * the call made again are both calls), priced by the usage each reported. A call that failed without a usage
+   * report (the failed step's answer, a cut-off one) costs 0; one that succeeded without one stays unknown.
+   */
+  private stepSpend(agent: Agent, turn: number, step: number, summary: StepSummary): { tokens: number; costUsd: number | null } {
+    const description = this.ctx.models.describe(agent.model)
+    const answers = recordsOfTurn(agent.session.records, turn).filter((record) => isRecordOf(record, 'assistant/message') && record.data.step === step)
+    let tokens = 0
+    let costUsd: number | null = answers.length ? 0 : costOf(description, undefined, this.config.prices, { failed: !!summary.error })
+    answers.forEach((record, index) => {
+      if (!isRecordOf(record, 'assistant/message')) return
+      const { usage, partial } = record.data
+      const failed = !!partial || (index === answers.length - 1 && !!summary.error)
+      const cost = costOf(description, usage, this.config.prices, { failed })
+      tokens += tokensOf(usage)
+      costUsd = costUsd === null || cost === null ? null : costUsd + cost
+    })
+    return { tokens, costUsd }
+  }
+
   onStepEnd(agent: Agent, turn: number, step: number, summary: StepSummary): void {
     const round = this.ctx.goals.roundOf(agent, turn)
     const live = this.ctx.goals.get(agent)
@@ -67,13 +88,11 @@ export class BudgetMeter {
       meter = { turn, mark: stepStart(agent, turn, step) ?? now, wrappedUp: false }
       this.meters.set(agent.id, meter)
     }
-    const usage = assistantUsage(agent, turn, step)
-    const description = this.ctx.models.describe(agent.model)
+    const { tokens, costUsd } = this.stepSpend(agent, turn, step, summary)
     let goal: GoalState
     try {
       goal = this.ctx.goals.recordUsage(agent, {
-        goalId: round.goalId, round: round.round, turn, step,
-        tokens: tokensOf(usage), costUsd: costOf(description, usage, this.config.prices), activeTimeMs: Math.max(0, now - meter.mark),
+        goalId: round.goalId, round: round.round, turn, step, tokens, costUsd, activeTimeMs: Math.max(0, now - meter.mark),
       })
     } catch (error) {
       return void this.logger.error('agent %s: counting turn %d step %d failed: %s', agent.id, turn, step, describeError(error))
@@ -105,12 +124,6 @@ export class BudgetMeter {
   }
 }
 
-function assistantUsage(agent: Agent, turn: number, step: number) {
-  for (const record of recordsOfTurn(agent.session.records, turn)) {
-    if (isRecordOf(record, 'assistant/message') && record.data.step === step) return record.data.usage
-  }
-  return undefined
-}
 
 function stepStart(agent: Agent, turn: number, step: number): number | undefined {
   for (const record of recordsOfTurn(agent.session.records, turn)) {

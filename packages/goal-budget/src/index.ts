@@ -5,9 +5,9 @@ import type { GoalChange } from '@goalkeeper/goal'
 import type { ProviderDescription } from '@goalkeeper/model'
 import type { Usage } from '@goalkeeper/session'
 import { BudgetMeter, type BudgetConfig } from './meter.ts'
-import { costOf, unpricedCostBudget } from './prices.ts'
+import { costOf, unpricedCostBudget, type CostBudgetProblem } from './prices.ts'
 
-export { costOf, priceKey, priceKnown, tokensOf, unpricedCostBudget, type ModelPrice } from './prices.ts'
+export { costOf, priceKey, priceKnown, tokensOf, unpricedCostBudget, type CostBudgetProblem, type ModelPrice } from './prices.ts'
 export type { BudgetConfig } from './meter.ts'
 
 export const name = 'goal-budget'
@@ -29,10 +29,10 @@ export interface GoalBudgetService {
   costOf(description: ProviderDescription | undefined, usage: Usage | undefined): number | null
   /**
    * Why a cost budget of `costUsd` cannot be kept on the model provider registered as `model` (no known
-   * price: the text names the `prices` key to set, with an example), or undefined when it can. Front ends
+   * price: `fix` names the `prices` key to set, with an example), or undefined when it can. Front ends
    * refuse such a budget before the goal starts, instead of letting a paid round run and then stopping.
    */
-  costBudgetProblem(model: string, costUsd: number): string | undefined
+  costBudgetProblem(model: string, costUsd: number): CostBudgetProblem | undefined
 }
 
 declare module 'cordis' {

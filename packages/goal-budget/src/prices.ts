@@ -54,15 +54,23 @@ export function priceKnown(description: ProviderDescription | undefined, overrid
   return costOf(description, { inputTokens: 0, outputTokens: 0 }, overrides) !== null
 }
 
+/** Why a cost budget cannot be kept (one line), and what to do about it (may span lines: a cordis.yml excerpt). */
+export interface CostBudgetProblem {
+  message: string
+  fix: string
+}
+
 /**
  * Why a cost budget cannot be kept on this provider, or undefined when it can: the refusal names the exact
  * `prices` key to set, with an example entry, before any paid call is made.
  */
-export function unpricedCostBudget(description: ProviderDescription | undefined, name: string, costUsd: number, overrides: Record<string, ModelPrice>): string | undefined {
+export function unpricedCostBudget(description: ProviderDescription | undefined, name: string, costUsd: number, overrides: Record<string, ModelPrice>): CostBudgetProblem | undefined {
   if (priceKnown(description, overrides)) return undefined
   const key = priceKey(description)
-  const where = key
-    ? `set its price under goal-budget \`prices\` in cordis.yml, e.g.\n  prices:\n    ${key}: { input: 0.5, output: 1.5 }   # US dollars per million tokens`
-    : 'it does not say which vendor and model it serves, so no price can be set for it'
-  return `the cost budget (${formatBudgetUsd(costUsd)}) cannot be kept: model ${key ?? name} has no known price; ${where}`
+  return {
+    message: `the cost budget (${formatBudgetUsd(costUsd)}) cannot be kept: model ${key ?? name} has no known price`,
+    fix: key
+      ? `set its price (US dollars per million tokens) under goal-budget \`prices\` in cordis.yml, e.g.\n  prices:\n    ${key}: { input: 0.5, output: 1.5 }`
+      : `provider ${name} does not say which vendor and model it serves, so no price can be set for it; use a token or time budget`,
+  }
 }

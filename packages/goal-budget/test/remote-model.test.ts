@@ -83,8 +83,10 @@ describe('ctx.goalBudget.costBudgetProblem', () => {
   it('names the exact prices key (entry name/model) and an example for a model without a price; none once it is priced', async () => {
     await start([answer('unused')], {})
     const problem = h!.root.goalBudget.costBudgetProblem('local', 2.5)
-    expect(problem).toBe('the cost budget ($2.50) cannot be kept: model local/m1 has no known price; set its price under goal-budget `prices` in cordis.yml, e.g.\n'
-      + '  prices:\n    local/m1: { input: 0.5, output: 1.5 }   # US dollars per million tokens')
+    expect(problem).toEqual({
+      message: 'the cost budget ($2.50) cannot be kept: model local/m1 has no known price',
+      fix: 'set its price (US dollars per million tokens) under goal-budget `prices` in cordis.yml, e.g.\n  prices:\n    local/m1: { input: 0.5, output: 1.5 }',
+    })
     expect(h!.root.goalBudget.costBudgetProblem('scripted', 2.5)).toBeUndefined()
     expect(server!.received).toHaveLength(0)
   })

@@ -2,7 +2,7 @@
 // to a local server. Only the server's answers are scripted.
 import { afterEach, describe, expect, it } from 'vitest'
 import { delta, frame, sse, startServer, usageFrame, type Handler, type OpenAIServer } from '@goalkeeper/test-kit'
-import { CLI_TIMEOUT, hint, readSession, run, sessionIdOf, start, useProject, type Project } from './cli-helpers.ts'
+import { CLI_TIMEOUT, hint, localModelProject, readSession, run, sessionIdOf, start, useProject, type Project } from './cli-helpers.ts'
 
 const project = useProject()
 const servers: OpenAIServer[] = []
@@ -17,11 +17,7 @@ const answer = (text: string, usage: { prompt_tokens: number; completion_tokens:
 async function remoteProject(handlers: Handler[], prices?: Record<string, unknown>): Promise<{ p: Project; server: OpenAIServer }> {
   const server = await startServer(handlers)
   servers.push(server)
-  const p = await project({
-    script: 'export default many(() => ({ text: "offline answer" }))',
-    config: { 'agent-loop': { model: ['local', 'scripted'] }, ...(prices ? { 'goal-budget': { prices } } : {}) },
-    extraYml: `- id: local\n  name: '@goalkeeper/model-openai'\n  config: { preset: custom, name: local, baseUrl: '${server.url}', model: m1, maxRetries: 0 }\n`,
-  })
+  const p = await project(localModelProject(server.url, prices ? { config: { 'goal-budget': { prices } } } : {}))
   return { p, server }
 }
 

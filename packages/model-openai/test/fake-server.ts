@@ -1,6 +1,6 @@
 import { afterEach } from 'vitest'
 import { format as printf } from 'node:util'
-import type { ModelChunk, ModelError, ModelRequest } from '@goalkeeper/model'
+import type { ModelChunk, ModelError, ModelRequest, ModelStreamNotice } from '@goalkeeper/model'
 import { Config, resolveSettings, type ProviderSettings } from '../src/config.ts'
 import { createOpenAIProvider } from '../src/provider.ts'
 
@@ -35,10 +35,12 @@ export const providerFor = (url: string, overrides: Record<string, unknown> = {}
     debug: (f: unknown, ...args: unknown[]) => push('debug', f, args),
     info: (f: unknown, ...args: unknown[]) => push('info', f, args),
   }
-  const provider = createOpenAIProvider(settingsFor(url, overrides), logger, { random: () => 0.5 })
+  /** What the provider told through `onStream`, in order. */
+  const notices: ModelStreamNotice[] = []
+  const provider = createOpenAIProvider(settingsFor(url, overrides), logger, { random: () => 0.5, onStream: (notice) => void notices.push(notice) })
   /** Resolves when a log line matching `pattern` is written. */
   const logged = (pattern: RegExp) => new Promise<void>((resolve) => waiters.push({ pattern, resolve }))
-  return { provider, logs, logged }
+  return { provider, logs, logged, notices }
 }
 
 export const request = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({

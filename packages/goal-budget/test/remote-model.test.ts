@@ -91,6 +91,16 @@ describe('ctx.goalBudget.costBudgetProblem', () => {
     expect(server!.received).toHaveLength(0)
   })
 
+  it('the model\'s create_goal with a cost budget is refused the same way; the goal is not created', async () => {
+    const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'create_goal', arguments: JSON.stringify({ objective: 'Ship it', cost_budget_usd: 2 }) } }
+    const agent = await start([sse(delta({ role: 'assistant', tool_calls: [call] }), delta({}, 'tool_calls'), frame('[DONE]')), answer('I could not set it.')], {})
+    agent.send({ content: 'Make shipping it a goal with a $2 budget.' })
+    await agent.whenIdle()
+    const result = h!.records(agent).find((r) => r.type === 'tool/result')!.data as { ok: boolean; error: { code: string; message: string } }
+    expect(result).toMatchObject({ ok: false, error: { code: 'GOAL_COST_UNPRICED', message: expect.stringContaining('model local/m1 has no known price; set its price') } })
+    expect(h!.root.goals.get(agent)).toBeUndefined()
+  })
+
   it('a configured price makes the budget keepable', async () => {
     await start([answer('unused')])
     expect(h!.root.goalBudget.costBudgetProblem('local', 0.004)).toBeUndefined()

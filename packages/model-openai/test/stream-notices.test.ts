@@ -26,7 +26,7 @@ describe('stream trouble is told (onStream, the plugin\'s model/stream)', () => 
   })
 
   it('a failure before any output is retried silently here (model/retry tells it): no broken notice', async () => {
-    const { provider, notices } = await setup([(res) => res.socket!.destroy(), textReply('recovered')], { maxRetries: 1 })
+    const { provider, notices } = await setup([(res) => void res.socket!.destroy(), textReply('recovered')], { maxRetries: 1 })
     const chunks = await collect(provider.stream(request(), new AbortController().signal))
     expect(lastOf(chunks)).toEqual({ type: 'finish', reason: 'stop' })
     expect(notices).toEqual([])

@@ -3,6 +3,7 @@ import { BUDGET_BLOCK_CODE, budgetReached, type AgentRef, type GoalState } from 
 import { describeError } from '@goalkeeper/kit'
 import type { ParsedGoalCommand } from './command.ts'
 import { GOAL_COMMAND_USAGE } from './command.ts'
+import { COST_UNPRICED, costBudgetRefusal } from './cost-budget.ts'
 import { editInput } from './edit-input.ts'
 import { formatGoalStatus } from './status.ts'
 
@@ -46,23 +47,10 @@ function refusal(ctx: Context, agent: AgentRef, error: unknown): GoalCommandResu
   return { ok: false, code, message: advice ? `${base} ${advice}` : base, goal: ctx.goals.get(agent) }
 }
 
-/** The part of goal-budget's `ctx.goalBudget` read here: whether a cost budget can be kept on a model. */
-interface CostBudgetVet {
-  costBudgetProblem(model: string, costUsd: number): { message: string; fix: string } | undefined
-}
-
-// Looked up by name: tool-goal works without goal-budget, which is the package that declares the service.
-const vetOf = (ctx: Context) => (ctx.get as (name: string) => unknown)('goalBudget') as CostBudgetVet | undefined
-
-/**
- * A cost budget on a model without a known price is refused before it is set: the goal would otherwise run
- * one paid round and stop as out of budget. The refusal names the `prices` key to set.
- */
+/** A cost budget on a model without a known price is refused before it is set (`costBudgetRefusal`). */
 function unkeepableCost(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCommandResult | undefined {
-  const costUsd = 'budgets' in command ? command.budgets?.costUsd : undefined
-  const model = costUsd === undefined ? undefined : ctx.get('agents')?.get(agent.id)?.model
-  const problem = model === undefined ? undefined : vetOf(ctx)?.costBudgetProblem(model, costUsd!)
-  return problem && { ok: false, code: 'GOAL_COST_UNPRICED', message: `${problem.message}; ${problem.fix}`, goal: ctx.goals.get(agent) }
+  const refusal = costBudgetRefusal(ctx, agent.id, 'budgets' in command ? command.budgets?.costUsd : undefined)
+  return refusal === undefined ? undefined : { ok: false, code: COST_UNPRICED, message: refusal, goal: ctx.goals.get(agent) }
 }
 
 function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCommandResult {

@@ -1,21 +1,20 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { createHarness, jsonError, startServer, type Harness, type OpenAIServer } from '@goalkeeper/test-kit'
+import { createHarness, jsonError, useOpenAIServers, type Harness } from '@goalkeeper/test-kit'
 import * as openai from '@goalkeeper/model-openai'
 import type { AutoResumeNotice } from '../src/index.ts'
 
 // The reset time travels from a real HTTP 429 (Retry-After) through the HTTP provider, the agent loop and
 // the round driver to this plugin; only the local server's answers are scripted.
+const serve = useOpenAIServers()
 let h: Harness | undefined
-let server: OpenAIServer | undefined
 afterEach(async () => {
   await h?.dispose()
-  await server?.close()
-  h = server = undefined
+  h = undefined
 })
 
 async function limitedFor(retryAfter: string): Promise<{ agent: Agent; notices: AutoResumeNotice[] }> {
-  server = await startServer([jsonError(429, { error: { message: 'Rate limit reached' } }, { 'retry-after': retryAfter })])
+  const server = await serve([jsonError(429, { error: { message: 'Rate limit reached' } }, { 'retry-after': retryAfter })])
   h = await createHarness()
   await h.load(await import('@goalkeeper/goal'), {})
   await h.load(await import('../src/index.ts'), { enabled: true })

@@ -1,24 +1,24 @@
 import type http from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { createHarness, delta, frame, jsonError, sse, startServer, startSse, usageFrame, type Handler, type Harness, type OpenAIServer } from '@goalkeeper/test-kit'
+import { createHarness, delta, frame, jsonError, sse, startSse, usageFrame, useOpenAIServers, type Handler, type Harness, type OpenAIServer } from '@goalkeeper/test-kit'
 import * as openai from '@goalkeeper/model-openai'
 import { untilStopped } from './helpers.ts'
 
 // The real loop, goal plugins and this plugin, with the HTTP provider talking to a local OpenAI-compatible
 // server: only the server's answers are scripted.
+const serve = useOpenAIServers()
 let h: Harness | undefined
 let server: OpenAIServer | undefined
 afterEach(async () => {
   await h?.dispose()
-  await server?.close()
-  h = server = undefined
+  h = undefined
 })
 
 const PRICES = { 'local/m1': { input: 2, output: 8 } }
 
 async function start(handlers: Handler[], prices: Record<string, unknown> = PRICES): Promise<Agent> {
-  server = await startServer(handlers)
+  server = await serve(handlers)
   h = await createHarness()
   await h.load(await import('@goalkeeper/goal'), {})
   await h.load(await import('@goalkeeper/tool-goal'), { blockedThreshold: 0 })

@@ -1,22 +1,18 @@
 // Budgets on a real (local) OpenAI-compatible model: the CLI as a child process, the HTTP provider talking
 // to a local server. Only the server's answers are scripted.
-import { afterEach, describe, expect, it } from 'vitest'
-import { delta, frame, sse, startServer, usageFrame, type Handler, type OpenAIServer } from '@goalkeeper/test-kit'
+import { describe, expect, it } from 'vitest'
+import { delta, frame, sse, usageFrame, useOpenAIServers, type Handler, type OpenAIServer } from '@goalkeeper/test-kit'
 import { CLI_TIMEOUT, hint, localModelProject, readSession, run, sessionIdOf, start, useProject, type Project } from './cli-helpers.ts'
 
 const project = useProject()
-const servers: OpenAIServer[] = []
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close()
-})
+const serve = useOpenAIServers()
 
 const answer = (text: string, usage: { prompt_tokens: number; completion_tokens: number }): Handler =>
   sse(delta({ role: 'assistant', content: text }), delta({}, 'stop'), usageFrame(usage), frame('[DONE]'))
 
 /** A project whose agents talk to a `local` entry (custom preset, model m1) served by `handlers`. */
 async function remoteProject(handlers: Handler[], prices?: Record<string, unknown>): Promise<{ p: Project; server: OpenAIServer }> {
-  const server = await startServer(handlers)
-  servers.push(server)
+  const server = await serve(handlers)
   const p = await project(localModelProject(server.url, prices ? { config: { 'goal-budget': { prices } } } : {}))
   return { p, server }
 }

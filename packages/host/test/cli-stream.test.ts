@@ -1,25 +1,21 @@
 // Stream trouble of a real (local) HTTP model is never silent: progress lines on stderr, `stream` objects
 // with --json. The CLI runs as a child process; only the local server's answers are scripted.
-import { afterEach, describe, expect, it } from 'vitest'
-import { delta, startServer, startSse, textReply, type OpenAIServer } from '@goalkeeper/test-kit'
+import { describe, expect, it } from 'vitest'
+import { delta, startSse, textReply, useOpenAIServers } from '@goalkeeper/test-kit'
 import { CLI_TIMEOUT, jsonLines, localModelProject, run, useProject } from './cli-helpers.ts'
 
 const project = useProject()
-const servers: OpenAIServer[] = []
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close()
-})
+const serve = useOpenAIServers()
 
 describe('goalkeeper on a stalled or broken model stream', { timeout: CLI_TIMEOUT }, () => {
   it('says while the stream is silent, says when it broke and is asked again; --json carries both as stream objects', async () => {
-    const server = await startServer([async (res) => {
+    const server = await serve([async (res) => {
       startSse(res)
       res.write(delta({ role: 'assistant', content: 'Hello!' }))
       // Paces the server: silent for a few notice intervals, then the connection drops.
       await new Promise((resolve) => setTimeout(resolve, 450))
       res.socket!.destroy()
     }, textReply("I'm unable to say more.")])
-    servers.push(server)
     const p = await project(localModelProject(server.url, { entry: { stallNoticeMs: 150, idleTimeoutMs: 5000 } }))
     const { code, stdout, stderr } = await run([...p.globals, '--json', 'run', 'greet me'])
     expect(code, stderr).toBe(0)

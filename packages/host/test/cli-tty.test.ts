@@ -2,16 +2,13 @@
 // TTYs (prompt, raw keys, streamed text), checked as the screen a person would see.
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { delta, startServer, startSse, textReply, type OpenAIServer } from '@goalkeeper/test-kit'
+import { describe, expect, it } from 'vitest'
+import { delta, startSse, textReply, useOpenAIServers } from '@goalkeeper/test-kit'
 import { CLI_TIMEOUT, childEnv, localModelProject, repoRoot, useProject } from './cli-helpers.ts'
 import { screenLines } from './screen.ts'
 
 const project = useProject()
-const servers: OpenAIServer[] = []
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close()
-})
+const serve = useOpenAIServers()
 const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
 
 const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
@@ -117,11 +114,10 @@ describe('goalkeeper chat on a terminal', { timeout: CLI_TIMEOUT }, () => {
 
   it('a model stream that breaks after output: the cut-off text is marked, a line says it is asked again, the answer starts on its own line', async () => {
     // A real (local) HTTP model: the first answer stops after "Hello!" when the connection drops.
-    const server = await startServer([(res) => {
+    const server = await serve([(res) => {
       startSse(res)
       res.write(delta({ role: 'assistant', content: 'Hello!' }), () => res.socket!.destroy())
     }, textReply("I'm unable to say more.")])
-    servers.push(server)
     const p = await project(localModelProject(server.url))
     const term = startOnTerminal([...p.globals, 'run', 'greet me'])
     expect(await term.exit, term.screen().join('\n')).toBe(0)

@@ -1,11 +1,10 @@
-import { afterEach } from 'vitest'
 import { format as printf } from 'node:util'
 import type { ModelChunk, ModelError, ModelRequest, ModelStreamNotice } from '@goalkeeper/model'
 import { Config, resolveSettings, type ProviderSettings } from '../src/config.ts'
 import { createOpenAIProvider } from '../src/provider.ts'
 
 export { delta, frame, jsonError, sse, startServer, startSse, textReply, usageFrame, type Handler, type Received } from '@goalkeeper/test-kit'
-import { startServer, type Handler, type OpenAIServer } from '@goalkeeper/test-kit'
+import { useOpenAIServers, type Handler, type OpenAIServer } from '@goalkeeper/test-kit'
 
 /** Paces a scripted server (it shapes traffic; tests never wait for an outcome this way). */
 export const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -60,17 +59,7 @@ export const lastOf = (chunks: ModelChunk[]) => chunks[chunks.length - 1]
 export type TestServer = OpenAIServer
 
 /** A per-test server factory; every server it started is closed after each test. */
-export const useServers = () => {
-  const open: TestServer[] = []
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((server) => server.close()))
-  })
-  return async (handlers: Handler[]) => {
-    const server = await startServer(handlers)
-    open.push(server)
-    return server
-  }
-}
+export const useServers = useOpenAIServers
 
 /** Starts a server, streams one default request through a provider pointed at it, collects everything. */
 export const runOnce = async (serve: ReturnType<typeof useServers>, handlers: Handler[], overrides: Record<string, unknown> = {}) => {

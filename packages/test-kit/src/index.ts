@@ -2,7 +2,7 @@ export { createHarness, harnessWith, type CapturedEvent, type Harness, type Harn
 export { call, done, readA, repeat, tools } from './script.ts'
 export { outcomes, pluginMessages, userTexts } from './records.ts'
 export { deferred, prompt } from './waits.ts'
-export { delta, frame, jsonError, sse, startServer, startSse, textReply, usageFrame, type Handler, type OpenAIServer, type Received } from './openai-server.ts'
+export { delta, frame, jsonError, sse, startServer, startSse, textReply, usageFrame, useOpenAIServers, type Handler, type OpenAIServer, type Received } from './openai-server.ts'
 export { expectUnloadClearsTimer, watchTimers } from './timers.ts'
 export { createTestDatabase, serverUrl, testDatabase, withDatabase, type OwnedDatabase, type TestDatabase } from './database.ts'
 export { startEmbeddedPostgres } from './database-setup.ts'

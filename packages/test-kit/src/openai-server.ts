@@ -2,6 +2,7 @@
 // over a real socket, so packages that run a real model provider in their tests script the server, not the model.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { afterEach } from 'vitest'
 
 export interface Received {
   at: number
@@ -67,3 +68,16 @@ export const jsonError = (status: number, body: unknown, headers: Record<string,
 }
 
 export type OpenAIServer = Awaited<ReturnType<typeof startServer>>
+
+/** A per-test server factory: call at the top of a test file; every server it started is closed after each test. */
+export const useOpenAIServers = () => {
+  const open: OpenAIServer[] = []
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((server) => server.close()))
+  })
+  return async (handlers: Handler[]): Promise<OpenAIServer> => {
+    const server = await startServer(handlers)
+    open.push(server)
+    return server
+  }
+}

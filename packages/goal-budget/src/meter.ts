@@ -3,7 +3,7 @@ import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { BUDGET_BLOCK_CODE, budgetReached, type GoalChange, type GoalState } from '@goalkeeper/goal'
 import { describeError } from '@goalkeeper/kit'
 import { isRecordOf, recordsOfTurn } from '@goalkeeper/session'
-import { costOf, tokensOf, type ModelPrice } from './prices.ts'
+import { costOf, tokensOf, unpricedCostBudget, type ModelPrice } from './prices.ts'
 import { wrapUpMessage } from './wrap-up.ts'
 
 export interface BudgetConfig {
@@ -41,11 +41,17 @@ export class BudgetMeter {
    */
   onGoalChanged(agent: Agent, change: GoalChange): void {
     const goal = change.goal
-    if (change.op !== 'edit' || goal?.phase !== 'active') return
-    const reached = budgetReached(goal)
-    if (!reached) return
+    if (goal?.phase !== 'active') return
+    let message = change.op === 'edit' ? budgetReached(goal)?.message : undefined
+    // A front end refuses this up front (costBudgetProblem); a goal set another way (the API, a queued job)
+    // is stopped here, before a paid round runs that could not be counted against the budget.
+    if (!message && ['create', 'edit', 'resume'].includes(change.op) && goal.budgets?.costUsd !== undefined) {
+      const problem = unpricedCostBudget(this.ctx.models.describe(agent.model), agent.model, goal.budgets.costUsd, this.config.prices)
+      if (problem) message = `${capitalize(problem.message)}: ${problem.fix.replace(/\n\s*/g, ' ')}`
+    }
+    if (!message) return
     try {
-      this.ctx.goals.block(agent, { id: goal.id, revision: goal.revision }, { code: BUDGET_BLOCK_CODE, message: reached.message })
+      this.ctx.goals.block(agent, { id: goal.id, revision: goal.revision }, { code: BUDGET_BLOCK_CODE, message })
     } catch (error) {
       this.logger.warn('agent %s: blocking goal %s over budget failed: %s', agent.id, goal.id, describeError(error))
     }
@@ -131,3 +137,5 @@ function stepStart(agent: Agent, turn: number, step: number): number | undefined
   }
   return undefined
 }
+
+const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)

@@ -101,6 +101,17 @@ describe('ctx.goalBudget.costBudgetProblem', () => {
     expect(h!.root.goals.get(agent)).toBeUndefined()
   })
 
+  it('a goal given a cost budget some other way (the API, a queued job) is blocked before its first call', async () => {
+    const agent = await start([answer('unused')], {})
+    h!.root.goals.create(agent, { objective: 'Ship it', budgets: { costUsd: 2.5 } })
+    const goal = await untilStopped(h!, agent)
+    expect(goal).toMatchObject({
+      phase: 'blocked', roundsStarted: 0,
+      blockedReason: { code: 'budget-limited', message: 'The cost budget ($2.50) cannot be kept: model local/m1 has no known price: set its price (US dollars per million tokens) under goal-budget `prices` in cordis.yml, e.g. prices: local/m1: { input: 0.5, output: 1.5 }' },
+    })
+    expect(server!.received).toHaveLength(0)
+  })
+
   it('a configured price makes the budget keepable', async () => {
     await start([answer('unused')])
     expect(h!.root.goalBudget.costBudgetProblem('local', 0.004)).toBeUndefined()

@@ -32,6 +32,13 @@ describe('goalkeeper goal with a cost budget on a remote model', { timeout: CLI_
     expect(accepted.code, accepted.stderr).toBe(4)
     expect(priced.server.received).toHaveLength(1)
     expect(accepted.stdout).toContain('Spent: tokens 110, cost $0.0001/$2.50\n')
+
+    // The price removed again: resuming that goal (its cost budget kept) is refused the same way.
+    const unpriced = await remoteProject([answer('unused', { prompt_tokens: 1, completion_tokens: 1 })])
+    const resumed = await run([...unpriced.p.globals, 'goal', '--session', sessionIdOf(accepted.stderr), '--max-rounds', '3'])
+    expect(resumed.code, resumed.stderr).toBe(64)
+    expect(resumed.stderr).toContain('the cost budget ($2.50) cannot be kept: model local/m1 has no known price')
+    expect(unpriced.server.received).toHaveLength(0)
   })
 
   it('chat refuses /goal --cost-budget and /goal budget --cost-budget on an unpriced model, naming the key; a token budget is fine', async () => {

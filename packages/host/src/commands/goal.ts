@@ -52,7 +52,9 @@ ${EXIT_CODE_HELP}`),
           hint: "add `- id: goal-budget\n  name: '@goalkeeper/goal-budget'` to cordis.yml after tool-goal",
         })
       }
-      refuseUnpricedCost(run, objective ? budgets?.costUsd : (budgets?.costUsd ?? run.goal()?.budgets?.costUsd))
+      // A resumed goal keeps its cost budget: the model this run uses must be priced too (unless nothing will run).
+      const saved = objective ? undefined : run.goal()
+      refuseUnpricedCost(run, budgets?.costUsd ?? (saved?.phase === 'complete' ? undefined : saved?.budgets?.costUsd))
       if (options.autoResume) {
         const resumer = run.app.ctx.get('goalAutoResume')
         if (!resumer) throw new HostError('--auto-resume needs the goal-auto-resume plugin, which this composition does not load', { hint: "add `- id: goal-auto-resume\n  name: '@goalkeeper/goal-auto-resume'` to cordis.yml" })

@@ -130,7 +130,6 @@ export class BudgetMeter {
   }
 }
 
-
 function stepStart(agent: Agent, turn: number, step: number): number | undefined {
   for (const record of recordsOfTurn(agent.session.records, turn)) {
     if (isRecordOf(record, 'step/start') && record.data.step === step) return record.at

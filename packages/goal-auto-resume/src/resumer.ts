@@ -1,6 +1,6 @@
 import type { Context, Logger } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
-import type { GoalChange } from '@goalkeeper/goal'
+import { formatDuration, type GoalChange } from '@goalkeeper/goal'
 import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import { turnOutcome, type UserMessage } from '@goalkeeper/session'
 import type { AutoResumeNotice, GoalAutoResume, PendingResume } from './types.ts'
@@ -67,9 +67,10 @@ export class AutoResumer implements GoalAutoResume {
     }
     const outcome = turnOutcome(agent.session.records)
     const announced = outcome?.kind === 'error' && typeof outcome.retryAfterMs === 'number' && outcome.retryAfterMs >= 0 ? outcome.retryAfterMs : undefined
-    const waitMs = (announced ?? this.config.defaultWaitMs) + this.config.marginMs
+    const resetMs = announced ?? this.config.defaultWaitMs
+    const waitMs = resetMs + this.config.marginMs
     if (waitMs > this.config.maxWaitMs) {
-      return this.notify(agent, { kind: 'declined', goalId: goal.id, why: `the limit resets in ${Math.round(waitMs / 60_000)} min, beyond the longest wait of ${Math.round(this.config.maxWaitMs / 60_000)} min` })
+      return this.notify(agent, { kind: 'declined', goalId: goal.id, why: `the limit resets in ${formatDuration(resetMs)}${announced === undefined ? '' : ' (as the provider announced)'}, beyond the longest wait of ${formatDuration(this.config.maxWaitMs)}` })
     }
     const at = Date.now() + waitMs
     const timer = setTimeout(() => this.fire(agent.id), waitMs)

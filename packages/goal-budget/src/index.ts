@@ -5,9 +5,9 @@ import type { GoalChange } from '@goalkeeper/goal'
 import type { ProviderDescription } from '@goalkeeper/model'
 import type { Usage } from '@goalkeeper/session'
 import { BudgetMeter, type BudgetConfig } from './meter.ts'
-import { costOf } from './prices.ts'
+import { costOf, unpricedCostBudget, type CostBudgetProblem } from './prices.ts'
 
-export { costOf, priceKey, tokensOf, type ModelPrice } from './prices.ts'
+export { costOf, priceKey, priceKnown, tokensOf, unpricedCostBudget, type CostBudgetProblem, type ModelPrice } from './prices.ts'
 export type { BudgetConfig } from './meter.ts'
 
 export const name = 'goal-budget'
@@ -27,6 +27,12 @@ export const Config: Schema<BudgetConfig> = Schema.object({
 /** `ctx.goalBudget`: present while budgets are counted (a host refuses budgets nobody would enforce), and the price of a call. */
 export interface GoalBudgetService {
   costOf(description: ProviderDescription | undefined, usage: Usage | undefined): number | null
+  /**
+   * Why a cost budget of `costUsd` cannot be kept on the model provider registered as `model` (no known
+   * price: `fix` names the `prices` key to set, with an example), or undefined when it can. Front ends
+   * refuse such a budget before the goal starts, instead of letting a paid round run and then stopping.
+   */
+  costBudgetProblem(model: string, costUsd: number): CostBudgetProblem | undefined
 }
 
 declare module 'cordis' {
@@ -38,7 +44,10 @@ declare module 'cordis' {
 export const apply = (ctx: Context, config: BudgetConfig) => {
   const meter = new BudgetMeter(ctx, config)
   ctx.effect(function* () {
-    yield ctx.provide('goalBudget', { costOf: (description, usage) => costOf(description, usage, config.prices) } satisfies GoalBudgetService)
+    yield ctx.provide('goalBudget', {
+      costOf: (description, usage) => costOf(description, usage, config.prices),
+      costBudgetProblem: (model, costUsd) => unpricedCostBudget(ctx.models.describe(model), model, costUsd, config.prices),
+    } satisfies GoalBudgetService)
     yield ctx.on('agent/turn-start', (agent: Agent, turn: number) => meter.onTurnStart(agent, turn))
     yield ctx.on('agent/step-end', (agent: Agent, turn: number, step: number, summary: StepSummary) => meter.onStepEnd(agent, turn, step, summary))
     yield ctx.on('goal/changed', (agent: Agent, change: GoalChange) => meter.onGoalChanged(agent, change))

@@ -3,7 +3,7 @@ import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { BUDGET_BLOCK_CODE, budgetReached, roundStopText, type GoalChange, type GoalState } from '@goalkeeper/goal'
 import { describeError } from '@goalkeeper/kit'
 import { isRecordOf, recordsOfTurn } from '@goalkeeper/session'
-import { costOf, tokensOf, type ModelPrice } from './prices.ts'
+import { costOf, tokensOf, unpricedCostBudget, type ModelPrice } from './prices.ts'
 import { wrapUpMessage } from './wrap-up.ts'
 
 export interface BudgetConfig {
@@ -41,11 +41,17 @@ export class BudgetMeter {
    */
   onGoalChanged(agent: Agent, change: GoalChange): void {
     const goal = change.goal
-    if (change.op !== 'edit' || goal?.phase !== 'active') return
-    const reached = budgetReached(goal)
-    if (!reached) return
+    if (goal?.phase !== 'active') return
+    let message = change.op === 'edit' ? budgetReached(goal)?.message : undefined
+    // A front end refuses this up front (costBudgetProblem); a goal set another way (the API, a queued job)
+    // is stopped here, before a paid round runs that could not be counted against the budget.
+    if (!message && ['create', 'edit', 'resume'].includes(change.op) && goal.budgets?.costUsd !== undefined) {
+      const problem = unpricedCostBudget(this.ctx.models.describe(agent.model), agent.model, goal.budgets.costUsd, this.config.prices)
+      if (problem) message = `${capitalize(problem.message)}: ${problem.fix.replace(/\n\s*/g, ' ')}`
+    }
+    if (!message) return
     try {
-      this.ctx.goals.block(agent, { id: goal.id, revision: goal.revision }, { code: BUDGET_BLOCK_CODE, message: reached.message })
+      this.ctx.goals.block(agent, { id: goal.id, revision: goal.revision }, { code: BUDGET_BLOCK_CODE, message })
     } catch (error) {
       this.logger.warn('agent %s: blocking goal %s over budget failed: %s', agent.id, goal.id, describeError(error))
     }
@@ -53,6 +59,27 @@ export class BudgetMeter {
 
   forget(agent: { id: string }): void {
     this.meters.delete(agent.id)
+  }
+
+  /**
+   * What the step's model calls used: every answer recorded for the step (one cut off by a dropped stream and
+   * the call made again are both calls), priced by the usage each reported. A call that failed without a usage
+   * report (the failed step's answer, a cut-off one) costs 0; one that succeeded without one stays unknown.
+   */
+  private stepSpend(agent: Agent, turn: number, step: number, summary: StepSummary): { tokens: number; costUsd: number | null } {
+    const description = this.ctx.models.describe(agent.model)
+    const answers = recordsOfTurn(agent.session.records, turn).filter((record) => isRecordOf(record, 'assistant/message') && record.data.step === step)
+    let tokens = 0
+    let costUsd: number | null = answers.length ? 0 : costOf(description, undefined, this.config.prices, { failed: !!summary.error })
+    answers.forEach((record, index) => {
+      if (!isRecordOf(record, 'assistant/message')) return
+      const { usage, partial } = record.data
+      const failed = !!partial || (index === answers.length - 1 && !!summary.error)
+      const cost = costOf(description, usage, this.config.prices, { failed })
+      tokens += tokensOf(usage)
+      costUsd = costUsd === null || cost === null ? null : costUsd + cost
+    })
+    return { tokens, costUsd }
   }
 
   onStepEnd(agent: Agent, turn: number, step: number, summary: StepSummary): void {
@@ -67,13 +94,11 @@ export class BudgetMeter {
       meter = { turn, mark: stepStart(agent, turn, step) ?? now, wrappedUp: false }
       this.meters.set(agent.id, meter)
     }
-    const usage = assistantUsage(agent, turn, step)
-    const description = this.ctx.models.describe(agent.model)
+    const { tokens, costUsd } = this.stepSpend(agent, turn, step, summary)
     let goal: GoalState
     try {
       goal = this.ctx.goals.recordUsage(agent, {
-        goalId: round.goalId, round: round.round, turn, step,
-        tokens: tokensOf(usage), costUsd: costOf(description, usage, this.config.prices), activeTimeMs: Math.max(0, now - meter.mark),
+        goalId: round.goalId, round: round.round, turn, step, tokens, costUsd, activeTimeMs: Math.max(0, now - meter.mark),
       })
     } catch (error) {
       return void this.logger.error('agent %s: counting turn %d step %d failed: %s', agent.id, turn, step, describeError(error))
@@ -106,16 +131,11 @@ export class BudgetMeter {
   }
 }
 
-function assistantUsage(agent: Agent, turn: number, step: number) {
-  for (const record of recordsOfTurn(agent.session.records, turn)) {
-    if (isRecordOf(record, 'assistant/message') && record.data.step === step) return record.data.usage
-  }
-  return undefined
-}
-
 function stepStart(agent: Agent, turn: number, step: number): number | undefined {
   for (const record of recordsOfTurn(agent.session.records, turn)) {
     if (isRecordOf(record, 'step/start') && record.data.step === step) return record.at
   }
   return undefined
 }
+
+const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)

@@ -1,4 +1,5 @@
 import { calcPrice } from '@pydantic/genai-prices'
+import { formatBudgetUsd } from '@goalkeeper/goal'
 import type { ProviderDescription } from '@goalkeeper/model'
 import type { Usage } from '@goalkeeper/session'
 
@@ -17,9 +18,11 @@ export function priceKey(description: ProviderDescription | undefined): string |
 /**
  * What one model call cost, or null when no price is known: never a guess of zero. A configured price wins;
  * then an offline provider (no network, no bill) costs 0; then the bundled table of `@pydantic/genai-prices`.
+ * A call that `failed` (a 429, a 5xx, a dropped connection) without a usage report was not billed: it costs 0,
+ * so one refused request never makes the goal's cost unknown. With a usage report it costs what was reported.
  */
-export function costOf(description: ProviderDescription | undefined, usage: Usage | undefined, overrides: Record<string, ModelPrice>): number | null {
-  if (!usage) return description?.offline ? 0 : null
+export function costOf(description: ProviderDescription | undefined, usage: Usage | undefined, overrides: Record<string, ModelPrice>, options: { failed?: boolean } = {}): number | null {
+  if (!usage) return description?.offline || options.failed ? 0 : null
   const key = priceKey(description)
   const override = key === undefined ? undefined : overrides[key]
   if (override) {
@@ -44,4 +47,30 @@ export function costOf(description: ProviderDescription | undefined, usage: Usag
 export function tokensOf(usage: Usage | undefined): number {
   if (!usage) return 0
   return Math.max(0, usage.inputTokens - (usage.cachedInputTokens ?? 0)) + usage.outputTokens
+}
+
+/** Whether calls of this provider can be priced: a configured price, an offline provider, or the bundled table. */
+export function priceKnown(description: ProviderDescription | undefined, overrides: Record<string, ModelPrice>): boolean {
+  return costOf(description, { inputTokens: 0, outputTokens: 0 }, overrides) !== null
+}
+
+/** Why a cost budget cannot be kept (one line), and what to do about it (may span lines: a cordis.yml excerpt). */
+export interface CostBudgetProblem {
+  message: string
+  fix: string
+}
+
+/**
+ * Why a cost budget cannot be kept on this provider, or undefined when it can: the refusal names the exact
+ * `prices` key to set, with an example entry, before any paid call is made.
+ */
+export function unpricedCostBudget(description: ProviderDescription | undefined, name: string, costUsd: number, overrides: Record<string, ModelPrice>): CostBudgetProblem | undefined {
+  if (priceKnown(description, overrides)) return undefined
+  const key = priceKey(description)
+  return {
+    message: `the cost budget (${formatBudgetUsd(costUsd)}) cannot be kept: model ${key ?? name} has no known price`,
+    fix: key
+      ? `set its price (US dollars per million tokens) under goal-budget \`prices\` in cordis.yml, e.g.\n  prices:\n    ${key}: { input: 0.5, output: 1.5 }`
+      : `provider ${name} does not say which vendor and model it serves, so no price can be set for it; use a token or time budget`,
+  }
 }

@@ -91,13 +91,34 @@ describe('goal budgets', () => {
     await expectReplayEqualsLive()
   })
 
-  it('a model without a known price has an unknown cost, never zero; a cost budget then stops the goal', async () => {
+  it('a model without a known price has an unknown cost, never zero', async () => {
     s = await setup({ billedAs: 'acme/mystery' })
     const { h, agent } = s
-    h.scripted.push(working(usage(100, 10)), { text: 'Summary.', usage: usage(100, 10) }, { text: 'never asked' })
+    h.scripted.push({ text: 'One.', usage: usage(100, 10) })
+    h.root.goals.create(agent, { objective: 'Unpriced', maxGoalRounds: 1 })
+    const goal = await untilStopped(h, agent)
+    expect(goal).toMatchObject({ phase: 'blocked', spent: { costUsd: null, tokens: 110 }, blockedReason: { code: 'round-limit' } })
+    await expectReplayEqualsLive()
+  })
+
+  it('a cost budget on a model without a known price blocks the goal before its first call, naming the prices key', async () => {
+    s = await setup({ billedAs: 'acme/mystery' })
+    const { h, agent } = s
+    h.scripted.push({ text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Unpriced', budgets: { costUsd: 1 } })
     const goal = await untilStopped(h, agent)
-    expect(goal).toMatchObject({ phase: 'blocked', spent: { costUsd: null, tokens: 220 }, blockedReason: { code: 'budget-limited', message: expect.stringMatching(/no known price/) } })
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'budget-limited', message: expect.stringContaining('model acme/mystery has no known price: set its price') } })
+    expect(h.scripted.requests).toHaveLength(0)
+    await expectReplayEqualsLive()
+  })
+
+  it('an answer without a usage report from a priced remote model makes the cost unknown; a cost budget then stops the goal', async () => {
+    s = await setup({ billedAs: 'acme/m1', config: { prices: { 'acme/m1': { input: 1, output: 1 } } } })
+    const { h, agent } = s
+    h.scripted.push(working(usage(100, 10)), { text: 'Summary.' }, { text: 'never asked' })
+    h.root.goals.create(agent, { objective: 'No usage', budgets: { costUsd: 1 } })
+    const goal = await untilStopped(h, agent)
+    expect(goal).toMatchObject({ phase: 'blocked', spent: { costUsd: null, tokens: 110 }, blockedReason: { code: 'budget-limited', message: expect.stringMatching(/no known price/) } })
     await expectReplayEqualsLive()
   })
 

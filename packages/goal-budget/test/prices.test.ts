@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { costOf, priceKey, tokensOf } from '../src/index.ts'
+import { costOf, priceKey, priceKnown, tokensOf } from '../src/index.ts'
 
 const remote = (vendor: string, model: string) => ({ summary: `${vendor} ${model}`, offline: false, vendor, model })
 const million = { inputTokens: 1_000_000, cachedInputTokens: 200_000, outputTokens: 1_000_000 }
@@ -26,6 +26,20 @@ describe('prices', () => {
     expect(costOf(remote('openai', 'gpt-4o-mini'), million, { 'openai/gpt-4o-mini': { input: 1, output: 3 } })).toBeCloseTo(4, 10)
     expect(costOf(remote('openai', 'gpt-4o-mini'), million, { 'openai/gpt-4o-mini': { input: 1, cachedInput: 0.5, output: 3 } })).toBeCloseTo(0.8 + 0.1 + 3, 10)
     expect(priceKey(remote('deepseek', 'deepseek-chat'))).toBe('deepseek/deepseek-chat')
+  })
+
+  it('a failed call without a usage report costs 0; with one, what it reported', () => {
+    expect(costOf(remote('acme', 'mystery'), undefined, {}, { failed: true })).toBe(0)
+    expect(costOf(remote('openai', 'gpt-4o-mini'), undefined, {}, { failed: true })).toBe(0)
+    expect(costOf(remote('openai', 'gpt-4o-mini'), million, {}, { failed: true })).toBe(costOf(remote('openai', 'gpt-4o-mini'), million, {}))
+  })
+
+  it('priceKnown: a configured price, an offline provider or the bundled table', () => {
+    expect(priceKnown(remote('openai', 'gpt-4o-mini'), {})).toBe(true)
+    expect(priceKnown({ summary: 'scripted', offline: true }, {})).toBe(true)
+    expect(priceKnown(remote('local', 'llama3'), {})).toBe(false)
+    expect(priceKnown(remote('local', 'llama3'), { 'local/llama3': { input: 0, output: 0 } })).toBe(true)
+    expect(priceKnown({ summary: 'x', offline: false }, {})).toBe(false)
   })
 
   it('tokens are input minus cached input plus output', () => {

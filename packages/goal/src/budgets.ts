@@ -55,24 +55,36 @@ export function addUsage(spent: GoalSpend | undefined, usage: Pick<GoalUsage, 't
  * counts as reached: it can no longer be checked, and guessing zero would let the goal spend without bound.
  */
 export function budgetReached(goal: Pick<Goal, 'budgets' | 'spent'>): BudgetReached | undefined {
+  return budgetsReached(goal)[0]
+}
+
+/** Every budget of `goal` that is used up (tokens, cost, time): what must all be raised before it can resume. */
+export function budgetsReached(goal: Pick<Goal, 'budgets' | 'spent'>): BudgetReached[] {
   const budgets = goal.budgets
-  if (!budgets) return undefined
+  if (!budgets) return []
   const spent = goal.spent ?? { tokens: 0, costUsd: 0, activeTimeMs: 0, calls: 0 }
+  const reached: BudgetReached[] = []
   if (budgets.tokens !== undefined && spent.tokens >= budgets.tokens) {
-    return { budget: 'tokens', limit: budgets.tokens, used: spent.tokens, message: `The token budget is used up: ${spent.tokens} of ${budgets.tokens} tokens.` }
+    reached.push({ budget: 'tokens', limit: budgets.tokens, used: spent.tokens, message: `The token budget is used up: ${spent.tokens} of ${budgets.tokens} tokens.` })
   }
   if (budgets.costUsd !== undefined) {
     if (spent.costUsd === null) {
-      return { budget: 'costUsd', limit: budgets.costUsd, used: null, message: `The cost budget ($${budgets.costUsd}) cannot be checked: a model call of this goal has no known price. Set the model's price in cordis.yml (goal-budget prices).` }
-    }
-    if (spent.costUsd >= budgets.costUsd) {
-      return { budget: 'costUsd', limit: budgets.costUsd, used: spent.costUsd, message: `The cost budget is used up: $${spent.costUsd.toFixed(4)} of $${budgets.costUsd}.` }
+      reached.push({ budget: 'costUsd', limit: budgets.costUsd, used: null, message: `The cost budget (${formatBudgetUsd(budgets.costUsd)}) cannot be checked: a model call of this goal has no known price. Set the model's price in cordis.yml (goal-budget prices).` })
+    } else if (spent.costUsd >= budgets.costUsd) {
+      reached.push({ budget: 'costUsd', limit: budgets.costUsd, used: spent.costUsd, message: `The cost budget is used up: $${spent.costUsd.toFixed(4)} of ${formatBudgetUsd(budgets.costUsd)}.` })
     }
   }
   if (budgets.activeTimeMs !== undefined && spent.activeTimeMs >= budgets.activeTimeMs) {
-    return { budget: 'activeTimeMs', limit: budgets.activeTimeMs, used: spent.activeTimeMs, message: `The time budget is used up: ${formatDuration(spent.activeTimeMs)} of ${formatDuration(budgets.activeTimeMs)} in rounds.` }
+    reached.push({ budget: 'activeTimeMs', limit: budgets.activeTimeMs, used: spent.activeTimeMs, message: `The time budget is used up: ${formatDuration(spent.activeTimeMs)} of ${formatDuration(budgets.activeTimeMs)} in rounds.` })
   }
-  return undefined
+  return reached
+}
+
+/** A budget in dollars as a person gave it: at least the cents ($2.50, $0.01), more digits only when given ($0.005). */
+export function formatBudgetUsd(amount: number): string {
+  const text = String(amount)
+  const decimals = /\.(\d+)$/.exec(text)?.[1].length ?? 0
+  return `$${decimals <= 2 ? amount.toFixed(2) : text}`
 }
 
 export function describeBudget(name: BudgetName): string {

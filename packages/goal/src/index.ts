@@ -12,7 +12,7 @@ export { MAX_OBJECTIVE_LENGTH } from './validate.ts'
 export { BUDGET_BLOCK_CODE, MODEL_BLOCK_CODE } from './block-codes.ts'
 export { roundStopText } from './round-stop.ts'
 export { GOAL_CHECK_RECORD, MAX_CHECK_OUTPUT, normalizeVerify } from './checks.ts'
-export { addUsage, budgetReached, describeBudget, formatDuration, GOAL_USAGE_RECORD, normalizeBudgets, type BudgetName, type BudgetReached } from './budgets.ts'
+export { addUsage, budgetReached, budgetsReached, describeBudget, formatBudgetUsd, formatDuration, GOAL_USAGE_RECORD, normalizeBudgets, type BudgetName, type BudgetReached } from './budgets.ts'
 export type { GoalConfig } from './service.ts'
 
 export const name = 'goal'

@@ -1,6 +1,6 @@
 import { clip } from '@goalkeeper/kit'
 import { GoalError } from './errors.ts'
-import { budgetReached, describeBudget, normalizeBudgets } from './budgets.ts'
+import { budgetsReached, describeBudget, normalizeBudgets } from './budgets.ts'
 import { normalizeVerify } from './checks.ts'
 import type { BlockedReason, Goal, GoalBudgets, GoalOperation, GoalPhase } from './types.ts'
 import { checkMaxRounds, normalizeBlockReason, normalizeObjective } from './validate.ts'
@@ -44,8 +44,11 @@ export function transition(prev: Goal | undefined, op: MutatingOperation, args: 
         throw new GoalError('GOAL_ROUND_LIMIT', `The goal has used all ${prev.maxGoalRounds} rounds; raise its maximum rounds with an edit before resuming it.`)
       }
       {
-        const reached = budgetReached(prev)
-        if (reached) throw new GoalError('GOAL_BUDGET_LIMIT', `${reached.message} Raise the ${describeBudget(reached.budget)} budget with an edit before resuming the goal.`)
+        const reached = budgetsReached(prev)
+        if (reached.length) {
+          const names = reached.map((one) => describeBudget(one.budget)).join(' and ')
+          throw new GoalError('GOAL_BUDGET_LIMIT', `${reached.map((one) => one.message).join(' ')} Raise the ${names} budget${reached.length > 1 ? 's' : ''} with an edit before resuming the goal.`)
+        }
       }
       return snapshot(prev, args.now, { phase: 'active' })
     case 'complete':

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { budgetReached, foldGoal, type GoalState } from '../src/index.ts'
+import { budgetReached, budgetsReached, foldGoal, formatBudgetUsd, type GoalState } from '../src/index.ts'
 import { codeOf, goalHarness, type Harness } from './helpers.ts'
 
 let h: Harness
@@ -53,6 +53,23 @@ describe('goal budgets', () => {
     expect(codeOf(() => h.root.goals.resume(agent, ref(blocked)))).toBe('GOAL_BUDGET_LIMIT')
     const raised = h.root.goals.edit(agent, ref(blocked), { budgets: { tokens: 400 } })
     expect(h.root.goals.resume(agent, ref(raised))).toMatchObject({ phase: 'active', activation: 'armed', budgets: { tokens: 400 }, spent: { tokens: 150 } })
+  })
+
+  it('two budgets used up at once are both named: by budgetsReached and by the refused resume', async () => {
+    const { agent, goal } = await withRound({ tokens: 100, costUsd: 0.004, activeTimeMs: 60_000 })
+    h.root.goals.recordUsage(agent, call(goal, 150, 0.005))
+    const blocked = h.root.goals.block(agent, ref(goal), { code: 'budget-limited', message: 'tokens' })
+    expect(budgetsReached(blocked).map((one) => [one.budget, one.used])).toEqual([['tokens', 150], ['costUsd', 0.005]])
+    expect(budgetsReached(blocked)[1].message).toBe('The cost budget is used up: $0.0050 of $0.004.')
+    expect(() => h.root.goals.resume(agent, ref(blocked))).toThrow(/tokens\. The cost budget .* Raise the token and cost budgets with an edit/)
+    const halfRaised = h.root.goals.edit(agent, ref(blocked), { budgets: { tokens: 400 } })
+    expect(codeOf(() => h.root.goals.resume(agent, ref(halfRaised)))).toBe('GOAL_BUDGET_LIMIT')
+    const raised = h.root.goals.edit(agent, ref(halfRaised), { budgets: { costUsd: 0.01 } })
+    expect(h.root.goals.resume(agent, ref(raised)).phase).toBe('active')
+  })
+
+  it('formats a dollar budget as given, with at least the cents', () => {
+    expect([2.5, 2, 0.01, 0.004, 0.125, 10].map(formatBudgetUsd)).toEqual(['$2.50', '$2.00', '$0.01', '$0.004', '$0.125', '$10.00'])
   })
 
   it('refuses bad budgets and usage that is not a call of the current round, writing nothing', async () => {

@@ -110,6 +110,19 @@ export function compositionYml(project: Pick<Project, 'sessions' | 'script'>, op
   return `${lines.join('\n')}\n${options.extraYml ?? ''}`
 }
 
+/**
+ * Options of a project whose agents talk to a `local` entry of the HTTP provider (custom preset, model `m1`,
+ * no retries unless `entry` says so) at `url`, a local OpenAI-compatible server; the scripted model is unused.
+ */
+export function localModelProject(url: string, options: { config?: ProjectOptions['config']; entry?: Record<string, unknown> } = {}): ProjectOptions {
+  const entry = { preset: 'custom', name: 'local', baseUrl: url, model: 'm1', maxRetries: 0, ...options.entry }
+  return {
+    script: 'export default many(() => ({ text: "offline answer" }))',
+    config: { 'agent-loop': { model: ['local', 'scripted'] }, ...options.config },
+    extraYml: `- id: local\n  name: '@goalkeeper/model-openai'\n  config: ${JSON.stringify(entry)}\n`,
+  }
+}
+
 /** A fresh project per test, removed afterwards; children still running are killed. */
 export function useProject() {
   const state = { dir: '' }

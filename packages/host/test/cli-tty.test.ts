@@ -3,10 +3,12 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, childEnv, repoRoot, useProject } from './cli-helpers.ts'
+import { delta, startSse, textReply, useOpenAIServers } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, childEnv, localModelProject, repoRoot, useProject } from './cli-helpers.ts'
 import { screenLines } from './screen.ts'
 
 const project = useProject()
+const serve = useOpenAIServers()
 const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
 
 const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
@@ -108,5 +110,21 @@ describe('goalkeeper chat on a terminal', { timeout: CLI_TIMEOUT }, () => {
     expect(await term.exit, term.screen().join('\n')).toBe(0)
     const { readdir } = await import('node:fs/promises')
     expect((await readdir(p.workspace)).sort()).toEqual(['a.txt', 'b.txt', 'hi.txt'])
+  })
+
+  it('a model stream that breaks after output: the cut-off text is marked, a line says it is asked again, the answer starts on its own line', async () => {
+    // A real (local) HTTP model: the first answer stops after "Hello!" when the connection drops.
+    const server = await serve([(res) => {
+      startSse(res)
+      res.write(delta({ role: 'assistant', content: 'Hello!' }), () => res.socket!.destroy())
+    }, textReply("I'm unable to say more.")])
+    const p = await project(localModelProject(server.url))
+    const term = startOnTerminal([...p.globals, 'run', 'greet me'])
+    expect(await term.exit, term.screen().join('\n')).toBe(0)
+    const screen = term.screen()
+    const cut = screen.indexOf('Hello! [cut off]')
+    expect(cut, screen.join('\n')).toBeGreaterThanOrEqual(0)
+    expect(screen.slice(cut + 1, cut + 3)).toEqual(['  model stream broke after 1 frame; asking again (1 of 1)', "I'm unable to say more."])
+    expect(screen.join('\n')).not.toContain("Hello!I'm")
   })
 })

@@ -38,6 +38,7 @@ export const Config = Schema.object({
   temperature: Schema.number().min(0).max(2).description('Sampling temperature (server default when omitted).'),
   requestTimeoutMs: Schema.natural().min(1).default(60_000).description('Longest wait for the response headers.'),
   idleTimeoutMs: Schema.natural().min(1).default(90_000).description('Longest gap between two reads of the response body.'),
+  stallNoticeMs: Schema.natural().default(30_000).description('Say so (`model/stream` stalled) after this long without data from a response body, and again at each multiple; 0 turns it off.'),
   maxRetries: Schema.natural().default(3).description('Retries of a failed request before any output (429, 5xx, transport).'),
   baseDelayMs: Schema.natural().default(500).description('First backoff delay; doubles each retry, with jitter.'),
   maxDelayMs: Schema.natural().default(30_000).description('Cap of a backoff delay and of an honoured Retry-After.'),
@@ -66,6 +67,7 @@ export interface ProviderSettings {
   temperature?: number
   requestTimeoutMs: number
   idleTimeoutMs: number
+  stallNoticeMs: number
   maxRetries: number
   baseDelayMs: number
   maxDelayMs: number
@@ -141,6 +143,7 @@ export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolut
       temperature: config.temperature,
       requestTimeoutMs: config.requestTimeoutMs,
       idleTimeoutMs: config.idleTimeoutMs,
+      stallNoticeMs: config.stallNoticeMs,
       maxRetries: config.maxRetries,
       baseDelayMs: config.baseDelayMs,
       maxDelayMs: config.maxDelayMs,

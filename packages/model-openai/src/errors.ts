@@ -56,8 +56,12 @@ const pickMessage = (value: unknown): string | undefined => {
   return undefined
 }
 
-/** Longer waits are reported as one day: the caller decides anyway, and the number stays finite (JSON has no Infinity). */
-export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000
+/**
+ * Longer waits are reported as 30 days: far beyond any wait a caller takes on (goal-auto-resume declines a
+ * reset more than 26 h away, so a reset 30 h away must read as 30 h, not be cut to something it would wait
+ * for), and the number stays finite (JSON has no Infinity).
+ */
+export const MAX_RETRY_AFTER_MS = 30 * 24 * 60 * 60 * 1000
 const DECIMAL = /^\d+(\.\d+)?$/
 const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /i
 

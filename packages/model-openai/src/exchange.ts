@@ -14,7 +14,7 @@ export class Exchange {
   private cause: StopCause | undefined
   private readonly onCallerAbort = () => this.stop('caller')
 
-  constructor(private settings: ProviderSettings, private signal: AbortSignal) {
+  constructor(private settings: ProviderSettings, private signal: AbortSignal, private onStall?: (silentMs: number) => void) {
     signal.addEventListener('abort', this.onCallerAbort, { once: true })
   }
 
@@ -36,7 +36,10 @@ export class Exchange {
     }
   }
 
-  /** The body as text pieces; a silence longer than `idleTimeoutMs` aborts the exchange. */
+  /**
+   * The body as text pieces; a silence longer than `idleTimeoutMs` aborts the exchange, and each
+   * `stallNoticeMs` of silence before that is told to `onStall`, so a stalled stream is not a silent wait.
+   */
   async *text(response: Response): AsyncGenerator<string> {
     if (!response.body) return
     const reader = response.body.getReader()
@@ -44,7 +47,11 @@ export class Exchange {
     try {
       while (true) {
         const timer = setTimeout(() => this.stop('idle-timeout'), this.settings.idleTimeoutMs)
-        const result = await reader.read().finally(() => clearTimeout(timer))
+        const stalls = this.watchStall()
+        const result = await reader.read().finally(() => {
+          clearTimeout(timer)
+          clearInterval(stalls)
+        })
         if (result.done) break
         const piece = decoder.decode(result.value, { stream: true })
         if (piece) yield piece
@@ -54,6 +61,17 @@ export class Exchange {
     } finally {
       reader.releaseLock()
     }
+  }
+
+  private watchStall(): ReturnType<typeof setInterval> | undefined {
+    const { stallNoticeMs, idleTimeoutMs } = this.settings
+    const onStall = this.onStall
+    if (!onStall || !stallNoticeMs || stallNoticeMs >= idleTimeoutMs) return undefined
+    let silentMs = 0
+    return setInterval(() => {
+      silentMs += stallNoticeMs
+      if (silentMs < idleTimeoutMs) onStall(silentMs)
+    }, stallNoticeMs)
   }
 
   /** A bounded read of an error body: its message is all that is needed. */

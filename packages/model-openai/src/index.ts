@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import type { ModelRetryInfo } from '@goalkeeper/model'
+import type { ModelRetryInfo, ModelStreamNotice } from '@goalkeeper/model'
 import { dispatchIsolated } from '@goalkeeper/kit'
 import { Config, enableWith, resolveSettings } from './config.ts'
 import { createOpenAIProvider } from './provider.ts'
@@ -24,6 +24,10 @@ export const apply = (ctx: Context, config: Config) => {
   }
   const { settings } = resolution
   const onRetry = (retry: ModelRetryInfo) => dispatchIsolated(ctx, 'model/retry', settings.name, retry)
-  ctx.models.register(settings.name, createOpenAIProvider(settings, logger, { onRetry }))
+  const onStream = (notice: ModelStreamNotice) => {
+    logger.info('%s: %s', settings.name, notice.kind === 'broken' ? `the stream broke after ${notice.frames} frames: ${notice.error.message}` : `no data for ${notice.silentMs} ms (gives up at ${notice.limitMs} ms)`)
+    dispatchIsolated(ctx, 'model/stream', settings.name, notice)
+  }
+  ctx.models.register(settings.name, createOpenAIProvider(settings, logger, { onRetry, onStream }))
   logger.debug('provider %s registered (model %s at %s)', settings.name, settings.model, settings.host)
 }

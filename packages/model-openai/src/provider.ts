@@ -1,4 +1,4 @@
-import type { ModelChunk, ModelProvider, ModelRequest, ModelRetryInfo } from '@goalkeeper/model'
+import type { ModelChunk, ModelProvider, ModelRequest, ModelRetryInfo, ModelStreamNotice } from '@goalkeeper/model'
 import { delay, describeError } from '@goalkeeper/kit'
 import { describeSettings, maskerFor, type ProviderSettings } from './config.ts'
 import { buildRequestBody } from './request-body.ts'
@@ -17,6 +17,8 @@ export interface ProviderOptions {
   random?: () => number
   /** Told before each backoff wait (the plugin emits `model/retry`). */
   onRetry?: (retry: ModelRetryInfo) => void
+  /** Told when a stream breaks after output or goes quiet (the plugin emits `model/stream`). */
+  onStream?: (notice: ModelStreamNotice) => void
 }
 
 export const createOpenAIProvider = (settings: ProviderSettings, logger: ProviderLogger, options: ProviderOptions = {}): ModelProvider => ({
@@ -43,8 +45,9 @@ async function* streamCompletion(
   for (let retry = 0; ; retry++) {
     if (signal.aborted) return yield aborted()
     let failed: AttemptFailure | undefined
+    let frames = 0
     let cut = false
-    for await (const event of attempt(settings, body, signal)) {
+    for await (const event of attempt(settings, body, signal, options)) {
       // Chunks parsed from the same read as the abort are dropped: after an abort only its finish comes.
       if (signal.aborted) {
         cut = true
@@ -52,6 +55,7 @@ async function* streamCompletion(
       }
       if (event.kind === 'failed') {
         failed = event.failure
+        frames = event.frames ?? 0
         break
       }
       delivered = true
@@ -64,6 +68,8 @@ async function* streamCompletion(
     const { error, retryable } = failed
     const wait = error.retryAfterMs ?? backoffDelay(retry, settings.baseDelayMs, settings.maxDelayMs, options.random)
     if (!retryable || delivered || retry >= settings.maxRetries || wait > settings.maxDelayMs) {
+      // Output already shown is cut off here: said, so a front end can mark it before anything else follows.
+      if (delivered) options.onStream?.({ kind: 'broken', frames, error })
       return yield { type: 'finish', reason: 'error', error }
     }
     logger.info('%s (retry %d of %d in %d ms)', error.message, retry + 1, settings.maxRetries, wait)
@@ -73,8 +79,9 @@ async function* streamCompletion(
 }
 
 /** One HTTP attempt: its chunks as they arrive, ending with the closing chunks or a failure. */
-async function* attempt(settings: ProviderSettings, body: string, signal: AbortSignal): AsyncGenerator<AttemptEvent> {
-  const exchange = new Exchange(settings, signal)
+async function* attempt(settings: ProviderSettings, body: string, signal: AbortSignal, options: ProviderOptions): AsyncGenerator<AttemptEvent> {
+  const { onStream } = options
+  const exchange = new Exchange(settings, signal, onStream && ((silentMs) => onStream({ kind: 'stalled', silentMs, limitMs: settings.idleTimeoutMs })))
   try {
     let response: Response
     try {

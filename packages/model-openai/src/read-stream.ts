@@ -6,7 +6,8 @@ import { StreamDecoder } from './stream-decoder.ts'
 import type { Exchange } from './exchange.ts'
 import { excerpt, failure, streamedFailure, type AttemptFailure } from './errors.ts'
 
-export type AttemptEvent = { kind: 'chunk'; chunk: ModelChunk } | { kind: 'failed'; failure: AttemptFailure }
+/** `frames`: how many stream events had arrived when it failed (for the `broken` notice). */
+export type AttemptEvent = { kind: 'chunk'; chunk: ModelChunk } | { kind: 'failed'; failure: AttemptFailure; frames?: number }
 
 // Guards memory against a server that never ends a line.
 const MAX_SSE_BUFFER = 8 * 1024 * 1024
@@ -43,7 +44,7 @@ export async function* readStream(settings: ProviderSettings, exchange: Exchange
       if (overflow) return yield { kind: 'failed', failure: failure('SERVER', `${settings.name}: a stream event exceeded ${MAX_SSE_BUFFER / 1024 / 1024} MiB`, false) }
       while (pending.length) {
         const result = decoder.decode(pending.shift()!)
-        if (result.kind === 'failed') return yield { kind: 'failed', failure: result.failure }
+        if (result.kind === 'failed') return yield { kind: 'failed', failure: result.failure, frames: events }
         for (const chunk of result.chunks) yield { kind: 'chunk', chunk }
         if (decoder.done) break
       }
@@ -51,7 +52,7 @@ export async function* readStream(settings: ProviderSettings, exchange: Exchange
     }
   } catch (error) {
     // A server that sent its finish reason but then hangs or drops the socket still gave a full answer.
-    if (signal.aborted || !decoder.finished) return yield { kind: 'failed', failure: exchange.describe(error) }
+    if (signal.aborted || !decoder.finished) return yield { kind: 'failed', failure: exchange.describe(error), frames: events }
   }
   if (!events && !isEventStream(kept)) {
     return yield { kind: 'failed', failure: bodyFailure(settings.name, kept, response.headers.get('content-type'), masker) }

@@ -1,73 +1,10 @@
-import http from 'node:http'
-import { afterEach } from 'vitest'
 import { format as printf } from 'node:util'
-import type { AddressInfo } from 'node:net'
-import type { ModelChunk, ModelError, ModelRequest } from '@goalkeeper/model'
+import type { ModelChunk, ModelError, ModelRequest, ModelStreamNotice } from '@goalkeeper/model'
 import { Config, resolveSettings, type ProviderSettings } from '../src/config.ts'
 import { createOpenAIProvider } from '../src/provider.ts'
 
-export interface Received {
-  at: number
-  url: string
-  headers: http.IncomingHttpHeaders
-  body: any
-  /** Resolves when the server sees the connection of this request close. */
-  closed: Promise<void>
-}
-
-export type Handler = (res: http.ServerResponse, received: Received) => void | Promise<void>
-
-/** A local chat-completions server: request i is answered by handlers[i] (the last one repeats). */
-export const startServer = async (handlers: Handler[]) => {
-  const received: Received[] = []
-  const server = http.createServer((req, res) => {
-    let raw = ''
-    req.setEncoding('utf8')
-    req.on('data', (piece) => (raw += piece))
-    req.on('end', () => {
-      const closed = new Promise<void>((resolve) => res.on('close', () => resolve()))
-      const entry: Received = { at: Date.now(), url: req.url ?? '', headers: req.headers, body: JSON.parse(raw), closed }
-      received.push(entry)
-      const handler = handlers[Math.min(received.length - 1, handlers.length - 1)]
-      void Promise.resolve(handler(res, entry)).catch((error) => res.destroy(error))
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    received,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
-  }
-}
-
-export const frame = (value: unknown): string => `data: ${typeof value === 'string' ? value : JSON.stringify(value)}\n\n`
-
-export const delta = (d: Record<string, unknown>, finish: string | null = null) =>
-  frame({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: d, finish_reason: finish }] })
-
-export const usageFrame = (usage: Record<string, unknown>) => frame({ id: 'c1', choices: [], usage })
-
-export const startSse = (res: http.ServerResponse) => {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-  res.flushHeaders()
-}
-
-/** Answers with the given SSE text in one write. */
-export const sse = (...frames: string[]): Handler => (res) => {
-  startSse(res)
-  res.end(frames.join(''))
-}
-
-export const textReply = (text: string): Handler => sse(delta({ role: 'assistant', content: text }), delta({}, 'stop'), frame('[DONE]'))
-
-export const jsonError = (status: number, body: unknown, headers: Record<string, string> = {}): Handler => (res) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers })
-  res.end(typeof body === 'string' ? body : JSON.stringify(body))
-}
+export { delta, frame, jsonError, sse, startServer, startSse, textReply, usageFrame, type Handler, type Received } from '@goalkeeper/test-kit'
+import { useOpenAIServers, type Handler, type OpenAIServer } from '@goalkeeper/test-kit'
 
 /** Paces a scripted server (it shapes traffic; tests never wait for an outcome this way). */
 export const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -97,10 +34,12 @@ export const providerFor = (url: string, overrides: Record<string, unknown> = {}
     debug: (f: unknown, ...args: unknown[]) => push('debug', f, args),
     info: (f: unknown, ...args: unknown[]) => push('info', f, args),
   }
-  const provider = createOpenAIProvider(settingsFor(url, overrides), logger, { random: () => 0.5 })
+  /** What the provider told through `onStream`, in order. */
+  const notices: ModelStreamNotice[] = []
+  const provider = createOpenAIProvider(settingsFor(url, overrides), logger, { random: () => 0.5, onStream: (notice) => void notices.push(notice) })
   /** Resolves when a log line matching `pattern` is written. */
   const logged = (pattern: RegExp) => new Promise<void>((resolve) => waiters.push({ pattern, resolve }))
-  return { provider, logs, logged }
+  return { provider, logs, logged, notices }
 }
 
 export const request = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({
@@ -117,20 +56,10 @@ export const collect = async (stream: AsyncIterable<ModelChunk>): Promise<ModelC
 
 export const lastOf = (chunks: ModelChunk[]) => chunks[chunks.length - 1]
 
-export type TestServer = Awaited<ReturnType<typeof startServer>>
+export type TestServer = OpenAIServer
 
 /** A per-test server factory; every server it started is closed after each test. */
-export const useServers = () => {
-  const open: TestServer[] = []
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((server) => server.close()))
-  })
-  return async (handlers: Handler[]) => {
-    const server = await startServer(handlers)
-    open.push(server)
-    return server
-  }
-}
+export const useServers = useOpenAIServers
 
 /** Starts a server, streams one default request through a provider pointed at it, collects everything. */
 export const runOnce = async (serve: ReturnType<typeof useServers>, handlers: Handler[], overrides: Record<string, unknown> = {}) => {

@@ -60,14 +60,17 @@ describe('Retry-After from a hostile server', () => {
   const now = Date.parse('2025-01-01T00:00:00Z')
   const parse = (headers: Record<string, string>) => parseRetryAfter(new Headers(headers), now)
 
-  it('clamps huge values to a day instead of Infinity or years', () => {
-    const day = 24 * 60 * 60 * 1000
+  it('clamps huge values to 30 days instead of Infinity or years; a reset 30 h away reads as 30 h', () => {
+    const day = 30 * 24 * 60 * 60 * 1000
     expect(parse({ 'retry-after': '9'.repeat(400) })).toBe(day)
     expect(parse({ 'retry-after': '99999999999' })).toBe(day)
     expect(parse({ 'retry-after-ms': '1e308' })).toBe(day)
     expect(parse({ 'retry-after-ms': '1e400' })).toBe(day)
     expect(parse({ 'retry-after': 'Fri, 01 Jan 2100 00:00:00 GMT' })).toBe(day)
     expect(parse({ 'retry-after': '86399' })).toBe(86_399_000)
+    expect(parse({ 'retry-after': '108000' })).toBe(108_000_000)
+    expect(parse({ 'retry-after-ms': '108000000' })).toBe(108_000_000)
+    expect(parse({ 'retry-after': 'Thu, 02 Jan 2025 06:00:00 GMT' })).toBe(30 * 3_600_000)
   })
 
   it('ignores negative and garbage values', () => {

@@ -41,11 +41,11 @@ describe('HTTP errors and retries', () => {
     expect(finish.error).toMatchObject({ code: 'RATE_LIMIT', retryAfterMs: 120_000 })
   })
 
-  it('reports an absurd Retry-After as one day, a finite number that survives JSON', async () => {
+  it('reports an absurd Retry-After as 30 days, a finite number that survives JSON', async () => {
     const { finish, received } = await run([jsonError(429, { error: { message: 'later' } }, { 'retry-after': '9'.repeat(400) })])
     expect(received).toHaveLength(1)
-    expect(finish.error).toMatchObject({ code: 'RATE_LIMIT', retryAfterMs: 86_400_000 })
-    expect(JSON.parse(JSON.stringify(finish)).error.retryAfterMs).toBe(86_400_000)
+    expect(finish.error).toMatchObject({ code: 'RATE_LIMIT', retryAfterMs: 2_592_000_000 })
+    expect(JSON.parse(JSON.stringify(finish)).error.retryAfterMs).toBe(2_592_000_000)
   })
 
   it('falls back to its own backoff for a negative or garbage Retry-After, instead of retrying at once', async () => {

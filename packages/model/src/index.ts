@@ -15,6 +15,8 @@ declare module 'cordis' {
   interface Events {
     /** A provider registered as `provider` waits `retry.waitMs` before retrying (isolated; providers emit it). */
     'model/retry'(provider: string, retry: import('./types.ts').ModelRetryInfo): void
+    /** Trouble with a response stream of `provider` that a person should see: cut off after output, or silent (isolated; providers emit it). */
+    'model/stream'(provider: string, notice: import('./types.ts').ModelStreamNotice): void
   }
 }
 

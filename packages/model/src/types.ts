@@ -95,6 +95,17 @@ export interface ModelRetryInfo {
   error: ModelError
 }
 
+/**
+ * Trouble with a response stream while it happens (emitted as `model/stream`), so a front end is never silent:
+ * - `broken`: the stream failed after `frames` events had reached the caller; the provider does not retry
+ *   (that would repeat output), and the text so far is cut off. The agent loop may call the model again.
+ * - `stalled`: no data for `silentMs` so far; the provider gives up at `limitMs` of silence. Repeated at each
+ *   multiple of the provider's notice interval while the silence lasts.
+ */
+export type ModelStreamNotice =
+  | { kind: 'broken'; frames: number; error: ModelError }
+  | { kind: 'stalled'; silentMs: number; limitMs: number }
+
 /** A provider plugin that is loaded but registered nothing, and what would switch it on. */
 export interface ProviderStandby {
   /** The name it would register. */

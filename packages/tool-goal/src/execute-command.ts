@@ -3,6 +3,7 @@ import { BUDGET_BLOCK_CODE, budgetReached, type AgentRef, type GoalState } from 
 import { describeError } from '@goalkeeper/kit'
 import type { ParsedGoalCommand } from './command.ts'
 import { GOAL_COMMAND_USAGE } from './command.ts'
+import { COST_UNPRICED, costBudgetRefusal } from './cost-budget.ts'
 import { editInput } from './edit-input.ts'
 import { formatGoalStatus } from './status.ts'
 
@@ -46,9 +47,17 @@ function refusal(ctx: Context, agent: AgentRef, error: unknown): GoalCommandResu
   return { ok: false, code, message: advice ? `${base} ${advice}` : base, goal: ctx.goals.get(agent) }
 }
 
+/** A cost budget on a model without a known price is refused before it is set (`costBudgetRefusal`). */
+function unkeepableCost(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCommandResult | undefined {
+  const refusal = costBudgetRefusal(ctx, agent.id, 'budgets' in command ? command.budgets?.costUsd : undefined)
+  return refusal === undefined ? undefined : { ok: false, code: COST_UNPRICED, message: refusal, goal: ctx.goals.get(agent) }
+}
+
 function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCommandResult {
   const goals = ctx.goals
   if (command.kind === 'invalid') return { ok: false, code: 'GOAL_COMMAND_INVALID', message: command.message, goal: goals.get(agent) }
+  const unpriced = unkeepableCost(ctx, agent, command)
+  if (unpriced) return unpriced
   if (command.kind === 'show') {
     const goal = goals.get(agent)
     return { ok: true, message: formatGoalStatus(goal), goal }

@@ -1,4 +1,4 @@
-import { formatDuration, type GoalBudgets, type GoalSpend, type GoalState } from '@goalkeeper/goal'
+import { formatBudgetUsd, formatDuration, type GoalBudgets, type GoalSpend, type GoalState } from '@goalkeeper/goal'
 
 /** Human-readable goal status for `/goal` and hosts. */
 export function formatGoalStatus(goal: GoalState | undefined): string {
@@ -44,7 +44,7 @@ export function goalView(goal: GoalState | undefined): Record<string, unknown> |
 function describeBudgets(budgets: GoalBudgets): string {
   const parts: string[] = []
   if (budgets.tokens !== undefined) parts.push(`${budgets.tokens} tokens`)
-  if (budgets.costUsd !== undefined) parts.push(`$${budgets.costUsd}`)
+  if (budgets.costUsd !== undefined) parts.push(formatBudgetUsd(budgets.costUsd))
   if (budgets.activeTimeMs !== undefined) parts.push(`${formatDuration(budgets.activeTimeMs)} in rounds`)
   return parts.join(', ')
 }

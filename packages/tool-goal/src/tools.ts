@@ -8,6 +8,7 @@ import { refusedCompletion, runCheck } from './check.ts'
 import { editInput } from './edit-input.ts'
 import { goalView } from './status.ts'
 import { wrapUpMessage } from './prompt.ts'
+import { COST_UNPRICED, costBudgetRefusal } from './cost-budget.ts'
 
 export interface ToolGoalConfig {
   blockedThreshold: number
@@ -76,6 +77,8 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
     execute: (args, call) => guarded(() => {
       const refusal = checkAuthority('create', authorityOf(call.turnSources, undefined), undefined, config.blockedThreshold)
       if (refusal) return failure(refusal.code, refusal.message)
+      const unpriced = costBudgetRefusal(ctx, call.agent.id, args.cost_budget_usd)
+      if (unpriced) return failure(COST_UNPRICED, unpriced)
       return ok(ctx.goals.create(call.agent, { objective: args.objective, ...editInput(undefined, args.max_rounds, budgetsOf(args)) }))
     }),
   }

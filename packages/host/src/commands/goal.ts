@@ -52,6 +52,9 @@ ${EXIT_CODE_HELP}`),
           hint: "add `- id: goal-budget\n  name: '@goalkeeper/goal-budget'` to cordis.yml after tool-goal",
         })
       }
+      // A resumed goal keeps its cost budget: the model this run uses must be priced too (unless nothing will run).
+      const saved = objective ? undefined : run.goal()
+      refuseUnpricedCost(run, budgets?.costUsd ?? (saved?.phase === 'complete' ? undefined : saved?.budgets?.costUsd))
       if (options.autoResume) {
         const resumer = run.app.ctx.get('goalAutoResume')
         if (!resumer) throw new HostError('--auto-resume needs the goal-auto-resume plugin, which this composition does not load', { hint: "add `- id: goal-auto-resume\n  name: '@goalkeeper/goal-auto-resume'` to cordis.yml" })
@@ -69,6 +72,13 @@ ${EXIT_CODE_HELP}`),
     return reportResult(run, await run.untilRest(), { goal: true })
   },
 })
+
+/** A cost budget nobody can price would let one paid round run, then stop the goal: refused before it starts. */
+function refuseUnpricedCost(run: AgentRun, costUsd: number | undefined): void {
+  if (costUsd === undefined) return
+  const problem = run.app.ctx.get('goalBudget')?.costBudgetProblem(run.agent.model, costUsd)
+  if (problem) throw new HostError(problem.message, { hint: `${problem.fix}\nor give the goal a token or time budget instead` })
+}
 
 function createGoal(run: AgentRun, objective: string, maxGoalRounds: number | undefined, budgets: GoalBudgets | undefined, verify: string[] | undefined): number | undefined {
   try {

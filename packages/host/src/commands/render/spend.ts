@@ -1,4 +1,4 @@
-import { budgetReached, formatDuration, type Goal } from '@goalkeeper/goal'
+import { budgetsReached, formatBudgetUsd, formatDuration, type Goal } from '@goalkeeper/goal'
 
 /** 850, 1.2k, 3.4M: short enough for a progress line. */
 export function formatTokens(tokens: number): string {
@@ -27,23 +27,27 @@ export function describeSpend(goal: Pick<Goal, 'budgets' | 'spent'>): string | u
   const parts = [`tokens ${of(formatTokens(spent.tokens), budgets.tokens === undefined ? undefined : formatTokens(budgets.tokens))}`]
   if (budgets.costUsd !== undefined || spent.costUsd !== 0) {
     const used = spent.costUsd === null ? 'unknown' : formatUsd(spent.costUsd)
-    parts.push(`cost ${of(used, budgets.costUsd === undefined ? undefined : formatUsd(budgets.costUsd))}`)
+    parts.push(`cost ${of(used, budgets.costUsd === undefined ? undefined : formatBudgetUsd(budgets.costUsd))}`)
   }
   if (budgets.activeTimeMs !== undefined) parts.push(`time ${of(formatDuration(spent.activeTimeMs), formatDuration(budgets.activeTimeMs))}`)
   return parts.join(', ')
 }
 
 /**
- * The `goal` options that raise the budget a blocked goal used up (twice the limit, or more if the spend is
- * already past that), or undefined when raising cannot help (a cost that has no known price).
+ * The `goal` options that raise every budget a blocked goal used up (each to twice its limit, or more if the
+ * spend is already past that), so the printed command resumes the goal in one go; undefined when raising
+ * cannot help (a cost that has no known price). A dollar amount is rounded up to the cent, the form the
+ * CLI's `--cost-budget` accepts (never `0.00`).
  */
 export function raiseBudgetArgs(goal: Pick<Goal, 'budgets' | 'spent'>): string[] | undefined {
-  const reached = budgetReached(goal)
-  if (!reached || reached.used === null) return undefined
-  const next = Math.max(reached.limit * 2, reached.used + reached.limit)
-  switch (reached.budget) {
-    case 'tokens': return ['--token-budget', String(next)]
-    case 'costUsd': return ['--cost-budget', next.toFixed(2)]
-    case 'activeTimeMs': return ['--time-budget', `${Math.ceil(next / 60_000)}m`]
-  }
+  const reached = budgetsReached(goal)
+  if (!reached.length || reached.some((one) => one.used === null)) return undefined
+  return reached.flatMap((one) => {
+    const next = Math.max(one.limit * 2, one.used! + one.limit)
+    switch (one.budget) {
+      case 'tokens': return ['--token-budget', String(next)]
+      case 'costUsd': return ['--cost-budget', (Math.ceil(Math.round(next * 1e6) / 1e4) / 100).toFixed(2)]
+      case 'activeTimeMs': return ['--time-budget', `${Math.ceil(next / 60_000)}m`]
+    }
+  })
 }

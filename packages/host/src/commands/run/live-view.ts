@@ -3,7 +3,7 @@ import { compactionLine, type Agent, type AgentErrorInfo, type ToolCallInfo } fr
 import type { GoalActivation, GoalChange } from '@goalkeeper/goal'
 import { isRecordOf, recordsOfTurn, type ContextCompactionData, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
 import type { ToolResult } from '@goalkeeper/tools'
-import type { ModelRetryInfo } from '@goalkeeper/model'
+import type { ModelRetryInfo, ModelStreamNotice } from '@goalkeeper/model'
 import { summarizeChanges } from '@goalkeeper/loader'
 import { STEP_LIMIT_CODE } from '@goalkeeper/goal-session'
 import type { App } from '../../app.ts'
@@ -27,6 +27,8 @@ export class LiveView {
   private disposers: (() => void)[] = []
   /** Set when the goal changed while this view watched (a model may create one in a plain run). */
   goalChanged = false
+  /** How many stream events the last broken stream had delivered, until the loop's next answer is told. */
+  private brokenFrames: number | undefined
 
   constructor(private ctx: Context, private term: Terminal, private options: { showReasoning?: boolean } = {}) {
     this.listen()
@@ -61,6 +63,13 @@ export class LiveView {
       if (this.options.showReasoning && session.id === this.agent?.id && isRecordOf(record, 'assistant/message') && record.data.reasoning) {
         term.progress(record.data.reasoning.trim().split('\n').map((line) => `  reasoning: ${line}`.trimEnd()).join('\n'))
       }
+      // A partial answer is recorded right before the loop calls the model again for the whole answer.
+      if (session.id === this.agent?.id && isRecordOf(record, 'assistant/message') && record.data.partial) {
+        term.cutOff()
+        const frames = this.brokenFrames === undefined ? '' : ` after ${this.brokenFrames} frame${this.brokenFrames === 1 ? '' : 's'}`
+        this.brokenFrames = undefined
+        term.progress(`  model stream broke${frames}; asking again (1 of 1)`)
+      }
       if (!term.json) return
       if (!this.agent) {
         if (!this.firstSeen.has(session.id)) this.firstSeen.set(session.id, record.seq)
@@ -88,6 +97,7 @@ export class LiveView {
     }))
     add(ctx.on('agent/turn-end', (agent: Agent, turn: number, outcome: TurnOutcome) => {
       if (!this.mine(agent)) return
+      this.brokenFrames = undefined
       term.endStream()
       // A normal completion is no news, and an error has its own line from agent/error.
       if (outcome.kind !== 'completed' && outcome.kind !== 'error') term.progress(`turn ${turn} ${describeTurnOutcome(outcome)}`)
@@ -108,6 +118,16 @@ export class LiveView {
       term.progress(`  ${compactionLine(data)}`)
       const { turn, step, reason, method, replaced, elided, tokensBefore, tokensAfter, contextWindow } = data
       term.record({ type: 'compaction', session: agent.id, turn, step, reason, method, replaced, elided: elided.length, tokensBefore, tokensAfter, contextWindow: contextWindow ?? null })
+    }))
+    add(ctx.on('model/stream', (provider: string, notice: ModelStreamNotice) => {
+      if (!this.agent) return
+      term.record({ type: 'stream', session: this.agent.id, provider, ...notice })
+      if (notice.kind === 'broken') {
+        term.cutOff()
+        this.brokenFrames = notice.frames
+        return
+      }
+      term.progress(`  no data from the model for ${seconds(notice.silentMs)} (${provider}; gives up after ${seconds(notice.limitMs)})`)
     }))
     add(ctx.on('agent/error', (agent: Agent, turn: number | undefined, error: AgentErrorInfo) => {
       if (!this.mine(agent)) return
@@ -145,6 +165,8 @@ export class LiveView {
     return this.ctx.get('goals')?.get(agent)
   }
 }
+
+const seconds = (ms: number) => `${ms / 1000} s`
 
 /** Under --watch, one line per reload of the composition. */
 export function showReloads(app: App, term: Terminal): () => void {

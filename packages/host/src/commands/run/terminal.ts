@@ -15,6 +15,8 @@ export class Terminal {
   surface: PromptSurface | undefined
   /** Streamed assistant text has been written to stdout without its closing newline. */
   private midLine = false
+  /** Assistant text has been streamed since the last end of an answer (endStream or cutOff). */
+  private streamed = false
 
   constructor(readonly io: CliIO, readonly json: boolean) {}
 
@@ -55,13 +57,28 @@ export class Terminal {
     if (!this.streaming || !text) return
     if (!this.midLine) this.surface?.hide()
     this.io.stdout.write(redact(text))
+    this.streamed = true
     this.midLine = !text.endsWith('\n')
     // At a line end the prompt can come back below the text until the next piece arrives.
     if (!this.midLine) this.surface?.show()
   }
 
+  /**
+   * Marks the streamed answer as cut off (` [cut off]` and a newline), so an answer asked for again starts
+   * on its own line instead of being glued to the broken one. Nothing when no text was streamed.
+   */
+  cutOff(): void {
+    if (!this.streaming || !this.streamed) return
+    this.surface?.hide()
+    this.io.stdout.write(this.midLine ? ' [cut off]\n' : '[cut off]\n')
+    this.midLine = false
+    this.streamed = false
+    this.surface?.show()
+  }
+
   /** Ends streamed text with a newline, so the next line starts clean. */
   endStream(): void {
+    this.streamed = false
     if (!this.midLine) return
     this.closeLine()
     this.surface?.show()

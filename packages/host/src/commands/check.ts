@@ -16,7 +16,7 @@ function show(cli: CommandContext, app: App, report: LoadReport, type: 'check' |
   cli.print(formatReport(report).join('\n'))
   // Whether commands are sandboxed here is part of what loaded: a missing bwrap is found now, not mid-goal.
   cli.print(describePermissions(app, true))
-  if (permissions) cli.print(permissions.sandbox.available ? `sandbox: bubblewrap ${permissions.sandbox.version} (${permissions.sandbox.path})` : `sandbox: unavailable: ${permissions.sandbox.reason}`)
+  if (permissions) cli.print(permissions.sandbox.available ? `sandbox: bubblewrap ${permissions.sandbox.version} (${permissions.sandbox.path}), capabilities dropped, commands run as uid ${permissions.sandbox.uid}` : `sandbox: unavailable: ${permissions.sandbox.reason}`)
 }
 
 export default defineCommand({

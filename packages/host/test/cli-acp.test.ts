@@ -9,23 +9,43 @@ import { CLI_TIMEOUT, readSession, repoRoot, run, start, useProject, type Run } 
 const project = useProject()
 const OBJECTIVE = 'Create NOTES.md in the workspace with a summary of every file in it'
 
-/** An ACP client on the child's stdin and stdout; the person at it never answers a permission question. */
-function connectSilent(child: Run) {
+/** The child's stdout and stdin as the ACP SDK's stream. */
+function childStream(child: Run) {
   const output = new ReadableStream<Uint8Array>({
     start(controller) {
+      // The client may have stopped reading (closed its connection) before the child's stdout ends.
       child.child.stdout!.on('data', (chunk: Buffer) => { try { controller.enqueue(new Uint8Array(chunk)) } catch {} })
       child.child.stdout!.on('end', () => { try { controller.close() } catch {} })
     },
   })
-  const input = new WritableStream<Uint8Array>({ write: (chunk) => new Promise<void>((resolve) => void child.child.stdin!.write(chunk, () => resolve())) })
+  const input = new WritableStream<Uint8Array>({
+    write: (chunk) => new Promise<void>((resolve) => void child.child.stdin!.write(chunk, () => resolve())),
+    close: () => void child.child.stdin!.end(),
+  })
+  return acp.ndJsonStream(input, output)
+}
+
+/** An ACP client on the child's stdin and stdout; the person at it never answers a permission question. */
+function connectSilent(child: Run) {
   const asked: unknown[] = []
   const connection = acp.client({ name: 'test' })
     .onRequest('session/request_permission', ({ params }) => {
       asked.push(params)
       return new Promise<acp.RequestPermissionResponse>(() => {})
     })
-    .connect(acp.ndJsonStream(input, output))
+    .connect(childStream(child))
   return { connection, asked }
+}
+
+/** One session, one prompt that ends its turn, then the editor leaves: the command must end with 0. Returns the session id. */
+async function promptOnce(child: Run, connection: acp.ClientConnection, cwd: string, text: string): Promise<string> {
+  await connection.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION })
+  const { sessionId } = await connection.agent.request('session/new', { cwd, mcpServers: [] })
+  expect(await connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] })).toEqual({ stopReason: 'end_turn' })
+  connection.close()
+  child.child.stdin!.end()
+  expect(await child.exit, child.stderr()).toBe(0)
+  return sessionId
 }
 
 describe('goalkeeper acp', { timeout: CLI_TIMEOUT }, () => {
@@ -33,21 +53,10 @@ describe('goalkeeper acp', { timeout: CLI_TIMEOUT }, () => {
     const p = await project({ script: 'export default []' })
     await cp(path.join(repoRoot, 'demo/workspace'), p.workspace, { recursive: true })
     const child = start(['--config', path.join(repoRoot, 'cordis.yml'), 'acp'], { stdin: 'pipe', env: { GOALKEEPER_SESSIONS_DIR: p.sessions } })
-    const output = new ReadableStream<Uint8Array>({
-      start(controller) {
-        // The client may have stopped reading (closed its connection) before the child's stdout ends.
-        child.child.stdout!.on('data', (chunk: Buffer) => { try { controller.enqueue(new Uint8Array(chunk)) } catch {} })
-        child.child.stdout!.on('end', () => { try { controller.close() } catch {} })
-      },
-    })
-    const input = new WritableStream<Uint8Array>({
-      write: (chunk) => new Promise<void>((resolve) => void child.child.stdin!.write(chunk, () => resolve())),
-      close: () => void child.child.stdin!.end(),
-    })
     const updates: acp.SessionUpdate[] = []
     const connection = acp.client({ name: 'test' })
       .onNotification('session/update', ({ params }) => void updates.push(params.update))
-      .connect(acp.ndJsonStream(input, output))
+      .connect(childStream(child))
     const agent = connection.agent
 
     const hello = await agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} })
@@ -84,20 +93,7 @@ describe('goalkeeper acp', { timeout: CLI_TIMEOUT }, () => {
       "}",
     ].join('\n'))
     const child = start([...p.globals, 'acp'], { stdin: 'pipe' })
-    const output = new ReadableStream<Uint8Array>({
-      start(controller) {
-        child.child.stdout!.on('data', (chunk: Buffer) => { try { controller.enqueue(new Uint8Array(chunk)) } catch {} })
-        child.child.stdout!.on('end', () => { try { controller.close() } catch {} })
-      },
-    })
-    const input = new WritableStream<Uint8Array>({ write: (chunk) => new Promise<void>((resolve) => void child.child.stdin!.write(chunk, () => resolve())) })
-    const connection = acp.client({ name: 'test' }).connect(acp.ndJsonStream(input, output))
-    await connection.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION })
-    const { sessionId } = await connection.agent.request('session/new', { cwd: p.workspace, mcpServers: [] })
-    expect(await connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] })).toEqual({ stopReason: 'end_turn' })
-    connection.close()
-    child.child.stdin!.end()
-    expect(await child.exit, child.stderr()).toBe(0)
+    await promptOnce(child, acp.client({ name: 'test' }).connect(childStream(child)), p.workspace, 'hi')
     for (const line of child.stdout().split('\n').filter(Boolean)) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' })
     expect(child.stderr()).toContain('noisy: loaded\nnoisy: a turn starts\nnoisy: raw write\n')
   })
@@ -116,12 +112,7 @@ describe('goalkeeper acp', { timeout: CLI_TIMEOUT }, () => {
     const ask = async (args: string[], env: Record<string, string> = {}) => {
       const child = start([...p.globals, 'acp', ...args], { stdin: 'pipe', env })
       const { connection, asked } = connectSilent(child)
-      await connection.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION })
-      const { sessionId } = await connection.agent.request('session/new', { cwd: p.workspace, mcpServers: [] })
-      expect(await connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'write' }] })).toEqual({ stopReason: 'end_turn' })
-      connection.close()
-      child.child.stdin!.end()
-      expect(await child.exit, child.stderr()).toBe(0)
+      const sessionId = await promptOnce(child, connection, p.workspace, 'write')
       expect(asked).toHaveLength(1)
       const results = (await readSession(p, sessionId)).filter((record) => record.type === 'tool/result')
       return results.map((record) => record.data.denied?.reason)

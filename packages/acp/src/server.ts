@@ -4,7 +4,7 @@ import {
   agent as agentApp, PROTOCOL_VERSION, RequestError,
   type AgentContext, type ClientCapabilities, type InitializeResponse, type ListSessionsResponse, type Stream,
 } from '@agentclientprotocol/sdk'
-import { createMasker, describeError } from '@goalkeeper/kit'
+import { describeError, liveMasker } from '@goalkeeper/kit'
 import type { Context } from 'cordis'
 import { ErrorCodes, invalidParams, sessionNotFound, toRequestError } from './errors.ts'
 import { goalCommandOf, GoalRequest } from './goal-extension.ts'
@@ -62,7 +62,8 @@ const label = ({ name }: { name?: string }) => (name ? `[redacted ${name}]` : '*
  */
 export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions = {}): AcpServer {
   const logger = ctx.logger('acp')
-  const masker = createMasker({ env: options.env ?? process.env, label })
+  // Live: the session signing key becomes a held secret only when the first session is made.
+  const masker = liveMasker({ env: options.env ?? process.env, label })
   const mask = (text: string) => masker.mask(text)
   // Streamed text keeps this much back, so that a secret split over two deltas is still masked whole.
   const hold = Math.max(MIN_HOLD, ...masker.secrets.map((secret) => JSON.stringify(secret.value).length))

@@ -1,3 +1,5 @@
+import { mkdir, realpath, rm } from 'node:fs/promises'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { run, useProject } from './cli-helpers.ts'
 
@@ -16,5 +18,29 @@ describe('check on a huge cordis.yml', { timeout: 120_000 }, () => {
     expect(checked.stdout).toMatch(/\n\d+ entries: \d+ loaded, 20000 disabled\n/)
     // A few seconds on an idle machine; the report used to overflow the stack at 200,000 entries.
     expect(seconds).toBeLessThan(90)
+  })
+})
+
+describe('check and the session key', { timeout: 120_000 }, () => {
+  it('warns when the workspace contains the signing key or session logs, and not otherwise', async () => {
+    const p = await project({ script: 'export default many(() => ({ text: "ok" }))', config: { session: { dir: 'logs' } } })
+    await mkdir(path.join(p.workspace, 'logs'))
+    const env = { XDG_CONFIG_HOME: path.join(p.workspace, '.config') }
+    const checked = await run([...p.globals, 'check'], { env })
+    expect(checked.code, checked.stderr).toBe(0)
+    const key = path.join(p.workspace, '.config', 'goalkeeper', 'session.key')
+    const workspace = await realpath(p.workspace)
+    expect(checked.stdout).toContain(`warning: the workspace ${workspace} contains goalkeeper's session signing key (${key}): tools refuse it and sandboxed commands cannot see it, but a command in the full mode can read it and sign a person's input into any session; work in a directory that does not contain it`)
+    expect(checked.stdout).toContain(`warning: the workspace ${workspace} contains session logs (${path.join(p.workspace, 'logs')}): tools cannot change them and sandboxed commands see them read-only, but a command in the full mode can`)
+    const json = JSON.parse((await run([...p.globals, '--json', 'check'], { env })).stdout)
+    expect(json.warnings).toHaveLength(2)
+
+    const apart = await run([...p.globals, 'check'])
+    expect(apart.code, apart.stderr).toBe(0)
+    expect(apart.stdout).toContain('warning: the workspace')
+    await rm(path.join(p.workspace, 'logs'), { recursive: true })
+    const clean = await run([...p.globals, 'check'])
+    expect(clean.stdout).not.toContain('warning:')
+    expect(JSON.parse((await run([...p.globals, '--json', 'check'])).stdout).warnings).toEqual([])
   })
 })

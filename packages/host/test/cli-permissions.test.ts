@@ -30,7 +30,7 @@ describe('goalkeeper --permissions', { timeout: 60_000 }, () => {
     const p = await project({ script: WRITES, extraYml: PERMISSIONS() })
     const result = await run([...p.globals, 'run', 'write something'])
     expect(result.code, result.stderr).toBe(0)
-    expect(result.stderr).toMatch(/goalkeeper: permissions workspace-write: file tools inside the workspace; commands sandboxed by bubblewrap \S+ \(writes only in the workspace and a private \/tmp, no network\); other tools need a person's yes \(unattended: such calls are denied\)/)
+    expect(result.stderr).toMatch(/goalkeeper: permissions workspace-write: file tools inside the workspace; commands sandboxed by bubblewrap \S+ \(capabilities dropped, writes only in the workspace and a private \/tmp, no network\); other tools need a person's yes \(unattended: such calls are denied\)/)
     expect((await readdir(p.workspace)).sort()).toEqual(['hi.txt', 'out.txt'])
   })
 
@@ -57,9 +57,9 @@ describe('goalkeeper --permissions', { timeout: 60_000 }, () => {
     const p = await project({ script: WRITES, extraYml: PERMISSIONS() })
     const ok = await run([...p.globals, 'check'])
     expect(ok.code).toBe(0)
-    expect(ok.stdout).toMatch(/^sandbox: bubblewrap \S+ \(\/\S*bwrap\)$/m)
+    expect(ok.stdout).toMatch(/^sandbox: bubblewrap \S+ \(\/\S*bwrap\), capabilities dropped, commands run as uid \d+$/m)
     const json = await run([...p.globals, '--json', 'check'])
-    expect(JSON.parse(json.stdout).permissions).toMatchObject({ mode: 'workspace-write', network: false, sandbox: { available: true, tool: 'bubblewrap' } })
+    expect(JSON.parse(json.stdout).permissions).toMatchObject({ mode: 'workspace-write', network: false, sandbox: { available: true, tool: 'bubblewrap', capabilities: 'dropped' } })
 
     const q = await project({ script: WRITES, extraYml: PERMISSIONS('    bwrap: /nonexistent/bwrap\n') })
     const missing = await run([...q.globals, 'check'])

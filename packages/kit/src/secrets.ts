@@ -78,6 +78,30 @@ export function formsOf(value: string): string[] {
   return [...forms]
 }
 
+/** Secrets this process holds outside its environment (the session signing key), with how many holders each has. */
+const held = new Map<string, number>()
+let heldGeneration = 0
+
+/**
+ * Makes `value` a known secret of every masker made from now on (and of every `liveMasker`), until the
+ * returned function is called: a secret read from a file is in no environment variable, yet must never
+ * reach a model, a session or a log.
+ */
+export function holdSecret(value: string): () => void {
+  if (!value) return () => {}
+  held.set(value, (held.get(value) ?? 0) + 1)
+  heldGeneration++
+  let released = false
+  return () => {
+    if (released) return
+    released = true
+    const count = held.get(value)! - 1
+    if (count) held.set(value, count)
+    else held.delete(value)
+    heldGeneration++
+  }
+}
+
 export interface MaskerOptions {
   /** Where secret variables are read from (default `process.env`, read once when the masker is made). */
   env?: Env
@@ -104,7 +128,8 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 export function createMasker(options: MaskerOptions = {}): Masker {
   const label = options.label ?? (() => '***')
   const shapes = options.shapes ?? true
-  const known = [...secretsIn(options.env ?? process.env), ...(options.values ?? []).filter(Boolean).map((value) => ({ value }))]
+  const values = [...(options.values ?? []), ...held.keys()]
+  const known = [...secretsIn(options.env ?? process.env), ...values.filter(Boolean).map((value) => ({ value }))]
   // Longest first, so a secret that contains another is masked whole.
   const secrets = known.sort((a, b) => b.value.length - a.value.length)
   const byForm = new Map<string, Secret>()
@@ -127,6 +152,28 @@ export function createMasker(options: MaskerOptions = {}): Masker {
       }
       return out + maskShapes(text.slice(last))
     },
+  }
+}
+
+/**
+ * A masker that is made again whenever the held secrets change: for one made at start that must also
+ * mask a secret loaded later (the session key is read on first use).
+ */
+export function liveMasker(options: MaskerOptions = {}): Masker {
+  let madeAt = -1
+  let masker: Masker | undefined
+  const current = () => {
+    if (madeAt !== heldGeneration) {
+      masker = createMasker(options)
+      madeAt = heldGeneration
+    }
+    return masker!
+  }
+  return {
+    get secrets() {
+      return current().secrets
+    },
+    mask: (text) => current().mask(text),
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createMasker, isSecretVariable, maskDeep, secretsIn } from '@goalkeeper/kit'
+import { createMasker, holdSecret, isSecretVariable, liveMasker, maskDeep, secretsIn } from '@goalkeeper/kit'
 
 describe('the secret rule', () => {
   it('knows credential variables by name, or by a value that is a URL with user info', () => {
@@ -93,5 +93,34 @@ describe('encoded forms of a known secret', () => {
     expect(masked.note).toBe('***')
     expect(masked.self).toBe(circular)
     expect(() => JSON.stringify(masked)).toThrow(TypeError)
+  })
+})
+
+describe('held secrets', () => {
+  const key = 'c0ffee'.repeat(10) + 'beef'
+
+  it('are masked by every masker made while they are held, and by a live masker made before', () => {
+    const live = liveMasker({ env: {} })
+    expect(live.mask(`key ${key}`)).toBe(`key ${key}`)
+    const release = holdSecret(key)
+    try {
+      expect(createMasker({ env: {}, shapes: false }).mask(`key ${key}.`)).toBe('key ***.')
+      expect(live.mask(`key ${key}`)).toBe('key ***')
+      expect(live.secrets.map((secret) => secret.value)).toEqual([key])
+    } finally {
+      release()
+    }
+    expect(live.mask(`key ${key}`)).toBe(`key ${key}`)
+    expect(createMasker({ env: {} }).mask(key)).toBe(key)
+  })
+
+  it('stay held while any holder holds them, and a release twice counts once', () => {
+    const first = holdSecret(key)
+    const second = holdSecret(key)
+    first()
+    first()
+    expect(createMasker({ env: {} }).mask(key)).toBe('***')
+    second()
+    expect(createMasker({ env: {} }).mask(key)).toBe(key)
   })
 })

@@ -4,7 +4,7 @@ import type { PermissionMode } from './config.ts'
 /** The header line's words: what the mode allows, and how commands run, plainly (not hedged). */
 export function summarize(mode: PermissionMode, network: boolean, sandbox: SandboxStatus): string {
   const sandboxed = sandbox.available
-    ? `commands sandboxed by bubblewrap ${sandbox.version} (writes only in the workspace and a private /tmp, ${network ? 'network allowed' : 'no network'})`
+    ? `commands sandboxed by bubblewrap ${sandbox.version} (capabilities dropped, writes only in the workspace and a private /tmp, ${network ? 'network allowed' : 'no network'})`
     : `commands refused, no sandbox here: ${sandbox.reason}`
   switch (mode) {
     case 'full':

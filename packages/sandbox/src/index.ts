@@ -1,2 +1,2 @@
 export { probeSandbox, type SandboxStatus } from './probe.ts'
-export { sandboxedCommand, type CommandSandbox, type CommandSandboxProvider, type SandboxPolicy } from './bwrap.ts'
+export { privilegeFlags, sandboxedCommand, SANDBOX_UID, type CommandSandbox, type CommandSandboxProvider, type SandboxPolicy } from './bwrap.ts'

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { Context } from 'cordis'
-import { createMasker, maskDeep } from '@goalkeeper/kit'
+import { liveMasker, maskDeep } from '@goalkeeper/kit'
 import { defaultKeyFile } from './integrity.ts'
 import { defaultSessionsDir, LEGACY_DIR } from './location.ts'
 import Schema from 'schemastery'
@@ -14,7 +14,7 @@ export * from './types.ts'
 export type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
 export { JsonlFileStore } from './jsonl-store.ts'
 export { WriteBehind } from './write-behind.ts'
-export { defaultSessionsDir, LEGACY_DIR, stateHome, workspaceKey } from './location.ts'
+export { defaultSessionsDir, LEGACY_DIR, sessionsRoot, stateHome, workspaceKey } from './location.ts'
 export { describeHolder, type LockHolder } from './lock.ts'
 export { titleOf } from './summary.ts'
 
@@ -62,9 +62,10 @@ function start(ctx: Context, config: Config, key: Buffer | undefined, opened?: S
   const dir = config.dir ? path.resolve(config.dir) : defaultSessionsDir(workspace)
   const olderDirs = config.dir ? [] : [path.join(workspace, LEGACY_DIR)]
   const keyFile = config.keyFile ? path.resolve(config.keyFile) : defaultKeyFile()
-  // Read once at start, like every masker: the secrets of this process's environment, labelled as the CLI does.
-  const masker = config.maskSecrets ? createMasker({ shapes: false, label: ({ name }) => (name ? `[redacted ${name}]` : '***') }) : undefined
-  const mask = masker?.secrets.length ? <T>(data: T) => maskDeep(data, masker) : undefined
+  // The secrets of this process's environment, labelled as the CLI does, and the held ones: the masker is
+  // made again when those change, since the signing key is loaded only on first use.
+  const masker = config.maskSecrets ? liveMasker({ shapes: false, label: ({ name }) => (name ? `[redacted ${name}]` : '***') }) : undefined
+  const mask = masker ? <T>(data: T) => (masker.secrets.length ? maskDeep(data, masker) : data) : undefined
   const store = new SessionServiceImpl(ctx, { ...config, dir, olderDirs, keyFile, key, mask, clock: config.clock as (() => number) | undefined, store: (config.store ?? opened) as SessionStore | undefined })
   // Yielded in this order so that teardown first withdraws the service (waiting for its dependents),
   // then flushes and closes every session, then closes the database store this plugin opened.

@@ -21,7 +21,12 @@ export function workspaceKey(workspace: string): string {
   return `${name}-${createHash('sha256').update(absolute).digest('hex').slice(0, 16)}`
 }
 
+/** Where every workspace's default sessions directory lies: `$XDG_STATE_HOME/goalkeeper/sessions`. */
+export function sessionsRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(stateHome(env), 'goalkeeper', 'sessions')
+}
+
 /** The default sessions directory of a workspace: `$XDG_STATE_HOME/goalkeeper/sessions/<workspace-key>`. */
 export function defaultSessionsDir(workspace: string, env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(stateHome(env), 'goalkeeper', 'sessions', workspaceKey(workspace))
+  return path.join(sessionsRoot(env), workspaceKey(workspace))
 }

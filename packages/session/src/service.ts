@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { Context, Logger } from 'cordis'
-import { describeError, dispatchIsolated } from '@goalkeeper/kit'
+import { describeError, dispatchIsolated, holdSecret } from '@goalkeeper/kit'
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
 import { JsonlFileStore } from './jsonl-store.ts'
 import { assertSessionId, newSessionId } from './ids.ts'
@@ -9,8 +9,9 @@ import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
 import { defaultKeyFile, loadKey, Signer } from './integrity.ts'
 import { replay } from './replay.ts'
+import { sessionsRoot } from './location.ts'
 import { mebibytes, type SessionHost, SessionImpl } from './session.ts'
-import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
+import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
 import type { SessionStore, StoreWriter } from './store.ts'
 
 export interface ServiceOptions {
@@ -46,6 +47,10 @@ export class SessionServiceImpl implements SessionService {
   private logger: Logger
   private now: () => number
   private host: SessionHost
+  /** Taken when the key is loaded: from then on every masker masks it. */
+  private releaseKey = noop
+  /** The environment's places, as they were at start (like `dir`). */
+  private defaults = { keyFile: defaultKeyFile(), sessionsRoot: sessionsRoot() }
 
   constructor(private ctx: Context, private options: ServiceOptions) {
     this.store = options.store ?? new JsonlFileStore(options.dir, { olderDirs: options.olderDirs })
@@ -71,6 +76,13 @@ export class SessionServiceImpl implements SessionService {
   get dirs(): readonly string[] {
     // A store that is not files (a database) has no directory for the workspace tools to protect.
     return this.store instanceof JsonlFileStore ? this.store.dirs : []
+  }
+
+  get protectedPaths(): ProtectedPaths {
+    // The default key and store are guarded even when this service uses others: other workspaces' sessions
+    // are signed with that key and kept under that root, and a model forging them forges a person's input there.
+    const keyFiles = new Set([this.options.keyFile ?? this.defaults.keyFile, this.defaults.keyFile].map((file) => path.resolve(file)))
+    return { keyFiles: [...keyFiles], stores: [...new Set([...this.dirs, path.resolve(this.defaults.sessionsRoot)])] }
   }
 
   get(id: string): Session | undefined {
@@ -163,6 +175,7 @@ export class SessionServiceImpl implements SessionService {
   /** Plugin teardown: lets running operations finish, then flushes and closes every open session. */
   async dispose(): Promise<void> {
     this.stopped = true
+    this.releaseKey()
     await Promise.all(this.locks.values())
     await Promise.all([...this.sessions.values()].map(async (session) => {
       try {
@@ -312,7 +325,10 @@ export class SessionServiceImpl implements SessionService {
 
   /** The signing key, loaded (or created) once, on first use. */
   private ready(): Promise<Signer> {
-    this.keyLoad ??= (this.options.key ? Promise.resolve(this.options.key) : loadKey(this.options.keyFile ?? defaultKeyFile())).then((key) => (this.host.signer = new Signer(key)))
+    this.keyLoad ??= (this.options.key ? Promise.resolve(this.options.key) : loadKey(this.options.keyFile ?? defaultKeyFile())).then((key) => {
+      if (!this.stopped) this.releaseKey = holdSecret(key.toString('hex'))
+      return (this.host.signer = new Signer(key))
+    })
     return this.keyLoad
   }
 

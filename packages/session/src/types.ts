@@ -95,11 +95,24 @@ export interface CreateOptions {
   id?: string
 }
 
+/** Absolute paths, as configured (not resolved through symbolic links). */
+export interface ProtectedPaths {
+  readonly keyFiles: readonly string[]
+  readonly stores: readonly string[]
+}
+
 export interface SessionService {
   /** Where new sessions are created. */
   readonly dir: string
   /** Every directory whose sessions are listed and opened (`dir` first, then older places such as a workspace's `.goalkeeper/sessions`); none for a database. */
   readonly dirs: readonly string[]
+  /**
+   * What no tool may reach, whatever the workspace: the signing key's files (this service's and the
+   * default one), which no tool may read, nor their directories; and every directory of session logs
+   * (`dirs`, and the root of every workspace's default store, `$XDG_STATE_HOME/goalkeeper/sessions`), which
+   * no tool may change.
+   */
+  readonly protectedPaths: ProtectedPaths
   create(options: CreateOptions): Promise<Session>
   open(id: string, options?: OpenOptions): Promise<Session>
   /** A session already open in this process. */

@@ -56,7 +56,7 @@ export const apply = (ctx: Context, config: Schemastery.TypeT<typeof Config>) =>
   }
   // Optional on purpose (not in `inject`): without a session store there is nothing to protect.
   // The permission mode decides how commands run; without a permissions plugin they run as the user, as before.
-  const ws = createWorkspace(config.root, limits, config.scrubSecrets, () => ctx.get('sessions')?.dirs ?? [],
+  const ws = createWorkspace(config.root, limits, config.scrubSecrets, () => ctx.get('sessions')?.protectedPaths ?? { keyFiles: [], stores: [] },
     (call) => (ctx.get as (name: string) => CommandSandboxProvider | undefined)('permissions')?.commandSandbox(call) ?? { kind: 'none' })
   const running = new Set<{ stop(): Promise<void> }>()
   // schemastery turns a missing list into [], so empty means "all" (to offer none, do not load the plugin).

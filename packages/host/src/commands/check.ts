@@ -2,13 +2,15 @@ import { formatReport, type LoadReport, reportJson, summarizeChanges } from '@go
 import type { App } from '../app.ts'
 import type { CommandContext } from '../command.ts'
 import { describePermissions } from './lookup/permissions.ts'
+import { guardedInWorkspace } from './lookup/guarded.ts'
 import { defineCommand } from '../command.ts'
 import { ExitCode } from '../exit-codes.ts'
 import { chooseModel } from './run/model-choice.ts'
 
 function show(cli: CommandContext, app: App, report: LoadReport, type: 'check' | 'reload') {
   const permissions = app.ctx.get('permissions')?.describe()
-  if (cli.globals.json) return cli.printJson({ ...reportJson(type, report), permissions: permissions ?? null })
+  const warnings = guardedInWorkspace(app, cli.globals.cwd)
+  if (cli.globals.json) return cli.printJson({ ...reportJson(type, report), permissions: permissions ?? null, warnings })
   if (type === 'reload') {
     cli.print(report.error ? `reload failed: ${report.error}; kept the running composition` : `reloaded: ${summarizeChanges(report.changes)}`)
   }
@@ -16,7 +18,8 @@ function show(cli: CommandContext, app: App, report: LoadReport, type: 'check' |
   cli.print(formatReport(report).join('\n'))
   // Whether commands are sandboxed here is part of what loaded: a missing bwrap is found now, not mid-goal.
   cli.print(describePermissions(app, true))
-  if (permissions) cli.print(permissions.sandbox.available ? `sandbox: bubblewrap ${permissions.sandbox.version} (${permissions.sandbox.path})` : `sandbox: unavailable: ${permissions.sandbox.reason}`)
+  for (const warning of warnings) cli.print(`warning: ${warning}`)
+  if (permissions) cli.print(permissions.sandbox.available ? `sandbox: bubblewrap ${permissions.sandbox.version} (${permissions.sandbox.path}), capabilities dropped, commands run as uid ${permissions.sandbox.uid}` : `sandbox: unavailable: ${permissions.sandbox.reason}`)
 }
 
 export default defineCommand({

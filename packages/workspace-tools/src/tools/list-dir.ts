@@ -46,10 +46,11 @@ export function listDirTool(ws: Workspace): ToolDefinition<Args> {
         for (const entry of entries) {
           if (lines.length >= cap) return void (capped = true)
           const relative = prefix + entry.name
+          const guarded = entry.isDirectory() ? isProtected(path.join(dir.real, entry.name)) : undefined
           if (entry.isSymbolicLink()) lines.push(`${relative}@`)
           else if (!entry.isDirectory()) lines.push(relative)
           else if (SKIPPED_DIRS.has(entry.name)) lines.push(`${relative}/ (not listed)`)
-          else if (isProtected(path.join(dir.real, entry.name))) lines.push(`${relative}/ (not listed: goalkeeper's session logs)`)
+          else if (guarded) lines.push(`${relative}/ (not listed: ${guarded})`)
           else {
             lines.push(`${relative}/`)
             if (level >= depth) continue

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises'
+import { lstat, mkdir } from 'node:fs/promises'
 import { sandboxedCommand } from '@goalkeeper/sandbox'
 import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { WorkspaceError } from '../errors.ts'
@@ -6,6 +6,7 @@ import { printable } from '../text.ts'
 import { runShell, type ShellResult } from '../process.ts'
 import { commandEnv } from '../secrets.ts'
 import { openDirectory } from '../walk.ts'
+import { within } from '../paths.ts'
 import type { Located, Workspace } from '../workspace.ts'
 
 interface Args { command: string; cwd?: string; timeout_ms?: number }
@@ -42,8 +43,26 @@ async function sandboxFor(ws: Workspace, call: ToolCallContext, target: Located)
   }
   // The store must exist to be mounted read-only over the workspace; a missing one would be created writable.
   for (const store of target.stores) await mkdir(store, { recursive: true })
-  const policy = { bwrap: sandbox.bwrap, writable: [target.root], readOnly: target.stores, network: sandbox.network, cwd: target.real }
+  const policy = { bwrap: sandbox.bwrap, writable: [target.root], readOnly: target.stores, hidden: await hiddenKeys(target), network: sandbox.network, cwd: target.real }
   return { wrap: (argv: string[]) => sandboxedCommand(policy, argv), note: sandboxNote(sandbox.network) }
+}
+
+/**
+ * The key's places a sandboxed command must not read, even outside the workspace (everything the user can
+ * read is readable there): each key directory, made if missing (as the key's first use would, 0700) so that
+ * a command cannot plant a key of its own there, and each key file outside those directories.
+ */
+async function hiddenKeys(target: Located) {
+  const hidden = []
+  for (const dir of target.keyDirs) {
+    // One this user cannot make, a command of this user cannot make either.
+    if (await mkdir(dir, { recursive: true, mode: 0o700 }).then(() => true, () => false)) hidden.push({ path: dir, directory: true })
+  }
+  for (const file of target.keyFiles) {
+    if (target.keyDirs.some((dir) => within(file, dir))) continue
+    if ((await lstat(file).catch(() => undefined))?.isFile()) hidden.push({ path: file, directory: false })
+  }
+  return hidden
 }
 
 export function runCommandTool(ws: Workspace, running: Set<{ stop(): Promise<void> }>): ToolDefinition<Args> {

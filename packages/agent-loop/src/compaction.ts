@@ -6,6 +6,7 @@ import type { CompactionDecision, CompactionProposal } from './types.ts'
 import { applyCompaction, ELIDED_OUTPUT, type HistoryEntry } from './history.ts'
 import { CHARS_PER_TOKEN, estimateFixed, estimateMessage, estimateRequest, estimateText } from './estimate.ts'
 import { readModelStream } from './stream.ts'
+import { countRequest } from './count.ts'
 
 /** The fixed instruction of the summary call (system prompt of that call; documented in the README). */
 export const COMPACTION_INSTRUCTION = [
@@ -49,10 +50,11 @@ export async function compactHistory(scope: CompactionScope, request: ModelReque
   const { agent, provider } = scope
   const settings = agent.host.config.compaction
   if (!settings?.enabled || scope.signal.aborted) return false
-  const tokensBefore = estimateRequest(request)
+  const estimate = estimateRequest(request)
   // After an overflow without a known window, the request that failed is the best bound there is.
-  const window = provider.contextWindow?.(request.model) ?? settings.contextWindow ?? (reason === 'overflow' ? tokensBefore : undefined)
+  const window = provider.contextWindow?.(request.model) ?? settings.contextWindow ?? (reason === 'overflow' ? estimate : undefined)
   if (!window) return false
+  const tokensBefore = reason === 'threshold' ? await countRequest(provider, request, scope.signal, estimate, settings.threshold * window) : estimate
   if (reason === 'threshold' && tokensBefore <= settings.threshold * window) return false
 
   const entries = agent.history.entries()

@@ -119,6 +119,7 @@ export class Turn {
         session.append('assistant/message', {
           turn, step, text: reply.text, toolCalls: reply.toolCalls,
           ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+          ...(reply.reasoningBlocks.length ? { reasoningBlocks: reply.reasoningBlocks } : {}),
           ...(reply.usage ? { usage: reply.usage } : {}),
         })
       }

@@ -10,18 +10,18 @@ export interface ModelPreset {
 }
 
 export const MODEL_PRESETS: Record<string, ModelPreset> = {
-  'claude-opus-4-1': { contextWindow: 200_000, maxTokens: 32_000 },
-  'claude-opus-4-0': { contextWindow: 200_000, maxTokens: 32_000 },
-  'claude-opus-4': { contextWindow: 200_000, maxTokens: 32_000 },
+  'claude-sonnet-4-6': { contextWindow: 200_000, maxTokens: 64_000 },
   'claude-sonnet-4-5': { contextWindow: 200_000, maxTokens: 64_000 },
   'claude-sonnet-4-0': { contextWindow: 200_000, maxTokens: 64_000 },
   'claude-sonnet-4': { contextWindow: 200_000, maxTokens: 64_000 },
+  'claude-opus-4-5': { contextWindow: 200_000, maxTokens: 64_000 },
+  'claude-opus-4-1': { contextWindow: 200_000, maxTokens: 32_000 },
+  'claude-opus-4-0': { contextWindow: 200_000, maxTokens: 32_000 },
+  'claude-opus-4': { contextWindow: 200_000, maxTokens: 32_000 },
   'claude-haiku-4-5': { contextWindow: 200_000, maxTokens: 64_000 },
-  'claude-3-7-sonnet': { contextWindow: 200_000, maxTokens: 64_000 },
-  'claude-3-5-haiku': { contextWindow: 200_000, maxTokens: 8_192 },
 }
 
-export const DEFAULT_MODEL = 'claude-sonnet-4-5'
+export const DEFAULT_MODEL = 'claude-sonnet-4-6'
 export const DEFAULT_BASE_URL = 'https://api.anthropic.com'
 export const KEY_VARIABLE = 'ANTHROPIC_API_KEY'
 export const BASE_URL_VARIABLE = 'ANTHROPIC_BASE_URL'

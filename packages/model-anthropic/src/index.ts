@@ -7,7 +7,6 @@ import { createAnthropicProvider } from './provider.ts'
 export { BASE_URL_VARIABLE, Config, ConfigError, DEFAULT_BASE_URL, DEFAULT_MODEL, describeSettings, KEY_VARIABLE, MODEL_PRESETS, presetOf, resolveSettings } from './config.ts'
 export type { ModelPreset, ProviderSettings, Resolution } from './config.ts'
 export { createAnthropicProvider } from './provider.ts'
-export type { ProviderLogger, ProviderOptions } from './provider.ts'
 export { buildRequestBody, placeBreakpoints, toWireMessages } from './request-body.ts'
 export type { RequestBody, WireBlock, WireMessage } from './request-body.ts'
 

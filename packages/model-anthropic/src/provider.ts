@@ -1,25 +1,13 @@
 import Anthropic from '@anthropic-ai/sdk'
-import type { ModelChunk, ModelError, ModelProvider, ModelRequest, ModelRetryInfo } from '@goalkeeper/model'
+import type { ModelChunk, ModelError, ModelProvider, ModelRequest } from '@goalkeeper/model'
 import type { Usage } from '@goalkeeper/session'
 import { delay, describeError } from '@goalkeeper/kit'
-import { backoffDelay } from '@goalkeeper/model-openai'
+import { backoffDelay, type ProviderLogger, type ProviderOptions } from '@goalkeeper/model-openai'
 import { contextWindowFor, describeSettings, maskerFor, type ProviderSettings } from './config.ts'
 import { buildRequestBody, type RequestBody } from './request-body.ts'
 import { StreamDecoder } from './stream-decoder.ts'
 import { describeFailure, failure, type AttemptFailure } from './errors.ts'
 import { addUsage, toUsage } from './usage.ts'
-
-export interface ProviderLogger {
-  debug(format: unknown, ...args: unknown[]): void
-  info(format: unknown, ...args: unknown[]): void
-}
-
-export interface ProviderOptions {
-  /** Jitter source (tests pin it). */
-  random?: () => number
-  /** Told before each backoff wait (the plugin emits `model/retry`). */
-  onRetry?: (retry: ModelRetryInfo) => void
-}
 
 export const createClient = (settings: ProviderSettings): Anthropic => new Anthropic({
   apiKey: settings.apiKey,

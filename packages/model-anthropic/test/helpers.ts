@@ -1,9 +1,13 @@
 import { afterEach } from 'vitest'
 import { format as printf } from 'node:util'
 import type { ModelChunk, ModelRequest, ModelRetryInfo } from '@goalkeeper/model'
+// The request and chunk collection of the OpenAI-compatible provider's tests serve here unchanged.
+import { collect, request } from '../../model-openai/test/fake-server.ts'
 import { Config, resolveSettings, type ProviderSettings } from '../src/config.ts'
 import { createAnthropicProvider } from '../src/provider.ts'
 import { startReplayServer, type ReplayServer, type Reply } from './replay-server.ts'
+
+export { collect, request }
 
 export const TEST_KEY = 'sk-ant-test-0123456789abcdefSECRET'
 
@@ -20,18 +24,6 @@ export const providerFor = (url: string, overrides: Record<string, unknown> = {}
   const log = (format: unknown, ...args: unknown[]) => void logs.push(printf(format, ...args))
   const provider = createAnthropicProvider(settingsFor(url, overrides, env), { debug: log, info: log }, { random: () => 0.5, onRetry: (retry) => retries.push(retry) })
   return { provider, logs, retries }
-}
-
-export const request = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }],
-  tools: [],
-  ...overrides,
-})
-
-export const collect = async (stream: AsyncIterable<ModelChunk>): Promise<ModelChunk[]> => {
-  const chunks: ModelChunk[] = []
-  for await (const chunk of stream) chunks.push(chunk)
-  return chunks
 }
 
 export type Finish = Extract<ModelChunk, { type: 'finish' }>

@@ -3,7 +3,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startReplayServer, stream, thinkingBlocksOf, type ReplayServer } from '../../model-anthropic/test/replay-server.ts'
+import { error, startReplayServer, stream, thinkingBlocksOf, type ReplayServer } from '../../model-anthropic/test/replay-server.ts'
 import { CLI_TIMEOUT, compositionYml, readSession, run, sessionIdOf, useProject } from './cli-helpers.ts'
 
 const project = useProject()
@@ -54,5 +54,24 @@ describe('goalkeeper goal on the anthropic provider', { timeout: CLI_TIMEOUT }, 
 
     const sessions = await Promise.all((await readdir(p.sessions)).map((name) => readFile(path.join(p.sessions, name), 'utf8')))
     for (const text of [result.stdout, result.stderr, ...sessions]) expect(text).not.toContain(KEY)
+  })
+
+  it('--model anthropic/<id> names the model of every request; a refused key ends the run with one line naming the variable', async () => {
+    const server = await startReplayServer([stream('text.sse')])
+    servers.push(server)
+    const p = await project({ script: 'export default many(() => ({ text: "offline answer" }))' })
+    await writeFile(p.yml, `${compositionYml(p)}- id: anthropic\n  name: '@goalkeeper/model-anthropic'\n  config: { maxRetries: 0 }\n`)
+    const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url }
+    const result = await run([...p.globals, '--model', 'anthropic/claude-haiku-4-5', 'run', 'hello'], { env })
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toBe('Hello from Claude.\n')
+    expect(server.messages[0].body).toMatchObject({ model: 'claude-haiku-4-5', max_tokens: 64000 })
+
+    const refusing = await startReplayServer([error(401, 'authentication-401.json')])
+    servers.push(refusing)
+    const refused = await run([...p.globals, 'run', 'hello'], { env: { ...env, ANTHROPIC_BASE_URL: refusing.url } })
+    expect(refused.code).toBe(70)
+    expect(refused.stderr).toContain('\nerror in turn 1: AUTH: anthropic: the API key was refused (HTTP 401: invalid x-api-key); check ANTHROPIC_API_KEY')
+    expect(refused.stderr + refused.stdout).not.toContain(KEY)
   })
 })

@@ -56,13 +56,19 @@ describe('goalkeeper goal on the anthropic provider', { timeout: CLI_TIMEOUT }, 
     for (const text of [result.stdout, result.stderr, ...sessions]) expect(text).not.toContain(KEY)
   })
 
-  it('--model anthropic/<id> names the model of every request; a refused key ends the run with one line naming the variable', async () => {
+  it('check shows the provider; --model anthropic/<id> names the model of every request; a refused key ends the run with one line naming the variable', async () => {
     const server = await startReplayServer([stream('text.sse')])
     servers.push(server)
     const p = await project({ script: 'export default many(() => ({ text: "offline answer" }))' })
     await writeFile(p.yml, `${compositionYml(p)}- id: anthropic\n  name: '@goalkeeper/model-anthropic'\n  config: { maxRetries: 0 }\n`)
     const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url }
-    const result = await run([...p.globals, '--model', 'anthropic/claude-haiku-4-5', 'run', 'hello'], { env })
+    const [result, checked] = await Promise.all([
+      run([...p.globals, '--model', 'anthropic/claude-haiku-4-5', 'run', 'hello'], { env }),
+      run([...p.globals, 'check'], { env }),
+    ])
+    expect(checked.code, checked.stderr).toBe(0)
+    expect(checked.stdout).toMatch(/\n {2}loaded +anthropic +@goalkeeper\/model-anthropic\n/)
+    expect(checked.stdout).toContain(`model anthropic (a real model provider at 127.0.0.1:${server.port}, because ANTHROPIC_API_KEY is set`)
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toBe('Hello from Claude.\n')
     expect(server.messages[0].body).toMatchObject({ model: 'claude-haiku-4-5', max_tokens: 64000 })

@@ -71,9 +71,10 @@ describe('model-anthropic errors', () => {
   })
 
   it('a network failure before any answer is retried; an abort ends ABORTED at once', async () => {
-    const { provider } = providerFor('http://127.0.0.1:1', { maxRetries: 1 })
+    const { provider, retries } = providerFor('http://127.0.0.1:1', { maxRetries: 1 })
     const chunks = await collect(provider.stream(request(), new AbortController().signal))
-    expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'error', error: { code: 'TRANSPORT' } })
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'error', error: { code: 'TRANSPORT', message: expect.stringMatching(/^anthropic: cannot reach 127\.0\.0\.1:1: /) } })
+    expect(retries.map((retry) => retry.error.code)).toEqual(['TRANSPORT'])
     const controller = new AbortController()
     controller.abort()
     const aborted = await collect(provider.stream(request(), controller.signal))

@@ -1,6 +1,10 @@
 import type { ProviderDescription } from '@goalkeeper/model'
 import Schema from 'schemastery'
 import { createMasker, type Masker } from '@goalkeeper/kit'
+import { Config as OpenAIConfig } from '@goalkeeper/model-openai'
+
+// An object schema always has its fields in `dict`; the type leaves it optional for other schemas.
+const transport = OpenAIConfig.dict!
 
 /** What each Claude model family takes and gives by default (a dated id such as `claude-sonnet-4-5-20250929` matches its family). */
 export interface ModelPreset {
@@ -48,11 +52,12 @@ export const Config = Schema.object({
   cache: Schema.boolean().default(true).description('Prompt caching: cache breakpoints on the system prompt and the end of the history.'),
   countTokens: Schema.boolean().default(true).description('Ask the count-tokens endpoint when the agent loop decides on compaction near the window.'),
   temperature: Schema.number().min(0).max(1).description('Sampling temperature (server default when omitted; not sent with thinking on).'),
-  requestTimeoutMs: Schema.natural().min(1).default(60_000).description('Longest wait for the response headers.'),
-  idleTimeoutMs: Schema.natural().min(1).default(90_000).description('Longest gap between two events of the stream (pings count).'),
-  maxRetries: Schema.natural().default(3).description('Retries of a failed request before any output (429, 529, 5xx, transport).'),
-  baseDelayMs: Schema.natural().default(500).description('First backoff delay; doubles each retry, with jitter.'),
-  maxDelayMs: Schema.natural().default(30_000).description('Cap of a backoff delay and of an honoured retry-after.'),
+  // Timeouts and retries mean here what they mean for the OpenAI-compatible provider (529 is a 5xx).
+  requestTimeoutMs: transport.requestTimeoutMs,
+  idleTimeoutMs: transport.idleTimeoutMs,
+  maxRetries: transport.maxRetries,
+  baseDelayMs: transport.baseDelayMs,
+  maxDelayMs: transport.maxDelayMs,
   maxContinuations: Schema.natural().default(4).description('Follow-up requests after a `pause_turn` stop, within one model call.'),
   headers: Schema.dict(Schema.string()).default({}).description('Extra request headers (e.g. `anthropic-beta`).'),
 })

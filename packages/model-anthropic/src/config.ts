@@ -1,7 +1,7 @@
 import type { ProviderDescription } from '@goalkeeper/model'
 import Schema from 'schemastery'
 import { createMasker, type Masker } from '@goalkeeper/kit'
-import { Config as OpenAIConfig } from '@goalkeeper/model-openai'
+import { Config as OpenAIConfig, type ProviderSettings as OpenAISettings } from '@goalkeeper/model-openai'
 
 // An object schema always has its fields in `dict`; the type leaves it optional for other schemas.
 const transport = OpenAIConfig.dict!
@@ -64,7 +64,8 @@ export const Config = Schema.object({
 
 export type Config = Schemastery.TypeT<typeof Config>
 
-export interface ProviderSettings {
+/** Timeouts, retries and headers as the OpenAI-compatible provider has them, plus what is Anthropic's own. */
+export interface ProviderSettings extends Pick<OpenAISettings, 'requestTimeoutMs' | 'idleTimeoutMs' | 'maxRetries' | 'baseDelayMs' | 'maxDelayMs' | 'headers'> {
   name: string
   baseUrl: string
   /** Host only, for messages: a URL may carry credentials. */
@@ -79,13 +80,7 @@ export interface ProviderSettings {
   cache: boolean
   countTokens: boolean
   temperature?: number
-  requestTimeoutMs: number
-  idleTimeoutMs: number
-  maxRetries: number
-  baseDelayMs: number
-  maxDelayMs: number
   maxContinuations: number
-  headers: Record<string, string>
 }
 
 export type Resolution =

@@ -114,6 +114,7 @@ export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolut
   const apiKey = config.apiKey || envKey
   if (!apiKey) return { kind: 'off', name, reason: `${config.apiKeyEnv} is unset` }
   const preset = presetOf(config.model)
+  const { name: _name, model: _model, apiKey: _key, apiKeyEnv: _env, baseUrl: _url, contextWindow: _window, maxTokens: _max, headers: _headers, ...rest } = config
   return {
     kind: 'on',
     settings: {
@@ -125,16 +126,8 @@ export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolut
       ...(envKey ? { apiKeyEnv: config.apiKeyEnv } : {}),
       contextWindow: config.contextWindow ?? preset?.contextWindow,
       maxTokens: config.maxTokens ?? preset?.maxTokens,
-      thinkingBudget: config.thinkingBudget,
-      cache: config.cache,
-      countTokens: config.countTokens,
-      temperature: config.temperature,
-      requestTimeoutMs: config.requestTimeoutMs,
-      idleTimeoutMs: config.idleTimeoutMs,
-      maxRetries: config.maxRetries,
-      baseDelayMs: config.baseDelayMs,
-      maxDelayMs: config.maxDelayMs,
-      maxContinuations: config.maxContinuations,
+      // The rest of the config is taken as it is.
+      ...rest,
       headers: { ...config.headers },
     },
   }

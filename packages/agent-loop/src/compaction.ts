@@ -6,6 +6,7 @@ import type { CompactionDecision, CompactionProposal, CompactionResult } from '.
 import { applyCompaction, ELIDED_OUTPUT, type HistoryEntry } from './history.ts'
 import { CHARS_PER_TOKEN, estimateFixed, estimateMessage, estimateRequest, estimateText } from './estimate.ts'
 import { readModelStream } from './stream.ts'
+import { countRequest } from './count.ts'
 
 /** The fixed instruction of the summary call (system prompt of that call; documented in the README). */
 export const COMPACTION_INSTRUCTION = [
@@ -63,11 +64,13 @@ export async function compactHistory(scope: CompactionScope, request: ModelReque
   const settings = agent.host.config.compaction
   if (!settings?.enabled) return { kind: 'unchanged', why: 'compaction is disabled' }
   if (scope.signal.aborted) return { kind: 'unchanged', why: 'aborted' }
-  const tokensBefore = estimateRequest(request)
-  if (options.refusal) learnLimit(agent, request, tokensBefore, options.refusal)
+  const estimate = estimateRequest(request)
+  if (options.refusal) learnLimit(agent, request, estimate, options.refusal)
   // On demand without a known window, the request as it is stands for one: the compaction halves it (target 0.5).
-  const window = windowFor(scope, request) ?? (reason === 'request' ? tokensBefore : undefined)
+  const window = windowFor(scope, request) ?? (reason === 'request' ? estimate : undefined)
   if (!window) return { kind: 'unchanged', why: 'no context window is known' }
+  // Near the threshold a provider that counts tokens exactly is asked; the estimate stays the fallback.
+  const tokensBefore = reason === 'threshold' ? await countRequest(scope.provider, request, scope.signal, estimate, settings.threshold * window) : estimate
   if (reason === 'threshold' && tokensBefore <= settings.threshold * window) return { kind: 'unchanged', why: 'under the threshold' }
 
   let context = planContext(scope, request, window)

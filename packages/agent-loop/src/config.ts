@@ -1,7 +1,9 @@
 import Schema from 'schemastery'
 import { DEFAULT_SYSTEM_PROMPT } from './prompt.ts'
 
-export const DEFAULT_MODELS = ['deepseek', 'openai', 'scripted']
+// Anthropic after the two older entries: exporting its key beside one of theirs does not switch a setup that
+// already runs to another model (and bill); `--model anthropic` or this list picks it first.
+export const DEFAULT_MODELS = ['deepseek', 'openai', 'anthropic', 'scripted']
 
 export const Config = Schema.object({
   model: Schema.array(Schema.string()).default(DEFAULT_MODELS)

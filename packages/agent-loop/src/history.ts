@@ -37,12 +37,13 @@ export class History {
     if (isRecordOf(record, 'user/message')) {
       this.list.push({ seq, message: { role: 'user', content: record.data.content } })
     } else if (isRecordOf(record, 'assistant/message')) {
-      const { text, toolCalls, reasoning, partial } = record.data
+      const { text, toolCalls, reasoning, reasoningBlocks, partial } = record.data
       // An empty answer (e.g. an aborted call) carries nothing, and some APIs refuse empty assistant turns.
       // A partial one was answered again in full: the retry saw the history without it.
       if ((!text && !toolCalls?.length) || partial) return
       const message: ModelMessage = { role: 'assistant', text: text ?? '', toolCalls: toolCalls ?? [] }
       if (reasoning) message.reasoning = reasoning
+      if (reasoningBlocks?.length) message.reasoningBlocks = reasoningBlocks
       this.list.push({ seq, message })
     } else if (isRecordOf(record, 'tool/call')) {
       this.toolNames.set(record.data.callId, record.data.name)

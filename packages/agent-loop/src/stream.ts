@@ -1,11 +1,13 @@
 import { describeError } from '@goalkeeper/kit'
-import type { Usage } from '@goalkeeper/session'
+import type { ReasoningBlock, Usage } from '@goalkeeper/session'
 import type { FinishReason, ModelChunk, ModelError, ModelProvider, ModelRequest, ToolCall } from '@goalkeeper/model'
 
 /** Everything one model call produced. */
 export interface ModelReply {
   text: string
   reasoning: string
+  /** Signed reasoning blocks the provider needs back with the history. */
+  reasoningBlocks: ReasoningBlock[]
   toolCalls: ToolCall[]
   usage?: Usage
   /** Undefined when the call was aborted or the stream broke off without a `finish` chunk. */
@@ -27,7 +29,7 @@ export async function readModelStream(
   signal: AbortSignal,
   onText: (text: string) => void,
 ): Promise<ModelReply> {
-  const reply: ModelReply = { text: '', reasoning: '', toolCalls: [], aborted: false }
+  const reply: ModelReply = { text: '', reasoning: '', reasoningBlocks: [], toolCalls: [], aborted: false }
   let onAbort!: () => void
   const aborted = new Promise<typeof ABORTED>((resolve) => { onAbort = () => resolve(ABORTED) })
   if (signal.aborted) onAbort()
@@ -76,6 +78,9 @@ function take(reply: ModelReply, chunk: ModelChunk, onText: (text: string) => vo
       return false
     case 'reasoning':
       reply.reasoning += chunk.text
+      return false
+    case 'reasoning-block':
+      reply.reasoningBlocks.push(chunk.block)
       return false
     case 'tool-call':
       reply.toolCalls.push(withUniqueId(chunk.call, reply.toolCalls))

@@ -144,6 +144,7 @@ export class Turn {
         session.append('assistant/message', {
           turn, step, text: reply.text, toolCalls: reply.toolCalls,
           ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+          ...(reply.reasoningBlocks.length ? { reasoningBlocks: reply.reasoningBlocks } : {}),
           ...(reply.usage ? { usage: reply.usage } : {}),
         })
       }
@@ -276,4 +277,4 @@ const isRefusal = (reply: ModelReply): reply is ModelReply & { error: ModelError
   reply.error?.code === 'CONTEXT_OVERFLOW' && !reply.text && !reply.toolCalls.length
 
 /** A model call that ends with `error` and nothing else (the turn ends with it). */
-const failedReply = (error: ModelError): ModelReply => ({ text: '', reasoning: '', toolCalls: [], error, finish: 'error', aborted: false })
+const failedReply = (error: ModelError): ModelReply => ({ text: '', reasoning: '', reasoningBlocks: [], toolCalls: [], error, finish: 'error', aborted: false })

@@ -16,6 +16,7 @@ export const inject = ['goals', 'agents', 'models']
 const Price = Schema.object({
   input: Schema.number().min(0).required().description('US dollars per million input tokens.'),
   cachedInput: Schema.number().min(0).description('US dollars per million cached input tokens (default: input).'),
+  cacheWriteInput: Schema.number().min(0).description('US dollars per million input tokens written to a prompt cache (default: input).'),
   output: Schema.number().min(0).required().description('US dollars per million output tokens.'),
 })
 

@@ -7,6 +7,8 @@ import type { Usage } from '@goalkeeper/session'
 export interface ModelPrice {
   input: number
   cachedInput?: number
+  /** Input written to a prompt cache (Anthropic bills it above plain input); defaults to `input`. */
+  cacheWriteInput?: number
   output: number
 }
 
@@ -27,15 +29,17 @@ export function costOf(description: ProviderDescription | undefined, usage: Usag
   const override = key === undefined ? undefined : overrides[key]
   if (override) {
     const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens)
+    const written = Math.min(usage.cacheWriteInputTokens ?? 0, usage.inputTokens - cached)
     const perToken = (price: number) => price / 1_000_000
-    return (usage.inputTokens - cached) * perToken(override.input)
+    return (usage.inputTokens - cached - written) * perToken(override.input)
       + cached * perToken(override.cachedInput ?? override.input)
+      + written * perToken(override.cacheWriteInput ?? override.input)
       + usage.outputTokens * perToken(override.output)
   }
   if (description?.offline) return 0
   if (!description?.vendor || !description.model) return null
   try {
-    const price = calcPrice({ input_tokens: usage.inputTokens, cache_read_tokens: usage.cachedInputTokens ?? 0, output_tokens: usage.outputTokens }, description.model, { providerId: description.vendor })
+    const price = calcPrice({ input_tokens: usage.inputTokens, cache_read_tokens: usage.cachedInputTokens ?? 0, cache_write_tokens: usage.cacheWriteInputTokens ?? 0, output_tokens: usage.outputTokens }, description.model, { providerId: description.vendor })
     return price && Number.isFinite(price.total_price) ? price.total_price : null
   } catch {
     // A table that cannot price this model is the same as no price.

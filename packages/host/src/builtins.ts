@@ -10,6 +10,7 @@ export const builtinPlugins: BuiltinPlugins = {
   '@goalkeeper/session': () => import('@goalkeeper/session'),
   '@goalkeeper/model': () => import('@goalkeeper/model'),
   '@goalkeeper/model-openai': () => import('@goalkeeper/model-openai'),
+  '@goalkeeper/model-anthropic': () => import('@goalkeeper/model-anthropic'),
   '@goalkeeper/tools': () => import('@goalkeeper/tools'),
   '@goalkeeper/workspace-tools': () => import('@goalkeeper/workspace-tools'),
   '@goalkeeper/permissions': () => import('@goalkeeper/permissions'),

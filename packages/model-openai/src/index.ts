@@ -8,6 +8,9 @@ export { Config, ConfigError, describeSettings, enableWith, PRESET_KEY_VARIABLES
 export type { PresetName, Preset, ProviderSettings, Resolution } from './config.ts'
 export { createOpenAIProvider } from './provider.ts'
 export type { ProviderLogger, ProviderOptions } from './provider.ts'
+// The retry arithmetic other HTTP providers share (model-anthropic).
+export { backoffDelay } from './backoff.ts'
+export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './errors.ts'
 
 export const name = 'model-openai'
 export const inject = ['models']

@@ -1,4 +1,4 @@
-import type { ContentBlock, RecordedToolCall, Usage } from '@goalkeeper/session'
+import type { ContentBlock, ReasoningBlock, RecordedToolCall, Usage } from '@goalkeeper/session'
 
 export type ModelErrorCode =
   | 'RATE_LIMIT' | 'QUOTA' | 'AUTH' | 'SERVER' | 'TRANSPORT' | 'BAD_REQUEST' | 'CONTEXT_OVERFLOW' | 'REFUSED' | 'INTERNAL'
@@ -25,7 +25,8 @@ export type ToolCall = RecordedToolCall
 
 export type ModelMessage =
   | { role: 'user'; content: ContentBlock[] }
-  | { role: 'assistant'; text: string; toolCalls: ToolCall[]; reasoning?: string }
+  /** `reasoningBlocks`: signed reasoning to send back verbatim (providers that do not need it ignore it). */
+  | { role: 'assistant'; text: string; toolCalls: ToolCall[]; reasoning?: string; reasoningBlocks?: ReasoningBlock[] }
   | { role: 'tool'; callId: string; name: string; ok: boolean; content: string }
 
 export interface ToolSchema {
@@ -49,6 +50,8 @@ export type FinishReason = 'stop' | 'tool-calls' | 'max-tokens' | 'error'
 export type ModelChunk =
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text: string }
+  /** A complete signed reasoning block (its text also came as `reasoning` chunks), recorded to be sent back. */
+  | { type: 'reasoning-block'; block: ReasoningBlock }
   | { type: 'tool-call'; call: ToolCall }
   | { type: 'usage'; usage: Usage }
   | { type: 'finish'; reason: FinishReason; error?: ModelError }
@@ -63,6 +66,12 @@ export interface ModelProvider {
    * unknown. The agent loop compacts the history before a request would fill too much of it.
    */
   contextWindow?(model?: string): number | undefined
+  /**
+   * The exact input tokens `request` would take, from the provider's own counting (an endpoint, or its last
+   * usage plus an estimate of what was added), or undefined when it cannot say. The agent loop's compaction
+   * decision uses it, with its own estimate as the fallback. Never throws.
+   */
+  countTokens?(request: ModelRequest, signal: AbortSignal): Promise<number | undefined>
 }
 
 /**

@@ -27,11 +27,23 @@ export type TurnOutcome =
   | { kind: 'interrupted' }
 
 export interface Usage {
+  /** Every input token of the call, cached ones included. */
   inputTokens: number
   outputTokens: number
+  /** Input tokens read from the provider's prompt cache (part of `inputTokens`). */
   cachedInputTokens?: number
+  /** Input tokens written to the provider's prompt cache (part of `inputTokens`; priced above plain input by some vendors). */
+  cacheWriteInputTokens?: number
   reasoningTokens?: number
 }
+
+/**
+ * A reasoning block a provider needs back verbatim with the next request (Anthropic's signed `thinking` and
+ * `redacted_thinking` blocks, in the API's own shape): kept in the log exactly as received.
+ */
+export type ReasoningBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
 
 export interface RecordedToolCall { id: string; name: string; arguments: string }
 
@@ -95,6 +107,8 @@ export interface CoreRecordData {
   'step/end': { turn: number; step: number }
   'assistant/message': {
     turn: number; step: number; text: string; toolCalls: RecordedToolCall[]; reasoning?: string; usage?: Usage
+    /** Signed reasoning blocks to send back with the history, in the order received. */
+    reasoningBlocks?: ReasoningBlock[]
     /** The stream broke off after this much output and the call was made again (agent-loop); not part of the history. */
     partial?: true
     /** Why a partial answer ended. */

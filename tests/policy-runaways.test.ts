@@ -25,6 +25,11 @@ function settled(agent: Agent): Promise<GoalChange> {
   })
 }
 
+const POLICIES = ['loop-guard', 'mistake-limit', 'no-progress']
+/** What a policy plugin put into the session (a hint or a stop message). */
+const fromPolicies = (records: readonly SessionRecord[]) => records.flatMap((r) =>
+  isRecordOf(r, 'user/message') && r.data.source.kind === 'plugin' && POLICIES.includes(r.data.source.name) ? [r.data.content[0].text] : [])
+
 /** The tool calls of a log with their results, in order. */
 function callsOf(records: readonly SessionRecord[]) {
   const results = new Map(records.filter((r) => isRecordOf(r, 'tool/result')).map((r) => [r.data.callId, r.data]))
@@ -91,4 +96,68 @@ describe('a block of calls redone after each compaction', () => {
     expect(outcomes(records)).toEqual([{ kind: 'aborted', cause: 'policy' }])
     expect(app.errors).toEqual([])
   }, 60_000)
+})
+
+describe('the same sentence every step while searches find nothing', () => {
+  it('is stopped within 5 wasted calls', async () => {
+    app = await composeFromYml(defaultPolicies, { 'workspace/a.txt': 'alpha\n' })
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    scripted().reset(Array.from({ length: 70 }, (_, i) => step('Let me search for the place where the retry policy is configured.', tool('search', { pattern: `retry_policy_${i}` }))))
+    const done = settled(agent)
+    app.root.goals.create(agent, { objective: 'Find where the retry policy is configured' })
+    const change = await done
+    await agent.whenIdle()
+    expect(change.goal!.blockedReason!.code).toBe('no-progress')
+    expect(change.goal!.blockedReason!.message).toMatch(/^The model said the same thing in 4 steps in a row/)
+    const calls = callsOf(await app.readLog(agent))
+    // Every search found nothing: each call was wasted.
+    expect(calls.every((c) => c.content.startsWith('No matches for '))).toBe(true)
+    expect(calls.length).toBeLessThanOrEqual(5)
+    expect(app.errors).toEqual([])
+  })
+})
+
+describe('rounds that read new files, then summarise', () => {
+  it('are never stopped: 5 new files and a summary a round, 8 rounds, then complete', async () => {
+    const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`workspace/doc-${i}.md`, `# Document ${i}\nTopic ${i * 7 % 40}: details that differ per document (${i}).\n`]))
+    app = await composeFromYml(defaultPolicies, files)
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    const ROUNDS = 8
+    const script: ((request: ModelRequest) => ScriptResponse)[] = []
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let f = 0; f < 5; f++) script.push(() => step('Reading the next document.', tool('read_file', { path: `doc-${round * 5 + f}.md` })))
+      script.push(() => ({ text: `Round ${round + 1}: summarised documents ${round * 5} to ${round * 5 + 4}.` }))
+    }
+    script.push(() => {
+      const goal = app!.root.goals.get(agent)!
+      return step('All forty documents are summarised.', tool('update_goal', { goal_id: goal.id, revision: goal.revision, action: 'complete' }))
+    }, () => ({ text: 'Done.' }))
+    scripted().reset(script)
+    const done = settled(agent)
+    app.root.goals.create(agent, { objective: 'Summarise the forty documents, five a round' })
+    const change = await done
+    await agent.whenIdle()
+    expect(change.goal!.blockedReason ?? null).toBeNull()
+    expect(change.goal).toMatchObject({ phase: 'complete', roundsStarted: ROUNDS + 1 })
+    const records = await app.readLog(agent)
+    expect(fromPolicies(records)).toEqual([])
+    expect(outcomes(records).every((o) => o.kind === 'completed')).toBe(true)
+    // No round was even hinted at.
+    expect(scripted().requests.some((r) => r.system?.includes('No progress'))).toBe(false)
+    expect(app.errors).toEqual([])
+  })
+
+  it('a round that only re-reads what it already saw is idle: three such rounds block the goal', async () => {
+    app = await composeFromYml(defaultPolicies, { 'workspace/doc.md': '# The only document\n' })
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    const round = (n: number) => [step('Reading the document.', tool('read_file', { path: 'doc.md' })), { text: `Summary ${n}: one document.` }]
+    scripted().reset([...round(1), ...round(2), ...round(3), ...round(4), { text: 'never requested' }])
+    const done = settled(agent)
+    app.root.goals.create(agent, { objective: 'Summarise the documents' })
+    const change = await done
+    await agent.whenIdle()
+    expect(change.goal!.blockedReason!.code).toBe('no-progress')
+    // Round 1 read it for the first time; rounds 2 to 4 re-read it.
+    expect(change.goal!.blockedReason!.message).toMatch(/^3 goal rounds in a row changed nothing .*: round 2 made 1 tool call .*; round 3 .*; round 4 /)
+  })
 })

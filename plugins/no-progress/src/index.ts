@@ -21,15 +21,16 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
   const logger = ctx.logger(name)
   const isProgress = wildcard(config.progressTools)
   const tools = config.progressTools
+  const reads = config.readTools
 
   async function onStop(agent: Agent, tracker: IdleTracker, finding: IdleFinding, turn: number) {
-    const message = escalationText(finding, tools)
+    const message = escalationText(finding, tools, reads)
     const verdict = await escalate(ctx, agent, { source: name, code: STOP_CODE, message, turn }, config.escalationTimeoutMs)
     tracker.reset()
     if (verdict === 'abandoned' || runtime.unloading) return
     actOnVerdict(ctx, agent, turn, verdict, {
-      source: name, code: STOP_CODE, guidance: hintText(finding, tools, config.rounds),
-      blockText: (reason) => blockText(finding, tools, reason), stopText: (reason) => stopText(finding, tools, reason),
+      source: name, code: STOP_CODE, guidance: hintText(finding, tools, config.rounds, reads),
+      blockText: (reason) => blockText(finding, tools, reads, reason), stopText: (reason) => stopText(finding, tools, reads, reason),
     })
   }
 
@@ -40,7 +41,7 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
   function addHint(agent: Agent, parts: string[]) {
     const finding = runtime.get(agent.id)?.pending()
     if (!finding || agent.turn === undefined || !ctx.get('goals')?.roundOf(agent, agent.turn)) return
-    parts.push(hintText(finding, tools, config.rounds))
+    parts.push(hintText(finding, tools, config.rounds, reads))
   }
 
   const runtime = policyRuntime(ctx, name, {
@@ -51,7 +52,7 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
       const finding = tracker.observe(summary, () => ctx.get('goals')?.roundOf(agent, summary.turn)?.round)
       if (!finding) return
       if (finding.level === 'stop') return onStop(agent, tracker, finding, summary.turn)
-      logger.info('hint for agent %s from its next goal round on: %s', agent.id, escalationText(finding, tools))
+      logger.info('hint for agent %s from its next goal round on: %s', agent.id, escalationText(finding, tools, reads))
     },
     *listeners() {
       yield ctx.on('agent/system-prompt', addHint)

@@ -161,3 +161,54 @@ describe('rounds that read new files, then summarise', () => {
     expect(change.goal!.blockedReason!.message).toMatch(/^3 goal rounds in a row changed nothing .*: round 2 made 1 tool call .*; round 3 .*; round 4 /)
   })
 })
+
+describe('a failing call alternating with one that succeeds without bringing anything new', () => {
+  it('is stopped within 5 wasted calls after the pattern is clear', async () => {
+    app = await composeFromYml(defaultPolicies, { 'workspace/a.txt': 'alpha\n', 'workspace/b.txt': 'beta\n' })
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    let n = 0
+    scripted().reset(Array.from({ length: 70 }, (_, i) => i % 2
+      ? step('Trying another name.', tool('read_file', { path: `notes/todo-${++n}.md` }))
+      : step('Listing the workspace.', tool('list_dir', { path: '.' }))))
+    const done = settled(agent)
+    app.root.goals.create(agent, { objective: 'Work through the todo notes' })
+    const change = await done
+    await agent.whenIdle()
+    expect(change.goal!.blockedReason!.code).toBe('mistake-limit')
+    expect(change.goal!.blockedReason!.message).toMatch(/^4 tool calls failed in this turn since the last success that changed anything/)
+    const calls = callsOf(await app.readLog(agent))
+    // The first listing was new; from there on every call was wasted. The pattern is clear at the second
+    // failure with an idle success between (call 4); at most 5 calls may follow it.
+    expect(calls[0]).toMatchObject({ name: 'list_dir', ok: true })
+    expect(calls.slice(1).every((c) => !c.ok || c.name === 'list_dir')).toBe(true)
+    expect(calls.length - 4).toBeLessThanOrEqual(5)
+    expect(calls).toHaveLength(8)
+    expect(app.errors).toEqual([])
+  })
+
+  it('leaves an explorer alone: three config file names tried, then the one that exists, and the goal completes', async () => {
+    app = await composeFromYml(defaultPolicies, { 'workspace/app.conf': 'port = 8080\n' })
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    const look = (path: string) => step('Looking for the configuration file.', tool('read_file', { path }))
+    scripted().reset([
+      step('Listing the workspace.', tool('list_dir', { path: '.' })),
+      look('config.json'), look('config.yaml'), look('config.toml'),
+      step('Listing the workspace.', tool('list_dir', { path: '.' })),
+      look('app.conf'),
+      step('Recording the port.', tool('write_file', { path: 'PORT.md', content: 'The port is 8080.\n' })),
+      () => {
+        const goal = app!.root.goals.get(agent)!
+        return step('Done.', tool('update_goal', { goal_id: goal.id, revision: goal.revision, action: 'complete' }))
+      },
+      { text: 'The port is 8080, recorded in PORT.md.' },
+    ])
+    const done = settled(agent)
+    app.root.goals.create(agent, { objective: 'Find the configured port and record it' })
+    const change = await done
+    await agent.whenIdle()
+    expect(change.goal!.blockedReason ?? null).toBeNull()
+    expect(change.goal!.phase).toBe('complete')
+    expect(fromPolicies(await app.readLog(agent))).toEqual([])
+    expect(app.errors).toEqual([])
+  })
+})

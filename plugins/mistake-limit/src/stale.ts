@@ -1,0 +1,74 @@
+import type { StepSummary } from '@goalkeeper/agent-loop'
+import { emptyResultMatcher, Occurrences, resultFingerprint, volatileMasker, wildcard } from '@goalkeeper/policy'
+import { failureOf } from './classify.ts'
+import type { MistakeLimitConfig } from './config.ts'
+import type { MistakeFailure } from './types.ts'
+
+const KEPT_FAILURES = 10
+
+/**
+ * The failures of a turn since its last success that changed anything: a successful write, or a result (not
+ * empty) whose fingerprint the goal had not seen. Successes that change nothing (the same listing again, a
+ * search that finds nothing) do not end the run, so a model alternating a failing call with an idle one is
+ * counted, while one that explores and finds something starts over. Failures with no success among them are
+ * left to the consecutive limit.
+ */
+export class StaleFailures {
+  turn: number | undefined
+  /** Counted failures (the model's mistakes; timeouts and infrastructure codes are not counted) and all calls of the run. */
+  count = 0
+  calls = 0
+  /** Successes of the run (they changed nothing): without one, failures in a row are the consecutive limit's. */
+  idle = 0
+  failures: MistakeFailure[] = []
+  private results = new Occurrences()
+  private writes: (tool: string) => boolean
+  private isEmpty: (content: string) => boolean
+  private mask: (text: string) => string
+
+  constructor(private config: MistakeLimitConfig) {
+    this.writes = wildcard(config.writeTools)
+    this.isEmpty = emptyResultMatcher(config.emptyResults)
+    this.mask = volatileMasker(config.volatilePatterns)
+  }
+
+  /** Starts over, forgetting the results seen: the goal (or the streak that led to a decision) is over. */
+  reset(): void {
+    this.restart()
+    this.results.clear()
+  }
+
+  /** Feeds one step; returns whether the count reached `staleFailures`. */
+  observe(summary: StepSummary): boolean {
+    if (this.turn !== summary.turn) {
+      this.restart()
+      this.turn = summary.turn
+    }
+    for (const call of summary.toolCalls) {
+      if (call.error?.code === 'ABORTED') continue
+      if (call.ok) {
+        const fresh = !this.isEmpty(call.content) && this.results.add(resultFingerprint(call, this.mask)) === 1
+        if (this.writes(call.name) || fresh) {
+          this.restart()
+        } else {
+          this.calls++
+          this.idle++
+        }
+        continue
+      }
+      const counted = failureOf(call, summary.step, this.config)
+      this.calls++
+      if (counted?.kind !== 'mistake') continue
+      this.count++
+      this.failures = [...this.failures, counted.failure].slice(-KEPT_FAILURES)
+    }
+    return this.config.staleFailures > 0 && this.idle > 0 && this.count >= this.config.staleFailures
+  }
+
+  private restart(): void {
+    this.count = 0
+    this.calls = 0
+    this.idle = 0
+    this.failures = []
+  }
+}

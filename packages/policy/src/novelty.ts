@@ -1,5 +1,5 @@
 import Schema from 'schemastery'
-import { compilePatterns, digest } from './fingerprint.ts'
+import { compilePatterns, digest, volatileMasker } from './fingerprint.ts'
 
 /** How many keys an `Occurrences` remembers by default: far more than the calls of a long goal round. */
 export const DEFAULT_OCCURRENCE_CAPACITY = 4096
@@ -76,4 +76,35 @@ export interface ResultLike {
 export function resultFingerprint(result: ResultLike, mask: (text: string) => string): string {
   const outcome = result.ok ? 'ok' : `error:${result.error?.code}\u0000${mask(result.error?.message ?? '')}`
   return digest(`${result.name}\u0000${outcome}\u0000${mask(result.content)}`)
+}
+
+/**
+ * Which successful results bring something new to the goal: a result that is not empty (`emptyResults`) and
+ * whose fingerprint (with `volatilePatterns` masked) was not seen before. Both lists are the plugin's config
+ * fields of the same names; check them in the config with `emptyResultMatcher` and `volatileMasker`.
+ */
+export class NewResults {
+  private seen: Occurrences
+  private isEmpty: (content: string) => boolean
+  private mask: (text: string) => string
+
+  constructor(options: { emptyResults: readonly string[]; volatilePatterns: readonly string[] }, capacity?: number) {
+    this.seen = new Occurrences(capacity)
+    this.isEmpty = emptyResultMatcher(options.emptyResults)
+    this.mask = volatileMasker(options.volatilePatterns)
+  }
+
+  /** Whether the call succeeded with a result that is not empty: it found something, new or not. */
+  found(result: ResultLike): boolean {
+    return result.ok && !this.isEmpty(result.content)
+  }
+
+  /** Remembers a result that found something; true when the goal had not seen it before. */
+  add(result: ResultLike): boolean {
+    return this.found(result) && this.seen.add(resultFingerprint(result, this.mask)) === 1
+  }
+
+  clear(): void {
+    this.seen.clear()
+  }
 }

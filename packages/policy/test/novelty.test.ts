@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import Schema from 'schemastery'
 import {
-  DEFAULT_EMPTY_RESULTS, DEFAULT_VOLATILE_PATTERNS, EmptyResults, Occurrences, emptyResultMatcher, resultFingerprint, strictConfig, volatileMasker,
+  DEFAULT_EMPTY_RESULTS, DEFAULT_VOLATILE_PATTERNS, EmptyResults, NewResults, Occurrences, emptyResultMatcher, resultFingerprint, strictConfig, volatileMasker,
 } from '@goalkeeper/policy'
 
 describe('Occurrences', () => {
@@ -65,5 +65,20 @@ describe('resultFingerprint', () => {
     expect(resultFingerprint(ok('search', 'alpha'), mask)).not.toBe(base)
     expect(resultFingerprint(ok('read_file', 'beta'), mask)).not.toBe(base)
     expect(resultFingerprint({ name: 'read_file', ok: false, content: 'alpha', error: { code: 'NOT_FOUND', message: 'gone' } }, mask)).not.toBe(base)
+  })
+})
+
+describe('NewResults', () => {
+  it('is true once per result that found something, whatever the arguments; never for failures or empty results', () => {
+    const results = new NewResults({ emptyResults: DEFAULT_EMPTY_RESULTS, volatilePatterns: DEFAULT_VOLATILE_PATTERNS })
+    const ok = (content: string) => ({ name: 'read_file', ok: true, content })
+    expect(results.add(ok('alpha'))).toBe(true)
+    expect(results.add(ok('alpha'))).toBe(false)
+    expect(results.found(ok('alpha'))).toBe(true)
+    expect(results.add(ok('No matches for /x/i in . (3 file(s) searched).'))).toBe(false)
+    expect(results.found(ok(''))).toBe(false)
+    expect(results.add({ name: 'read_file', ok: false, content: '', error: { code: 'NOT_FOUND', message: 'gone' } })).toBe(false)
+    results.clear()
+    expect(results.add(ok('alpha'))).toBe(true)
   })
 })

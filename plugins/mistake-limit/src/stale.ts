@@ -1,5 +1,5 @@
 import type { StepSummary } from '@goalkeeper/agent-loop'
-import { emptyResultMatcher, Occurrences, resultFingerprint, volatileMasker, wildcard } from '@goalkeeper/policy'
+import { NewResults, wildcard } from '@goalkeeper/policy'
 import { failureOf } from './classify.ts'
 import type { MistakeLimitConfig } from './config.ts'
 import type { MistakeFailure } from './types.ts'
@@ -21,15 +21,12 @@ export class StaleFailures {
   /** Successes of the run (they changed nothing): without one, failures in a row are the consecutive limit's. */
   idle = 0
   failures: MistakeFailure[] = []
-  private results = new Occurrences()
+  private results: NewResults
   private writes: (tool: string) => boolean
-  private isEmpty: (content: string) => boolean
-  private mask: (text: string) => string
 
   constructor(private config: MistakeLimitConfig) {
     this.writes = wildcard(config.writeTools)
-    this.isEmpty = emptyResultMatcher(config.emptyResults)
-    this.mask = volatileMasker(config.volatilePatterns)
+    this.results = new NewResults(config)
   }
 
   /** Starts over, forgetting the results seen: the goal (or the streak that led to a decision) is over. */
@@ -47,8 +44,7 @@ export class StaleFailures {
     for (const call of summary.toolCalls) {
       if (call.error?.code === 'ABORTED') continue
       if (call.ok) {
-        const fresh = !this.isEmpty(call.content) && this.results.add(resultFingerprint(call, this.mask)) === 1
-        if (this.writes(call.name) || fresh) {
+        if (this.writes(call.name) || this.results.add(call)) {
           this.restart()
         } else {
           this.calls++

@@ -1,5 +1,5 @@
 import type { StepSummary, ToolCallSummary } from '@goalkeeper/agent-loop'
-import { DEFAULT_VOLATILE_PATTERNS, emptyResultMatcher, Occurrences, resultFingerprint, similarity, volatileMasker, wildcard } from '@goalkeeper/policy'
+import { DEFAULT_VOLATILE_PATTERNS, NewResults, similarity, volatileMasker, wildcard } from '@goalkeeper/policy'
 import type { NoProgressConfig } from './config.ts'
 import type { IdleFinding, IdleRound } from './types.ts'
 
@@ -49,16 +49,13 @@ function normalise(text: string): string {
 export class IdleTracker {
   private idle: IdleRound[] = []
   private current: TurnState | undefined
-  /** Result fingerprints seen in the goal. */
-  private results = new Occurrences()
+  /** The results seen in the goal. */
+  private results: NewResults
   private isRead: (tool: string) => boolean
-  private isEmpty: (content: string) => boolean
-  private mask: (text: string) => string
 
   constructor(private config: NoProgressConfig, private isProgress: (tool: string) => boolean) {
     this.isRead = wildcard(config.readTools)
-    this.isEmpty = emptyResultMatcher(config.emptyResults)
-    this.mask = volatileMasker(config.volatilePatterns)
+    this.results = new NewResults(config)
   }
 
   /** Starts the counts over; a turn already counted as an idle round is not counted again when it goes on. */
@@ -78,12 +75,9 @@ export class IdleTracker {
       // A call cut short by a cancel says nothing about the model.
       if (call.error?.code === 'ABORTED') continue
       if (call.ok && this.isProgress(call.name)) news.progress = true
-      const empty = call.ok && this.isEmpty(call.content)
-      const fingerprint = resultFingerprint(call, this.mask)
-      const newResult = call.ok && !empty && this.results.add(fingerprint) === 1
-      if (newResult && this.isRead(call.name)) news.informed = true
-      if (!call.ok || empty) news.barren++
-      else news.found = true
+      if (this.results.add(call) && this.isRead(call.name)) news.informed = true
+      if (this.results.found(call)) news.found = true
+      else news.barren++
     }
     return news
   }

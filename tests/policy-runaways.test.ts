@@ -163,7 +163,7 @@ describe('rounds that read new files, then summarise', () => {
 })
 
 describe('a failing call alternating with one that succeeds without bringing anything new', () => {
-  it('is stopped within 5 wasted calls after the pattern is clear', async () => {
+  it('is stopped within 5 wasted calls', async () => {
     app = await composeFromYml(defaultPolicies, { 'workspace/a.txt': 'alpha\n', 'workspace/b.txt': 'beta\n' })
     const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
     let n = 0
@@ -175,14 +175,13 @@ describe('a failing call alternating with one that succeeds without bringing any
     const change = await done
     await agent.whenIdle()
     expect(change.goal!.blockedReason!.code).toBe('mistake-limit')
-    expect(change.goal!.blockedReason!.message).toMatch(/^4 tool calls failed in this turn since the last success that changed anything/)
+    expect(change.goal!.blockedReason!.message).toMatch(/^3 tool calls failed in this turn since the last success that changed anything/)
     const calls = callsOf(await app.readLog(agent))
-    // The first listing was new; from there on every call was wasted. The pattern is clear at the second
-    // failure with an idle success between (call 4); at most 5 calls may follow it.
+    // The first listing was new; from there on every call was wasted: failures, and the same listing again.
     expect(calls[0]).toMatchObject({ name: 'list_dir', ok: true })
-    expect(calls.slice(1).every((c) => !c.ok || c.name === 'list_dir')).toBe(true)
-    expect(calls.length - 4).toBeLessThanOrEqual(5)
-    expect(calls).toHaveLength(8)
+    const wasted = calls.slice(1)
+    expect(wasted.every((c) => !c.ok || (c.name === 'list_dir' && c.content === calls[0].content))).toBe(true)
+    expect(wasted.length).toBeLessThanOrEqual(5)
     expect(app.errors).toEqual([])
   })
 

@@ -16,8 +16,8 @@ const Fields = Schema.object({
     .description('How many of the latest judged steps (steps whose tools all failed, or where one succeeded) windowLimit looks at.'),
   windowLimit: Schema.natural().default(6)
     .description('Mistake steps among the last `window` judged steps that stop the run, successes in between or not. 0: off.'),
-  staleFailures: Schema.natural().default(4)
-    .description('Failures in one turn since the last success that changed anything (a writeTools call, or a result not seen before in the goal) that stop the run. 0: off.'),
+  staleFailures: Schema.natural().default(3)
+    .description('Failures in one turn since the last success that changed anything (a writeTools call, or a result not seen before in the goal), with a success that changed nothing between them, that stop the run. 0: off.'),
   writeTools: Schema.array(Schema.string().min(1)).default(['write_file', 'edit_file'])
     .description('Tool name patterns (`*` wildcard) whose success changes the workspace: it ends a run of stale failures.'),
   emptyResults: EmptyResults

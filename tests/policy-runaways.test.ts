@@ -1,6 +1,7 @@
 // Runaway classes under the default policies, composed from cordis.yml by the real loader on the real agent loop,
 // goal, round driver and workspace tools (history compaction included); only the model is scripted. Each run is
 // stopped within its bound, counted in wasted calls.
+import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import { COMPACTION_INSTRUCTION } from '@goalkeeper/agent-loop'
@@ -210,4 +211,34 @@ describe('a failing call alternating with one that succeeds without bringing any
     expect(fromPolicies(await app.readLog(agent))).toEqual([])
     expect(app.errors).toEqual([])
   })
+})
+
+const SEED = 20_261_201
+
+describe('blocks of any length up to 32, redone back to back', () => {
+  it(`are stopped at the latest 4 calls into their second redo, never before the first redo is done (fast-check seed ${SEED})`, async () => {
+    console.log(`fast-check seed ${SEED}`)
+    app = await composeFromYml(defaultPolicies, Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`workspace/part-${i}.txt`, `part ${i} of the whole\n`])))
+    await fc.assert(fc.asyncProperty(fc.shuffledSubarray(Array.from({ length: 32 }, (_, i) => i), { minLength: 2, maxLength: 32 }), async (block) => {
+      const agent = await app!.root.agents.create({ model: 'scripted', cwd: app!.workspace })
+      const length = block.length
+      // Two calls a step, so even the longest block's second redo fits in one turn's 64 steps.
+      const read = (n: number) => tool('read_file', { path: `part-${block[n % length]}.txt` })
+      scripted().reset(Array.from({ length: 2 * length }, (_, n) => step('Reading the parts.', read(2 * n), read(2 * n + 1))))
+      const done = settled(agent)
+      app!.root.goals.create(agent, { objective: `read ${length} parts` })
+      const change = await done
+      await agent.whenIdle()
+      const calls = agent.session.records.filter((r) => isRecordOf(r, 'tool/call')).length
+      await agent.dispose()
+      expect(change.goal!.blockedReason!.code).toBe('repeated-tool-call')
+      expect(calls).toBeLessThanOrEqual(2 * length + 4)
+      // Blocks longer than the longest cycle watched (6) are the redone-block rule's: the first redo runs whole.
+      if (length > 6) {
+        expect(calls).toBe(2 * length + 4)
+        expect(change.goal!.blockedReason!.message).toMatch(/^Calls already made in this goal are being made again/)
+      }
+    }), { seed: SEED, numRuns: 8, examples: [[Array.from({ length: 32 }, (_, i) => 31 - i)], [[0, 1, 2, 3, 4, 5, 6]]] })
+    expect(app.errors).toEqual([])
+  }, 120_000)
 })

@@ -86,6 +86,14 @@ const patterns: Scenario[] = [
     name: 'near-identical commands, timestamp comments', firstPointless: 2, files: filesOf(['a.txt']),
     reply: (n) => shell(`cat a.txt  # checked at 2024-05-01T10:${String(n).padStart(2, '0')}:00Z`),
   },
+  {
+    name: 'the same sentence, a new search pattern each time, nothing found', firstPointless: 1, files: filesOf(['a.txt']),
+    reply: (n) => ({ text: 'Let me search for the retry policy.', toolCalls: [call('search', { pattern: `retry_policy_${n}` })] }),
+  },
+  {
+    name: 'a missing file (new name each time) alternating with the same listing', firstPointless: 2, files: filesOf(['a.txt']),
+    reply: (n) => (n % 2 ? tools(call('list_dir', { path: '.' })) : read(`notes/todo-${n}.md`)),
+  },
 ]
 
 const legitimate: Scenario[] = [
@@ -120,6 +128,15 @@ const legitimate: Scenario[] = [
     name: 'two rounds of reading only, then the work', files: filesOf(letters(2)),
     reply: legit((n) => [read('a.txt'), say('Read a.txt; b.txt next round.'), read('b.txt'), say('Both read; writing next round.'),
       tools(call('write_file', { path: 'NOTES.md', content: 'a and b\n' }))][n - 1], 5),
+  },
+  {
+    name: 'rounds of five new reads and a summary x8',
+    files: filesOf(Array.from({ length: 40 }, (_, i) => `f${i}.txt`)),
+    reply: legit((n) => (n % 6 ? read(`f${n - Math.ceil(n / 6)}.txt`) : say(`Round ${n / 6}: summarised five files.`)), 48),
+  },
+  {
+    name: 'three config file names tried, then the one that exists', files: { 'app.conf': 'port = 8080\n' },
+    reply: legit((n) => read(['config.json', 'config.yaml', 'config.toml', 'app.conf'][n - 1]), 4),
   },
   {
     name: 'fix loop: 6 edits, the test output changes each time',
@@ -188,6 +205,7 @@ function stoppedBy(goal: GoalState | undefined): string {
     [/same error/, 'same error'], [/cycle of/i, 'cycle'], [/kept changing/, 'polling'], [/was called \d+ times/, 'repeat'],
     [/goal rounds? in a row/, 'idle rounds'], [/replied \d+ times/, 'monologue'],
     [/of the last \d+ steps/, 'failure window'], [/consecutive steps/, 'consecutive failures'],
+    [/already made in this goal/, 'block'], [/said the same thing/, 'echo'], [/since the last success that changed anything/, 'stale failures'],
   ].find(([pattern]) => (pattern as RegExp).test(reason.message))?.[1]
   return detail ? `${reason.code} (${detail})` : reason.code
 }

@@ -103,10 +103,11 @@ export function coreEntries({ dir, workspace }: ProjectPaths, model?: Record<str
 
 /**
  * The core entries, every policy plugin of the repository's cordis.yml with its defaults (no config, as
- * there), and the round driver: the composition the policies ship in.
+ * there), and the round driver: the composition the policies ship in. `model` configures the model entry
+ * (e.g. the scripted provider's context window, for runs that compact).
  */
-export function defaultPolicies(paths: ProjectPaths): string {
-  return `${coreEntries(paths)}- id: loop-guard
+export function defaultPolicies(paths: ProjectPaths, model?: Record<string, unknown>): string {
+  return `${coreEntries(paths, model)}- id: loop-guard
   name: '@goalkeeper/loop-guard'
 - id: mistake-limit
   name: '@goalkeeper/mistake-limit'

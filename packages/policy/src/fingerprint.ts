@@ -25,10 +25,27 @@ export const DEFAULT_VOLATILE_PATTERNS: readonly string[] = [
 
 const MASK = '\u00ab~\u00bb'
 
-function compile(pattern: string): RegExp {
+function compile(pattern: string, globalFlag: string): RegExp {
   const literal = /^\/(.+)\/([a-z]*)$/s.exec(pattern)
   const [source, flags] = literal ? [literal[1], literal[2]] : [pattern, '']
-  return new RegExp(source, flags.includes('g') ? flags : `${flags}g`)
+  const own = flags.replace('g', '')
+  return new RegExp(source, `${own}${globalFlag}`)
+}
+
+/**
+ * Compiles regular expression sources (or `/source/flags`), with the `g` flag when `globalFlag` is 'g' and
+ * without it otherwise. Throws a `Schema.ValidationError` naming the entry (under `key`, the config field,
+ * when given) when one is not valid, so a plugin's config check can call it as is.
+ */
+export function compilePatterns(patterns: readonly string[], key: string | undefined, globalFlag: 'g' | ''): RegExp[] {
+  return patterns.map((pattern, index) => {
+    try {
+      return compile(pattern, globalFlag)
+    } catch (error) {
+      const path = key === undefined ? [index] : [key, index]
+      throw new Schema.ValidationError(`is not a valid regular expression: ${(error as Error).message}`, { path })
+    }
+  })
 }
 
 /**
@@ -37,14 +54,7 @@ function compile(pattern: string): RegExp {
  * valid regular expression, so a plugin's config check can call it as is.
  */
 export function volatileMasker(patterns: readonly string[], key?: string): (text: string) => string {
-  const regexes = patterns.map((pattern, index) => {
-    try {
-      return compile(pattern)
-    } catch (error) {
-      const path = key === undefined ? [index] : [key, index]
-      throw new Schema.ValidationError(`is not a valid regular expression: ${(error as Error).message}`, { path })
-    }
-  })
+  const regexes = compilePatterns(patterns, key, 'g')
   return (text) => regexes.reduce((masked, regex) => masked.replace(regex, MASK), text)
 }
 

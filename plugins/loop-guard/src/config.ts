@@ -16,6 +16,12 @@ const Fields = Schema.object({
     .description('Calls in a row that each repeat the call one cycle earlier, with the same result, after which a hint is steered.'),
   cycleLimit: Schema.natural().default(4)
     .description('Calls in a row that each repeat the call one cycle earlier, with the same result, that stop the run. 0: hints only.'),
+  blockRepetition: Schema.natural().min(1).default(2)
+    .description('The repetition of a block of calls (1: the first time it is redone, 2: the second) from which its calls count toward blockHint and blockLimit.'),
+  blockHint: Schema.natural().min(1).default(2)
+    .description('Calls in a row, each redoing (same arguments, same result) a call made blockRepetition times before in the goal, after which a hint is steered.'),
+  blockLimit: Schema.natural().default(4)
+    .description('Such calls in a row that stop the run. 0: hints only.'),
   pollHint: Schema.natural().min(2).default(20)
     .description('Calls in a row of the same call whose result keeps changing (polling) after which a hint is steered.'),
   pollLimit: Schema.natural().default(30)
@@ -51,6 +57,7 @@ const PAIRS = [
   ['softThreshold', 'hardThreshold'],
   ['sameErrorHint', 'sameErrorLimit'],
   ['cycleHint', 'cycleLimit'],
+  ['blockHint', 'blockLimit'],
   ['pollHint', 'pollLimit'],
 ] as const
 

@@ -1,6 +1,6 @@
 import type { ToolCallSummary } from '@goalkeeper/agent-loop'
 import type { ToolErrorInfo } from '@goalkeeper/session'
-import { digest, similarity, volatileMasker, wildcard } from '@goalkeeper/policy'
+import { digest, Occurrences, similarity, volatileMasker, wildcard } from '@goalkeeper/policy'
 import type { LoopGuardConfig } from './config.ts'
 import type { LoopCall, LoopFinding, LoopKind } from './types.ts'
 import { canonicalArguments, looseString } from './signature.ts'
@@ -32,12 +32,25 @@ interface Streak {
 
 interface HistoryEntry { key: string; call: LoopCall }
 
+/** The calls in a row since the last one that was new in the goal (its arguments and result never seen before). */
+interface StaleRun {
+  /** The latest calls counted (made blockRepetition times before), at most BLOCK_CALLS_SHOWN. */
+  calls: LoopCall[]
+  /** How many calls of the run were counted. */
+  count: number
+  /** The key of the first counted call, and whether another key was counted since. */
+  first?: string
+  distinct: boolean
+}
+
 /** Same-error entries are keyed by call; past this many calls the oldest is forgotten. */
 const MAX_FAILURE_ENTRIES = 256
 /** Near-identical forms longer than this are compared only by digest (the similarity test costs length squared). */
 const MAX_SIMILAR_CHARS = 4000
+/** Calls of a redone block quoted in the messages. */
+const BLOCK_CALLS_SHOWN = 6
 // When two findings share a level, the more specific one explains the situation better.
-const PRIORITY: Record<LoopKind, number> = { 'same-error': 3, poll: 2, repeat: 2, cycle: 1 }
+const PRIORITY: Record<LoopKind, number> = { 'same-error': 3, poll: 2, repeat: 2, cycle: 1, block: 0 }
 
 /** Per-agent loop state: fed one step's tool calls at a time, answers with the most severe finding. */
 export class LoopDetector {
@@ -47,6 +60,9 @@ export class LoopDetector {
   private history: HistoryEntry[] = []
   /** Per period p: how many calls in a row equal (arguments and result) the call p places earlier. */
   private runs: number[] = []
+  /** Every call of the goal (near-identical arguments and result), bounded: how often each was made. */
+  private made = new Occurrences()
+  private stale: StaleRun = { calls: [], count: 0, distinct: false }
   private excluded: (name: string) => boolean
   private polled: (name: string) => boolean
   private writes: (name: string) => boolean
@@ -64,6 +80,8 @@ export class LoopDetector {
     this.failures.clear()
     this.history = []
     this.runs = []
+    this.made.clear()
+    this.stale = { calls: [], count: 0, distinct: false }
   }
 
   observe(calls: readonly ToolCallSummary[]): LoopFinding | undefined {
@@ -85,7 +103,7 @@ export class LoopDetector {
       const level = levelOf(count, hint, limit)
       if (level) findings.push({ kind, level, count, calls, sameResult: false, ...extra })
     }
-    const { softThreshold, hardThreshold, sameErrorHint, sameErrorLimit, cycleHint, cycleLimit, pollHint, pollLimit } = this.config
+    const { softThreshold, hardThreshold, sameErrorHint, sameErrorLimit, cycleHint, cycleLimit, blockHint, blockLimit, pollHint, pollLimit } = this.config
 
     const streak = this.observeStreak(seen)
     if (streak.repeats > 1) {
@@ -96,8 +114,12 @@ export class LoopDetector {
     const failed = this.observeFailure(seen, summary.error)
     if (failed && failed.count > 1) push('same-error', failed.count, sameErrorHint, sameErrorLimit, [seen.call], { error: failed.error })
 
-    const cycle = this.observeCycle({ key: `${seen.loose}#${seen.result}`, call: seen.call })
+    const key = `${seen.loose}#${seen.result}`
+    const cycle = this.observeCycle({ key, call: seen.call })
     if (cycle) push('cycle', cycle.run, cycleHint, cycleLimit, cycle.calls)
+
+    const block = this.observeBlock(key, seen)
+    if (block) push('block', block.count, blockHint, blockLimit, [...block.calls], { repetition: this.config.blockRepetition })
     return findings
   }
 
@@ -191,6 +213,32 @@ export class LoopDetector {
       best = { run, calls: block.map((e) => e.call) }
     }
     return best
+  }
+
+  /**
+   * Where a goal redoes a block of calls it already did (a model that rebuilt its plan from a compacted
+   * history does the same reads again, each returning what it returned before): the run of calls in a row
+   * since the last call that was new in the goal, counting those made `blockRepetition` times before. Any
+   * length, repeated back to back or not, one lookup per call. The first redo is not counted by default: after
+   * a compaction the earlier results are out of view and reading them once more is fair; the second is a loop.
+   * A run of one call repeated is a repeat, not a block; a polled tool's successful calls neither count nor
+   * end a run.
+   */
+  private observeBlock(key: string, seen: Observed): StaleRun | undefined {
+    if (seen.ok && this.polled(seen.name)) return
+    const made = this.made.add(key)
+    if (made === 1) {
+      this.stale = { calls: [], count: 0, distinct: false }
+      return
+    }
+    if (made <= this.config.blockRepetition) return
+    const run = this.stale
+    run.count++
+    run.calls.push(seen.call)
+    if (run.calls.length > BLOCK_CALLS_SHOWN) run.calls.shift()
+    if (run.first === undefined) run.first = key
+    else run.distinct ||= key !== run.first
+    return run.distinct ? run : undefined
   }
 }
 

@@ -34,6 +34,12 @@ export function describe(finding: LoopFinding, chars: number): string {
       return `a cycle of ${period} tool calls (${finding.calls.map((c) => preview(c, chars)).join(' -> ')}) is being repeated with the same results: `
         + `each of the last ${finding.count} calls repeated the call made ${period} calls earlier`
     }
+    case 'block': {
+      const shown = finding.calls.map((c) => preview(c, chars)).join(' -> ')
+      const earlier = finding.count > finding.calls.length ? `, the latest ${finding.calls.length}: ` : ': '
+      return `calls already made in this goal are being made again with the same results: each of the last ${finding.count} calls`
+        + ` repeated, with the same arguments and the same result, a call made ${times(finding.repetition ?? 2)} before${earlier}${shown}`
+    }
   }
 }
 
@@ -56,6 +62,11 @@ function advice(finding: LoopFinding): string {
     case 'cycle':
       return 'The cycle is not making progress. Do not repeat this sequence: use the results you already have,'
         + ' change the arguments, or take a different step.'
+    case 'block':
+      return 'Redoing them returns what they returned before, even when those results are no longer in view'
+        + ' (the conversation may have been summarised). Do not redo work already done: note what you need from it'
+        + ' once, go on with the next step that is not done yet, or, if the task is finished or cannot be finished,'
+        + ' stop calling tools and say so.'
   }
 }
 

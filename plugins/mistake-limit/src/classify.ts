@@ -1,4 +1,4 @@
-import type { StepSummary } from '@goalkeeper/agent-loop'
+import type { StepSummary, ToolCallSummary } from '@goalkeeper/agent-loop'
 import type { MistakeLimitConfig } from './config.ts'
 import type { MistakeFailure } from './types.ts'
 
@@ -15,16 +15,25 @@ export type StepVerdict =
   /** Nothing that says anything about the model: no tools, or only ignored failures. */
   | { kind: 'neutral' }
 
+/**
+ * How a failed call counts: as the model's mistake, as a timeout, or not at all (an infrastructure code, or an
+ * invalid call while those are not counted).
+ */
+export function failureOf(call: ToolCallSummary, step: number, config: MistakeLimitConfig): { kind: 'mistake' | 'timeout'; failure: MistakeFailure } | undefined {
+  const code = call.error?.code ?? 'TOOL_FAILED'
+  if (config.ignoreErrorCodes.includes(code)) return
+  if (!config.countInvalidCalls && INVALID_CALL_CODES.includes(code)) return
+  const failure = { step, tool: call.name, code, message: call.error?.message ?? call.content }
+  return { kind: config.timeoutCodes.includes(code) ? 'timeout' : 'mistake', failure }
+}
+
 export function classifyStep(summary: StepSummary, config: MistakeLimitConfig): StepVerdict {
   const failures: MistakeFailure[] = []
   const timeouts: MistakeFailure[] = []
   for (const call of summary.toolCalls) {
     if (call.ok) return { kind: 'success' }
-    const code = call.error?.code ?? 'TOOL_FAILED'
-    if (config.ignoreErrorCodes.includes(code)) continue
-    if (!config.countInvalidCalls && INVALID_CALL_CODES.includes(code)) continue
-    const failure = { step: summary.step, tool: call.name, code, message: call.error?.message ?? call.content }
-    ;(config.timeoutCodes.includes(code) ? timeouts : failures).push(failure)
+    const counted = failureOf(call, summary.step, config)
+    if (counted) (counted.kind === 'timeout' ? timeouts : failures).push(counted.failure)
   }
   if (failures.length) return { kind: 'mistake', failures }
   return timeouts.length ? { kind: 'timeout', failures: timeouts } : { kind: 'neutral' }

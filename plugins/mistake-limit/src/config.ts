@@ -1,5 +1,5 @@
 import Schema from 'schemastery'
-import { strictConfig } from '@goalkeeper/policy'
+import { EmptyResults, emptyResultMatcher, strictConfig, volatileMasker, VolatilePatterns } from '@goalkeeper/policy'
 
 /**
  * Failures of the environment rather than of the model: refusals by a user or a sandbox (PERMISSION_DENIED
@@ -16,6 +16,14 @@ const Fields = Schema.object({
     .description('How many of the latest judged steps (steps whose tools all failed, or where one succeeded) windowLimit looks at.'),
   windowLimit: Schema.natural().default(6)
     .description('Mistake steps among the last `window` judged steps that stop the run, successes in between or not. 0: off.'),
+  staleFailures: Schema.natural().default(3)
+    .description('Failures in one turn since the last success that changed anything (a writeTools call, or a result not seen before in the goal), with a success that changed nothing between them, that stop the run. 0: off.'),
+  writeTools: Schema.array(Schema.string().min(1)).default(['write_file', 'edit_file'])
+    .description('Tool name patterns (`*` wildcard) whose success changes the workspace: it ends a run of stale failures.'),
+  emptyResults: EmptyResults
+    .description('Regular expressions for results that found nothing ("No matches for ..."): such a success changes nothing.'),
+  volatilePatterns: VolatilePatterns
+    .description('Regular expressions masked in results before their fingerprints are compared (durations, timestamps, temp paths, PIDs).'),
   countInvalidCalls: Schema.boolean().default(true)
     .description('Count calls the model got wrong (INVALID_JSON, INVALID_ARGUMENTS, UNKNOWN_TOOL) as failures.'),
   timeoutCodes: Schema.array(Schema.string().min(1)).default(['TIMEOUT', 'COMMAND_TIMEOUT'])
@@ -30,9 +38,11 @@ const Fields = Schema.object({
 
 export type MistakeLimitConfig = Schemastery.TypeT<typeof Fields>
 
-/** Rejects unknown keys, so a typo does not silently fall back to a default, and a window smaller than its limit. */
+/** Rejects unknown keys, so a typo does not silently fall back to a default, a window smaller than its limit, and bad patterns. */
 export const Config = strictConfig(Fields, (config) => {
   if (config.windowLimit > config.window) {
     throw new Schema.ValidationError(`must be at most window (${config.window}), or 0 to turn the window off, but got ${config.windowLimit}`, { path: ['windowLimit'] })
   }
+  emptyResultMatcher(config.emptyResults, 'emptyResults')
+  volatileMasker(config.volatilePatterns, 'volatilePatterns')
 })

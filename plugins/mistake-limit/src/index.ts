@@ -8,6 +8,7 @@ import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { classifyStep } from './classify.ts'
 import { Config, type MistakeLimitConfig } from './config.ts'
 import { blockText, defaultGuidance, stopText } from './messages.ts'
+import { StaleFailures } from './stale.ts'
 import type { MistakeFailure, MistakeLimitDecision, MistakeLimitState } from './types.ts'
 
 export type { MistakeLimitConfig } from './config.ts'
@@ -40,6 +41,8 @@ interface Tally {
   failures: MistakeFailure[]
   /** A timeout that counts only if another follows it before a success. */
   timedOut?: MistakeFailure[]
+  /** Failures of the turn since its last success that changed anything. */
+  stale: StaleFailures
   pending?: Decision
 }
 
@@ -51,6 +54,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     tally.recent = []
     tally.failures = []
     tally.timedOut = undefined
+    tally.stale.reset()
   }
   const windowOf = (tally: Tally) => ({ failed: tally.recent.filter(Boolean).length, size: tally.recent.length, limit: config.windowLimit })
   /** Records one judged step (a mistake, or a success) in the window. */
@@ -89,6 +93,12 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
 
   /** Counts a step; returns the cause when it reaches a limit. */
   function count(tally: Tally, summary: StepSummary): MistakeLimitState['cause'] | undefined {
+    const stale = tally.stale.observe(summary)
+    return countStep(tally, summary) ?? (stale ? 'stale-failures' : undefined)
+  }
+
+  /** Counts a step toward the consecutive limit and the window. */
+  function countStep(tally: Tally, summary: StepSummary): MistakeLimitState['cause'] | undefined {
     const step = classifyStep(summary, config)
     if (step.kind === 'neutral') return
     if (step.kind === 'success') {
@@ -118,9 +128,13 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
     const cause = count(tally, summary)
     if (!cause || tally.pending) return
     const { turn } = summary
-    const state: MistakeLimitState = {
-      turn, step: summary.step, count: tally.count, limit: config.limit, cause, failures: [...tally.failures], window: windowOf(tally),
-    }
+    const { stale } = tally
+    const state: MistakeLimitState = cause === 'stale-failures'
+      ? {
+        turn, step: summary.step, count: stale.count, limit: config.limit, cause, failures: [...stale.failures], window: windowOf(tally),
+        stale: { failures: stale.count, calls: stale.calls, limit: config.staleFailures },
+      }
+      : { turn, step: summary.step, count: tally.count, limit: config.limit, cause, failures: [...tally.failures], window: windowOf(tally) }
     const decision = decide(agent, tally, state)
     const verdict = await decision.verdict
     if (verdict === 'abandoned' || decision.escalated || runtime.unloading) return
@@ -142,7 +156,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   }
 
   const runtime = policyRuntime<Tally>(ctx, name, {
-    create: () => ({ count: 0, recent: [], failures: [] }),
+    create: () => ({ count: 0, recent: [], failures: [], stale: new StaleFailures(config) }),
     reset,
     onStepEnd,
     *listeners() {

@@ -21,6 +21,11 @@ function failureList(failures: readonly MistakeFailure[]): string {
 /** What was counted, as one clause. */
 function counted(state: MistakeLimitState): string {
   const { failed, size, limit } = state.window
+  if (state.cause === 'stale-failures' && state.stale) {
+    const { failures, calls, limit: most } = state.stale
+    return `${failures} tool calls failed in this turn since the last success that changed anything (${calls} calls in all, `
+      + `the others succeeded without bringing anything new; limit ${most})`
+  }
   return state.cause === 'failure-window'
     ? `${failed} of the last ${size} steps that called tools failed outright (every tool call in them failed; limit ${limit} of ${size})`
     : `${state.count} consecutive steps in which every tool call failed (limit ${state.limit})`
@@ -45,6 +50,10 @@ export function stopText(state: MistakeLimitState, reason?: string): string {
 
 /** Steered when a decision says continue without guidance of its own. */
 export function defaultGuidance(state: MistakeLimitState): string {
+  if (state.cause === 'stale-failures' && state.stale) {
+    return `Mistake limit: ${state.stale.failures} calls failed since anything last changed, and the calls in between brought nothing new.`
+      + ' Before the next call, re-read the errors, check what actually exists (list it once), and change the approach instead of guessing again.'
+  }
   const failed = state.cause === 'failure-window' ? `${state.window.failed} of the last ${state.window.size} steps` : `the last ${state.count} steps all`
   return `Mistake limit: ${failed} failed. Before the next call, re-read the errors,`
     + ' check the arguments against each tool\'s schema, and try a different approach instead of repeating what failed.'

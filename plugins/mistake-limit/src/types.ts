@@ -19,13 +19,16 @@ export interface MistakeLimitState {
   limit: number
   /**
    * `tool-failures`: the consecutive count reached `limit`; `failure-window`: `windowLimit` of the last `window`
-   * judged steps were mistakes; `policy-escalation`: another policy (loop-guard) escalated.
+   * judged steps were mistakes; `stale-failures`: `staleFailures` calls failed in the turn since the last success
+   * that changed anything; `policy-escalation`: another policy (loop-guard) escalated.
    */
-  cause: 'tool-failures' | 'failure-window' | 'policy-escalation'
+  cause: 'tool-failures' | 'failure-window' | 'stale-failures' | 'policy-escalation'
   /** The mistake steps among the last `size` judged steps when the limit was reached. */
   window: { failed: number; size: number; limit: number }
-  /** The counted failures of the most recent mistake step(s), oldest first (at most 10). */
+  /** The counted failures of the most recent mistake step(s), oldest first (at most 10); for `stale-failures`, the stale run's. */
   failures: MistakeFailure[]
+  /** `stale-failures`: the failed calls and all calls since the last success that changed anything, in this turn. */
+  stale?: { failures: number; calls: number; limit: number }
   /** Set when `cause` is `policy-escalation`. */
   escalation?: PolicyEscalation
 }

@@ -9,6 +9,9 @@ afterEach(() => h.dispose())
 let missing = 0
 const fail = () => call('read_file', { path: `missing-${++missing}.txt` })
 const ok = () => call('read_file', { path: 'a.txt' })
+let fixes = 0
+/** A success that changes something: a write. */
+const fix = () => call('write_file', { path: `fix-${++fixes}.txt`, content: `fix ${fixes}\n` })
 
 /** A tool that fails with the given error code, like an approval layer or a rate-limited API would. */
 function registerFailingTool(code: string) {
@@ -95,7 +98,7 @@ describe('mistake-limit counting', () => {
     await h.load(mistakeLimit, {})
     const agent = await h.createAgent()
     h.scripted.push(
-      tools(fail()), tools(fail()), tools(ok()), tools(fail()), tools(fail()), tools(ok()),
+      tools(fail()), tools(fail()), tools(fix()), tools(fail()), tools(fail()), tools(fix()),
       tools(fail()), tools(fail()), done('never requested'),
     )
     await prompt(agent, 'go')
@@ -108,7 +111,53 @@ describe('mistake-limit counting', () => {
   it('lets failure alternate with success (trying and fixing) below the window limit', async () => {
     await h.load(mistakeLimit, {})
     const agent = await h.createAgent()
-    h.scripted.push(...Array.from({ length: 8 }, () => [tools(fail()), tools(ok())]).flat(), done())
+    h.scripted.push(...Array.from({ length: 8 }, () => [tools(fail()), tools(fix())]).flat(), done())
+    await prompt(agent, 'go')
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
+  })
+
+  it('stops failures that alternate with successes that change nothing, at the third failure since anything changed', async () => {
+    await h.load(mistakeLimit, {})
+    const agent = await h.createAgent()
+    // The first read of a.txt is new; every later one brings nothing new.
+    h.scripted.push(...Array.from({ length: 10 }, () => [tools(ok()), tools(fail())]).flat(), done('never requested'))
+    await prompt(agent, 'go')
+    expect(h.scripted.requests).toHaveLength(6)
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+    expect(pluginMessages(h.records(agent), 'mistake-limit')[0]).toMatch(
+      /^Mistake limit stopped this turn: 3 tool calls failed in this turn since the last success that changed anything \(5 calls in all, the others succeeded without bringing anything new; limit 3\)\. Last errors: `read_file` NOT_FOUND: .*missing-/,
+    )
+  })
+
+  it('counts failures in a step whose other call succeeded without bringing anything new', async () => {
+    await h.load(mistakeLimit, {})
+    const agent = await h.createAgent()
+    h.scripted.push(tools(ok()), tools(ok(), fail(), fail()), tools(call('search', { pattern: 'nowhere' }), fail()), done('never requested'))
+    await prompt(agent, 'go')
+    expect(h.scripted.requests).toHaveLength(3)
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'aborted', cause: 'policy' }])
+  })
+
+  it('leaves an explorer alone: three names tried, the listing read again, then the file that exists; and starts each turn over', async () => {
+    await h.load(mistakeLimit, {})
+    const agent = await h.createAgent()
+    const look = (path: string) => tools(call('read_file', { path }))
+    // Reading a.txt again before guessing is idle, but comes before any failure.
+    h.scripted.push(tools(ok()), tools(ok()), look('config.json'), look('config.yaml'), look('config.toml'), tools(call('list_dir', {})), look('a.txt'), done('a.txt it is.'))
+    await prompt(agent, 'go')
+    h.scripted.push(tools(fail()), tools(ok()), tools(fail()), done('Not yet.'))
+    await prompt(agent, 'and the rest?')
+    // Two failures with an idle success between: one more in this turn would be the third.
+    h.scripted.push(tools(fail()), done('Nothing else.'))
+    await prompt(agent, 'one more try')
+    expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }, { kind: 'completed' }, { kind: 'completed' }])
+    expect(pluginMessages(h.records(agent), 'mistake-limit')).toEqual([])
+  })
+
+  it('staleFailures 0 turns the rule off', async () => {
+    await h.load(mistakeLimit, { staleFailures: 0 })
+    const agent = await h.createAgent()
+    h.scripted.push(...Array.from({ length: 6 }, () => [tools(ok()), tools(fail())]).flat(), done('done'))
     await prompt(agent, 'go')
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }])
   })

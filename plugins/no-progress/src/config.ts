@@ -1,5 +1,5 @@
 import Schema from 'schemastery'
-import { strictConfig } from '@goalkeeper/policy'
+import { EmptyResults, emptyResultMatcher, strictConfig, volatileMasker, VolatilePatterns } from '@goalkeeper/policy'
 
 const Fields = Schema.object({
   rounds: Schema.natural().min(1).default(3)
@@ -10,6 +10,14 @@ const Fields = Schema.object({
     .description('Replies in a row within one turn without a tool call, with the same or nearly the same text (or empty), that stop the turn. 0: off.'),
   textSimilarity: Schema.number().min(0).max(1).default(0.9)
     .description('How alike two replies must be (0..1, after masking numbers and spacing) to count as the same text.'),
+  echo: Schema.natural().default(4)
+    .description('Tool calls that found nothing (failures, empty results), in steps in a row whose text is the same or nearly and whose calls found nothing else, that stop the turn. 0: off.'),
+  readTools: Schema.array(Schema.string().min(1)).default(['read_file', 'list_dir', 'search'])
+    .description('Tool name patterns (`*` wildcard) whose successful call is progress when it brings new information: a result, not empty, whose fingerprint was not seen before in the goal.'),
+  emptyResults: EmptyResults
+    .description('Regular expressions for results that found nothing (a blank result, "No matches for ..."): never new information.'),
+  volatilePatterns: VolatilePatterns
+    .description('Regular expressions masked in results before their fingerprints are compared (durations, timestamps, temp paths, PIDs).'),
   progressTools: Schema.array(Schema.string().min(1)).default(['write_file', 'edit_file', 'run_command', 'update_goal', 'create_goal'])
     .description('Tool name patterns (`*` wildcard) whose successful call is progress: it ends the count of idle rounds.'),
   escalationTimeoutMs: Schema.natural().min(1).default(60_000)
@@ -18,5 +26,8 @@ const Fields = Schema.object({
 
 export type NoProgressConfig = Schemastery.TypeT<typeof Fields>
 
-/** Rejects unknown keys, so a typo does not silently fall back to a default. */
-export const Config = strictConfig(Fields)
+/** Rejects unknown keys, so a typo does not silently fall back to a default, and bad patterns. */
+export const Config = strictConfig(Fields, (config) => {
+  emptyResultMatcher(config.emptyResults, 'emptyResults')
+  volatileMasker(config.volatilePatterns, 'volatilePatterns')
+})

@@ -23,21 +23,22 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
   const logger = ctx.logger(name)
   const isProgress = wildcard(config.progressTools)
   const tools = config.progressTools
+  const reads = config.readTools
 
   async function onStop(agent: Agent, tracker: IdleTracker, finding: IdleFinding, turn: number, ended = false) {
-    const message = escalationText(finding, tools)
+    const message = escalationText(finding, tools, reads)
     const verdict = await escalate(ctx, agent, { source: name, code: STOP_CODE, message, turn }, config.escalationTimeoutMs)
     tracker.reset()
     if (verdict === 'abandoned' || runtime.unloading) return
     if (ended) {
       // The round is over: a continue has no turn to steer into (the hint rides in the next round's system prompt).
       if (verdict?.action === 'continue') return void dispatchIsolated(ctx, 'policy/settled', agent, { source: name, turn, action: 'continue' })
-      stopEndedRound(ctx, agent, turn, { source: name, code: STOP_CODE, blockText: blockText(finding, tools, verdict?.reason) })
+      stopEndedRound(ctx, agent, turn, { source: name, code: STOP_CODE, blockText: blockText(finding, tools, reads, verdict?.reason) })
       return
     }
     actOnVerdict(ctx, agent, turn, verdict, {
-      source: name, code: STOP_CODE, guidance: hintText(finding, tools, config.rounds),
-      blockText: (reason) => blockText(finding, tools, reason), stopText: (reason) => stopText(finding, tools, reason),
+      source: name, code: STOP_CODE, guidance: hintText(finding, tools, config.rounds, reads),
+      blockText: (reason) => blockText(finding, tools, reads, reason), stopText: (reason) => stopText(finding, tools, reads, reason),
     })
   }
 
@@ -58,7 +59,7 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
   function addHint(agent: Agent, parts: string[]) {
     const finding = runtime.get(agent.id)?.pending()
     if (!finding || agent.turn === undefined || !ctx.get('goals')?.roundOf(agent, agent.turn)) return
-    parts.push(hintText(finding, tools, config.rounds))
+    parts.push(hintText(finding, tools, config.rounds, reads))
   }
 
   const runtime = policyRuntime(ctx, name, {
@@ -69,7 +70,7 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
       const finding = tracker.observe(summary, () => ctx.get('goals')?.roundOf(agent, summary.turn)?.round)
       if (!finding) return
       if (finding.level === 'stop') return onStop(agent, tracker, finding, summary.turn)
-      logger.info('hint for agent %s from its next goal round on: %s', agent.id, escalationText(finding, tools))
+      logger.info('hint for agent %s from its next goal round on: %s', agent.id, escalationText(finding, tools, reads))
     },
     *listeners() {
       yield ctx.on('agent/system-prompt', addHint)

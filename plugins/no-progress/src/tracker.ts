@@ -1,5 +1,5 @@
-import type { StepSummary } from '@goalkeeper/agent-loop'
-import { DEFAULT_VOLATILE_PATTERNS, similarity, volatileMasker } from '@goalkeeper/policy'
+import type { StepSummary, ToolCallSummary } from '@goalkeeper/agent-loop'
+import { DEFAULT_VOLATILE_PATTERNS, NewResults, similarity, volatileMasker, wildcard } from '@goalkeeper/policy'
 import type { NoProgressConfig } from './config.ts'
 import type { IdleFinding, IdleRound } from './types.ts'
 
@@ -15,6 +15,24 @@ interface TurnState {
   /** The latest replies without a tool call, in a row, that read the same (normalised, and as given). */
   replies: string[]
   quoted: string[]
+  /** The latest steps with tool calls, in a row, that said the same thing: their text and the calls that found nothing. */
+  echo?: { text: string; quoted: string; steps: number; calls: number }
+}
+
+/** What one step's tool calls brought. */
+interface StepNews {
+  /** A progress tool succeeded. */
+  progress: boolean
+  /** A read tool found something not seen before in the goal. */
+  informed: boolean
+  /** A call succeeded with a result that is not empty. */
+  found: boolean
+  /**
+   * Calls that found nothing: failures and empty results. A call that answered what an earlier one did is not
+   * counted: files with the same contents are different files, and a first redo after a compaction is fair
+   * (loop-guard stops the second).
+   */
+  barren: number
 }
 
 const mask = volatileMasker(DEFAULT_VOLATILE_PATTERNS)
@@ -31,15 +49,55 @@ function normalise(text: string): string {
 export class IdleTracker {
   private idle: IdleRound[] = []
   private current: TurnState | undefined
+  /** The results seen in the goal. */
+  private results: NewResults
+  private isRead: (tool: string) => boolean
 
-  constructor(private config: NoProgressConfig, private isProgress: (tool: string) => boolean) {}
+  constructor(private config: NoProgressConfig, private isProgress: (tool: string) => boolean) {
+    this.isRead = wildcard(config.readTools)
+    this.results = new NewResults(config)
+  }
 
   /** Starts the counts over; a turn already counted as an idle round is not counted again when it goes on. */
   reset(): void {
     this.idle = []
+    this.results.clear()
     if (!this.current) return
     this.current.replies = []
     this.current.quoted = []
+    this.current.echo = undefined
+  }
+
+  /** Remembers the step's calls and tells what they brought. */
+  private news(calls: readonly ToolCallSummary[]): StepNews {
+    const news: StepNews = { progress: false, informed: false, found: false, barren: 0 }
+    for (const call of calls) {
+      // A call cut short by a cancel says nothing about the model.
+      if (call.error?.code === 'ABORTED') continue
+      if (call.ok && this.isProgress(call.name)) news.progress = true
+      if (this.results.add(call) && this.isRead(call.name)) news.informed = true
+      if (this.results.found(call)) news.found = true
+      else news.barren++
+    }
+    return news
+  }
+
+  /** Counts a step with tool calls toward the echo: the same text while the calls bring nothing new. */
+  private echo(state: TurnState, text: string, news: StepNews): IdleFinding | undefined {
+    const quoted = text.trim()
+    const normal = normalise(quoted)
+    const fresh = news.progress || news.found
+    if (!normal || fresh) {
+      state.echo = normal ? { text: normal, quoted, steps: 0, calls: 0 } : undefined
+      return
+    }
+    const echo = state.echo && this.sameText(state.echo.text, normal) ? state.echo : state.echo = { text: normal, quoted, steps: 0, calls: 0 }
+    echo.quoted = quoted
+    echo.steps++
+    echo.calls += news.barren
+    if (this.config.echo && echo.calls >= this.config.echo) {
+      return { kind: 'echo', level: 'stop', rounds: [], replies: [quoted], steps: echo.steps, calls: echo.calls }
+    }
   }
 
   /** Feeds one step; `roundOf` names the goal round the turn is, if any (asked only when a round may count). */
@@ -49,19 +107,19 @@ export class IdleTracker {
       : this.current = { turn: summary.turn, progress: false, counted: false, calls: 0, replies: [], quoted: [] }
     // A model error or the token limit ends the turn on its own, and the goal driver settles it.
     if (summary.finish === 'error' || summary.finish === 'max-tokens') return
-    if (summary.toolCalls.some((call) => call.ok && this.isProgress(call.name))) {
-      state.progress = true
-      this.idle = []
-      state.replies = []
-      state.quoted = []
-      return
-    }
     if (summary.toolCalls.length) {
-      state.calls += summary.toolCalls.filter((call) => call.error?.code !== 'ABORTED').length
+      const news = this.news(summary.toolCalls)
       state.replies = []
       state.quoted = []
-      return
+      if (news.progress || news.informed) {
+        state.progress = true
+        this.idle = []
+      } else {
+        state.calls += summary.toolCalls.filter((call) => call.error?.code !== 'ABORTED').length
+      }
+      return this.echo(state, summary.text, news)
     }
+    state.echo = undefined
 
     const quoted = summary.text.trim()
     const text = normalise(quoted)

@@ -4,6 +4,8 @@ export type IdleKind =
   | 'idle-rounds'
   /** `monologue` replies in a row within a turn had no tool call and the same (or nearly the same, or empty) text. */
   | 'monologue'
+  /** Steps in a row within a turn said the same (or nearly the same) thing while `echo` of their calls found nothing (failures, empty results). */
+  | 'echo'
 
 /** One goal round that changed nothing, as the messages describe it. */
 export interface IdleRound {
@@ -21,6 +23,9 @@ export interface IdleFinding {
   level: 'hint' | 'stop'
   /** idle-rounds: the rounds counted, oldest first. */
   rounds: IdleRound[]
-  /** monologue: the replies counted, oldest first (trimmed; '' for an empty one). */
+  /** monologue: the replies counted, oldest first (trimmed; '' for an empty one); echo: the latest step's text. */
   replies: string[]
+  /** echo: the steps and the tool calls counted. */
+  steps?: number
+  calls?: number
 }

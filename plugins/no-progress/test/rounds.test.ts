@@ -11,7 +11,9 @@ beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })
 afterEach(() => h.dispose())
 
 const idle = "I'll keep working on it."
-const HINT = `No progress: 2 goal rounds in a row changed nothing (no successful write_file, edit_file, run_command, update_goal or create_goal call): `
+const CHANGED_NOTHING = 'changed nothing (no successful write_file, edit_file, run_command, update_goal or create_goal call, '
+  + 'and no read_file, list_dir or search call that found something new)'
+const HINT = `No progress: 2 goal rounds in a row ${CHANGED_NOTHING}: `
   + `round 1 ended with text only: "${idle}"; round 2 ended with text only: "${idle}". Do concrete work with tools in this round. `
   + 'If the goal is already reached, verify it and call update_goal with complete; if it cannot be reached, call update_goal with block and say why. '
   + 'After 3 rounds in a row without progress the goal is blocked.'
@@ -57,23 +59,43 @@ describe('no-progress across goal rounds', () => {
     expect(goal.phase).toBe('blocked')
     expect(goal.blockedReason).toEqual({
       code: 'no-progress',
-      message: '3 goal rounds in a row changed nothing (no successful write_file, edit_file, run_command, update_goal or create_goal call): '
+      message: `3 goal rounds in a row ${CHANGED_NOTHING}: `
         + `round 1 ended with text only: "${idle}"; round 2 ended with text only: "${idle}"; round 3 ended with text only: "${idle}".`,
     })
     expect(outcomes(h.records(agent))).toEqual([{ kind: 'completed' }, { kind: 'completed' }, { kind: 'aborted', cause: 'policy' }])
   })
 
-  it('counts empty replies and rounds whose calls changed nothing (reads, failed commands)', async () => {
+  it('counts empty replies and rounds whose calls changed nothing (reads of what was already read, failed commands)', async () => {
     const { agent, start } = await driven()
     h.scripted.push(
+      // Round 1 reads a.txt for the first time: new information, so progress.
+      tools(call('read_file', { path: 'a.txt' })), done('Read a.txt.'),
       {}, {},
       tools(call('read_file', { path: 'a.txt' }), call('run_command', { command: 'exit 3' })), done('Still checking.'),
     )
     const goal = await start()
     await agent.whenIdle()
     expect(goal.blockedReason?.message).toMatch(
-      /: round 1 ended with an empty reply; round 2 ended with an empty reply; round 3 made 2 tool calls that changed nothing, then ended with text only: "Still checking\."\.$/,
+      /: round 2 ended with an empty reply; round 3 ended with an empty reply; round 4 made 2 tool calls that changed nothing and found nothing new, then ended with text only: "Still checking\."\.$/,
     )
+  })
+
+  it('a read or search that finds something new is progress; one that finds nothing, or what was already seen, is not', async () => {
+    const { agent, start } = await driven()
+    h.scripted.push(
+      tools(call('read_file', { path: 'a.txt' })), done('Read a.txt.'),
+      tools(call('search', { pattern: 'nowhere-to-be-found' })), done('Nothing there.'),
+      tools(call('read_file', { path: 'a.txt' }), call('list_dir', {})), done('Listed.'),
+      tools(call('read_file', { path: 'a.txt' })), done('Read it again.'),
+      tools(call('search', { pattern: 'also-not-there' })), done('Nothing.'),
+      done(idle), done('never requested'),
+    )
+    const goal = await start()
+    await agent.whenIdle()
+    // Round 3's listing was new; rounds 2, 4 and 5 found nothing new, and round 6 only talked.
+    expect(goal.roundsStarted).toBe(6)
+    expect(goal.blockedReason?.message).toMatch(/: round 4 made 1 tool call that changed nothing and found nothing new, then ended with text only: "Read it again\."; round 5 .*; round 6 ended with text only/)
+    expect(h.scripted.requests.at(-1)!.system).toContain('No progress: 2 goal rounds in a row')
   })
 
   it('a successful write, command or goal update is progress: the count starts over', async () => {

@@ -12,6 +12,8 @@ afterEach(() => app?.dispose())
 
 const files = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`workspace/f${i + 1}.txt`, `file ${i + 1}\n`]))
 const read = (file: string): ScriptResponse => ({ toolCalls: [{ name: 'read_file', arguments: { path: file } }] })
+/** A search for a pattern no file holds: a new call each time that finds nothing, so it is no progress. */
+const searchNothing = (n: number): ScriptResponse => ({ toolCalls: [{ name: 'search', arguments: { pattern: `missing-token-${n}` } }] })
 
 function untilStopped(agent: Agent): Promise<GoalState | undefined> {
   return new Promise((resolve) => {
@@ -46,17 +48,28 @@ describe('guards across step-limit rounds', () => {
     expect(app!.errors).toEqual([])
   })
 
-  it('no-progress blocks the goal after 3 step-limit rounds in a row that changed nothing', async () => {
-    const { agent, scripted } = await start(Array.from({ length: 12 }, (_, i) => read(`f${i + 1}.txt`)))
+  it('no-progress blocks the goal after 3 step-limit rounds in a row that changed nothing and found nothing new', async () => {
+    const { agent, scripted } = await start(Array.from({ length: 12 }, (_, i) => searchNothing(i + 1)))
     const stopped = untilStopped(agent)
     app!.root.goals.create(agent, { objective: 'Read everything', maxGoalRounds: 10 })
     const goal = await stopped
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 3, blockedReason: { code: 'no-progress' } })
-    expect(goal!.blockedReason!.message).toMatch(/^3 goal rounds in a row changed nothing .*round 1 made 3 tool calls that changed nothing, then reached the step limit; round 2 .*; round 3 made 3 tool calls that changed nothing, then reached the step limit\./)
+    expect(goal!.blockedReason!.message).toMatch(/^3 goal rounds in a row changed nothing .*round 1 made 3 tool calls that changed nothing and found nothing new, then reached the step limit; round 2 .*; round 3 made 3 tool calls that changed nothing and found nothing new, then reached the step limit\./)
     expect(await turnEnds(agent)).toEqual(['MAX_STEPS', 'MAX_STEPS', 'MAX_STEPS'])
     // The third round was told, in its system prompt, that the goal is blocked after 3 rounds without progress.
     expect(scripted.requests[6].system).toContain('After 3 rounds in a row without progress the goal is blocked.')
     expect(scripted.requests).toHaveLength(9)
+    expect(app!.errors).toEqual([])
+  })
+
+  it('step-limit rounds that each read files new to the goal are progress, and go on', async () => {
+    const { agent } = await start([...Array.from({ length: 12 }, (_, i) => read(`f${i + 1}.txt`)), { text: 'All twelve read.' }])
+    const stopped = untilStopped(agent)
+    app!.root.goals.create(agent, { objective: 'Read everything', maxGoalRounds: 5 })
+    const goal = await stopped
+    // Four step-limit rounds of new reads, then a fifth round that ends with text: the round cap, never no-progress.
+    expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 5, blockedReason: { code: 'round-limit' } })
+    expect(await turnEnds(agent)).toEqual(['MAX_STEPS', 'MAX_STEPS', 'MAX_STEPS', 'MAX_STEPS', 'completed'])
     expect(app!.errors).toEqual([])
   })
 })

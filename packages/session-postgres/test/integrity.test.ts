@@ -39,7 +39,23 @@ describe('tamper evidence in the database', () => {
     await expect(other.sessions.open(await written(db.url))).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 1 })
   })
 
-  it('an unparsable last row is cut like a torn line: kept in goalkeeper_session_tails first, the summary row follows', async () => {
+  it('rows deleted or swapped in the database are tampering (not corruption), and rows cut off the end are named as a cut', async () => {
+    const deleted = await written(db.url)
+    await db.query('DELETE FROM goalkeeper_session_records WHERE session_id = $1 AND seq = 1', [deleted])
+    const swapped = await written(db.url)
+    await db.query(`UPDATE goalkeeper_session_records r SET line = o.line FROM goalkeeper_session_records o
+      WHERE r.session_id = $1 AND o.session_id = $1 AND ((r.seq = 1 AND o.seq = 2) OR (r.seq = 2 AND o.seq = 1))`, [swapped])
+    const cut = await written(db.url)
+    await db.query('DELETE FROM goalkeeper_session_records WHERE session_id = $1 AND seq >= 2', [cut])
+    const app = await launch(db.url)
+    await expect(app.sessions.open(deleted)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2, message: expect.stringContaining('has seq 2 where 1 was expected') })
+    await expect(app.sessions.open(swapped)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
+    await expect(app.sessions.open(cut)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining('the log ends at seq 1, but its seal says seq 3 was written') })
+    const problems = new Map((await app.sessions.list()).map((s) => [s.id, s.problem?.code]))
+    expect([problems.get(deleted), problems.get(swapped), problems.get(cut)]).toEqual(['SESSION_TAMPERED', 'SESSION_TAMPERED', 'SESSION_TRUNCATED'])
+  })
+
+  it('an unparsable last row (sealed as written: not a crash) is refused as a cut tail; accepted, it is cut like a torn line, kept in goalkeeper_session_tails first', async () => {
     const app = await launch(db.url)
     const session = await app.sessions.create({ cwd: '/work' })
     session.append('turn/start', { turn: 1 })
@@ -47,16 +63,17 @@ describe('tamper evidence in the database', () => {
     await app.sessions.close(session)
     const { rows: [last] } = await db.query('SELECT byte_offset, line FROM goalkeeper_session_records WHERE session_id = $1 AND seq = 2', [session.id])
     await db.query(`UPDATE goalkeeper_session_records SET line = '{"seq":2,"at":' WHERE session_id = $1 AND seq = 2`, [session.id])
-    const reopened = await app.sessions.open(session.id)
+    await expect(app.sessions.open(session.id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining('the log ends at seq 1, but its seal says seq 2 was written') })
+    const reopened = await app.sessions.open(session.id, { acceptTruncation: true })
     expect(reopened.repair).toMatchObject({ tornBytes: Buffer.byteLength('{"seq":2,"at":\n'), sideFile: expect.stringContaining('goalkeeper_session_tails') })
     // The cut line is gone, the open turn was closed by the repair, all signed and in the summary row.
-    expect(reopened.records.map((r) => r.type)).toEqual(['session/header', 'turn/start', 'turn/end'])
+    expect(reopened.records.map((r) => r.type)).toEqual(['session/header', 'turn/start', 'session/truncated', 'turn/end'])
     const tails = await db.query('SELECT size, convert_from(bytes, $2) AS text FROM goalkeeper_session_tails WHERE session_id = $1', [session.id, 'UTF8'])
     expect(tails.rows).toEqual([{ size: String(last.byte_offset), text: '{"seq":2,"at":\n' }])
     const summary = await db.query('SELECT records FROM goalkeeper_sessions WHERE id = $1', [session.id])
-    expect(summary.rows[0].records).toBe(3)
+    expect(summary.rows[0].records).toBe(4)
     await app.sessions.close(reopened)
     const again = await app.sessions.open(session.id, { readOnly: true })
-    expect(again.integrity).toMatchObject({ state: 'signed', lines: 3 })
+    expect(again.integrity).toMatchObject({ state: 'signed', lines: 4 })
   })
 })

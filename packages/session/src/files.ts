@@ -1,6 +1,6 @@
 import { isAlive } from '@goalkeeper/kit'
 import { createHash, randomBytes } from 'node:crypto'
-import { type FileHandle, link, open, readdir, readFile, stat, unlink } from 'node:fs/promises'
+import { type FileHandle, link, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -77,6 +77,27 @@ export async function createFileExclusive(file: string, content: Buffer | string
     await unlink(temp).catch(() => {})
   }
   await fsyncDir(dir)
+}
+
+/**
+ * Writes `file` whole through a temp file, fsync'd, renamed over whatever was there. The directory is
+ * not fsync'd here: the caller's next durable create in the same directory covers the entry.
+ */
+export async function replaceFile(file: string, content: Buffer | string): Promise<void> {
+  const temp = tempFor(file)
+  try {
+    const handle = await open(temp, 'wx', 0o600)
+    try {
+      await handle.writeFile(content)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await rename(temp, file)
+  } catch (error) {
+    await unlink(temp).catch(() => {})
+    throw error
+  }
 }
 
 /**

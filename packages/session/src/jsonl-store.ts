@@ -1,7 +1,7 @@
 import { constants, createReadStream, existsSync } from 'node:fs'
 import { type FileHandle, lstat, mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { createFileExclusive, fsyncDir, removeStaleTemps, saveSideFile, tempFor } from './files.ts'
+import { createFileExclusive, fsyncDir, removeStaleTemps, replaceFile, saveSideFile, tempFor } from './files.ts'
 import { isSessionId } from './ids.ts'
 import { WriterLock } from './lock.ts'
 import type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
@@ -12,6 +12,8 @@ const EXT = '.jsonl'
 const INDEX = '.summaries'
 /** Read size of a log: large enough that a replay makes few calls, small enough to be nothing held. */
 const CHUNK_BYTES = 1 << 20
+/** More than a seal ever holds: anything longer does not verify anyway. */
+const SEAL_READ_BYTES = 1024
 // Never block on a FIFO or device someone put in the store, never follow a link planted there.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
 
@@ -42,13 +44,17 @@ export class JsonlFileStore implements SessionStore {
     return path.join(this.location, file)
   }
 
-  async create(id: string, content: Buffer): Promise<StoreWriter> {
+  async create(id: string, content: Buffer, seal?: string): Promise<StoreWriter> {
     // An id taken in an older directory is taken.
     if (this.locationOf(id) !== path.join(this.location, `${id}${EXT}`)) throw new SessionError('SESSION_EXISTS', `session ${id} already exists: ${this.locationOf(id)}`, this.locationOf(id))
     const file = this.locationOf(id)
     await this.ensureDir()
     const lock = await WriterLock.acquire(file, id)
     try {
+      // Under the lock nobody else creates this log, so a log found here is taken, and its seal is not ours to replace.
+      if (existsSync(file)) throw new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file)
+      // The seal first: the log's own create makes both entries durable with one directory fsync.
+      if (seal !== undefined) await replaceFile(sealOf(file), seal)
       await createFileExclusive(file, content).catch((error: NodeJS.ErrnoException) => {
         throw error.code === 'EEXIST' ? new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file) : error
       })
@@ -72,6 +78,27 @@ export class JsonlFileStore implements SessionStore {
     } catch (error) {
       await lock.release()
       throw error
+    }
+  }
+
+  async readSeal(id: string): Promise<string | undefined> {
+    let handle: FileHandle
+    try {
+      handle = await open(sealOf(this.locationOf(id)), READ_FLAGS)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+      // A link or anything else planted there is no seal: reported as one that does not verify.
+      if (code === 'ELOOP') return ''
+      throw error
+    }
+    try {
+      if (!(await handle.stat()).isFile()) return ''
+      const buffer = Buffer.alloc(SEAL_READ_BYTES)
+      const { bytesRead } = await handle.read(buffer, 0, SEAL_READ_BYTES, 0)
+      return buffer.toString('utf8', 0, bytesRead)
+    } finally {
+      await handle.close()
     }
   }
 
@@ -162,6 +189,7 @@ export class JsonlFileStore implements SessionStore {
     const lock = await WriterLock.acquire(file, id)
     try {
       await unlink(file)
+      await unlink(sealOf(file)).catch(() => {})
       await fsyncDir(path.dirname(file))
       await this.writeSummaries(new Map(), [id]).catch(() => {})
     } finally {
@@ -199,6 +227,11 @@ export class JsonlFileStore implements SessionStore {
   }
 }
 
+/** Where the seal of a log is kept: beside it, so that cutting the log does not cut the seal. */
+function sealOf(file: string): string {
+  return `${file}.seal`
+}
+
 async function logsIn(dir: string): Promise<string[]> {
   let entries
   try {
@@ -234,7 +267,7 @@ class JsonlStoreWriter implements StoreWriter {
   }
 
   appender(size: number, lastSeq: number, options: AppenderOptions): Appender {
-    this.writer = new JsonlWriter(this.file, this.identity, size, lastSeq, options)
+    this.writer = new JsonlWriter(this.file, this.identity, size, lastSeq, options, sealOf(this.file))
     return this.writer
   }
 

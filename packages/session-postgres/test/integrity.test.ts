@@ -1,5 +1,6 @@
+import { format } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { testDatabase } from '@goalkeeper/test-kit'
+import { pg, testDatabase } from '@goalkeeper/test-kit'
 import { appsPerTest } from './helpers.ts'
 
 const db = testDatabase()
@@ -75,5 +76,38 @@ describe('tamper evidence in the database', () => {
     await app.sessions.close(reopened)
     const again = await app.sessions.open(session.id, { readOnly: true })
     expect(again.integrity).toMatchObject({ state: 'signed', lines: 4 })
+  })
+})
+
+describe('a lost connection', () => {
+  it('a flush rejected while the connection is lost is written by the next one, and one line says so', async () => {
+    const app = await launch(db.url)
+    const warnings: string[] = []
+    app.root.logger.exporter({ levels: { default: 1 }, export: (m) => void (m.type === 'warn' && warnings.push(format(...(m.args as [string])))) })
+    const session = await app.sessions.create({ cwd: '/work' })
+    session.append('note', { n: 1 })
+    await app.sessions.flush(session)
+    // The server drops every connection of the store and takes no new one for a while, as a restart would.
+    const url = new URL(db.url)
+    const name = decodeURIComponent(url.pathname.slice(1))
+    url.pathname = '/postgres'
+    const control = new pg.Client({ connectionString: url.toString() })
+    await control.connect()
+    try {
+      await control.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`)
+      await control.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name])
+      session.append('note', { n: 2 })
+      await expect(app.sessions.flush(session)).rejects.toThrow()
+      expect(warnings).toEqual([])
+    } finally {
+      await control.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`)
+      await control.end()
+    }
+    await app.sessions.flush(session)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/^session \S+: written on a later attempt after a write failed \(.+\); nothing was lost$/)
+    await app.sessions.flush(session)
+    expect(warnings).toHaveLength(1)
+    expect((await db.query('SELECT count(*)::int AS n FROM goalkeeper_session_records WHERE session_id = $1', [session.id])).rows[0].n).toBe(3)
   })
 })

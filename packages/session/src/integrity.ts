@@ -228,24 +228,31 @@ export function defaultKeyFile(env: NodeJS.ProcessEnv = process.env): string {
  */
 export async function loadKey(file: string): Promise<Buffer> {
   try {
+    try {
+      return await readKey(file)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
+    try {
+      await writeFile(file, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
     return await readKey(file)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    // A setting the person must fix: named by its field, never a bare errno.
+    if ((error as { code?: string }).code === 'SESSION_KEY_INVALID') throw error
+    throw Object.assign(new Error(`keyFile of the session plugin: ${file} cannot be read or made: ${(error as Error).message}`, { cause: error }), { code: 'SESSION_KEY_INVALID' })
   }
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
-  try {
-    await writeFile(file, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 })
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-  }
-  return readKey(file)
 }
 
 async function readKey(file: string): Promise<Buffer> {
   const info = await stat(file)
+  if (info.isDirectory()) throw Object.assign(new Error(`keyFile of the session plugin: ${file} is a directory, not a key file`), { code: 'SESSION_KEY_INVALID' })
   // Anyone else who can read the key can sign records: tighten rights that a copy or umask loosened.
   if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) await chmod(file, 0o600)
   const text = (await readFile(file, 'utf8')).trim()
-  if (!/^[0-9a-f]{64}$/.test(text)) throw Object.assign(new Error(`${file} is not a goalkeeper session key (64 hex digits)`), { code: 'SESSION_KEY_INVALID' })
+  if (!/^[0-9a-f]{64}$/.test(text)) throw Object.assign(new Error(`keyFile of the session plugin: ${file} is not a goalkeeper session key (64 hex digits; make one with: openssl rand -hex 32)`), { code: 'SESSION_KEY_INVALID' })
   return Buffer.from(text, 'hex')
 }

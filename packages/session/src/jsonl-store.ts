@@ -49,6 +49,7 @@ export class JsonlFileStore implements SessionStore {
     if (this.locationOf(id) !== path.join(this.location, `${id}${EXT}`)) throw new SessionError('SESSION_EXISTS', `session ${id} already exists: ${this.locationOf(id)}`, this.locationOf(id))
     const file = this.locationOf(id)
     await this.ensureDir()
+    await checkDir(path.dirname(file))
     const lock = await WriterLock.acquire(file, id)
     try {
       // Under the lock nobody else creates this log, so a log found here is taken, and its seal is not ours to replace.
@@ -68,6 +69,7 @@ export class JsonlFileStore implements SessionStore {
   async openForWrite(id: string): Promise<{ size: number; chunks: AsyncIterable<Buffer>; writer: StoreWriter }> {
     const file = this.locationOf(id)
     // Not found is reported before the lock, whose file could not be created in a missing directory.
+    await checkDir(path.dirname(file))
     await this.version(id)
     const lock = await WriterLock.acquire(file, id)
     try {
@@ -148,6 +150,7 @@ export class JsonlFileStore implements SessionStore {
     if (!entries.size && merged.size === before) return
     for (const [id, text] of entries) merged.set(id, text)
     const file = path.join(this.location, INDEX)
+    await checkDir(this.location)
     // No sessions left, no index: a store holds nothing it does not need.
     if (!merged.size) return unlink(file).catch(() => {})
     let content = ''
@@ -180,12 +183,16 @@ export class JsonlFileStore implements SessionStore {
 
   async list(): Promise<string[]> {
     const ids = new Set<string>()
-    for (const dir of this.dirs) for (const id of await logsIn(dir)) ids.add(id)
+    for (const dir of this.dirs) {
+      await checkDir(dir)
+      for (const id of await logsIn(dir)) ids.add(id)
+    }
     return [...ids]
   }
 
   async remove(id: string): Promise<void> {
     const file = this.locationOf(id)
+    await checkDir(path.dirname(file))
     const lock = await WriterLock.acquire(file, id)
     try {
       await unlink(file)
@@ -216,8 +223,12 @@ export class JsonlFileStore implements SessionStore {
   }
 
   private async ensureDir() {
+    await checkDir(this.location)
     // Only the user may read the logs (they hold whole conversations): 0700 on every directory made.
-    const created = await mkdir(this.location, { recursive: true, mode: 0o700 })
+    const created = await mkdir(this.location, { recursive: true, mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EEXIST' || error.code === 'ENOTDIR') throw configError(`dir of the session plugin: ${this.location} cannot be made: a file stands in its path`, error)
+      throw error
+    })
     if (!created) return
     // Each directory just made needs its entry in its parent made durable, up to the first one made.
     for (let dir = this.location; ; dir = path.dirname(dir)) {
@@ -225,6 +236,28 @@ export class JsonlFileStore implements SessionStore {
       if (dir === created) break
     }
   }
+}
+
+/**
+ * A directory of the store must be one, and not a symbolic link: a link planted in its place would
+ * have logs, locks and the summary index written wherever it points (`/etc`, as root). Checked before
+ * anything is written there or listed from it; a directory that does not exist yet is fine.
+ */
+async function checkDir(dir: string): Promise<void> {
+  let info
+  try {
+    info = await lstat(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') throw configError(`dir of the session plugin: ${dir} is not a directory (a file stands in its path)`, error)
+    throw error
+  }
+  if (info.isSymbolicLink()) throw configError(`dir of the session plugin: ${dir} is a symbolic link; sessions are never kept through a link (it could lead anywhere): give the real directory`)
+  if (!info.isDirectory()) throw configError(`dir of the session plugin: ${dir} is a file, not a directory`)
+}
+
+function configError(message: string, cause?: unknown) {
+  return Object.assign(new SessionError('SESSION_CONFIG', message), { cause })
 }
 
 /** Where the seal of a log is kept: beside it, so that cutting the log does not cut the seal. */

@@ -298,6 +298,9 @@ export class SessionServiceImpl implements SessionService {
       onBackgroundError: (error) => {
         this.logger.warn('session %s: background write failed, records stay queued for the next flush: %s', session.id, (error as Error).message)
       },
+      onRecovered: (error) => {
+        this.logger.warn('session %s: written on a later attempt after a write failed (%s); nothing was lost', session.id, (error as Error).message)
+      },
       seal: (seq, line) => this.host.signer!.seal(session.id, seq, splitMac(line).mac ?? ''),
       onDurable: () => {
         this.ctx.parallel('session/flush', session).catch((error: unknown) => {

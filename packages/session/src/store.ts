@@ -75,6 +75,11 @@ export interface AppenderOptions {
   /** Every line up to `seq` is now durable. */
   onDurable(seq: number): void
   /**
+   * A write succeeded after one or more failed (a flush rejected, a background write failed): what
+   * they could not write is written now. Called once per streak, with the first failure.
+   */
+  onRecovered?(error: unknown): void
+  /**
    * The seal to keep once the line `line` (record `seq`, without its newline) is durable; the store
    * keeps the latest after each write that made lines durable, never ahead of what is durable.
    */

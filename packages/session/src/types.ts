@@ -140,7 +140,7 @@ export interface SessionService {
 }
 
 export class SessionError extends Error {
-  constructor(public code: 'SESSION_NOT_FOUND' | 'SESSION_CORRUPT' | 'SESSION_READ_ONLY' | 'SESSION_CLOSED' | 'SESSION_EXISTS' | 'SESSION_BAD_SEQ' | 'SESSION_LOCKED' | 'SESSION_TAMPERED' | 'SESSION_TRUNCATED' | 'SESSION_UNSIGNED' | 'SESSION_FULL' | 'SESSION_TOO_LARGE', message: string, public file?: string, public line?: number) {
+  constructor(public code: 'SESSION_NOT_FOUND' | 'SESSION_CORRUPT' | 'SESSION_READ_ONLY' | 'SESSION_CLOSED' | 'SESSION_EXISTS' | 'SESSION_BAD_SEQ' | 'SESSION_LOCKED' | 'SESSION_TAMPERED' | 'SESSION_TRUNCATED' | 'SESSION_UNSIGNED' | 'SESSION_FULL' | 'SESSION_TOO_LARGE' | 'SESSION_CONFIG', message: string, public file?: string, public line?: number) {
     super(message)
     this.name = 'SessionError'
   }

@@ -64,19 +64,24 @@ export async function fsyncDir(dir: string): Promise<void> {
 export async function createFileExclusive(file: string, content: Buffer | string): Promise<void> {
   const dir = path.dirname(file)
   const temp = tempFor(file)
-  const handle = await open(temp, 'wx')
   try {
-    try {
-      await handle.writeFile(content)
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
+    await writeNewDurably(temp, content)
     await link(temp, file)
   } finally {
     await unlink(temp).catch(() => {})
   }
   await fsyncDir(dir)
+}
+
+/** Creates `file` (exclusively) holding `content`, fsync'd. */
+async function writeNewDurably(file: string, content: Buffer | string, mode?: number): Promise<void> {
+  const handle = await open(file, 'wx', mode)
+  try {
+    await handle.writeFile(content)
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
 }
 
 /**
@@ -86,13 +91,7 @@ export async function createFileExclusive(file: string, content: Buffer | string
 export async function replaceFile(file: string, content: Buffer | string): Promise<void> {
   const temp = tempFor(file)
   try {
-    const handle = await open(temp, 'wx', 0o600)
-    try {
-      await handle.writeFile(content)
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
+    await writeNewDurably(temp, content, 0o600)
     await rename(temp, file)
   } catch (error) {
     await unlink(temp).catch(() => {})

@@ -86,6 +86,12 @@ export async function summarizeStream(id: string, file: string, chunks: AsyncIte
   return builder.build(reader.chain.integrity)
 }
 
+/**
+ * What a kept summary's mac is bound to besides its session: changed whenever what a summary says for the
+ * same log changes (v2: seals, unsigned logs and seq breaks are problems), so older summaries are rebuilt.
+ */
+const SUMMARY_DOMAIN = 'summary-v2'
+
 /** A summary as kept for listing: bound to one version of its log, with the fold results and their versions. */
 export interface KeptSummary {
   id: string
@@ -107,7 +113,7 @@ export function keptSummary(signer: Signer, id: string, token: string, summary: 
   // A log that cannot be read has no fold results; the versions still say that the folds were tried.
   if (names.length) kept.folds = Object.fromEntries(names.map((name) => [name, { version: folds[name].version, ...(results && { value: results[name] }) }]))
   const body = JSON.stringify(kept)
-  return `${signer.mac(`summary\n${id}`, body)} ${body}`
+  return `${signer.mac(`${SUMMARY_DOMAIN}\n${id}`, body)} ${body}`
 }
 
 /** A kept summary whose mac verifies for this session, or undefined (then the log is read again). */
@@ -115,7 +121,7 @@ export function openKept(signer: Signer, id: string, text: string): KeptSummary 
   const space = text.indexOf(' ')
   if (space !== 64) return
   const body = text.slice(space + 1)
-  if (signer.mac(`summary\n${id}`, body) !== text.slice(0, space)) return
+  if (signer.mac(`${SUMMARY_DOMAIN}\n${id}`, body) !== text.slice(0, space)) return
   try {
     const kept = JSON.parse(body) as KeptSummary
     return kept?.id === id && typeof kept.token === 'string' && typeof kept.summary === 'object' ? kept : undefined

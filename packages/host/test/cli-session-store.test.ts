@@ -4,7 +4,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdir, readdir, readFile, realpath } from 'node:fs/promises'
+import { mkdir, readdir, readFile, realpath, symlink, unlink } from 'node:fs/promises'
 import { workspaceKey } from '@goalkeeper/session'
 import { childEnv, jsonLines, readSession, repoRoot, run, sessionIdOf, snapshot, start, useProject } from './cli-helpers.ts'
 
@@ -216,6 +216,26 @@ describe('signatures removed, tails cut', { timeout: 60_000 }, () => {
     expect(accepted.code, accepted.stderr).toBe(0)
     expect(accepted.stdout).toBe('Seen 1 messages.\n')
     expect((await readSession(p, id)).map((record: { type: string }) => record.type)).toContain('session/truncated')
+  })
+})
+
+describe('a store that is not a directory', { timeout: 60_000 }, () => {
+  it('a sessions directory that is a symbolic link, or a file, exits 64 naming the setting; nothing is written through the link', async () => {
+    const p = await project({ script: 'export default many(() => ({ text: "ok" }))' })
+    const target = path.join(p.dir, 'elsewhere')
+    await mkdir(target)
+    await symlink(target, p.sessions)
+    for (const args of [['run', 'hello'], ['sessions'], ['show', 'x']]) {
+      const result = await run([...p.globals, ...args])
+      expect(result.code, args.join(' ')).toBe(64)
+      expect(result.stderr).toContain(`dir of the session plugin: ${p.sessions} is a symbolic link; sessions are never kept through a link`)
+    }
+    expect(await readdir(target)).toEqual([])
+    await unlink(p.sessions)
+    await writeFile(p.sessions, 'a file')
+    const result = await run([...p.globals, 'run', 'hello'])
+    expect(result.code).toBe(64)
+    expect(result.stderr).toContain(`dir of the session plugin: ${p.sessions} is a file, not a directory`)
   })
 })
 

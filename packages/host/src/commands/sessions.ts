@@ -79,7 +79,9 @@ session that cannot be adopted, or adopt without --yes.`),
     const sessions = app.ctx.get('sessions')!
     if (action === 'adopt') return adopt(cli, sessions, String(id), !!options.yes)
     // The goal comes from each log's kept summary: a listing reads no log that did not change since the last one.
-    const summaries = await sessions.list({ folds: { goal: goalSummaryFold, worker: workerSummaryFold } })
+    const summaries = await sessions.list({ folds: { goal: goalSummaryFold, worker: workerSummaryFold } }).catch((error) => {
+      throw asHostError(error)
+    })
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)
     const rows: Row[] = chosen.map(({ folds, ...summary }) => ({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : goalOf(folds)) }))
     if (cli.globals.json) {

@@ -14,6 +14,8 @@ const INDEX = '.summaries'
 const CHUNK_BYTES = 1 << 20
 /** More than a seal ever holds: anything longer does not verify anyway. */
 const SEAL_READ_BYTES = 1024
+/** What `readSeal` gives for something at the seal's path that is not a file: it never verifies. */
+const NOT_A_SEAL = 'not a regular file'
 // Never block on a FIFO or device someone put in the store, never follow a link planted there.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
 
@@ -91,14 +93,16 @@ export class JsonlFileStore implements SessionStore {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
       // A link or anything else planted there is no seal: reported as one that does not verify.
-      if (code === 'ELOOP') return ''
+      if (code === 'ELOOP') return NOT_A_SEAL
       throw error
     }
     try {
-      if (!(await handle.stat()).isFile()) return ''
+      if (!(await handle.stat()).isFile()) return NOT_A_SEAL
       const buffer = Buffer.alloc(SEAL_READ_BYTES)
       const { bytesRead } = await handle.read(buffer, 0, SEAL_READ_BYTES, 0)
-      return buffer.toString('utf8', 0, bytesRead)
+      // Empty: made by a writer killed before it wrote the first seal of a log from before seals. As
+      // good as none (emptying a seal is no more than removing it, which the header's mark catches).
+      return bytesRead ? buffer.toString('utf8', 0, bytesRead) : undefined
     } finally {
       await handle.close()
     }

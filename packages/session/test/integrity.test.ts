@@ -178,6 +178,17 @@ describe('tamper evidence', () => {
     }
   })
 
+  itOnFiles('an empty seal file (a writer killed before its first seal of an older log) counts as none; a sealed log still needs a real one', async () => {
+    const dir = await tempDir()
+    const file = await writeSession(dir, 'older', [{ type: 'test/item', data: 1 }])
+    await fs.writeFile(`${file}.seal`, '')
+    const app = await launch(dir)
+    await app.sessions.close(await app.sessions.open('older'))
+    const { id, file: sealed } = await signedSession(dir)
+    await fs.writeFile(`${sealed}.seal`, '')
+    await expect((await launch(dir)).sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining('its seal is missing') })
+  })
+
   it('lines reordered or removed mid-log are tampering, not corruption', async () => {
     const dir = await tempDir()
     const { sessions, id, file } = await signedSession(dir)

@@ -22,6 +22,11 @@ export function toRequestError(error: unknown): RequestError {
   const message = describeError(error)
   const data = code ? { code } : undefined
   switch (code) {
+    case 'SESSION_TAMPERED':
+    case 'SESSION_TRUNCATED':
+    case 'SESSION_UNSIGNED':
+      // A log changed by someone else: the client is told what its signatures say, as show would.
+      return new RequestError(ErrorCodes.INVALID_PARAMS, message, { code, integrity: integrityOf(code, error as { line?: number }, message) })
     case 'SESSION_NOT_FOUND':
       return new RequestError(ErrorCodes.RESOURCE_NOT_FOUND, message, data)
     case 'INVALID_MESSAGE':
@@ -31,4 +36,11 @@ export function toRequestError(error: unknown): RequestError {
     default:
       return new RequestError(ErrorCodes.INTERNAL, message, data)
   }
+}
+
+/** The integrity a refused load reports, shaped like `Session.integrity`. */
+function integrityOf(code: string, error: { line?: number }, reason: string) {
+  if (code === 'SESSION_TAMPERED') return { state: 'tampered', line: error.line, reason }
+  if (code === 'SESSION_TRUNCATED') return { state: 'truncated', ...(error.line !== undefined && { lastSeq: error.line - 2 }), reason }
+  return { state: 'unsigned', reason }
 }

@@ -168,7 +168,9 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
         session = follow(agent, true)
       }
       await session.announce()
-      return {}
+      // What the log's signatures said when it was opened (a session that loads is signed).
+      const { integrity } = service('agents').get(params.sessionId)?.session ?? {}
+      return integrity ? { _meta: { goalkeeper: { integrity } } } : {}
     }))
     .onRequest('session/list', guarded('session/list', async (params): Promise<ListSessionsResponse> => {
       const cwd = params.cwd ? await workspace(params.cwd) : undefined
@@ -182,7 +184,7 @@ export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions
           cwd: summary.cwd,
           ...(summary.title ? { title: summary.title } : {}),
           updatedAt: new Date(summary.updatedAt).toISOString(),
-          _meta: { goalkeeper: { createdAt: new Date(summary.createdAt).toISOString(), records: summary.records, ...(summary.parent ? { parent: summary.parent } : {}) } },
+          _meta: { goalkeeper: { createdAt: new Date(summary.createdAt).toISOString(), records: summary.records, ...(summary.parent ? { parent: summary.parent } : {}), ...(summary.problem ? { problem: summary.problem } : {}) } },
         })),
         ...(offset + pageSize < all.length ? { nextCursor: String(offset + pageSize) } : {}),
       }

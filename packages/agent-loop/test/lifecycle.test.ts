@@ -187,6 +187,7 @@ describe('resume and fork', () => {
     // What a crash leaves behind: the file as flushed mid-turn.
     const crashed = await fsp.mkdtemp(path.join(os.tmpdir(), 'gk-'))
     fs.copyFileSync(agent.session.file, path.join(crashed, path.basename(agent.session.file)))
+    fs.copyFileSync(`${agent.session.file}.seal`, path.join(crashed, `${path.basename(agent.session.file)}.seal`))
     await first.dispose()
     fs.rmSync(dir, { recursive: true, force: true })
     fs.renameSync(crashed, dir)

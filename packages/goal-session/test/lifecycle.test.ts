@@ -46,6 +46,8 @@ describe('lifecycle', () => {
     await a.h.root.sessions.flush(a.agent.session)
     const id = a.agent.id
     await fsp.copyFile(a.agent.session.file, path.join(b.sessionsDir, `${id}.jsonl`))
+    // With its seal, as the store keeps it beside the log.
+    await fsp.copyFile(`${a.agent.session.file}.seal`, path.join(b.sessionsDir, `${id}.jsonl.seal`))
     await a.h.dispose()
 
     const agent = await b.root.agents.resume(id, { model: 'scripted' })

@@ -17,13 +17,16 @@ export class HostError extends Error {
   }
 }
 
-const USAGE_CODES = new Set(['NO_MODEL', 'SESSION_NOT_FOUND', 'SESSION_CORRUPT', 'SESSION_LOCKED', 'SESSION_TAMPERED', 'AGENT_EXISTS', 'INVALID_OPTIONS'])
+// A log changed by someone else (tampered, cut short, stripped of its signatures, out of order) is bad input, in every store.
+const USAGE_CODES = new Set(['NO_MODEL', 'SESSION_NOT_FOUND', 'SESSION_CORRUPT', 'SESSION_BAD_SEQ', 'SESSION_LOCKED', 'SESSION_TAMPERED', 'SESSION_TRUNCATED', 'SESSION_UNSIGNED', 'SESSION_CONFIG', 'SESSION_KEY_INVALID', 'SESSION_KEY_MISSING', 'AGENT_EXISTS', 'INVALID_OPTIONS'])
 
 const HINTS: Record<string, string> = {
   NO_MODEL: 'load a model provider in cordis.yml',
   // One writer per session: the other process must finish (or be stopped) first; reading never waits.
   SESSION_LOCKED: 'wait for that process to finish, or read the session with show',
   SESSION_TAMPERED: 'read it with show; the lines before the one named are intact',
+  SESSION_TRUNCATED: 'read it with show; once you accept that its end is lost, continue it with resume --accept-truncation',
+  SESSION_UNSIGNED: 'read it with show; if you know where it comes from, sign it with goalkeeper sessions adopt <id> --yes',
 }
 
 /** Errors of the agent and session services are bad input or state: one line, no stack. */

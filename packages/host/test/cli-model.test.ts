@@ -84,7 +84,7 @@ describe('goalkeeper on a real model provider', { timeout: CLI_TIMEOUT }, () => 
     expect(refused.code).toBe(70)
     expect(refused.stderr).toMatch(/\nerror in turn 1: AUTH: /)
 
-    const files = await readdir(p.sessions)
+    const files = (await readdir(p.sessions)).filter((name) => name.endsWith('.jsonl'))
     const sessions = await Promise.all(files.map((name) => readFile(path.join(p.sessions, name), 'utf8')))
     expect(files.sort()).toEqual([offline, answered, refused].map((result) => `${sessionIdOf(result.stderr)}.jsonl`).sort())
     for (const text of [answered.stdout, answered.stderr, refused.stdout, refused.stderr, ...sessions]) expect(text).not.toContain(KEY)

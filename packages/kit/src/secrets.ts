@@ -10,19 +10,34 @@ export type Env = Readonly<Record<string, string | undefined>>
  * suffix (`MYSQL_PWD`; `PWD` itself is the working directory).
  */
 export const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|DSN|COOKIE|CREDENTIALS?)(_|$)|PASSWORD|PASSWD|PASSPHRASE|SECRET|_PWD$/i
-/** A URL carrying user info (`postgres://user:pass@host`, `https://token@host`), whatever the variable's name. */
-const CREDENTIAL_URL = /^[a-z][a-z0-9+.-]*:\/\/([^/\s@]+)@/i
+/** A URL carrying user info (`postgres://user:pass@host`, `https://token@host`, `postgres://app@host`). */
+const USER_INFO_URL = /^[a-z][a-z0-9+.-]*:\/\/([^/\s@]+)@/i
 /** Shorter values from the environment are not masked: they would match ordinary text (`1`, `true`, `admin`). */
 export const MIN_SECRET_CHARS = 8
+
+/**
+ * Whether the user info of a URL holds a credential: a password (`user:pass`), or a lone name shaped
+ * like a token (8 characters or more with a digit, `https://ghp_1a2b…@host`). A plain user name
+ * (`postgres://gk@db`, the password coming from elsewhere) is not one, so such a URL stays readable.
+ */
+function isCredential(userInfo: string): boolean {
+  return userInfo.includes(':') || (userInfo.length >= MIN_SECRET_CHARS && /\d/.test(userInfo))
+}
+
+/** The user info of a URL value when it holds a credential. */
+function credentialOf(value: string): string | undefined {
+  const userInfo = USER_INFO_URL.exec(value)?.[1]
+  return userInfo && isCredential(userInfo) ? userInfo : undefined
+}
 
 /**
  * Text shaped like a secret whatever its value: `sk-` keys (the prefix and two characters stay, to tell
  * which key it was), the user info of a URL, and bearer tokens (8 characters or more with a digit, so
  * prose such as "a bearer token" stays readable).
  */
-const SHAPES: readonly [pattern: RegExp, replacement: string][] = [
+const SHAPES: readonly [pattern: RegExp, replacement: string | ((match: string, ...groups: string[]) => string)][] = [
   [/\b(sk-[A-Za-z0-9_-]{2})[A-Za-z0-9_\-*.]{6,}/g, '$1***'],
-  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1***@'],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)([^/\s@]+)@/gi, (match, scheme, userInfo) => (isCredential(userInfo) ? `${scheme}***@` : match)],
   [/(bearer\s+)(?=[^\s"',}]*\d)[^\s"',}]{8,}/gi, '$1***'],
 ]
 
@@ -34,7 +49,7 @@ export interface Secret {
 
 /** Whether a variable holds a credential: by its name, or by a value that is a URL with user info. */
 export function isSecretVariable(name: string, value: string | undefined): boolean {
-  return SECRET_NAME.test(name) || (!!value && CREDENTIAL_URL.test(value))
+  return SECRET_NAME.test(name) || (!!value && credentialOf(value) !== undefined)
 }
 
 /**
@@ -46,7 +61,7 @@ export function secretsIn(env: Env): Secret[] {
   const secrets: Secret[] = []
   for (const [name, value] of Object.entries(env)) {
     if (!value) continue
-    const userInfo = CREDENTIAL_URL.exec(value)?.[1]
+    const userInfo = credentialOf(value)
     if (!userInfo && !SECRET_NAME.test(name)) continue
     const candidates = new Set([value, userInfo, userInfo?.slice(userInfo.indexOf(':') + 1)])
     for (const candidate of candidates) {
@@ -137,7 +152,7 @@ export function createMasker(options: MaskerOptions = {}): Masker {
   const forms = [...byForm.keys()].sort((a, b) => b.length - a.length)
   const pattern = forms.length ? new RegExp(forms.map(escapeRegExp).join('|'), 'g') : undefined
 
-  const maskShapes = (text: string) => (shapes ? SHAPES.reduce((out, [regex, replacement]) => out.replace(regex, replacement), text) : text)
+  const maskShapes = (text: string) => (shapes ? SHAPES.reduce((out, [regex, replacement]) => out.replace(regex, replacement as string), text) : text)
 
   return {
     secrets,

@@ -9,6 +9,10 @@ describe('the secret rule', () => {
     for (const name of ['PWD', 'HOME', 'KEYBOARD', 'MONKEY', 'PATH']) expect(isSecretVariable(name, 'value'), name).toBe(false)
     expect(isSecretVariable('DATABASE_URL', 'postgres://app:pw@db/app')).toBe(true)
     expect(isSecretVariable('HOMEPAGE', 'https://example.com/a@b')).toBe(false)
+    // A user name alone is not a credential (the password comes from elsewhere); a token as user name is.
+    expect(isSecretVariable('GOALKEEPER_DATABASE_URL', 'postgres://gk@127.0.0.1:5432/goalkeeper')).toBe(false)
+    expect(secretsIn({ GOALKEEPER_DATABASE_URL: 'postgres://postgres@db.internal/app' })).toEqual([])
+    expect(isSecretVariable('REPO', 'https://ghp_0a1b2c3d4e5f@github.com/o/r')).toBe(true)
   })
 
   it('collects values of at least 8 characters, and the user info and password of credential URLs', () => {
@@ -40,6 +44,8 @@ describe('createMasker', () => {
     const masker = createMasker({ env: {} })
     expect(masker.mask('key sk-proj-QWERTYUIOPASDF is invalid')).toBe('key sk-pr*** is invalid')
     expect(masker.mask('fetch https://user:pass@host/x failed')).toBe('fetch https://***@host/x failed')
+    expect(masker.mask('at postgres://gk@127.0.0.1:5432/db#20261201-1:6')).toBe('at postgres://gk@127.0.0.1:5432/db#20261201-1:6')
+    expect(masker.mask('clone https://ghp_0a1b2c3d4e5f@github.com/o/r')).toBe('clone https://***@github.com/o/r')
     expect(masker.mask('header was Bearer abc.def-123')).toBe('header was Bearer ***')
     // Prose is not a token.
     expect(masker.mask('send a bearer token in the header')).toBe('send a bearer token in the header')

@@ -34,7 +34,7 @@ const BATCH = {
     RETURNING 1
   ), summary AS (
     UPDATE goalkeeper_sessions SET records = GREATEST(records, $6), bytes = GREATEST(bytes, $7),
-      updated_at = COALESCE($8, updated_at), title = COALESCE(title, $9)
+      updated_at = COALESCE($8, updated_at), title = COALESCE(title, $9), seal = COALESCE($10, seal)
     WHERE id = $1 AND $5::text <> '' AND EXISTS (SELECT FROM lease)
     RETURNING 1
   )
@@ -81,6 +81,8 @@ export class PgAppender extends WriteBehind {
         this.lease.id, this.lease.token,
         batch[0]?.seq ?? 0, batch[0]?.offset ?? 0, batch.map((line) => line.text).join('\n'),
         last ? last.seq + 1 : 0, last ? last.offset + Buffer.byteLength(last.text) + 1 : 0, facts.updatedAt ?? null, facts.title ?? null,
+        // Committed with the lines it names: the seal is never ahead of the log, nor behind it.
+        (last && this.options.seal?.(last.seq, last.text)) ?? null,
       ] })
       held = rows[0].held
     } catch (error) {

@@ -79,6 +79,15 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 3,
+    name: 'session seals',
+    sql: `
+      -- The signed seal of each log (the last durable record's seq and mac), written by the batch that
+      -- made it durable: deleting rows of the log does not delete it, so a cut tail shows at the next open.
+      ALTER TABLE goalkeeper_sessions ADD COLUMN seal text;
+    `,
+  },
 ]
 
 // Any constant: it only has to be the same for every goalkeeper process on the database.

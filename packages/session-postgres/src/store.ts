@@ -38,7 +38,7 @@ export class PostgresSessionStore implements SessionStore {
     return `${this.location}#${id}`
   }
 
-  async create(id: string, content: Buffer): Promise<StoreWriter> {
+  async create(id: string, content: Buffer, seal?: string): Promise<StoreWriter> {
     const lines = content.toString('utf8').split('\n').slice(0, -1)
     const { createdAt, cwd, parent } = headerFacts(lines[0])
     const { updatedAt, title } = lineFacts(lines, { found: false })
@@ -51,9 +51,9 @@ export class PostgresSessionStore implements SessionStore {
     const { holder, token } = newHolder()
     await inTransaction(this.pool, async (client) => {
       const created = await client.query(
-        `INSERT INTO goalkeeper_sessions (id, created_at, updated_at, records, bytes, title, cwd, parent_id, parent_seq)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
-        [id, createdAt, updatedAt ?? createdAt, lines.length, size, title ?? null, cwd, parent?.id ?? null, parent?.seq ?? null],
+        `INSERT INTO goalkeeper_sessions (id, created_at, updated_at, records, bytes, title, cwd, parent_id, parent_seq, seal)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
+        [id, createdAt, updatedAt ?? createdAt, lines.length, size, title ?? null, cwd, parent?.id ?? null, parent?.seq ?? null, seal ?? null],
       )
       if (created.rowCount === 0) throw new SessionError('SESSION_EXISTS', `session ${id} already exists: ${this.locationOf(id)}`, this.locationOf(id))
       await takeLease(client, id, holder, token, this.leaseMs, this.locationOf(id))
@@ -80,6 +80,13 @@ export class PostgresSessionStore implements SessionStore {
       await writer.close()
       throw error
     }
+  }
+
+  /** The seal column of the session row, which a batch writes with the lines it makes durable. */
+  async readSeal(id: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ seal: string | null }>('SELECT seal FROM goalkeeper_sessions WHERE id = $1', [id])
+    if (!rows.length) throw this.notFound(id)
+    return rows[0].seal ?? undefined
   }
 
   /**

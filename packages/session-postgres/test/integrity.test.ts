@@ -1,5 +1,6 @@
+import { format } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { testDatabase } from '@goalkeeper/test-kit'
+import { pg, testDatabase } from '@goalkeeper/test-kit'
 import { appsPerTest } from './helpers.ts'
 
 const db = testDatabase()
@@ -39,7 +40,23 @@ describe('tamper evidence in the database', () => {
     await expect(other.sessions.open(await written(db.url))).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 1 })
   })
 
-  it('an unparsable last row is cut like a torn line: kept in goalkeeper_session_tails first, the summary row follows', async () => {
+  it('rows deleted or swapped in the database are tampering (not corruption), and rows cut off the end are named as a cut', async () => {
+    const deleted = await written(db.url)
+    await db.query('DELETE FROM goalkeeper_session_records WHERE session_id = $1 AND seq = 1', [deleted])
+    const swapped = await written(db.url)
+    await db.query(`UPDATE goalkeeper_session_records r SET line = o.line FROM goalkeeper_session_records o
+      WHERE r.session_id = $1 AND o.session_id = $1 AND ((r.seq = 1 AND o.seq = 2) OR (r.seq = 2 AND o.seq = 1))`, [swapped])
+    const cut = await written(db.url)
+    await db.query('DELETE FROM goalkeeper_session_records WHERE session_id = $1 AND seq >= 2', [cut])
+    const app = await launch(db.url)
+    await expect(app.sessions.open(deleted)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2, message: expect.stringContaining('has seq 2 where 1 was expected') })
+    await expect(app.sessions.open(swapped)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
+    await expect(app.sessions.open(cut)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining('the log ends at seq 1, but its seal says seq 3 was written') })
+    const problems = new Map((await app.sessions.list()).map((s) => [s.id, s.problem?.code]))
+    expect([problems.get(deleted), problems.get(swapped), problems.get(cut)]).toEqual(['SESSION_TAMPERED', 'SESSION_TAMPERED', 'SESSION_TRUNCATED'])
+  })
+
+  it('an unparsable last row (sealed as written: not a crash) is refused as a cut tail; accepted, it is cut like a torn line, kept in goalkeeper_session_tails first', async () => {
     const app = await launch(db.url)
     const session = await app.sessions.create({ cwd: '/work' })
     session.append('turn/start', { turn: 1 })
@@ -47,16 +64,50 @@ describe('tamper evidence in the database', () => {
     await app.sessions.close(session)
     const { rows: [last] } = await db.query('SELECT byte_offset, line FROM goalkeeper_session_records WHERE session_id = $1 AND seq = 2', [session.id])
     await db.query(`UPDATE goalkeeper_session_records SET line = '{"seq":2,"at":' WHERE session_id = $1 AND seq = 2`, [session.id])
-    const reopened = await app.sessions.open(session.id)
+    await expect(app.sessions.open(session.id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining('the log ends at seq 1, but its seal says seq 2 was written') })
+    const reopened = await app.sessions.open(session.id, { acceptTruncation: true })
     expect(reopened.repair).toMatchObject({ tornBytes: Buffer.byteLength('{"seq":2,"at":\n'), sideFile: expect.stringContaining('goalkeeper_session_tails') })
     // The cut line is gone, the open turn was closed by the repair, all signed and in the summary row.
-    expect(reopened.records.map((r) => r.type)).toEqual(['session/header', 'turn/start', 'turn/end'])
+    expect(reopened.records.map((r) => r.type)).toEqual(['session/header', 'turn/start', 'session/truncated', 'turn/end'])
     const tails = await db.query('SELECT size, convert_from(bytes, $2) AS text FROM goalkeeper_session_tails WHERE session_id = $1', [session.id, 'UTF8'])
     expect(tails.rows).toEqual([{ size: String(last.byte_offset), text: '{"seq":2,"at":\n' }])
     const summary = await db.query('SELECT records FROM goalkeeper_sessions WHERE id = $1', [session.id])
-    expect(summary.rows[0].records).toBe(3)
+    expect(summary.rows[0].records).toBe(4)
     await app.sessions.close(reopened)
     const again = await app.sessions.open(session.id, { readOnly: true })
-    expect(again.integrity).toMatchObject({ state: 'signed', lines: 3 })
+    expect(again.integrity).toMatchObject({ state: 'signed', lines: 4 })
+  })
+})
+
+describe('a lost connection', () => {
+  it('a flush rejected while the connection is lost is written by the next one, and one line says so', async () => {
+    const app = await launch(db.url)
+    const warnings: string[] = []
+    app.root.logger.exporter({ levels: { default: 1 }, export: (m) => void (m.type === 'warn' && warnings.push(format(...(m.args as [string])))) })
+    const session = await app.sessions.create({ cwd: '/work' })
+    session.append('note', { n: 1 })
+    await app.sessions.flush(session)
+    // The server drops every connection of the store and takes no new one for a while, as a restart would.
+    const url = new URL(db.url)
+    const name = decodeURIComponent(url.pathname.slice(1))
+    url.pathname = '/postgres'
+    const control = new pg.Client({ connectionString: url.toString() })
+    await control.connect()
+    try {
+      await control.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`)
+      await control.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name])
+      session.append('note', { n: 2 })
+      await expect(app.sessions.flush(session)).rejects.toThrow()
+      expect(warnings).toEqual([])
+    } finally {
+      await control.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`)
+      await control.end()
+    }
+    await app.sessions.flush(session)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/^session \S+: written on a later attempt after a write failed \(.+\); nothing was lost$/)
+    await app.sessions.flush(session)
+    expect(warnings).toHaveLength(1)
+    expect((await db.query('SELECT count(*)::int AS n FROM goalkeeper_session_records WHERE session_id = $1', [session.id])).rows[0].n).toBe(3)
   })
 })

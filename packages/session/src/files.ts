@@ -1,6 +1,6 @@
 import { isAlive } from '@goalkeeper/kit'
 import { createHash, randomBytes } from 'node:crypto'
-import { type FileHandle, link, open, readdir, readFile, stat, unlink } from 'node:fs/promises'
+import { type FileHandle, link, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -64,19 +64,39 @@ export async function fsyncDir(dir: string): Promise<void> {
 export async function createFileExclusive(file: string, content: Buffer | string): Promise<void> {
   const dir = path.dirname(file)
   const temp = tempFor(file)
-  const handle = await open(temp, 'wx')
   try {
-    try {
-      await handle.writeFile(content)
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
+    await writeNewDurably(temp, content)
     await link(temp, file)
   } finally {
     await unlink(temp).catch(() => {})
   }
   await fsyncDir(dir)
+}
+
+/** Creates `file` (exclusively) holding `content`, fsync'd. */
+async function writeNewDurably(file: string, content: Buffer | string, mode?: number): Promise<void> {
+  const handle = await open(file, 'wx', mode)
+  try {
+    await handle.writeFile(content)
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Writes `file` whole through a temp file, fsync'd, renamed over whatever was there. The directory is
+ * not fsync'd here: the caller's next durable create in the same directory covers the entry.
+ */
+export async function replaceFile(file: string, content: Buffer | string): Promise<void> {
+  const temp = tempFor(file)
+  try {
+    await writeNewDurably(temp, content, 0o600)
+    await rename(temp, file)
+  } catch (error) {
+    await unlink(temp).catch(() => {})
+    throw error
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { createHash, createHmac, type Hash, randomBytes } from 'node:crypto'
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import type { SessionStore } from './store.ts'
 import type { Integrity } from './types.ts'
 
 /**
@@ -36,13 +37,17 @@ export class Signer {
     return { line: `${line.slice(0, -1)},"mac":"${mac}"}`, mac }
   }
 
-  /** The seal of a log: the last durable record and its mac, signed, so that cutting whole lines off the end shows. */
+  /**
+   * The seal of a log: the last durable record's seq and mac, signed and bound to the session id, kept
+   * by the store apart from the log (a file beside it, a column of the session row), so that cutting
+   * whole lines off the end of the log shows. Padded to a fixed width: it is overwritten in place.
+   */
   seal(id: string, seq: number, mac: string): string {
-    return JSON.stringify({ seq, mac, sig: this.mac(mac, `seal\n${id}\n${seq}`) })
+    return JSON.stringify({ seq, mac, sig: this.mac(mac, `seal\n${id}\n${seq}`) }).padEnd(SEAL_WIDTH - 1) + '\n'
   }
 
   /** Parses a seal; undefined when it is not one this key made for this session. */
-  openSeal(id: string, text: string): { seq: number; mac: string } | undefined {
+  openSeal(id: string, text: string): Seal | undefined {
     try {
       const value = JSON.parse(text)
       if (!Number.isInteger(value?.seq) || typeof value.mac !== 'string' || typeof value.sig !== 'string') return
@@ -53,6 +58,29 @@ export class Signer {
   }
 }
 
+/** Bytes of a seal as stored: always the same, so that a seal is rewritten in place by one write. */
+export const SEAL_WIDTH = 256
+
+/** What a log's seal says: the record `seq` was durable with this `mac`. */
+export interface Seal {
+  seq: number
+  mac: string
+}
+
+/** What `store` holds as the seal of log `id`, checked with `signer`. */
+export async function readSealCheck(store: Pick<SessionStore, 'readSeal'>, signer: Signer, id: string): Promise<SealCheck> {
+  const text = await store.readSeal?.(id)
+  if (text === undefined) return {}
+  const seal = signer.openSeal(id, text)
+  return seal ? { seal } : { invalid: true }
+}
+
+/** What the store holds for a log, checked while it streams: its seal, or something that is not one. */
+export interface SealCheck {
+  seal?: Seal
+  /** The store holds something that is not a seal of this session (edited, moved from another, another key). */
+  invalid?: boolean
+}
 /**
  * HMAC-SHA256 (RFC 2104) fed incrementally; `digest` may be read more than once (a hash copy), which
  * `createHmac` does not allow. Equals `Signer.mac(previous, <everything updated>)`.
@@ -81,19 +109,31 @@ export class RunningMac {
 /**
  * Follows the mac chain line by line. An unsigned prefix (a log from before signing) is accepted, and
  * the first signed line chains from a mac over that whole prefix, so the prefix cannot change later
- * either. The first line that breaks the chain is where the log stops being trusted. Holds no line:
- * replay and the streaming listing both use it.
+ * either. The first line that breaks the chain is where the log stops being trusted. Whether a log is
+ * signed is decided by what its header and its store say, never by its lines alone: a log whose header
+ * says it is sealed, or whose store holds a seal for it, is tampered at its first unsigned line, so
+ * removing every mac does not pass a log off as one from before signing. At the end, the log is held
+ * against its seal: shorter than the seal says is a cut tail. Holds no line: replay and the streaming
+ * listing both use it.
  */
 export class ChainCheck {
   last: string
   integrity: Integrity = { state: 'unsigned' }
+  /** Whether the header line carries a mac: the log is signed, and a break in its seqs is tampering. */
+  headerSigned = false
   private signed = false
+  private required?: string
   private count = 0
   private prefixLines = 0
   private prefix?: RunningMac
 
-  constructor(private file: string, id: string, private signer?: Signer) {
+  constructor(private file: string, id: string, private signer?: Signer, private sealCheck: SealCheck = {}) {
     this.last = signer?.seed(id) ?? ''
+  }
+
+  /** Every line must be signed, for the reason given (`its header says ...`). */
+  requireSigned(why: string) {
+    this.required ??= why
   }
 
   add(line: string) {
@@ -106,17 +146,44 @@ export class ChainCheck {
     const signer = this.signer
     if (!signer || this.integrity.state === 'tampered') return
     const number = ++this.count
+    if (number === 1 && mac) this.headerSigned = true
+    const sealed = this.sealCheck.seal?.seq === number - 1 ? this.sealCheck.seal : undefined
     if (!mac) {
       if (this.signed) return this.tamper(number, 'is not signed, yet lines before it are')
+      if (this.required) return this.tamper(number, `is not signed, yet ${this.required}`)
+      if (sealed) return this.tamper(number, 'is not signed, yet the seal of the log says it was')
       this.prefix ??= signer.running(this.last).update('unsigned-prefix\n')
       this.prefix.update(this.prefixLines++ ? `\n${line}` : line)
       return
     }
     this.last = this.next()
     if (signer.mac(this.last, body) !== mac) return this.tamper(number, 'does not match its signature: it was edited, moved, inserted or written by someone without the key')
+    if (sealed && sealed.mac !== mac) return this.tamper(number, 'is not the line the seal of the log says was written there: the log was replaced')
     this.signed = true
     this.last = mac
     this.integrity = { state: 'signed', lines: number - this.prefixLines, unsignedPrefix: this.prefixLines }
+  }
+
+  /** A line whose seq does not follow in a signed log: lines were removed, reordered or inserted. */
+  breakAt(line: number, reason: string) {
+    if (this.integrity.state !== 'tampered') this.tamper(line, reason)
+  }
+
+  /**
+   * After the last line: holds the log against its seal. `sealedHeader`: the header says the store
+   * keeps a seal for it (every session created since seals exist), so a missing seal is a finding.
+   */
+  finish(sealedHeader: boolean) {
+    if (!this.signer || this.integrity.state === 'tampered') return
+    const lastSeq = this.count - 1
+    const { seal, invalid } = this.sealCheck
+    if ((seal || invalid) && !this.signed) return this.tamper(1, 'is not signed, yet the store holds a seal for the log: its signatures were removed')
+    const cut = (sealedSeq: number | undefined, why: string) => {
+      this.integrity = { state: 'truncated', lastSeq, ...(sealedSeq !== undefined && { sealedSeq }), reason: `${this.file}: ${why}` }
+    }
+    if (invalid) return cut(undefined, `its seal does not verify (edited, or taken from another session), so whether lines were cut off its end after seq ${lastSeq} cannot be told`)
+    if (seal && seal.seq > lastSeq) return cut(seal.seq, `the log ends at seq ${lastSeq}, but its seal says seq ${seal.seq} was written: lines were cut off its end`)
+    if (!seal && sealedHeader) return cut(undefined, `its seal is missing (removed by someone else), so whether lines were cut off its end after seq ${lastSeq} cannot be told`)
   }
 
   /** The mac the next signed line chains from: after an unsigned prefix, a mac over all of it. */
@@ -161,24 +228,31 @@ export function defaultKeyFile(env: NodeJS.ProcessEnv = process.env): string {
  */
 export async function loadKey(file: string): Promise<Buffer> {
   try {
+    try {
+      return await readKey(file)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
+    try {
+      await writeFile(file, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
     return await readKey(file)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    // A setting the person must fix: named by its field, never a bare errno.
+    if ((error as { code?: string }).code === 'SESSION_KEY_INVALID') throw error
+    throw Object.assign(new Error(`keyFile of the session plugin: ${file} cannot be read or made: ${(error as Error).message}`, { cause: error }), { code: 'SESSION_KEY_INVALID' })
   }
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
-  try {
-    await writeFile(file, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 })
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-  }
-  return readKey(file)
 }
 
 async function readKey(file: string): Promise<Buffer> {
   const info = await stat(file)
+  if (info.isDirectory()) throw Object.assign(new Error(`keyFile of the session plugin: ${file} is a directory, not a key file`), { code: 'SESSION_KEY_INVALID' })
   // Anyone else who can read the key can sign records: tighten rights that a copy or umask loosened.
   if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) await chmod(file, 0o600)
   const text = (await readFile(file, 'utf8')).trim()
-  if (!/^[0-9a-f]{64}$/.test(text)) throw Object.assign(new Error(`${file} is not a goalkeeper session key (64 hex digits)`), { code: 'SESSION_KEY_INVALID' })
+  if (!/^[0-9a-f]{64}$/.test(text)) throw Object.assign(new Error(`keyFile of the session plugin: ${file} is not a goalkeeper session key (64 hex digits; make one with: openssl rand -hex 32)`), { code: 'SESSION_KEY_INVALID' })
   return Buffer.from(text, 'hex')
 }

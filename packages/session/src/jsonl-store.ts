@@ -1,7 +1,7 @@
 import { constants, createReadStream, existsSync } from 'node:fs'
 import { type FileHandle, lstat, mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { createFileExclusive, fsyncDir, removeStaleTemps, saveSideFile, tempFor } from './files.ts'
+import { createFileExclusive, fsyncDir, removeStaleTemps, replaceFile, saveSideFile, tempFor } from './files.ts'
 import { isSessionId } from './ids.ts'
 import { WriterLock } from './lock.ts'
 import type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
@@ -12,6 +12,10 @@ const EXT = '.jsonl'
 const INDEX = '.summaries'
 /** Read size of a log: large enough that a replay makes few calls, small enough to be nothing held. */
 const CHUNK_BYTES = 1 << 20
+/** More than a seal ever holds: anything longer does not verify anyway. */
+const SEAL_READ_BYTES = 1024
+/** What `readSeal` gives for something at the seal's path that is not a file: it never verifies. */
+const NOT_A_SEAL = 'not a regular file'
 // Never block on a FIFO or device someone put in the store, never follow a link planted there.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
 
@@ -42,13 +46,18 @@ export class JsonlFileStore implements SessionStore {
     return path.join(this.location, file)
   }
 
-  async create(id: string, content: Buffer): Promise<StoreWriter> {
+  async create(id: string, content: Buffer, seal?: string): Promise<StoreWriter> {
     // An id taken in an older directory is taken.
     if (this.locationOf(id) !== path.join(this.location, `${id}${EXT}`)) throw new SessionError('SESSION_EXISTS', `session ${id} already exists: ${this.locationOf(id)}`, this.locationOf(id))
     const file = this.locationOf(id)
     await this.ensureDir()
+    await checkDir(path.dirname(file))
     const lock = await WriterLock.acquire(file, id)
     try {
+      // Under the lock nobody else creates this log, so a log found here is taken, and its seal is not ours to replace.
+      if (existsSync(file)) throw new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file)
+      // The seal first: the log's own create makes both entries durable with one directory fsync.
+      if (seal !== undefined) await replaceFile(sealOf(file), seal)
       await createFileExclusive(file, content).catch((error: NodeJS.ErrnoException) => {
         throw error.code === 'EEXIST' ? new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file) : error
       })
@@ -62,6 +71,7 @@ export class JsonlFileStore implements SessionStore {
   async openForWrite(id: string): Promise<{ size: number; chunks: AsyncIterable<Buffer>; writer: StoreWriter }> {
     const file = this.locationOf(id)
     // Not found is reported before the lock, whose file could not be created in a missing directory.
+    await checkDir(path.dirname(file))
     await this.version(id)
     const lock = await WriterLock.acquire(file, id)
     try {
@@ -72,6 +82,29 @@ export class JsonlFileStore implements SessionStore {
     } catch (error) {
       await lock.release()
       throw error
+    }
+  }
+
+  async readSeal(id: string): Promise<string | undefined> {
+    let handle: FileHandle
+    try {
+      handle = await open(sealOf(this.locationOf(id)), READ_FLAGS)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+      // A link or anything else planted there is no seal: reported as one that does not verify.
+      if (code === 'ELOOP') return NOT_A_SEAL
+      throw error
+    }
+    try {
+      if (!(await handle.stat()).isFile()) return NOT_A_SEAL
+      const buffer = Buffer.alloc(SEAL_READ_BYTES)
+      const { bytesRead } = await handle.read(buffer, 0, SEAL_READ_BYTES, 0)
+      // Empty: made by a writer killed before it wrote the first seal of a log from before seals. As
+      // good as none (emptying a seal is no more than removing it, which the header's mark catches).
+      return bytesRead ? buffer.toString('utf8', 0, bytesRead) : undefined
+    } finally {
+      await handle.close()
     }
   }
 
@@ -121,6 +154,7 @@ export class JsonlFileStore implements SessionStore {
     if (!entries.size && merged.size === before) return
     for (const [id, text] of entries) merged.set(id, text)
     const file = path.join(this.location, INDEX)
+    await checkDir(this.location)
     // No sessions left, no index: a store holds nothing it does not need.
     if (!merged.size) return unlink(file).catch(() => {})
     let content = ''
@@ -153,15 +187,20 @@ export class JsonlFileStore implements SessionStore {
 
   async list(): Promise<string[]> {
     const ids = new Set<string>()
-    for (const dir of this.dirs) for (const id of await logsIn(dir)) ids.add(id)
+    for (const dir of this.dirs) {
+      await checkDir(dir)
+      for (const id of await logsIn(dir)) ids.add(id)
+    }
     return [...ids]
   }
 
   async remove(id: string): Promise<void> {
     const file = this.locationOf(id)
+    await checkDir(path.dirname(file))
     const lock = await WriterLock.acquire(file, id)
     try {
       await unlink(file)
+      await unlink(sealOf(file)).catch(() => {})
       await fsyncDir(path.dirname(file))
       await this.writeSummaries(new Map(), [id]).catch(() => {})
     } finally {
@@ -188,8 +227,12 @@ export class JsonlFileStore implements SessionStore {
   }
 
   private async ensureDir() {
+    await checkDir(this.location)
     // Only the user may read the logs (they hold whole conversations): 0700 on every directory made.
-    const created = await mkdir(this.location, { recursive: true, mode: 0o700 })
+    const created = await mkdir(this.location, { recursive: true, mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EEXIST' || error.code === 'ENOTDIR') throw configError(`dir of the session plugin: ${this.location} cannot be made: a file stands in its path`, error)
+      throw error
+    })
     if (!created) return
     // Each directory just made needs its entry in its parent made durable, up to the first one made.
     for (let dir = this.location; ; dir = path.dirname(dir)) {
@@ -197,6 +240,33 @@ export class JsonlFileStore implements SessionStore {
       if (dir === created) break
     }
   }
+}
+
+/**
+ * A directory of the store must be one, and not a symbolic link: a link planted in its place would
+ * have logs, locks and the summary index written wherever it points (`/etc`, as root). Checked before
+ * anything is written there or listed from it; a directory that does not exist yet is fine.
+ */
+async function checkDir(dir: string): Promise<void> {
+  let info
+  try {
+    info = await lstat(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') throw configError(`dir of the session plugin: ${dir} is not a directory (a file stands in its path)`, error)
+    throw error
+  }
+  if (info.isSymbolicLink()) throw configError(`dir of the session plugin: ${dir} is a symbolic link; sessions are never kept through a link (it could lead anywhere): give the real directory`)
+  if (!info.isDirectory()) throw configError(`dir of the session plugin: ${dir} is a file, not a directory`)
+}
+
+function configError(message: string, cause?: unknown) {
+  return Object.assign(new SessionError('SESSION_CONFIG', message), { cause })
+}
+
+/** Where the seal of a log is kept: beside it, so that cutting the log does not cut the seal. */
+function sealOf(file: string): string {
+  return `${file}.seal`
 }
 
 async function logsIn(dir: string): Promise<string[]> {
@@ -234,7 +304,7 @@ class JsonlStoreWriter implements StoreWriter {
   }
 
   appender(size: number, lastSeq: number, options: AppenderOptions): Appender {
-    this.writer = new JsonlWriter(this.file, this.identity, size, lastSeq, options)
+    this.writer = new JsonlWriter(this.file, this.identity, size, lastSeq, options, sealOf(this.file))
     return this.writer
   }
 

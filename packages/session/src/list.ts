@@ -1,5 +1,5 @@
 import type { Logger } from 'cordis'
-import type { Signer } from './integrity.ts'
+import { readSealCheck, type Signer } from './integrity.ts'
 import type { SessionImpl } from './session.ts'
 import type { SessionStore } from './store.ts'
 import { keptSummary, type KeptSummary, openKept, summarizeRecords, summarizeStream } from './summary.ts'
@@ -51,10 +51,21 @@ export async function listSessions(store: SessionStore, open: ReadonlyMap<string
     stale.push(id)
     return { id, version }
   }
-  const rebuild = async ({ id, version }: { id: string; version: { size: number; token: string } }) => {
+  const rebuild = async (item: { id: string; version: { size: number; token: string } }) => {
+    const { id } = item
+    let { version } = item
     let summary: SessionSummary
     try {
-      summary = await summarizeStream(id, store.locationOf(id), store.stream(id, { end: version.size }), signer, folds)
+      for (let attempt = 1; ; attempt++) {
+        // The seal before the log: a writer seals only what it wrote.
+        const seal = await readSealCheck(store, signer, id)
+        summary = await summarizeStream(id, store.locationOf(id), store.stream(id, { end: version.size }), signer, folds, seal)
+        if (summary.problem?.code !== 'SESSION_TRUNCATED' || attempt === 2) break
+        // The size was taken before the seal: a log written meanwhile is read again as it is now.
+        const now = await store.version(id)
+        if (now.token === version.token) break
+        version = now
+      }
     } catch (error) {
       if ((error as { code?: string }).code === 'SESSION_NOT_FOUND') return
       summary = problem(id, error)

@@ -87,8 +87,9 @@ function locked(id: string, file: string, holder: LockHolder) {
  */
 async function createExclusive(file: string, content: string): Promise<boolean> {
   const temp = tempFor(file)
-  await writeFile(temp, content, { flag: 'wx', mode: 0o600 })
   try {
+    // Inside the try: a write that fails after the create (a full disk) must not leave the temp behind.
+    await writeFile(temp, content, { flag: 'wx', mode: 0o600 })
     await link(temp, file)
     return true
   } catch (error) {

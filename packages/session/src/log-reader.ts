@@ -1,5 +1,5 @@
 import { checkRecord } from './codec.ts'
-import { ChainCheck, type Signer, splitMac } from './integrity.ts'
+import { ChainCheck, type SealCheck, type Signer, splitMac } from './integrity.ts'
 import type { SessionRecord } from './records.ts'
 import { SessionError } from './types.ts'
 
@@ -29,9 +29,12 @@ export class LogReader {
   private carry: Buffer[] = []
   private carryBytes = 0
   private unparsable?: { line: number; offset: number; bytes: Buffer }
+  /** Set at a seq break in a signed log: what follows is not read (records must stay contiguous). */
+  private broken = false
+  private sealedHeader = false
 
-  constructor(private file: string, private id: string, signer: Signer | undefined, private onRecord: (record: SessionRecord) => void) {
-    this.chain = new ChainCheck(file, id, signer)
+  constructor(private file: string, private id: string, signer: Signer | undefined, private onRecord: (record: SessionRecord) => void, seal?: SealCheck) {
+    this.chain = new ChainCheck(file, id, signer, seal)
   }
 
   push(chunk: Buffer) {
@@ -76,12 +79,15 @@ export class LogReader {
     // Only the last line may be torn: an unparsable complete line followed by a partial one is corrupt.
     if (unparsable && carry) throw corrupt(this.file, unparsable.line, 'is not valid JSON')
     if (this.count === 0) throw new SessionError('SESSION_CORRUPT', `${this.file}:1: no complete session header (the file is empty or its only line is torn)`, this.file, 1)
+    this.chain.finish(this.sealedHeader)
+    if (this.broken) return { goodBytes: this.bytes }
     if (unparsable) return { goodBytes: unparsable.offset, torn: unparsable.bytes }
     if (carry) return { goodBytes: this.bytes - carry.length, torn: carry }
     return { goodBytes: this.bytes }
   }
 
   private take(text: string, locate: () => { offset: number; bytes: Buffer }) {
+    if (this.broken) return
     if (this.unparsable) throw corrupt(this.file, this.unparsable.line, 'is not valid JSON')
     // The body (the line without its mac) is what is parsed: a record never holds a mac to delete.
     const { body, mac } = splitMac(text)
@@ -94,7 +100,19 @@ export class LogReader {
       return
     }
     const problem = checkRecord(value, this.count, this.id)
-    if (problem) throw new SessionError(problem.code, `${this.file}:${this.count + 1}: line ${problem.reason}`, this.file, this.count + 1)
+    if (problem) {
+      // In a signed log, lines out of order (removed, reordered, inserted, rows swapped) are tampering.
+      if (problem.code === 'SESSION_BAD_SEQ' && this.chain.headerSigned) {
+        this.chain.breakAt(this.count + 1, `${problem.reason}: lines were removed, reordered or inserted`)
+        this.broken = true
+        return
+      }
+      throw new SessionError(problem.code, `${this.file}:${this.count + 1}: line ${problem.reason}`, this.file, this.count + 1)
+    }
+    if (this.count === 0 && value.data.sealed === true) {
+      this.sealedHeader = true
+      this.chain.requireSigned('its header says every line is')
+    }
     this.chain.check(text, body, mac)
     // A mac that is not one (not 64 hex digits) stayed in the body: records never carry it.
     if (mac === undefined && 'mac' in value) delete value.mac

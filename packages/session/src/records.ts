@@ -93,6 +93,11 @@ export interface SessionHeaderData {
   createdAt: number
   cwd: string
   parent?: { id: string; seq: number }
+  /**
+   * The store keeps a seal for this log (every session created since seals exist): every line of it is
+   * signed, and a missing seal means its end cannot be trusted.
+   */
+  sealed?: true
 }
 
 /** Data of each core record type, by type name. */

@@ -1,4 +1,4 @@
-import type { Signer } from './integrity.ts'
+import type { SealCheck, Signer } from './integrity.ts'
 import { type LogEnd, LogReader } from './log-reader.ts'
 import type { SessionRecord } from './records.ts'
 import { type PlannedRecord, RepairPlanner } from './repair.ts'
@@ -19,13 +19,13 @@ export interface LoadedFile extends LogEnd {
  * repair plan) as it arrives, so the log is never held whole, as bytes or as text; only the records
  * are, since a `Session` keeps them.
  */
-export async function replay(chunks: AsyncIterable<Buffer>, file: string, id: string, signer?: Signer): Promise<LoadedFile> {
+export async function replay(chunks: AsyncIterable<Buffer>, file: string, id: string, signer?: Signer, seal?: SealCheck): Promise<LoadedFile> {
   const records: SessionRecord[] = []
   const planner = new RepairPlanner()
   const reader = new LogReader(file, id, signer, (record) => {
     records.push(record)
     planner.add(record)
-  })
+  }, seal)
   for await (const chunk of chunks) reader.push(chunk)
   const end = reader.finish()
   return { records, ...end, integrity: reader.chain.integrity, lastMac: reader.chain.next(), repairs: planner.plan() }

@@ -7,7 +7,7 @@ import { assertSessionId, newSessionId } from './ids.ts'
 import { listSessions } from './list.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
-import { defaultKeyFile, loadKey, Signer } from './integrity.ts'
+import { defaultKeyFile, loadKey, readSealCheck, Signer, splitMac } from './integrity.ts'
 import { replay } from './replay.ts'
 import { sessionsRoot } from './location.ts'
 import { mebibytes, type SessionHost, SessionImpl } from './session.ts'
@@ -104,7 +104,7 @@ export class SessionServiceImpl implements SessionService {
       const existing = this.sessions.get(id)
       if (existing && (options.readOnly || !existing.readOnly)) return existing
       const file = this.store.locationOf(id)
-      if (!options.readOnly) return this.openWritable(id, file, existing)
+      if (!options.readOnly) return this.openWritable(id, file, existing, options)
       const loaded = await this.load(id)
       const session = new SessionImpl(this.host, id, file, loaded.records)
       session.integrity = loaded.integrity
@@ -138,6 +138,7 @@ export class SessionServiceImpl implements SessionService {
     if (options.cwd !== undefined && (typeof options.cwd !== 'string' || options.cwd === '')) throw new TypeError('fork: cwd must be a non-empty string')
     // A fork re-signs what it copies, so it may only copy what verified.
     if (integrity?.state === 'tampered' && uptoSeq >= integrity.line - 1) throw tampered(integrity)
+    if (integrity?.state === 'unsigned') throw unsigned(id, this.store.locationOf(id))
     const cwd = path.resolve(options.cwd ?? headerOf(source).cwd)
     return this.createNew(undefined, (newId, at) => {
       const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, { id, seq: uptoSeq }) }]
@@ -212,15 +213,19 @@ export class SessionServiceImpl implements SessionService {
     if (this.sessions.get(session.id) === session) this.sessions.delete(session.id)
   }
 
-  private async openWritable(id: string, file: string, existing: SessionImpl | undefined): Promise<SessionImpl> {
+  private async openWritable(id: string, file: string, existing: SessionImpl | undefined, options: OpenOptions): Promise<SessionImpl> {
     const signer = await this.ready()
     const { size, chunks, writer } = await this.store.openForWrite(id)
     let loaded
     let sideFile: string | undefined
     try {
       this.checkOpenSize(id, size)
-      loaded = await replay(chunks, file, id, signer)
-      if (loaded.integrity.state === 'tampered') throw tampered(loaded.integrity)
+      // Read under the lock: no writer moves the seal until this one lets go.
+      loaded = await replay(chunks, file, id, signer, await readSealCheck(this.store, signer, id))
+      const { integrity } = loaded
+      if (integrity.state === 'tampered') throw tampered(integrity)
+      if (integrity.state === 'truncated' && !options.acceptTruncation) throw truncated(id, file, integrity)
+      if (integrity.state === 'unsigned' && !options.adopt) throw unsigned(id, file)
       if (loaded.torn) sideFile = await writer.cutTail(loaded.goodBytes, loaded.torn)
     } catch (error) {
       await writer.close()
@@ -231,8 +236,15 @@ export class SessionServiceImpl implements SessionService {
     session.lastMac = loaded.lastMac
     session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes))
     this.sessions.set(id, session)
+    // What the person accepted goes on record first, signed, and the next flush writes a new seal.
+    const before = loaded.integrity
+    const read = session.records.length
+    const accepted = before.state === 'truncated'
+      ? [session.append('session/truncated', { lastSeq: before.lastSeq, ...(before.sealedSeq !== undefined && { sealedSeq: before.sealedSeq }), reason: before.reason })]
+      : before.state === 'unsigned' ? [session.append('session/adopted', { unsignedLines: read })] : []
     const appended = loaded.repairs.map(({ type, data }) => session.append(type, data))
-    if (appended.length) {
+    if (accepted.length) session.integrity = { state: 'signed', lines: session.records.length - (before.state === 'unsigned' ? read : 0), unsignedPrefix: before.state === 'unsigned' ? read : 0 }
+    if (appended.length || accepted.length) {
       try {
         await this.flush(session)
       } catch (error) {
@@ -276,7 +288,7 @@ export class SessionServiceImpl implements SessionService {
             records.push(encoded.record)
             content += `${signed.line}\n`
           }
-          const writer = await this.store.create(id, Buffer.from(content))
+          const writer = await this.store.create(id, Buffer.from(content), signer.seal(id, records.length - 1, mac))
           const session = new SessionImpl(this.host, id, file, records)
           session.lastMac = mac
           session.integrity = { state: 'signed', lines: records.length, unsignedPrefix: 0 }
@@ -299,6 +311,10 @@ export class SessionServiceImpl implements SessionService {
       onBackgroundError: (error) => {
         this.logger.warn('session %s: background write failed, records stay queued for the next flush: %s', session.id, (error as Error).message)
       },
+      onRecovered: (error) => {
+        this.logger.warn('session %s: written on a later attempt after a write failed (%s); nothing was lost', session.id, (error as Error).message)
+      },
+      seal: (seq, line) => this.host.signer!.seal(session.id, seq, splitMac(line).mac ?? ''),
       onDurable: () => {
         this.ctx.parallel('session/flush', session).catch((error: unknown) => {
           for (const e of error instanceof AggregateError ? error.errors : [error]) {
@@ -311,10 +327,14 @@ export class SessionServiceImpl implements SessionService {
 
   /** Replays a log without the lock (read-only opens, fork), after checking its size. */
   private async load(id: string) {
+    const signer = await this.ready()
+    // The seal before the size: a writer seals only what it wrote, so the log read is never behind the seal.
+    const seal = await readSealCheck(this.store, signer, id)
     const { size } = await this.store.version(id)
     this.checkOpenSize(id, size)
-    return replay(this.store.stream(id, { end: size }), this.store.locationOf(id), id, await this.ready())
+    return replay(this.store.stream(id, { end: size }), this.store.locationOf(id), id, signer, seal)
   }
+
 
   /** Refused before a byte is read: a session holds its records in memory. */
   private checkOpenSize(id: string, size: number) {
@@ -372,12 +392,20 @@ function tampered(integrity: Extract<Integrity, { state: 'tampered' }>) {
   return new SessionError('SESSION_TAMPERED', `${integrity.reason}; the log was changed by someone other than goalkeeper, so nothing from this line on is trusted and it is not opened for writing`, file, integrity.line)
 }
 
+function truncated(id: string, file: string, integrity: Extract<Integrity, { state: 'truncated' }>) {
+  return new SessionError('SESSION_TRUNCATED', `session ${id} was cut short: ${integrity.reason}; it is not written past seq ${integrity.lastSeq} until that is accepted`, file, integrity.lastSeq + 2)
+}
+
+function unsigned(id: string, file: string) {
+  return new SessionError('SESSION_UNSIGNED', `session ${id} is not signed (${file}): it was written before sessions were signed, or its signatures were removed, so it cannot be told from a forged one; it is not written or forked until it is adopted`, file)
+}
+
 function exists(id: string, file: string) {
   return new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file)
 }
 
 function header(id: string, at: number, cwd: string, parent: CreateOptions['parent']): SessionHeaderData {
-  return { version: 1, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }) }
+  return { version: 1, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }), sealed: true }
 }
 
 function checkParent(parent: CreateOptions['parent']) {

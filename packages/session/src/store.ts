@@ -12,9 +12,15 @@ export interface SessionStore {
   locationOf(id: string): string
   /**
    * Creates the log of a new session holding `content`, atomically and exclusively (`SESSION_EXISTS` if
-   * the id is taken), and opens it for writing with the writer lock held.
+   * the id is taken), and opens it for writing with the writer lock held. `seal` is its first seal,
+   * kept before the log appears (a log whose header says it is sealed never exists without one).
    */
-  create(id: string, content: Buffer): Promise<StoreWriter>
+  create(id: string, content: Buffer, seal?: string): Promise<StoreWriter>
+  /**
+   * The log's seal as last written (opaque text the service signs), kept where cutting the log does not
+   * cut it; undefined when there is none. A store without seals leaves it out (no cut tail is detected).
+   */
+  readSeal?(id: string): Promise<string | undefined>
   /**
    * Takes the writer lock (`SESSION_LOCKED`, naming the holder, if another process has it; nothing is
    * written then), and returns the log's size and its bytes up to that size, chunk by chunk (read when
@@ -68,6 +74,16 @@ export interface AppenderOptions {
   onBackgroundError(error: unknown): void
   /** Every line up to `seq` is now durable. */
   onDurable(seq: number): void
+  /**
+   * A write succeeded after one or more failed (a flush rejected, a background write failed): what
+   * they could not write is written now. Called once per streak, with the first failure.
+   */
+  onRecovered?(error: unknown): void
+  /**
+   * The seal to keep once the line `line` (record `seq`, without its newline) is durable; the store
+   * keeps the latest after each write that made lines durable, never ahead of what is durable.
+   */
+  seal?(seq: number, line: string): string
 }
 
 /** Write-behind appending of encoded record lines. */

@@ -1,5 +1,5 @@
 import { clip } from '@goalkeeper/kit'
-import type { Signer } from './integrity.ts'
+import type { SealCheck, Signer } from './integrity.ts'
 import { LogReader } from './log-reader.ts'
 import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
 import type { Integrity, SessionSummary, SummaryFold, SummaryFoldRun } from './types.ts'
@@ -51,10 +51,20 @@ class SummaryBuilder {
       cwd: header.cwd,
       ...(header.parent && { parent: header.parent }),
       // Listed like a corrupt log, but with what it holds: show still reads it, resume refuses it.
-      ...(integrity?.state === 'tampered' && { problem: { code: 'SESSION_TAMPERED', line: integrity.line, reason: integrity.reason } }),
+      ...(integrity && problemOf(integrity, this.count, this.file) && { problem: problemOf(integrity, this.count, this.file) }),
       ...(this.running.length && { folds: Object.fromEntries(this.running.map(([name, run]) => [name, run.result()])) }),
     }
   }
+}
+
+/**
+ * The listing problem of a log that reads but cannot be trusted or written as it is: tampered, cut
+ * short, or unsigned (from before signing, not adopted). `lines` is the log's line count.
+ */
+export function problemOf(integrity: Integrity, lines: number, file: string): SessionSummary['problem'] {
+  if (integrity.state === 'tampered') return { code: 'SESSION_TAMPERED', line: integrity.line, reason: integrity.reason }
+  if (integrity.state === 'truncated') return { code: 'SESSION_TRUNCATED', line: lines + 1, reason: integrity.reason }
+  if (integrity.state === 'unsigned') return { code: 'SESSION_UNSIGNED', reason: `${file}: the log is not signed (written before signing, or its signatures were removed)` }
 }
 
 export function summarizeRecords(id: string, file: string, records: readonly SessionRecord[], integrity?: Integrity, folds: Readonly<Record<string, SummaryFold>> = {}): SessionSummary {
@@ -68,13 +78,19 @@ export function summarizeRecords(id: string, file: string, records: readonly Ses
  * time. Applies the replay rules: a torn last line is ignored, any other bad line fails. With a
  * signer, the mac chain is checked on the way (as `open` does), so a tampered log is marked.
  */
-export async function summarizeStream(id: string, file: string, chunks: AsyncIterable<Buffer>, signer?: Signer, folds: Readonly<Record<string, SummaryFold>> = {}): Promise<SessionSummary> {
+export async function summarizeStream(id: string, file: string, chunks: AsyncIterable<Buffer>, signer?: Signer, folds: Readonly<Record<string, SummaryFold>> = {}, seal?: SealCheck): Promise<SessionSummary> {
   const builder = new SummaryBuilder(id, file, folds)
-  const reader = new LogReader(file, id, signer, (record) => builder.add(record))
+  const reader = new LogReader(file, id, signer, (record) => builder.add(record), seal)
   for await (const chunk of chunks) reader.push(chunk)
   reader.finish()
   return builder.build(reader.chain.integrity)
 }
+
+/**
+ * What a kept summary's mac is bound to besides its session: changed whenever what a summary says for the
+ * same log changes (v2: seals, unsigned logs and seq breaks are problems), so older summaries are rebuilt.
+ */
+const SUMMARY_DOMAIN = 'summary-v2'
 
 /** A summary as kept for listing: bound to one version of its log, with the fold results and their versions. */
 export interface KeptSummary {
@@ -97,7 +113,7 @@ export function keptSummary(signer: Signer, id: string, token: string, summary: 
   // A log that cannot be read has no fold results; the versions still say that the folds were tried.
   if (names.length) kept.folds = Object.fromEntries(names.map((name) => [name, { version: folds[name].version, ...(results && { value: results[name] }) }]))
   const body = JSON.stringify(kept)
-  return `${signer.mac(`summary\n${id}`, body)} ${body}`
+  return `${signer.mac(`${SUMMARY_DOMAIN}\n${id}`, body)} ${body}`
 }
 
 /** A kept summary whose mac verifies for this session, or undefined (then the log is read again). */
@@ -105,7 +121,7 @@ export function openKept(signer: Signer, id: string, text: string): KeptSummary 
   const space = text.indexOf(' ')
   if (space !== 64) return
   const body = text.slice(space + 1)
-  if (signer.mac(`summary\n${id}`, body) !== text.slice(0, space)) return
+  if (signer.mac(`${SUMMARY_DOMAIN}\n${id}`, body) !== text.slice(0, space)) return
   try {
     const kept = JSON.parse(body) as KeptSummary
     return kept?.id === id && typeof kept.token === 'string' && typeof kept.summary === 'object' ? kept : undefined

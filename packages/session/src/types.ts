@@ -19,14 +19,20 @@ export interface Session {
 }
 
 /**
- * What the signatures of a log say. `signed`: every line from `unsignedPrefix + 1` on verified (an
- * unsigned prefix is a log from before signing). `tampered`: `line` (1-based) is the first line that
- * does not verify; nothing from it on is trusted, and the session cannot be opened for writing.
+ * What the signatures of a log and its seal say. `signed`: every line from `unsignedPrefix + 1` on
+ * verified (an unsigned prefix is a log from before signing, adopted). `unsigned`: no line is signed
+ * and neither the header nor the store says it ever was (a log from before signing): readable, but
+ * not written or forked until adopted. `tampered`: `line` (1-based) is the first line that does not
+ * verify; nothing from it on is trusted, and the session cannot be opened for writing. `truncated`:
+ * every line verifies, but the log is shorter than its seal says (`sealedSeq`, the last seq written;
+ * absent when the seal is missing or does not verify): lines were cut off its end after `lastSeq`,
+ * and it is not written again until that is accepted (`acceptTruncation`).
  */
 export type Integrity =
   | { state: 'unsigned' }
   | { state: 'signed'; lines: number; unsignedPrefix: number }
   | { state: 'tampered'; line: number; reason: string }
+  | { state: 'truncated'; lastSeq: number; sealedSeq?: number; reason: string }
 
 export interface SessionSummary {
   id: string
@@ -42,7 +48,9 @@ export interface SessionSummary {
    * Set when the log cannot be read (`SESSION_CORRUPT`, `SESSION_BAD_SEQ`, a file that is not a regular
    * file): it is listed anyway, with the reason naming `file:line`, so that it is never hidden. Then
    * `createdAt`, `updatedAt` and `records` are 0 and `cwd` is empty. A tampered log (`SESSION_TAMPERED`,
-   * `line` the first line that does not verify) is listed with its problem too, and with what it holds.
+   * `line` the first line that does not verify), one cut short (`SESSION_TRUNCATED`, `line` the line
+   * after its last) and an unsigned one (`SESSION_UNSIGNED`) are listed with their problem too, and
+   * with what they hold.
    */
   problem?: { code: string; line?: number; reason: string }
   /** The result of each fold asked for (`list({ folds })`), by name; absent when none was asked for. */
@@ -86,6 +94,17 @@ export interface RepairReport {
 export interface OpenOptions {
   /** Read-only opens never repair or write. */
   readOnly?: boolean
+  /**
+   * Opens a log cut short (`integrity.state === 'truncated'`) for writing anyway: the person accepted
+   * that its lost tail is gone. A `session/truncated` record says so in the log, and a new seal follows.
+   */
+  acceptTruncation?: boolean
+  /**
+   * Opens an unsigned log from before signing for writing: the person checked it and vouches for it.
+   * A `session/adopted` record is signed over the whole unsigned prefix, and a seal follows; from then
+   * on the log is signed like any other.
+   */
+  adopt?: boolean
 }
 
 export interface CreateOptions {
@@ -134,7 +153,7 @@ export interface SessionService {
 }
 
 export class SessionError extends Error {
-  constructor(public code: 'SESSION_NOT_FOUND' | 'SESSION_CORRUPT' | 'SESSION_READ_ONLY' | 'SESSION_CLOSED' | 'SESSION_EXISTS' | 'SESSION_BAD_SEQ' | 'SESSION_LOCKED' | 'SESSION_TAMPERED' | 'SESSION_FULL' | 'SESSION_TOO_LARGE', message: string, public file?: string, public line?: number) {
+  constructor(public code: 'SESSION_NOT_FOUND' | 'SESSION_CORRUPT' | 'SESSION_READ_ONLY' | 'SESSION_CLOSED' | 'SESSION_EXISTS' | 'SESSION_BAD_SEQ' | 'SESSION_LOCKED' | 'SESSION_TAMPERED' | 'SESSION_TRUNCATED' | 'SESSION_UNSIGNED' | 'SESSION_FULL' | 'SESSION_TOO_LARGE' | 'SESSION_CONFIG', message: string, public file?: string, public line?: number) {
     super(message)
     this.name = 'SessionError'
   }

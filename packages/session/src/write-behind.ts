@@ -20,6 +20,8 @@ export abstract class WriteBehind implements Appender {
   private timer?: NodeJS.Timeout
   private stopped = false
   private failing = false
+  /** The first failure of the current streak (background or flush), until a cycle succeeds. */
+  private failure?: { error: unknown }
 
   constructor(lastSeq: number, protected options: AppenderOptions) {
     this.appendedSeq = this.syncedSeq = lastSeq
@@ -114,12 +116,21 @@ export abstract class WriteBehind implements Appender {
     this.clearTimer()
     const cycle = this.runCycle(sync)
     this.cycle = cycle
-    cycle.then(() => this.settle(true), () => this.settle(false))
+    cycle.then(() => this.settle(true), (error) => {
+      this.failure ??= { error }
+      this.settle(false)
+    })
     return cycle
   }
 
   private settle(ok: boolean) {
     this.cycle = undefined
+    if (ok && this.failure) {
+      // One line when a retry got through (a connection back, space freed): the failure did not lose anything.
+      const { error } = this.failure
+      this.failure = undefined
+      this.options.onRecovered?.(error)
+    }
     // After a failure, wait for the next append or flush instead of retrying in a loop.
     if (!ok || this.stopped || this.nextSync || this.timer || !this.hasQueued()) return
     if (this.queuedChars >= this.options.maxBatchBytes) this.startBackground()

@@ -37,8 +37,12 @@ export class JsonlWriter extends WriteBehind {
   private lost?: Error
   /** This log's handle while the process keeps it open (`OpenLogs`). */
   private slot: LogSlot = {}
+  /** The last line queued, the last written and the last durable (without newline), for the seal. */
+  private lastQueuedLine?: string
+  private writtenLine?: string
+  private durableLine?: string
 
-  constructor(readonly file: string, private identity: FileIdentity, private size: number, lastSeq: number, options: AppenderOptions) {
+  constructor(readonly file: string, private identity: FileIdentity, private size: number, lastSeq: number, options: AppenderOptions, private sealFile?: string) {
     super(lastSeq, options)
     this.durableSize = size
     this.queuedSeq = this.writtenSeq = lastSeq
@@ -57,6 +61,7 @@ export class JsonlWriter extends WriteBehind {
   protected enqueue(line: string, seq: number): void {
     this.queue.push(line)
     this.queuedSeq = seq
+    this.lastQueuedLine = line
   }
 
   protected hasQueued(): boolean {
@@ -98,7 +103,31 @@ export class JsonlWriter extends WriteBehind {
     }
     this.durableSize = this.size
     this.unsynced = []
+    const sealed = this.durableLine !== this.writtenLine
+    this.durableLine = this.writtenLine
+    if (sealed) await this.writeSeal(this.writtenSeq, this.durableLine!)
     this.durable(this.writtenSeq)
+  }
+
+  /**
+   * Overwrites the seal in place (fixed width, one write) once the lines it names are durable, without
+   * an fsync of its own: after a crash the seal may be behind the log, never ahead of it, and behind
+   * only means a shorter cut would go unseen. A seal that cannot be written leaves the old one, which
+   * is behind too.
+   */
+  private async writeSeal(seq: number, line: string) {
+    const text = this.sealFile && this.options.seal?.(seq, line.endsWith('\n') ? line.slice(0, -1) : line)
+    if (!text) return
+    try {
+      const handle = await open(this.sealFile!, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o600)
+      try {
+        await writeAll(handle, Buffer.from(text), 0)
+      } finally {
+        await handle.close()
+      }
+    } catch {
+      // Best effort: the log is durable, and the seal it leaves is behind it.
+    }
   }
 
   private openFailed(error: NodeJS.ErrnoException): Error {
@@ -123,6 +152,8 @@ export class JsonlWriter extends WriteBehind {
     this.size += chunk.length
     this.unsynced.push(chunk)
     this.writtenSeq = lastSeq
+    // The chunk ends with the last line queued: the queue holds every line pushed, after any retry.
+    this.writtenLine = this.lastQueuedLine
   }
 
   private take(): Buffer | undefined {
@@ -142,6 +173,7 @@ export class JsonlWriter extends WriteBehind {
     this.unsynced = []
     this.size = this.durableSize
     this.writtenSeq = this.durableSeq
+    this.writtenLine = this.durableLine
   }
 
   /** A write through an unlinked file "succeeds", so durability also needs the path to still lead to it. */

@@ -4,7 +4,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { appsPerTest, readLines, tempDir } from './helpers.ts'
+import { appsPerTest, readLines, tempDir, TEST_KEY } from './helpers.ts'
+import { loadKey } from '../src/integrity.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '../../..')
@@ -65,6 +66,18 @@ describe('a log taken away while open: writing stops and says so', () => {
     await fs.unlink(session.file)
     await expect(sessions.flush(session)).rejects.toMatchObject({ code: 'SESSION_LOST', reason: 'removed', unsaved: 0 })
     await expect(fs.stat(session.file)).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+
+  it('no byte can be written before the session exists (ulimit -f 0): create fails and leaves no temp file behind', async () => {
+    const dir = await tempDir()
+    await loadKey(TEST_KEY)
+    const child = spawn('/bin/sh', ['-c', `ulimit -f 0 && exec "${process.execPath}" --import tsx "${path.join(here, 'fixtures/fsize-child.ts')}" "${dir}" create`], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout!.on('data', (chunk) => (out += chunk))
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(0)
+    expect(JSON.parse(out)).toEqual({ code: 'EFBIG' })
+    expect(await fs.readdir(dir)).toEqual([])
   })
 
   it('a file size limit (ulimit -f in a child shell): the flush rejects with EFBIG and what is saved stays intact', async () => {

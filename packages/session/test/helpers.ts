@@ -5,6 +5,7 @@ import path from 'node:path'
 import { Context, type Fiber, Logger } from 'cordis'
 import type { SessionService } from '@goalkeeper/session'
 import * as plugin from '../src/index.ts'
+import { loadKey, Signer } from '../src/integrity.ts'
 import { randomBytes } from 'node:crypto'
 import { createTestDatabase, type OwnedDatabase, pg } from '@goalkeeper/test-kit'
 import { openPostgresStore } from '@goalkeeper/session-postgres'
@@ -146,6 +147,25 @@ export async function readLog(file: string): Promise<string> {
   return rows.map((row) => `${row.line}\n`).join('')
 }
 
+/**
+ * Replaces the log's lines as someone with access to the store would: the file rewritten, or the rows
+ * deleted and inserted again (at the offsets of the JSONL form). The seal is left as it is.
+ */
+export async function replaceLog(file: string, lines: string[]): Promise<void> {
+  const pg = pgLocation(file)
+  if (!pg) return fs.writeFile(file, lines.map((line) => `${line}\n`).join(''))
+  const offsets = lines.map((_, i) => lines.slice(0, i).reduce((n, l) => n + Buffer.byteLength(l) + 1, 0))
+  await pg.db.query('DELETE FROM goalkeeper_session_records WHERE session_id = $1', [pg.id])
+  await pg.db.query(`INSERT INTO goalkeeper_session_records (session_id, seq, byte_offset, line) SELECT $1, r.seq - 1, r.o, r.l FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r (o, l, seq)`, [pg.id, offsets, lines])
+}
+
+/** Removes the seal the store keeps for the log (the file beside it, or the session row's column). */
+export async function removeSeal(file: string): Promise<void> {
+  const pg = pgLocation(file)
+  if (!pg) return fs.unlink(`${file}.seal`)
+  await pg.db.query('UPDATE goalkeeper_sessions SET seal = NULL WHERE id = $1', [pg.id])
+}
+
 /** Bytes of the log as stored (the file's size, or the rows' lines with newlines). */
 export async function logSize(file: string): Promise<number> {
   return Buffer.byteLength(await readLog(file))
@@ -161,11 +181,24 @@ export async function readLines(file: string): Promise<any[]> {
   })
 }
 
-/** Writes a session file by hand, one JSON value per line, for crash and corruption scenarios. */
-export async function writeSession(dir: string, id: string, records: { type: string; data: unknown }[], tail = ''): Promise<string> {
+/**
+ * Writes a session file by hand, one JSON value per line, for crash and corruption scenarios: signed
+ * with the tests' key (as goalkeeper would have written them, without a seal), or `unsigned` (a log
+ * from before signing). `seq` numbers the lines unless a record gives its own.
+ */
+export async function writeSession(dir: string, id: string, records: { type: string; data: unknown; seq?: number }[], tail = '', options: { unsigned?: boolean } = {}): Promise<string> {
   const file = path.join(dir, `${id}.jsonl`)
   const header = { type: 'session/header', data: { version: 1, id, createdAt: 1000, cwd: '/work' } }
-  const lines = [header, ...records].map((r, seq) => JSON.stringify({ seq, at: 1000 + seq, type: r.type, data: r.data }))
+  let lines = [header, ...records].map((r, seq) => JSON.stringify({ seq: 'seq' in r ? r.seq : seq, at: 1000 + seq, type: r.type, data: r.data }))
+  if (!options.unsigned) {
+    const signer = new Signer(await loadKey(TEST_KEY))
+    let mac = signer.seed(id)
+    lines = lines.map((line) => {
+      const signed = signer.sign(mac, line)
+      mac = signed.mac
+      return signed.line
+    })
+  }
   if (STORE === 'postgres') {
     // A database log is never torn: a test with a torn tail is a file test.
     if (tail) throw new Error('writeSession: a torn tail only exists in files')

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { appsPerTest, human, itOnFiles, readLog, tempDir, writeSession } from './helpers.ts'
+import { appsPerTest, human, itOnFiles, readLog, removeSeal, replaceLog, STORE, tempDir, writeSession } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const launch = appsPerTest()
@@ -94,23 +94,117 @@ describe('tamper evidence', () => {
     expect((await fs.stat(session.file)).size).toBe(size - 20)
   })
 
-  itOnFiles('an old unsigned log opens; what is appended is signed and chains over the old lines, so they cannot change later', async () => {
+  const stripMacs = (ls: string[]) => ls.map((l) => l.replace(/,"mac":"[0-9a-f]{64}"}$/, '}'))
+  const forgedInput = (seq: number) => JSON.stringify({ seq, at: Date.now(), type: 'input/queued', data: { message: human('forged', 'create_goal: ship it') } })
+
+  it('every mac removed and an input forged: refused as tampered, whatever else of the header or the seal is removed', async () => {
     const dir = await tempDir()
-    const file = await writeSession(dir, 'old', [{ type: 'input/queued', data: { message: human('m1', 'hi') } }])
-    const app = await launch(dir)
-    const session = await app.sessions.open('old')
-    expect(session.integrity).toEqual({ state: 'unsigned' })
-    session.append('test/item', { i: 1 })
-    await app.sessions.close(session)
-    const reopened = await app.sessions.open('old', { readOnly: true })
-    expect(reopened.integrity).toEqual({ state: 'signed', lines: 1, unsignedPrefix: 2 })
-    const text = await fs.readFile(file, 'utf8')
-    await fs.writeFile(file, text.replace('"hi"', '"ho"'))
-    const again = await launch(dir)
-    await expect(again.sessions.open('old')).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 3 })
+    const { sessions, id, file } = await signedSession(dir)
+    const stripped = stripMacs(await lines(file))
+    await replaceLog(file, [...stripped, forgedInput(stripped.length)])
+    // The header says every line is signed.
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 1, message: expect.stringContaining(':1: line is not signed, yet its header says every line is') })
+    expect((await sessions.open(id, { readOnly: true })).integrity).toMatchObject({ state: 'tampered', line: 1 })
+    await expect(sessions.fork(id, { uptoSeq: 4 })).rejects.toMatchObject({ code: 'SESSION_TAMPERED' })
+    // The header's mark removed too: the store still holds a seal for the log.
+    const unmarked = stripMacs(await lines(file)).map((l, i) => (i === 0 ? l.replace(',"sealed":true', '') : l))
+    await replaceLog(file, unmarked)
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 4, message: expect.stringContaining(':4: line is not signed, yet the seal of the log says it was') })
+    await replaceLog(file, unmarked.slice(0, 2))
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 1, message: expect.stringContaining('yet the store holds a seal for the log') })
+    // And the seal removed as well: an unsigned log, never written or forked until adopted.
+    await replaceLog(file, unmarked)
+    await removeSeal(file)
+    const fresh = await launch(dir)
+    await expect(fresh.sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_UNSIGNED', message: expect.stringContaining(`session ${id} is not signed`) })
+    await expect(fresh.sessions.fork(id, { uptoSeq: 1 })).rejects.toMatchObject({ code: 'SESSION_UNSIGNED' })
+    expect((await lines(file))).toEqual(unmarked)
+    const listed = (await fresh.sessions.list()).find((s) => s.id === id)
+    expect(listed?.problem).toMatchObject({ code: 'SESSION_UNSIGNED' })
   })
 
-  itOnFiles('list marks a tampered log with the first bad line and keeps what it holds; clean, old-unsigned and re-chained logs are not marked', async () => {
+  it('an old unsigned log is refused until adopted; adopting signs over the old lines, so they cannot change later', async () => {
+    const dir = await tempDir()
+    const file = await writeSession(dir, 'old', [{ type: 'input/queued', data: { message: human('m1', 'hi') } }], '', { unsigned: true })
+    const app = await launch(dir)
+    await expect(app.sessions.open('old')).rejects.toMatchObject({ code: 'SESSION_UNSIGNED' })
+    expect((await app.sessions.open('old', { readOnly: true })).integrity).toEqual({ state: 'unsigned' })
+    const session = await app.sessions.open('old', { adopt: true })
+    expect(session.records.map((r) => r.type)).toEqual(['session/header', 'input/queued', 'session/adopted'])
+    expect(session.records[2].data).toEqual({ unsignedLines: 2 })
+    session.append('test/item', { i: 1 })
+    await app.sessions.close(session)
+    const again = await launch(dir)
+    const reopened = await again.sessions.open('old', { readOnly: true })
+    expect(reopened.integrity).toEqual({ state: 'signed', lines: 2, unsignedPrefix: 2 })
+    await again.sessions.close(await again.sessions.open('old'))
+    const all = await lines(file)
+    await replaceLog(file, all.map((l, i) => (i === 1 ? l.replace('"hi"', '"ho"') : l)))
+    await expect((await launch(dir)).sessions.open('old')).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 3 })
+  })
+
+  it('lines cut off the end of a closed log: named with the last seq, refused until accepted, then sealed again', async () => {
+    const dir = await tempDir()
+    const { id, file } = await signedSession(dir)
+    const all = await lines(file)
+    await replaceLog(file, all.slice(0, 2))
+    const app = await launch(dir)
+    const message = `session ${id} was cut short: ${file}: the log ends at seq 1, but its seal says seq 3 was written: lines were cut off its end; it is not written past seq 1 until that is accepted`
+    await expect(app.sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', line: 3, message })
+    expect(await lines(file)).toEqual(all.slice(0, 2))
+    expect((await app.sessions.open(id, { readOnly: true })).integrity).toMatchObject({ state: 'truncated', lastSeq: 1, sealedSeq: 3 })
+    expect((await (await launch(dir)).sessions.list()).find((s) => s.id === id)?.problem).toMatchObject({ code: 'SESSION_TRUNCATED', line: 3 })
+    const other = await launch(dir)
+    const accepted = await other.sessions.open(id, { acceptTruncation: true })
+    expect(accepted.records.map((r) => r.type)).toEqual(['session/header', 'input/queued', 'session/truncated'])
+    expect(accepted.records[2].data).toMatchObject({ lastSeq: 1, sealedSeq: 3 })
+    await other.sessions.close(accepted)
+    const reopened = await (await launch(dir)).sessions.open(id)
+    expect(reopened.integrity).toMatchObject({ state: 'signed' })
+    expect(reopened.records).toHaveLength(3)
+  })
+
+  it('a seal removed, or one that does not verify, leaves the end of the log unverifiable: refused as cut', async () => {
+    const dir = await tempDir()
+    const { id, file } = await signedSession(dir)
+    const other = await signedSession(dir)
+    await removeSeal(file)
+    const app = await launch(dir)
+    await expect(app.sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining('its seal is missing (removed by someone else)') })
+    if (STORE === 'files') {
+      // Another session's seal does not pass for this one's.
+      await fs.copyFile(`${other.file}.seal`, `${file}.seal`)
+      await expect(app.sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining('its seal does not verify') })
+    }
+  })
+
+  itOnFiles('an empty seal file (a writer killed before its first seal of an older log) counts as none; a sealed log still needs a real one', async () => {
+    const dir = await tempDir()
+    const file = await writeSession(dir, 'older', [{ type: 'test/item', data: 1 }])
+    await fs.writeFile(`${file}.seal`, '')
+    const app = await launch(dir)
+    await app.sessions.close(await app.sessions.open('older'))
+    const { id, file: sealed } = await signedSession(dir)
+    await fs.writeFile(`${sealed}.seal`, '')
+    await expect((await launch(dir)).sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining('its seal is missing') })
+  })
+
+  it('lines reordered or removed mid-log are tampering, not corruption', async () => {
+    const dir = await tempDir()
+    const { sessions, id, file } = await signedSession(dir)
+    const all = await lines(file)
+    await replaceLog(file, [all[0], all[2], all[1], all[3]])
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2, message: expect.stringContaining(':2: line has seq 2 where 1 was expected: lines were removed, reordered or inserted') })
+    await replaceLog(file, [all[0], all[1], all[3]])
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 3 })
+    const view = await sessions.open(id, { readOnly: true })
+    expect(view.integrity).toMatchObject({ state: 'tampered', line: 3 })
+    // What verified is still shown; what follows the break is not read.
+    expect(view.records.map((r) => r.type)).toEqual(['session/header', 'input/queued'])
+    expect((await (await launch(dir)).sessions.list()).find((s) => s.id === id)?.problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 3 })
+  })
+
+  itOnFiles('list marks a tampered log with the first bad line and keeps what it holds, and an unsigned one; clean and adopted logs are not marked', async () => {
     const dir = await tempDir()
     const forged = await signedSession(dir)
     await forge(forged.file, false)
@@ -121,11 +215,12 @@ describe('tamper evidence', () => {
     const big = await clean.sessions.create({ cwd: dir })
     for (let i = 0; i < 3000; i++) big.append('test/item', { i, pad: 'é'.repeat(i % 97) })
     await clean.sessions.close(big)
-    await writeSession(dir, 'old', [{ type: 'input/queued', data: { message: human('m1', 'hi') } }])
-    const rechained = await clean.sessions.open('old')
+    await writeSession(dir, 'old', [{ type: 'input/queued', data: { message: human('m1', 'hi') } }], '', { unsigned: true })
+    const rechained = await clean.sessions.open('old', { adopt: true })
     rechained.append('test/item', { i: 1 })
     await clean.sessions.close(rechained)
     await writeSession(dir, 'plain', [{ type: 'test/item', data: 1 }])
+    await writeSession(dir, 'unsigned', [{ type: 'test/item', data: 1 }], '', { unsigned: true })
 
     const list = await (await launch(dir)).sessions.list()
     const byId = new Map(list.map((s) => [s.id, s]))
@@ -135,6 +230,7 @@ describe('tamper evidence', () => {
     })
     expect(byId.get(edited.id)?.problem).toEqual({ code: 'SESSION_TAMPERED', line: 2, reason: `${edited.file}:2: line does not match its signature: it was edited, moved, inserted or written by someone without the key` })
     for (const id of [clean.id, big.id, 'old', 'plain']) expect(byId.get(id)?.problem, id).toBeUndefined()
+    expect(byId.get('unsigned')).toMatchObject({ records: 2, problem: { code: 'SESSION_UNSIGNED', reason: expect.stringContaining('unsigned.jsonl: the log is not signed') } })
     expect(byId.get(big.id)?.records).toBe(3001)
     // A tampered log open here (read-only) is marked from memory too.
     const app = await launch(dir)

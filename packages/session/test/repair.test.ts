@@ -242,7 +242,8 @@ describeOnFiles('a repair killed at any step', () => {
       const session = await app.sessions.open('s')
       expect(session.records.map((r) => r.type), `killed before change ${killAt}`).toEqual(expected)
       await app.sessions.close(session)
-      const names = (await fs.readdir(dir)).sort()
+      // The seal of a log from before seals is written by the first flush that gets that far: present or not.
+      const names = (await fs.readdir(dir)).filter((name) => name !== 's.jsonl.seal').sort()
       expect(names, `killed before change ${killAt}`).toEqual(['s.jsonl', expect.stringMatching(/^s\.jsonl\.torn-/)])
       expect(await fs.readFile(path.join(dir, names[1]), 'utf8')).toBe(torn)
       expect((await readLines(file)).map((r) => r.seq)).toEqual([0, 1, 2, 3, 4, 5, 6])

@@ -22,7 +22,7 @@ describe('append, flush and reopen', () => {
     const other = await launch(dir)
     const reopened = await other.sessions.open(session.id)
     expect(reopened.records).toEqual(before)
-    expect(reopened.header).toEqual({ version: 1, id: session.id, createdAt: before[0].at, cwd: dir })
+    expect(reopened.header).toEqual({ version: 1, id: session.id, createdAt: before[0].at, cwd: dir, sealed: true })
     expect(reopened.repair).toBeUndefined()
     expect(await readLines(session.file)).toEqual(before)
   })
@@ -222,7 +222,8 @@ describe('lifecycle', () => {
     }
     const names = await fs.readdir(dir)
     expect(names.filter((f) => f.endsWith('.jsonl.lock'))).toHaveLength(22)
-    expect(names.filter((f) => !f.endsWith('.jsonl') && !f.endsWith('.jsonl.lock'))).toEqual([])
+    expect(names.filter((f) => f.endsWith('.jsonl.seal'))).toHaveLength(22)
+    expect(names.filter((f) => !f.endsWith('.jsonl') && !f.endsWith('.jsonl.lock') && !f.endsWith('.jsonl.seal'))).toEqual([])
   })
 
   it('records the parent given to create, and resolves the cwd', async () => {

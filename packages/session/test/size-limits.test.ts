@@ -60,6 +60,6 @@ describe('size limits of a session log', () => {
       expect(rows[0].n).toBe(0)
       return
     }
-    expect(await fs.readdir(path.join(dir, 'sessions'))).toEqual([path.basename(session.file)])
+    expect((await fs.readdir(path.join(dir, 'sessions'))).sort()).toEqual([path.basename(session.file), `${path.basename(session.file)}.seal`])
   })
 })

@@ -12,12 +12,13 @@ export default defineCommand({
     command
       .argument('<id>', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
       .argument('[prompt...]', 'a new prompt for the session')
+      .option('--accept-truncation', 'continue a session whose end was cut off (see show): its lost records stay lost, and the log records that you accepted it')
       .option('--database <url>', 'continue a session kept in this PostgreSQL database (its writer lease keeps other machines out meanwhile)')
       .addHelpText('after', `
 A goal found in the session is loaded disarmed; resume it with \`goalkeeper goal --session <id>\`.
 ${EXIT_CODE_HELP}`),
   async run(cli, [id, words], options) {
-    const run = await AgentRun.open(cli, { session: String(id), purpose: 'resume', ...databaseEnv(options.database) })
+    const run = await AgentRun.open(cli, { session: String(id), purpose: 'resume', acceptTruncation: !!options.acceptTruncation, ...databaseEnv(options.database) })
     const prompt = joinWords(words)
     // send wakes the agent; restored inputs join the same batch, ahead of the prompt.
     if (prompt) run.agent.send({ content: prompt })

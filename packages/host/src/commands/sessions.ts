@@ -1,8 +1,10 @@
 import { type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
-import type { SessionSummary } from '@goalkeeper/session'
+import type { SessionService, SessionSummary } from '@goalkeeper/session'
 import { InvalidArgumentError } from 'commander'
-import { defineCommand } from '../command.ts'
+import { type CommandContext, defineCommand } from '../command.ts'
+import { asHostError, HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
+import { resolveSessionId } from './lookup/session-id.ts'
 import { assertSessions, databaseEnv } from './lookup/database.ts'
 import { workerSummaryFold } from './lookup/worker-fold.ts'
 import { describeSpend } from './render/spend.ts'
@@ -15,6 +17,9 @@ interface Row extends SessionSummary {
   /** Why the goal could not be read (a corrupt log). */
   goalError?: string
 }
+
+/** Logs that read but cannot be trusted as they are: listed with what they hold, their goal not shown. */
+const UNTRUSTED: Record<string, string | undefined> = { SESSION_TAMPERED: 'tampered', SESSION_TRUNCATED: 'cut short', SESSION_UNSIGNED: 'unsigned' }
 
 function parseLimit(value: string): number {
   const limit = Number(value)
@@ -46,6 +51,9 @@ export default defineCommand({
     command
       .option('-n, --limit <n>', 'how many sessions, newest activity first', parseLimit, 20)
       .option('--all', 'list every session')
+      .argument('[action]', '`adopt`: sign a session from before sessions were signed, so that it can be resumed')
+      .argument('[id]', 'the session to adopt')
+      .option('--yes', 'with adopt: you checked the session (goalkeeper show <id>) and vouch for every line of it')
       .option('--database <url>', 'list the sessions of this PostgreSQL database (every machine that writes to it) instead of files')
       .addHelpText('after', `
 Sessions are kept per workspace (--cwd), in the session plugin's directory (default
@@ -55,15 +63,25 @@ database, written from any machine. With --json: one object per session and line
 read, never repaired or written; the listing keeps a signed summary of each (beside the files, or in
 the database), rebuilt when stale.
 
-Exit codes: 0 listed (also when there are none), 64 bad command line or configuration.`),
-  async run(cli, _args, options) {
+\`goalkeeper sessions adopt <id> --yes\` signs a session whose log carries no signatures (written before
+sessions were signed): resume refuses such a log, since one whose signatures were removed looks the
+same. Read it with show first; adopting signs over every line as it is now.
+
+Exit codes: 0 listed (also when there are none) or adopted, 64 bad command line or configuration, a
+session that cannot be adopted, or adopt without --yes.`),
+  async run(cli, [action, id], options) {
+    if (action !== undefined && action !== 'adopt') throw new HostError(`unknown sessions action "${action}"`, { hint: 'the only one is adopt: goalkeeper sessions adopt <id> --yes' })
+    if (action === 'adopt' && !id) throw new HostError('sessions adopt needs the id of the session to adopt', { hint: 'goalkeeper sessions adopt <id> --yes' })
     // Reading sessions needs the session store only: the entries below it (models, agents) are not started.
     // A failed session entry is reported once, by assertSessions.
     const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions'), reportsFailedEntries: true, ...databaseEnv(options.database) })
     assertSessions(app, cli.globals, 'sessions', databaseEnv(options.database).database)
     const sessions = app.ctx.get('sessions')!
+    if (action === 'adopt') return adopt(cli, sessions, String(id), !!options.yes)
     // The goal comes from each log's kept summary: a listing reads no log that did not change since the last one.
-    const summaries = await sessions.list({ folds: { goal: goalSummaryFold, worker: workerSummaryFold } })
+    const summaries = await sessions.list({ folds: { goal: goalSummaryFold, worker: workerSummaryFold } }).catch((error) => {
+      throw asHostError(error)
+    })
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)
     const rows: Row[] = chosen.map(({ folds, ...summary }) => ({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : goalOf(folds)) }))
     if (cli.globals.json) {
@@ -80,16 +98,48 @@ Exit codes: 0 listed (also when there are none), 64 bad command line or configur
     const cells = rows.map((row) => {
       const worker = workers ? [row.worker ?? '-'] : []
       if (!row.problem) return [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), ...worker, oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)]
-      // A tampered log is readable, but its goal would come from the unverified tail: not shown.
-      if (row.problem.code === 'SESSION_TAMPERED') return [`${row.id} !`, formatTime(row.createdAt), formatTime(row.updatedAt), 'tampered', ...worker, oneLine(`tampered: ${row.problem.reason}`, 200)]
+      // A tampered, cut or unsigned log is readable, but its goal cannot be trusted: not shown.
+      const label = UNTRUSTED[row.problem.code]
+      if (label) return [`${row.id} !`, formatTime(row.createdAt), formatTime(row.updatedAt), label, ...worker, oneLine(`${label}: ${row.problem.reason}`, 200)]
       return [`${row.id} !`, '-', '-', 'unreadable', ...worker, oneLine(`${row.problem.code === 'SESSION_CORRUPT' || row.problem.code === 'SESSION_BAD_SEQ' ? 'corrupt' : 'unreadable'}: ${row.problem.reason}`, 200)]
     })
     for (const line of table([header, ...cells])) cli.print(line)
-    const tampered = rows.filter((row) => row.problem?.code === 'SESSION_TAMPERED').length
-    const bad = rows.filter((row) => row.problem).length - tampered
+    const count = (code: string) => rows.filter((row) => row.problem?.code === code).length
+    const tampered = count('SESSION_TAMPERED')
+    const cut = count('SESSION_TRUNCATED')
+    const unsigned = count('SESSION_UNSIGNED')
+    const bad = rows.filter((row) => row.problem).length - tampered - cut - unsigned
+    const them = (n: number) => (n === 1 ? 'it' : 'them')
     if (bad) cli.note(`${bad} session${bad === 1 ? '' : 's'} marked ! cannot be read; the reason names the file and line`)
-    if (tampered) cli.note(`${tampered} session${tampered === 1 ? ' marked ! was' : 's marked ! were'} changed by someone other than goalkeeper from the line named on; show reads ${tampered === 1 ? 'it' : 'them'}, resume refuses`)
+    if (tampered) cli.note(`${tampered} session${tampered === 1 ? ' marked ! was' : 's marked ! were'} changed by someone other than goalkeeper from the line named on; show reads ${them(tampered)}, resume refuses`)
+    if (cut) cli.note(`${cut} session${cut === 1 ? ' marked ! was' : 's marked ! were'} cut short (records lost from the end); show reads ${them(cut)}, resume refuses without --accept-truncation`)
+    if (unsigned) cli.note(`${unsigned} session${unsigned === 1 ? ' marked ! is' : 's marked ! are'} not signed; show reads ${them(unsigned)}, resume refuses until adopted (goalkeeper sessions adopt <id> --yes)`)
     if (summaries.length > rows.length) cli.note(`${summaries.length - rows.length} older sessions not shown (--all lists them)`)
     return ExitCode.OK
   },
 })
+
+/**
+ * Signs an unsigned log after the person confirmed (--yes) that they checked it: a log whose
+ * signatures were removed looks the same as one from before signing, so only a person can tell.
+ */
+async function adopt(cli: CommandContext, sessions: SessionService, text: string, confirmed: boolean): Promise<ExitCode> {
+  const id = await resolveSessionId(sessions, text, cli.globals)
+  const view = await sessions.open(id, { readOnly: true }).catch((error) => {
+    throw asHostError(error)
+  })
+  const { integrity } = view
+  await sessions.close(view)
+  if (integrity.state !== 'unsigned') {
+    throw new HostError(`session ${id} is ${integrity.state === 'signed' ? 'already signed' : integrity.state === 'tampered' ? 'tampered' : 'cut short'}: only a log with no signatures at all can be adopted`, { hint: integrity.state === 'signed' ? 'resume it' : 'read it with show' })
+  }
+  if (!confirmed) {
+    throw new HostError(`session ${id} is not signed: adopting it vouches for every one of its ${view.records.length} lines, including any a process other than goalkeeper wrote`, { hint: `read it with goalkeeper show ${id}, then run goalkeeper sessions adopt ${id} --yes` })
+  }
+  const session = await sessions.open(id, { adopt: true }).catch((error) => {
+    throw asHostError(error)
+  })
+  await sessions.close(session)
+  cli.note(`session ${id} adopted: its ${view.records.length} lines are signed over and it can be resumed`)
+  return ExitCode.OK
+}

@@ -1,6 +1,6 @@
 import type { SessionService } from '@goalkeeper/session'
 import type { GlobalOptions } from '../../command.ts'
-import { HostError } from '../../errors.ts'
+import { asHostError, HostError } from '../../errors.ts'
 import { cliCommand } from '../render/hints.ts'
 
 /**
@@ -11,7 +11,7 @@ export async function resolveSessionId(sessions: SessionService, text: string, g
   const wanted = text.trim()
   const list = `\`${cliCommand(globals, 'sessions')}\` lists them`
   if (!wanted) throw new HostError('the session id is empty', { hint: list })
-  const ids = (await sessions.list()).map((summary) => summary.id)
+  const ids = (await listed(sessions)).map((summary) => summary.id)
   if (ids.includes(wanted)) return wanted
   const matches = ids.filter((id) => id.startsWith(wanted) || id.endsWith(wanted))
   if (matches.length === 1) return matches[0]
@@ -25,8 +25,15 @@ export async function resolveSessionId(sessions: SessionService, text: string, g
 
 /** `--last`: the most recently updated session of this workspace (sessions of other cwds sharing the store are skipped). */
 export async function lastSessionId(sessions: SessionService, globals: Pick<GlobalOptions, 'cwd' | 'config'>): Promise<string> {
-  const mine = (await sessions.list()).filter((summary) => summary.cwd === globals.cwd)
+  const mine = (await listed(sessions)).filter((summary) => summary.cwd === globals.cwd)
   const last = mine.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1))[0]
   if (!last) throw new HostError(`--last: no saved session of ${globals.cwd} in ${sessions.dir}`, { hint: `start one: ${cliCommand(globals, 'run', '<prompt>')}` })
   return last.id
+}
+
+/** The listing, its failures (a store directory that is a link, say) reported like any session error. */
+function listed(sessions: SessionService) {
+  return sessions.list().catch((error) => {
+    throw asHostError(error)
+  })
 }

@@ -18,7 +18,9 @@ export async function reportResult(run: AgentRun, state: RestState, options: { g
   const usage = usageOf(run.records())
   if (usage) term.note(`tokens used: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}`)
   const failure = await run.checkSaved()
-  run.hint(failure ? 'what was saved can be read with' : 'the session is saved; to read it', 'show', run.agent.id)
+  // A log removed while open left nothing to show: no hint that points at it.
+  if (failure?.code === 'SESSION_LOST' && failure.reason === 'removed') term.note('nothing of the session is left to read: its log was removed')
+  else run.hint(failure ? 'what was saved can be read with' : 'the session is saved; to read it', 'show', run.agent.id)
   continuationHint(run, goal)
   if (showGoal) return run.finish(goalExitCode(goal))
   return run.finish(state === 'gone' ? ExitCode.RUNTIME : turnExitCode(run.lastOutcome()))

@@ -37,6 +37,8 @@ export interface AgentRunOptions {
   attended?: boolean
   /** `--max-steps`: model calls allowed in one turn, over the agent-loop's `maxSteps`. */
   maxSteps?: number
+  /** `--accept-truncation`: the person accepts that the session's cut-off end is lost (it is recorded, then resumed). */
+  acceptTruncation?: boolean
 }
 
 export type RestState = 'rest' | 'gone'
@@ -48,6 +50,8 @@ export interface SaveFailure {
   message: string
   /** Records not saved. */
   unsaved: number
+  /** With `SESSION_LOST`: `removed` (nothing of the session is left to read), `replaced`, `truncated` or `taken`. */
+  reason?: string
 }
 
 /**
@@ -108,8 +112,11 @@ export class AgentRun {
       }
       const sessions = app.ctx.get('sessions')!
       const session = options.last ? await lastSessionId(sessions, cli.globals) : options.session
-      agent = session
-        ? await app.ctx.get('agents')!.resume(options.last ? session : await resolveSessionId(sessions, session, cli.globals), picked)
+      const id = session && (options.last ? session : await resolveSessionId(sessions, session, cli.globals))
+      // Accepting a cut is its own write (a session/truncated record, a new seal) before the agent resumes.
+      if (id && options.acceptTruncation) await sessions.close(await sessions.open(id, { acceptTruncation: true }))
+      agent = id
+        ? await app.ctx.get('agents')!.resume(id, picked)
         : await app.ctx.get('agents')!.create({ cwd: cli.globals.cwd, ...picked })
     } catch (error) {
       view.dispose()
@@ -195,8 +202,8 @@ export class AgentRun {
       await this.app.ctx.get('sessions')!.flush(this.agent.session)
       return undefined
     } catch (error) {
-      const { code, unsaved } = error as { code?: unknown; unsaved?: unknown }
-      this.saveFailure = { code: typeof code === 'string' ? code : 'EIO', message: describeError(error), unsaved: typeof unsaved === 'number' ? unsaved : 0 }
+      const { code, unsaved, reason } = error as { code?: unknown; unsaved?: unknown; reason?: unknown }
+      this.saveFailure = { code: typeof code === 'string' ? code : 'EIO', message: describeError(error), unsaved: typeof unsaved === 'number' ? unsaved : 0, ...(typeof reason === 'string' && { reason }) }
       this.term.note(`the session could not be saved: ${this.saveFailure.message}`)
       return this.saveFailure
     }

@@ -15,6 +15,11 @@ export default defineCommand({
       .option('--database <url>', 'read the session from this PostgreSQL database instead of files')
       .addHelpText('after', `
 The session (a file, or rows of the --database) is only read, never repaired or written.
+A log changed by someone other than goalkeeper is still shown, with a warning at the first line that
+does not verify and every line after it marked "unverified |"; a log cut short or not signed is shown
+with a warning too. With --json, the first line is {"type":"integrity","integrity":{"state":...}}
+(signed, unsigned, tampered with its line, or truncated with its last seq), and records after the
+first bad line carry "unverified": true.
 
 Exit codes: 0 shown, 64 no such session, an ambiguous id, or bad configuration.`),
   async run(cli, [id], options) {
@@ -26,9 +31,16 @@ Exit codes: 0 shown, 64 no such session, an ambiguous id, or bad configuration.`
     const session = await sessions.open(await resolveSessionId(sessions, String(id), cli.globals), { readOnly: true }).catch((error) => {
       throw asHostError(error)
     })
+    const { integrity } = session
     try {
-      if (cli.globals.json) for (const record of session.records) cli.printJson(record)
-      else for (const line of renderTranscript(session.records, { full: !!options.full })) cli.print(line)
+      if (cli.globals.json) {
+        // The first line says what the signatures say; records past the first bad line are marked.
+        cli.printJson({ type: 'integrity', integrity })
+        const firstBad = integrity.state === 'tampered' ? integrity.line - 1 : Infinity
+        for (const record of session.records) cli.printJson(record.seq >= firstBad ? { ...record, unverified: true } : record)
+      } else {
+        for (const line of renderTranscript(session.records, { full: !!options.full, integrity })) cli.print(line)
+      }
     } finally {
       await sessions.close(session)
     }

@@ -1,5 +1,5 @@
 import type { Goal, GoalChangeData } from '@goalkeeper/goal'
-import type { CoreRecord, SessionRecord, UserMessage } from '@goalkeeper/session'
+import type { CoreRecord, Integrity, SessionRecord, UserMessage } from '@goalkeeper/session'
 import { describeGoalChange } from '../render/goal-text.ts'
 import { describeTurnOutcome } from '../render/outcome.ts'
 import { describeCompaction } from '../render/compaction.ts'
@@ -10,7 +10,12 @@ type TranscriptRecord = CoreRecord | (SessionRecord<GoalChangeData> & { type: 'g
 export interface TranscriptOptions {
   /** Show tool results and goal prompts whole instead of shortened. */
   full: boolean
+  /** What the log's signatures say: a tampered, cut or unsigned log is shown with warnings. */
+  integrity?: Integrity
 }
+
+/** The mark of every transcript line that comes from a record after the first that does not verify. */
+export const UNVERIFIED = 'unverified |'
 
 const pad = (value: number) => String(value).padStart(2, '0')
 const clock = (ms: number) => {
@@ -29,69 +34,96 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   const queued = new Map<string, UserMessage>()
   const settled = new Set<string>()
   const objectives = new Objectives()
+  const integrity = options.integrity
+  const tampered = integrity?.state === 'tampered' ? integrity : undefined
+  const firstBad = tampered ? tampered.line - 1 : Infinity
+  /** Inputs queued by unverified records: never run, never listed as waiting. */
+  const forged = new Map<string, UserMessage>()
   for (const raw of records) {
     // Core and goal records have a known shape; any other type falls to `default` and is printed raw.
     const record = raw as TranscriptRecord
-    switch (record.type) {
-      case 'session/header': {
-        const head = record.data
-        const parent = head.parent ? `, forked from ${head.parent.id} at seq ${head.parent.seq}` : ''
-        lines.push(`session ${head.id}, started ${new Date(head.createdAt).toISOString()} in ${head.cwd}${parent}`)
-        break
-      }
-      case 'input/queued':
-        queued.set(record.data.message.id, record.data.message)
-        break
-      case 'input/cancelled':
-      case 'input/rejected': {
-        settled.add(record.data.messageId)
-        const what = record.type === 'input/cancelled' ? 'cancelled' : 'rejected'
-        lines.push(`  input ${what} (${record.data.reason}): ${describeMessage(queued.get(record.data.messageId), { full: false }, objectives) || record.data.messageId}`)
-        break
-      }
-      case 'turn/start':
-        lines.push('', `turn ${record.data.turn}  ${clock(record.at)}`)
-        break
-      case 'user/message':
-        settled.add(record.data.id)
-        lines.push(indent(describeMessage(record.data, options, objectives), '  '))
-        break
-      case 'assistant/message':
-        if (record.data.partial) lines.push(indent(`assistant (cut off by ${record.data.error?.code ?? 'an error'}, asked again): ${record.data.text?.trim() ?? ''}`, '  '))
-        else if (record.data.text?.trim()) lines.push(indent(`assistant: ${record.data.text.trim()}`, '  '))
-        break
-      case 'tool/call':
-        lines.push(`  tool ${record.data.name} ${options.full ? record.data.arguments : shortArguments(record.data.arguments, 120)}`)
-        break
-      case 'tool/result': {
-        const body = options.full ? record.data.content ?? '' : excerpt(record.data.content ?? '', 6, 400)
-        const [first, ...rest] = (record.data.ok ? body : `${record.data.error?.code ?? 'FAILED'}: ${body}`).split('\n')
-        lines.push(`    ${record.data.ok ? '->' : '!!'} ${first}`.trimEnd(), ...rest.map((line: string) => `       ${line}`.trimEnd()))
-        // The arguments that ran were not the model's (tool/before-call rewrites).
-        for (const rewrite of Array.isArray(record.data.rewrites) ? record.data.rewrites : []) {
-          lines.push(`       (arguments rewritten by ${rewrite.by}${rewrite.reason ? `: ${rewrite.reason}` : ''}) ${options.full ? rewrite.arguments : shortArguments(rewrite.arguments, 120)}`)
-        }
-        break
-      }
-      case 'turn/end':
-        lines.push(`  turn ${record.data.turn} ${describeTurnOutcome(record.data.outcome)}`)
-        break
-      case 'goal/change':
-        objectives.add(record.data.goal)
-        lines.push(`  ${describeGoalChange({ op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined })}`)
-        break
-      case 'context/compacted':
-        lines.push(...describeCompaction(record.data, options.full))
-        break
-      case 'step/start':
-      case 'step/end':
-        break
-      default:
-        lines.push(`  [${raw.type}] ${oneLine(JSON.stringify(raw.data) ?? '', 160)}`)
+    if (record.seq >= firstBad) {
+      if (record.seq === firstBad) lines.push('', `!! TAMPERED: ${tampered!.reason}`, `!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)`)
+      const from = lines.length
+      lines.push(...renderRecord(record, options, queued, settled, objectives))
+      for (let i = from; i < lines.length; i++) lines[i] = `${UNVERIFIED} ${lines[i]}`.trimEnd()
+      if (record.type === 'input/queued') forged.set(record.data.message.id, record.data.message)
+      continue
     }
+    lines.push(...renderRecord(record, options, queued, settled, objectives))
   }
+  for (const id of forged.keys()) queued.delete(id)
+  const unrun = [...forged.values()].filter((message) => !settled.has(message.id))
   const waiting = [...queued.values()].filter((message) => !settled.has(message.id))
-  if (waiting.length) lines.push('', 'waiting in the inbox (runs on resume):', ...waiting.map((message) => `  ${describeMessage(message, { full: false }, objectives)}`))
+  const runs = integrity?.state === 'truncated' ? 'runs on resume --accept-truncation' : integrity?.state === 'unsigned' ? 'runs once the session is adopted' : 'runs on resume'
+  if (waiting.length) lines.push('', `waiting in the inbox (${runs}):`, ...waiting.map((message) => `  ${describeMessage(message, { full: false }, objectives)}`))
+  if (unrun.length) lines.push('', 'unverified inputs (never run):', ...unrun.map((message) => `  ${UNVERIFIED} ${describeMessage(message, { full: false }, objectives)}`))
+  if (integrity?.state === 'truncated') lines.push('', `!! CUT SHORT: ${integrity.reason}`, `!! resume refuses it until you accept that its end is lost: goalkeeper resume <id> --accept-truncation`)
+  if (integrity?.state === 'unsigned') lines.splice(1, 0, `!! NOT SIGNED: this log carries no signatures (written before sessions were signed, or they were removed), so nothing in it can be verified; resume refuses it until adopted (goalkeeper sessions adopt <id> --yes)`)
+  return lines
+}
+
+/** The transcript lines of one record. */
+function renderRecord(record: TranscriptRecord, options: TranscriptOptions, queued: Map<string, UserMessage>, settled: Set<string>, objectives: Objectives): string[] {
+  const lines: string[] = []
+  const raw = record as SessionRecord
+  switch (record.type) {
+    case 'session/header': {
+      const head = record.data
+      const parent = head.parent ? `, forked from ${head.parent.id} at seq ${head.parent.seq}` : ''
+      lines.push(`session ${head.id}, started ${new Date(head.createdAt).toISOString()} in ${head.cwd}${parent}`)
+      break
+    }
+    case 'input/queued':
+      queued.set(record.data.message.id, record.data.message)
+      break
+    case 'input/cancelled':
+    case 'input/rejected': {
+      settled.add(record.data.messageId)
+      const what = record.type === 'input/cancelled' ? 'cancelled' : 'rejected'
+      lines.push(`  input ${what} (${record.data.reason}): ${describeMessage(queued.get(record.data.messageId), { full: false }, objectives) || record.data.messageId}`)
+      break
+    }
+    case 'turn/start':
+      lines.push('', `turn ${record.data.turn}  ${clock(record.at)}`)
+      break
+    case 'user/message':
+      settled.add(record.data.id)
+      lines.push(indent(describeMessage(record.data, options, objectives), '  '))
+      break
+    case 'assistant/message':
+      if (record.data.partial) lines.push(indent(`assistant (cut off by ${record.data.error?.code ?? 'an error'}, asked again): ${record.data.text?.trim() ?? ''}`, '  '))
+      else if (record.data.text?.trim()) lines.push(indent(`assistant: ${record.data.text.trim()}`, '  '))
+      break
+    case 'tool/call':
+      lines.push(`  tool ${record.data.name} ${options.full ? record.data.arguments : shortArguments(record.data.arguments, 120)}`)
+      break
+    case 'tool/result': {
+      const body = options.full ? record.data.content ?? '' : excerpt(record.data.content ?? '', 6, 400)
+      const [first, ...rest] = (record.data.ok ? body : `${record.data.error?.code ?? 'FAILED'}: ${body}`).split('\n')
+      lines.push(`    ${record.data.ok ? '->' : '!!'} ${first}`.trimEnd(), ...rest.map((line: string) => `       ${line}`.trimEnd()))
+      // The arguments that ran were not the model's (tool/before-call rewrites).
+      for (const rewrite of Array.isArray(record.data.rewrites) ? record.data.rewrites : []) {
+        lines.push(`       (arguments rewritten by ${rewrite.by}${rewrite.reason ? `: ${rewrite.reason}` : ''}) ${options.full ? rewrite.arguments : shortArguments(rewrite.arguments, 120)}`)
+      }
+      break
+    }
+    case 'turn/end':
+      lines.push(`  turn ${record.data.turn} ${describeTurnOutcome(record.data.outcome)}`)
+      break
+    case 'goal/change':
+      objectives.add(record.data.goal)
+      lines.push(`  ${describeGoalChange({ op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined })}`)
+      break
+    case 'context/compacted':
+      lines.push(...describeCompaction(record.data, options.full))
+      break
+    case 'step/start':
+    case 'step/end':
+      break
+    default:
+      lines.push(`  [${raw.type}] ${oneLine(JSON.stringify(raw.data) ?? '', 160)}`)
+  }
   return lines
 }
 

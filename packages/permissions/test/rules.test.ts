@@ -1,6 +1,7 @@
 // Deny and ask patterns look inside compound commands, wrappers and nested command lines; allow patterns
 // vouch only for a simple command. Table-driven over the compiled rules, as the gate uses them.
 import { describe, expect, it } from 'vitest'
+import type { PermissionRule } from '../src/config.ts'
 import { compileRules, strongestRule } from '../src/rules.ts'
 import { commandsIn } from '../src/shell.ts'
 
@@ -8,7 +9,7 @@ const rules = compileRules([
   { command: 'git push*', action: 'deny', reason: 'pushing is for people' },
   { command: 'rm -rf *', action: 'ask' },
   { command: 'npm test*', action: 'allow' },
-])
+] as PermissionRule[])
 const verdict = (command: string) => strongestRule(rules, 'run_command', { command })?.action ?? 'none'
 
 describe('command rules see through the shell', () => {
@@ -87,10 +88,10 @@ describe('command rules see through the shell', () => {
   })
 
   it('follows nested command lines to a fixed depth; one nested deeper matches every deny and ask rule', () => {
-    const nest = (line: string, levels: number) => (levels ? nest(`eval ${JSON.stringify(line)}`, levels - 1) : line)
+    const nest = (line: string, levels: number): string => (levels ? nest(`eval ${JSON.stringify(line)}`, levels - 1) : line)
     expect(verdict(nest('git push', 3))).toBe('deny')
     expect(verdict(nest('git status', 3))).toBe('none')
     expect(verdict(nest('git status', 12))).toBe('deny')
-    expect(compileRules([{ command: 'npm test*', action: 'allow' }]).some((rule) => rule.matches('run_command', { command: nest('npm test', 12) }))).toBe(false)
+    expect(compileRules([{ command: 'npm test*', action: 'allow' }] as PermissionRule[]).some((rule) => rule.matches('run_command', { command: nest('npm test', 12) }))).toBe(false)
   })
 })

@@ -123,6 +123,9 @@ export class GoalView {
       if (!isGoalSourced(message) || !this.goal || message.source.goalId !== this.goal.id || this.openTurn === undefined) return false
       this.roundTurn = this.openTurn
       this.rounds.push({ round: message.source.round, max: this.goal.maxGoalRounds, turn: this.openTurn })
+      // A round is started by its admission, which writes no goal change: the last snapshot recorded
+      // before it (the create, a resume) still says one round less, as after a crash in that round.
+      if (message.source.round > this.goal.roundsStarted) this.goal = { ...this.goal, roundsStarted: message.source.round }
       return true
     }
     if (isRecordOf(record, 'assistant/message')) {

@@ -34,4 +34,19 @@ describe('the goal snapshot a client sees', () => {
     view.observe(record('goal/change', { op: 'create', goal: goal({ budgets: undefined, verify: undefined }) }))
     expect(view.snapshot(undefined)).toMatchObject({ budgets: null, spent: null, verify: null, verification: null })
   })
+
+  it('counts a round as started at its admission, also one cut by a crash before any goal change', () => {
+    const view = new GoalView()
+    view.observe(record('goal/change', { op: 'create', goal: goal({ roundsStarted: 0 }) }))
+    expect(view.snapshot(undefined)).toMatchObject({ roundsStarted: 0, iterations: 0, lastRound: null })
+    view.observe(record('turn/start', { turn: 1 }))
+    const source = { kind: 'goal', goalId: 'g1', revision: 1, round: 1 }
+    expect(view.observe(record('user/message', { id: 'm1', content: [{ type: 'text', text: 'round' }], source }))).toBe(true)
+    expect(view.snapshot(undefined)).toMatchObject({ roundsStarted: 1, lastRound: { round: 1, state: 'running' } })
+    // The repair after the crash closes the turn; the goal change a later resume writes agrees.
+    view.observe(record('turn/end', { turn: 1, outcome: { kind: 'interrupted' } }))
+    expect(view.snapshot(undefined)).toMatchObject({ roundsStarted: 1, iterations: 1, lastRound: { round: 1, state: 'ended', outcome: 'interrupted' } })
+    view.observe(record('goal/change', { op: 'resume', goal: goal({ roundsStarted: 1, revision: 2 }) }))
+    expect(view.snapshot(undefined)).toMatchObject({ roundsStarted: 1, revision: 2 })
+  })
 })

@@ -2,7 +2,7 @@ import type { ModelRequest, ScriptStep } from '@goalkeeper/model'
 import { call, tools } from '@goalkeeper/test-kit'
 import { describe, expect, it } from 'vitest'
 import type { GoalSnapshot } from '../src/index.ts'
-import { setup, textOf, type TestClient } from './helpers.ts'
+import { modelCall, setup, textOf, type TestClient } from './helpers.ts'
 
 /** The goal as the last tool result of the request shows it (after get_goal). */
 const goalIn = (request: ModelRequest) => {
@@ -85,9 +85,12 @@ describe('goals over ACP', () => {
   it('session/cancel in the middle of a round cancels it and pauses the goal, as Ctrl-C does', async () => {
     const { h, client } = await setup()
     const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
-    h.scripted.push({ kind: 'hang', text: 'Working on it' })
+    const round = modelCall()
+    h.scripted.push(() => (round.called(), { kind: 'hang' as const, text: 'Working on it' }))
     const prompt = client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal Create x.txt' }] })
     await client.until((update) => update.sessionUpdate === 'plan' && update.entries.some((entry) => entry.content === 'Round 1/256: running'))
+    // The round's start is saved before its model call: cancel once the call is under way.
+    await round.reached
     await client.agent.notify('session/cancel', { sessionId })
     expect(await prompt).toEqual({ stopReason: 'cancelled' })
     expect(h.root.goals.get(h.root.agents.get(sessionId)!)).toMatchObject({ phase: 'paused', activation: 'disarmed', roundsStarted: 1 })
@@ -105,10 +108,12 @@ describe('goals over ACP', () => {
     const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
-    h.scripted.push(async () => { await gate; return { text: 'Round 1 done.' } }, { text: 'Answer to the person.' }, tools(call('get_goal')),
+    const reached = modelCall()
+    h.scripted.push(async () => { reached.called(); await gate; return { text: 'Round 1 done.' } }, { text: 'Answer to the person.' }, tools(call('get_goal')),
       (request) => tools(call('update_goal', { goal_id: goalIn(request).goal_id, revision: goalIn(request).revision, action: 'complete' })), { text: 'Complete.' })
     const goalPrompt = client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal Finish' }] })
     await client.until((update) => update.sessionUpdate === 'plan' && update.entries.some((entry) => entry.content === 'Round 1/256: running'))
+    await reached.reached
     const human = client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a question' }] })
     release()
     // The newest prompt holds the rounds that follow; the older one ends with its own work.
@@ -125,10 +130,12 @@ describe('goals over ACP', () => {
     const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
-    h.scripted.push(async () => { await gate; return tools(call('write_file', { path: 'x.txt', content: 'x\n' })) }, { text: 'Answer to the person.' }, tools(call('get_goal')),
+    const reached = modelCall()
+    h.scripted.push(async () => { reached.called(); await gate; return tools(call('write_file', { path: 'x.txt', content: 'x\n' })) }, { text: 'Answer to the person.' }, tools(call('get_goal')),
       (request) => tools(call('update_goal', { goal_id: goalIn(request).goal_id, revision: goalIn(request).revision, action: 'complete' })), { text: 'Complete.' })
     const goalPrompt = client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal Finish' }] })
     await client.until((update) => update.sessionUpdate === 'plan' && update.entries.some((entry) => entry.content === 'Round 1/256: running'))
+    await reached.reached
     const queued = new Promise<void>((resolve) => {
       const off = h.root.on('agent/queued', (_agent, message) => {
         if (message.source.kind !== 'human') return

@@ -141,3 +141,13 @@ export async function setup(options: HarnessOptions & { goals?: boolean; server?
 
 export const textOf = (updates: acp.SessionUpdate[]) =>
   updates.map((update) => ('content' in update && update.content && !Array.isArray(update.content) && update.content.type === 'text' ? update.content.text : '')).join('')
+
+/**
+ * The moment a scripted model step is called (`called()` from inside the step): a goal round's turn saves
+ * its start before its first model call, so a round shown as running has not necessarily called the model.
+ */
+export function modelCall() {
+  let called!: () => void
+  const reached = new Promise<void>((resolve) => (called = resolve))
+  return { called: () => called(), reached }
+}

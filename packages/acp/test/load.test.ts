@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { call, tools } from '@goalkeeper/test-kit'
 import { describe, expect, it } from 'vitest'
-import { setup, textOf } from './helpers.ts'
+import { modelCall, setup, textOf } from './helpers.ts'
 
 describe('session/load, session/list and a client that goes away', () => {
   it('a client that disconnects mid-round leaves the goal paused and the session loadable, replayed as updates', async () => {
@@ -11,9 +11,12 @@ describe('session/load, session/list and a client that goes away', () => {
     const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
     h.scripted.push({ reasoning: 'Reading first.', toolCalls: [call('read_file', { path: 'a.txt' })] }, { text: 'It says alpha.' })
     await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'what is in a.txt?' }] })
-    h.scripted.push({ kind: 'hang' })
+    const round = modelCall()
+    h.scripted.push(() => (round.called(), { kind: 'hang' as const }))
     void client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal Keep a.txt tidy' }] }).catch(() => {})
     await client.until((update) => update.sessionUpdate === 'plan' && update.entries.some((entry) => entry.content === 'Round 1/256: running'))
+    // The round's start is saved before its model call: go away once the call is under way.
+    await round.reached
     // The editor quits: its end of the pipe closes.
     await pipe.hangUp()
     await server.closed

@@ -68,6 +68,17 @@ export class Turn {
     this.agent.session.append('turn/start', { turn: this.number })
     for (const message of admitted) this.record(message)
     dispatchIsolated(ctx, 'agent/turn-start', this.agent, this.number, admitted)
+    // A turn that carries a goal round is on disk (its queued input, `turn/start`, its messages) before its
+    // first model call: a process killed during that call leaves a log that knows the round began, so it
+    // is never run again under the same number. Human turns are not numbered, and keep their latency. A
+    // cancel or preempt that comes meanwhile ends the turn before any model call.
+    if (admitted.some((message) => message.source.kind === 'goal')) {
+      try {
+        await this.agent.host.sessions.flush(this.agent.session)
+      } catch (error) {
+        return { kind: 'error', code: 'FLUSH_FAILED', message: `the turn's start could not be saved: ${describeError(error)}` }
+      }
+    }
     try {
       return await this.runSteps()
     } catch (error) {

@@ -222,3 +222,37 @@ describe('resume and fork', () => {
     expect(first.scripted.requests[2].messages.map((m: any) => m.content?.[0]?.text ?? m.text)).toEqual(['q1', 'a1', 'q3'])
   })
 })
+
+describe('a goal round on disk before its model call', () => {
+  const round = { kind: 'goal', goalId: 'g1', revision: 1, round: 1 } as const
+
+  it('flushes a turn with a goal-sourced message before the model is called; a human turn is not held for it', async ({ h }) => {
+    // A minute of write-behind: only an explicit flush writes before the call.
+    await h.fiber('session').update({ ...h.fiber('session').config, flushDelayMs: 60_000 })
+    const agent = await h.createAgent()
+    const onDisk: string[][] = []
+    const seen = () => {
+      onDisk.push(fs.readFileSync(agent.session.file!, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line).type))
+      return { text: 'ok' }
+    }
+    h.scripted.push(seen, seen)
+    agent.send({ content: 'round one', source: round })
+    await agent.whenIdle()
+    agent.send({ content: 'a person' })
+    await agent.whenIdle()
+    expect(onDisk[0]).toEqual(['session/header', 'input/queued', 'turn/start', 'user/message'])
+    // The human turn's records were still behind when its call began (the goal round's turn/end was flushed after it).
+    expect(onDisk[1].at(-1)).toBe('turn/end')
+  })
+
+  it('a goal round whose start cannot be saved ends FLUSH_FAILED without a model call', async ({ h }) => {
+    const agent = await h.createAgent()
+    const file = agent.session.file!
+    fs.renameSync(file, `${file}.moved`)
+    fs.writeFileSync(file, 'not the session\n')
+    agent.send({ content: 'round one', source: round })
+    await agent.whenIdle()
+    expect(h.scripted.requests).toHaveLength(0)
+    expect(agent.session.records.find((r) => r.type === 'turn/end')?.data).toMatchObject({ outcome: { kind: 'error', code: 'FLUSH_FAILED' } })
+  })
+})

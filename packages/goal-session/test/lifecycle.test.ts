@@ -17,8 +17,16 @@ async function tracked(promise: Promise<DriverSetup>): Promise<DriverSetup> {
   return s
 }
 
-const roundStarted = (s: DriverSetup) =>
-  nextEvent(s.h.root, 'agent/turn-start', (_a: Agent, _t: number, messages: UserMessage[]) => messages.some(isGoalMessage))
+
+/**
+ * A model step that hangs, and the moment the model is called with it: a goal round's turn flushes its
+ * start before its first model call, so `agent/turn-start` comes before the call does.
+ */
+function hangingCall() {
+  let called!: () => void
+  const reached = new Promise<void>((resolve) => (called = resolve))
+  return { step: () => (called(), { kind: 'hang' as const }), reached }
+}
 
 /** Runs one human turn to the end; used to prove that going idle does not start a round. */
 async function humanTurn(h: Harness, agent: Agent) {
@@ -39,9 +47,10 @@ describe('lifecycle', () => {
     await b.load(await import('@goalkeeper/goal'), {})
     await b.load(await import('../src/index.ts'))
 
-    a.h.scripted.push({ kind: 'hang' })
+    const call = hangingCall()
+    a.h.scripted.push(call.step)
     a.h.root.goals.create(a.agent, { objective: 'Ship it', maxGoalRounds: 2 })
-    await roundStarted(a)
+    await call.reached
     // What a killed process leaves behind: everything flushed up to the middle of round 1.
     await a.h.root.sessions.flush(a.agent.session)
     const id = a.agent.id
@@ -84,9 +93,10 @@ describe('lifecycle', () => {
   it('unloading during a round cancels it; the goal ends active and disarmed, the agent idle, no later round', async () => {
     const s = await tracked(setup())
     const { h, agent } = s
-    h.scripted.push({ kind: 'hang' })
+    const call = hangingCall()
+    h.scripted.push(call.step)
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    await roundStarted(s)
+    await call.reached
     await s.driver.dispose()
     expect(agent.status).toBe('idle')
     expect(agent.turn).toBeUndefined()
@@ -178,9 +188,10 @@ describe('lifecycle', () => {
   it('a reloaded driver starts disarmed and continues after a resume', async () => {
     const s = await tracked(setup())
     const { h, agent } = s
-    h.scripted.push({ text: 'round one' }, { kind: 'hang' })
+    const second = hangingCall()
+    h.scripted.push({ text: 'round one' }, second.step)
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    await nextEvent(h.root, 'agent/turn-start', (_a: Agent, turn: number) => turn === 2)
+    await second.reached
     await s.driver.dispose()
     s.driver = await h.load(await import('../src/index.ts'))
     expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', roundsStarted: 2, activation: 'disarmed' })

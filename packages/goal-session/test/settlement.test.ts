@@ -17,6 +17,16 @@ const goalOps = (records: readonly SessionRecord[]) => recordsOf(records, 'goal/
 const roundStarted = (s: DriverSetup) =>
   nextEvent(s.h.root, 'agent/turn-start', (_a: Agent, _t: number, messages: UserMessage[]) => messages.some(isGoalMessage))
 
+/**
+ * A model step that hangs, and the moment the model is called with it: a goal round's turn flushes its
+ * start before its first model call, so `agent/turn-start` comes before the call does.
+ */
+function hangingCall() {
+  let called!: () => void
+  const reached = new Promise<void>((resolve) => (called = resolve))
+  return { step: () => (called(), { kind: 'hang' as const }), reached }
+}
+
 describe('settleRound, the settlement table', () => {
   const turn = (outcome: unknown): RoundEnd => ({ kind: 'turn', outcome: outcome as never })
   const at = { round: 2 }
@@ -92,8 +102,9 @@ describe('settlement', () => {
   it('pauses the goal when the running round is cancelled, and starts no further round', async () => {
     s = await setup()
     const { h, agent } = s
-    h.scripted.push({ kind: 'hang' }, { text: 'must not be used' })
-    roundStarted(s).then(() => agent.cancel('user'))
+    const call = hangingCall()
+    h.scripted.push(call.step, { text: 'must not be used' })
+    call.reached.then(() => agent.cancel('user'))
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
     const goal = await untilStopped(h.root, agent)
     expect(goal).toMatchObject({ phase: 'paused', roundsStarted: 1, activation: 'disarmed' })

@@ -73,22 +73,27 @@ export function secretsIn(env: Env): Secret[] {
 
 /**
  * The forms in which a secret can appear in text: as written, escaped inside JSON output, URL-encoded,
- * in hex (either case), and in base64 (standard and URL-safe) at each of the three byte alignments it
- * can have inside a longer encoded text (`env | base64`), keeping only the characters that depend on
- * the secret's bytes alone.
+ * in hex (either case), in base64 (standard and URL-safe) and base32 at each byte alignment it can have
+ * inside a longer encoded text (`env | base64`), keeping only the characters that depend on the secret's
+ * bytes alone, and reversed.
  */
 export function formsOf(value: string): string[] {
   const forms = new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)])
   const bytes = Buffer.from(value)
   forms.add(bytes.toString('hex'))
   forms.add(bytes.toString('hex').toUpperCase())
-  for (let offset = 0; offset < 3; offset++) {
-    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64')
-    // Character i holds bits [6i, 6i + 6): keep those entirely within the secret's bytes.
-    const run = encoded.slice(Math.ceil((8 * offset) / 6), Math.floor((8 * (offset + bytes.length)) / 6))
-    if (run.length < MIN_SECRET_CHARS) continue
+  for (const run of alignedRuns(bytes, 3, 6, (padded) => padded.toString('base64'))) {
     forms.add(run)
     forms.add(run.replace(/\+/g, '-').replace(/\//g, '_'))
+  }
+  for (const run of alignedRuns(bytes, 5, 5, base32)) {
+    forms.add(run)
+    forms.add(run.toLowerCase())
+  }
+  if (value.length >= MIN_SECRET_CHARS) {
+    const reversed = [...value].reverse().join('')
+    forms.add(reversed)
+    forms.add(JSON.stringify(reversed).slice(1, -1))
   }
   return [...forms]
 }
@@ -117,6 +122,39 @@ export function holdSecret(value: string): () => void {
   }
 }
 
+/**
+ * The characters of `encode(prefix + bytes)` that depend on `bytes` alone, for every prefix length below
+ * `period` (the bytes of one encoding group): character i holds bits [bits * i, bits * (i + 1)).
+ */
+function alignedRuns(bytes: Buffer, period: number, bits: number, encode: (padded: Buffer) => string): string[] {
+  const runs: string[] = []
+  for (let offset = 0; offset < period; offset++) {
+    const encoded = encode(Buffer.concat([Buffer.alloc(offset), bytes]))
+    const run = encoded.slice(Math.ceil((8 * offset) / bits), Math.floor((8 * (offset + bytes.length)) / bits))
+    if (run.length >= MIN_SECRET_CHARS) runs.push(run)
+  }
+  return runs
+}
+
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'
+
+/** RFC 4648 base32, unpadded (Node has no built-in). */
+function base32(bytes: Buffer): string {
+  let out = ''
+  let buffer = 0
+  let held = 0
+  for (const byte of bytes) {
+    buffer = ((buffer << 8) | byte) & 0xffff
+    held += 8
+    while (held >= 5) {
+      held -= 5
+      out += BASE32[(buffer >> held) & 31]
+    }
+  }
+  if (held > 0) out += BASE32[(buffer << (5 - held)) & 31]
+  return out
+}
+
 export interface MaskerOptions {
   /** Where secret variables are read from (default `process.env`, read once when the masker is made). */
   env?: Env
@@ -140,6 +178,194 @@ export interface Masker {
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
+/**
+ * A normalised copy of a text that the forms are looked for in, with, for each of its characters, the
+ * range of the original text it came from (`[from[i], to[i])`; absent: the same character).
+ */
+interface View {
+  text: string
+  from?: Int32Array
+  to?: Int32Array
+}
+
+/** Whitespace (listed: `\s` is several times slower on long text) and the escapes JSON output writes for it. */
+const SPACES = /[ \t\n\r\f\v\u00a0\u2028\u2029]+/g
+const ESCAPED_SPACES = /\\+[nrt]/gi
+const ESCAPES = /%[0-9a-fA-F]{2}|\\[uUxX][0-9a-fA-F]{2}/
+const NOT_HEX = /0x(?=[0-9a-f])|[^0-9a-f]+/gi
+/** Eight hex bytes in a row with or without separators: the only text whose hex digits are worth gathering. */
+const HEX_BYTES = /(?:(?:0x|\\+x|%)?[0-9a-fA-F]{2}(?:\\+[nrt]|[^0-9a-zA-Z\\]){0,4}){8}/
+const isSpace = (code: number) => code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x2028 || code === 0x2029
+const isHex = (code: number) => (code >= 48 && code <= 57) || ((code | 0x20) >= 97 && (code | 0x20) <= 102)
+
+/** The text without whitespace and its escapes, cheaply, to learn whether the mapped view is worth building. */
+const squeeze = (text: string) => {
+  const out = text.replace(SPACES, '')
+  return out.includes('\\') ? out.replace(ESCAPED_SPACES, '') : out
+}
+
+const hexDigits = (text: string) => text.replace(NOT_HEX, '').toLowerCase()
+
+/**
+ * The text without whitespace (and `\n`, `\r`, `\t` escapes), so a secret split over lines, over two
+ * `echo`s or written one character per space is one run again. With `decode`, `%xx`, `\xXX` and
+ * `\uXXXX` escapes (any number of backslashes: JSON output doubles them) become the characters they
+ * stand for, `%xx` as the byte's latin1 character.
+ */
+function compactView(text: string, decode: boolean): View {
+  const from = new Int32Array(text.length)
+  const to = new Int32Array(text.length)
+  const chars: string[] = []
+  const put = (char: string, start: number, end: number) => {
+    from[chars.length] = start
+    to[chars.length] = end
+    chars.push(char)
+  }
+  const hexAt = (at: number, width: number) => {
+    if (at + width > text.length) return -1
+    for (let k = at; k < at + width; k++) if (!isHex(text.charCodeAt(k))) return -1
+    return parseInt(text.slice(at, at + width), 16)
+  }
+  let i = 0
+  while (i < text.length) {
+    const code = text.charCodeAt(i)
+    if (isSpace(code)) {
+      i++
+      continue
+    }
+    if (code === 92 /* \ */) {
+      let j = i
+      while (text.charCodeAt(j) === 92) j++
+      const letter = (text.charCodeAt(j) | 0x20)
+      // Any number of backslashes: output that is JSON of JSON doubles them.
+      if (letter === 110 || letter === 114 || letter === 116 /* n r t */) {
+        i = j + 1
+        continue
+      }
+      const width = !decode ? 0 : letter === 117 /* u */ ? 4 : letter === 120 /* x */ ? 2 : 0
+      const value = width ? hexAt(j + 1, width) : -1
+      if (value >= 0) {
+        put(String.fromCharCode(value), i, j + 1 + width)
+        i = j + 1 + width
+        continue
+      }
+    }
+    if (decode && code === 37 /* % */) {
+      const value = hexAt(i + 1, 2)
+      if (value >= 0) {
+        put(String.fromCharCode(value), i, i + 3)
+        i += 3
+        continue
+      }
+    }
+    put(text[i]!, i, i + 1)
+    i++
+  }
+  return { text: chars.join(''), from: from.subarray(0, chars.length), to: to.subarray(0, chars.length) }
+}
+
+/**
+ * Only the hex digits of the text, lower-cased (and without `0x` prefixes), so a secret dumped in hex
+ * with separators between its bytes (`od -An -tx1`, `68:75`, `\x68\x75`, `0x68, 0x75`, per-byte `%68`)
+ * is one hex run.
+ */
+function hexView(text: string): View {
+  const from = new Int32Array(text.length)
+  const chars: string[] = []
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (!isHex(code)) continue
+    if (code === 48 && (text.charCodeAt(i + 1) | 0x20) === 120 && isHex(text.charCodeAt(i + 2))) continue
+    from[chars.length] = i
+    chars.push(String.fromCharCode(code | 0x20))
+  }
+  const at = from.subarray(0, chars.length)
+  return { text: chars.join(''), from: at, to: at.map((index) => index + 1) }
+}
+
+/** The forms looked for in one kind of view, as one alternation, longest first, each naming its secret. */
+class FormSet {
+  readonly pattern: RegExp | undefined
+  /** The same alternation without the global flag, for a yes/no look at a cheap unmapped view. */
+  private readonly probe: RegExp | undefined
+  private readonly owners = new Map<string, Secret>()
+
+  constructor(entries: Iterable<[form: string, secret: Secret]>, minLength = 1) {
+    for (const [form, secret] of entries) if (form.length >= minLength && !this.owners.has(form)) this.owners.set(form, secret)
+    const forms = [...this.owners.keys()].sort((a, b) => b.length - a.length)
+    const source = forms.map(escapeRegExp).join('|')
+    this.pattern = forms.length ? new RegExp(source, 'g') : undefined
+    this.probe = forms.length ? new RegExp(source) : undefined
+  }
+
+  /** Whether any form occurs in `text`. */
+  occursIn(text: string): boolean {
+    return !!this.probe?.test(text)
+  }
+
+  /** Adds `[start, end, secret]` in the original text's indices for every form found in `view`. */
+  find(view: View, found: Range[]): void {
+    if (!this.pattern) return
+    for (const match of view.text.matchAll(this.pattern)) {
+      const start = match.index!
+      const end = start + match[0].length
+      const owner = this.owners.get(match[0])!
+      found.push(view.from && view.to ? [view.from[start]!, view.to[end - 1]!, owner] : [start, end, owner])
+    }
+  }
+}
+
+type Range = [start: number, end: number, secret: Secret]
+
+const compact = (form: string) => form.replace(/\s+|\\+[nrt]/g, '')
+
+/** What a set of secrets compiles to; kept for the last few sets, since hosts make a masker per line written. */
+interface Compiled {
+  secrets: Secret[]
+  exact: FormSet
+  spaced: FormSet
+  decoded: FormSet
+  hex: FormSet
+}
+
+const compiled = new Map<string, Compiled>()
+
+function compile(secrets: Secret[]): Compiled {
+  const key = JSON.stringify(secrets.map((s) => [s.value, s.name ?? null]))
+  const cached = compiled.get(key)
+  if (cached) return cached
+  const exact: [string, Secret][] = []
+  const spaced: [string, Secret][] = []
+  const decoded: [string, Secret][] = []
+  const hex: [string, Secret][] = []
+  for (const secret of secrets) {
+    const forms = formsOf(secret.value)
+    if (secret.value.length < MIN_SECRET_CHARS) {
+      // A short value given by a caller is looked for only as written: spaced out or as a run of hex
+      // digits it would turn up in ordinary text.
+      for (const form of forms) exact.push([form, secret])
+      continue
+    }
+    for (const form of forms) {
+      exact.push([form, secret])
+      spaced.push([compact(form), secret])
+      decoded.push([compact(form), secret])
+    }
+    decoded.push([compact(Buffer.from(secret.value).toString('latin1')), secret])
+    hex.push([Buffer.from(secret.value).toString('hex'), secret])
+  }
+  const result: Compiled = {
+    secrets,
+    exact: new FormSet(exact),
+    spaced: new FormSet(spaced, MIN_SECRET_CHARS),
+    decoded: new FormSet(decoded, MIN_SECRET_CHARS),
+    hex: new FormSet(hex),
+  }
+  if (compiled.size >= 16) compiled.delete(compiled.keys().next().value!)
+  compiled.set(key, result)
+  return result
+}
+
 export function createMasker(options: MaskerOptions = {}): Masker {
   const label = options.label ?? (() => '***')
   const shapes = options.shapes ?? true
@@ -147,23 +373,34 @@ export function createMasker(options: MaskerOptions = {}): Masker {
   const known = [...secretsIn(options.env ?? process.env), ...values.filter(Boolean).map((value) => ({ value }))]
   // Longest first, so a secret that contains another is masked whole.
   const secrets = known.sort((a, b) => b.value.length - a.value.length)
-  const byForm = new Map<string, Secret>()
-  for (const secret of secrets) for (const form of formsOf(secret.value)) if (!byForm.has(form)) byForm.set(form, secret)
-  const forms = [...byForm.keys()].sort((a, b) => b.length - a.length)
-  const pattern = forms.length ? new RegExp(forms.map(escapeRegExp).join('|'), 'g') : undefined
+  const forms = secrets.length ? compile(secrets) : undefined
 
   const maskShapes = (text: string) => (shapes ? SHAPES.reduce((out, [regex, replacement]) => out.replace(regex, replacement as string), text) : text)
 
   return {
     secrets,
     mask(text) {
-      if (!pattern) return maskShapes(text)
-      // One pass over the known values; shapes are looked for only between them, so a label is never masked again.
+      if (!forms) return maskShapes(text)
+      // Each view is one linear pass; what any of them finds is mapped back to the original text, and
+      // overlapping finds become one masked run.
+      const found: Range[] = []
+      forms.exact.find({ text }, found)
+      // The mapped views cost more than a native replace: they are built only for a text that has a hit.
+      if (forms.spaced.occursIn(squeeze(text))) forms.spaced.find(compactView(text, false), found)
+      if (ESCAPES.test(text)) forms.decoded.find(compactView(text, true), found)
+      if (HEX_BYTES.test(text) && forms.hex.occursIn(hexDigits(text))) forms.hex.find(hexView(text), found)
+      if (!found.length) return maskShapes(text)
+      found.sort((a, b) => a[0] - b[0] || b[1] - a[1])
+      // Shapes are looked for only between masked runs, so a label is never masked again.
       let out = ''
       let last = 0
-      for (const match of text.matchAll(pattern)) {
-        out += maskShapes(text.slice(last, match.index)) + label(byForm.get(match[0])!)
-        last = match.index! + match[0].length
+      let i = 0
+      while (i < found.length) {
+        let [start, end, secret] = found[i]!
+        for (i++; i < found.length && found[i]![0] < end; i++) end = Math.max(end, found[i]![1])
+        if (start < last) start = last
+        out += maskShapes(text.slice(last, start)) + label(secret)
+        last = end
       }
       return out + maskShapes(text.slice(last))
     },

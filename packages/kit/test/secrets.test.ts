@@ -130,3 +130,56 @@ describe('held secrets', () => {
     expect(createMasker({ env: {} }).mask(key)).toBe(key)
   })
 })
+
+describe('a known secret in other encodings and split up', () => {
+  const secret = 'hunter2-Secret-Value-42'
+  const bytes = [...Buffer.from(secret)]
+  const masker = createMasker({ env: { MY_TOKEN: secret }, shapes: false, label: (s) => `[redacted ${s.name}]` })
+  const hex = (byte: number) => byte.toString(16).padStart(2, '0')
+  const base32 = (text: string) => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'
+    const bits = [...Buffer.from(text)].map((b) => b.toString(2).padStart(8, '0')).join('')
+    return (bits.match(/.{1,5}/g) ?? []).map((chunk) => alphabet[parseInt(chunk.padEnd(5, '0'), 2)]).join('')
+  }
+  const encodings: Record<string, string> = {
+    'spaced hex (od -An -tx1)': bytes.map((b, i) => `${i % 16 === 0 ? '\n' : ''} ${hex(b)}`).join(''),
+    'hex with colons': bytes.map(hex).join(':'),
+    'C bytes': bytes.map((b) => `0x${hex(b)}`).join(', '),
+    '\\x escapes': bytes.map((b) => `\\x${hex(b)}`).join(''),
+    'per-byte %xx': bytes.map((b) => `%${hex(b).toUpperCase()}`).join(''),
+    'split over two lines': `${secret.slice(0, 10)}\n${secret.slice(10)}`,
+    'split over two lines, JSON-escaped': JSON.stringify(`${secret.slice(0, 10)}\n${secret.slice(10)}`),
+    reversed: [...secret].reverse().join(''),
+    base32: base32(secret),
+    'base32 after a prefix, wrapped': base32(`MY_TOKEN=${secret}\n`).replace(/.{19}/g, '$&\n'),
+    '\\u00xx escapes': bytes.map((b) => `\\u00${hex(b)}`).join(''),
+    '\\u00xx escapes inside JSON': JSON.stringify(bytes.map((b) => `\\u00${hex(b)}`).join('')),
+    'one character per space': [...secret].join(' '),
+    'one character per line': [...secret].join('\n'),
+  }
+  for (const [name, encoded] of Object.entries(encodings)) {
+    it(`masks it as ${name}`, () => {
+      const masked = masker.mask(`before: ${encoded} :after`)
+      expect(masked).toContain('[redacted MY_TOKEN]')
+      expect(masked.startsWith('before: ')).toBe(true)
+      expect(masked.endsWith(' :after')).toBe(true)
+      // Nothing of the secret survives, in any of the encodings (the prefixed one holds other text).
+      for (const [key, other] of Object.entries(encodings)) if (!key.includes('prefix')) expect(masked).not.toContain(other.slice(4, 12))
+    })
+  }
+
+  it('leaves ordinary text, hashes and hex dumps of other bytes as they are', () => {
+    const text = [
+      'commit 3f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b',
+      ' 68 65 6c 6c 6f 20 77 6f 72 6c 64 0a',
+      'url: https://example.com/a%20b?q=%41%42',
+      'escaped: \\u0041\\u0042 and a line\nbreak, spaced o u t',
+    ].join('\n')
+    expect(masker.mask(text)).toBe(text)
+  })
+
+  it('masks a short value given by a caller only as written, never inside hex or spaced text', () => {
+    const short = createMasker({ env: {}, values: ['k1'] })
+    expect(short.mask('k1 and k 1 and 6b 31')).toBe('*** and k 1 and 6b 31')
+  })
+})

@@ -13,6 +13,10 @@ export const Config = Schema.object({
   connectTimeoutMs: Schema.natural().min(1).default(30_000).description('Connecting (start and handshake) fails after this long.'),
   reconnectDelayMs: Schema.natural().min(1).default(500).description('First wait before reconnecting after the connection is lost; doubled each failed attempt.'),
   maxReconnectDelayMs: Schema.natural().min(1).default(30_000).description('Longest wait between reconnection attempts.'),
+  maxResultChars: Schema.natural().min(1000).default(100_000).description('A call\'s result text is cut to this many characters, with a note to the model.'),
+  maxMessageBytes: Schema.natural().min(65_536).default(4 * 1024 * 1024).description('stdio: a message longer than this is not parsed; a result is read from its start, cut, and the connection kept.'),
+  maxTools: Schema.natural().min(1).default(64).description('At most this many of the server\'s tools are offered (in listing order); a warning names the rest.'),
+  maxTotalTools: Schema.natural().min(1).default(128).description('No tool of this server is offered once the registry holds this many tools (of every source).'),
   tools: Schema.array(String).default([]).description('The server\'s tools to offer (their own names). Default (or empty): all.'),
 })
 export type McpConfig = Schemastery.TypeT<typeof Config>

@@ -1,4 +1,6 @@
+import { clip } from '@goalkeeper/kit'
 import type { ToolResult } from '@goalkeeper/tools'
+import { CUT_META } from './stdio.ts'
 
 interface Block { type: string; text?: string; mimeType?: string; data?: string; uri?: string; name?: string; resource?: { uri?: string; text?: string; mimeType?: string } }
 
@@ -19,11 +21,26 @@ function blockText(block: Block): string {
   }
 }
 
-/** An MCP `tools/call` result as the pipeline's result: the text of its blocks, `isError` as a failure. */
-export function toToolResult(result: { content?: unknown; structuredContent?: unknown; isError?: boolean }): ToolResult {
+/** How long the whole message was, when the reader had to cut it (`_meta` of a cut result). */
+function cutBytes(result: { _meta?: unknown }): number | undefined {
+  const meta = result._meta as Record<string, { bytes?: unknown } | undefined> | undefined
+  const bytes = meta?.[CUT_META]?.bytes
+  return typeof bytes === 'number' ? bytes : undefined
+}
+
+/**
+ * An MCP `tools/call` result as the pipeline's result: the text of its blocks, `isError` as a failure, at
+ * most `maxChars` characters, with a note to the model when it was cut.
+ */
+export function toToolResult(result: { content?: unknown; structuredContent?: unknown; isError?: boolean; _meta?: unknown }, maxChars = Infinity): ToolResult {
   const blocks = Array.isArray(result.content) ? (result.content as Block[]) : []
   let content = blocks.map(blockText).filter(Boolean).join('\n')
   if (!content && result.structuredContent !== undefined) content = JSON.stringify(result.structuredContent)
+  const wire = cutBytes(result)
+  if (wire !== undefined || content.length > maxChars) {
+    const size = wire !== undefined ? `${wire} bytes` : `${content.length} characters`
+    content = `${clip(content, maxChars, '')}\n[The result was cut: the server sent ${size}; only the first ${Math.min(content.length, maxChars)} characters are shown. Ask for less (a narrower query, a page or a range).]`
+  }
   if (result.isError) return { ok: false, content: content || 'The tool reported an error without a message.', error: { code: 'MCP_TOOL_ERROR', message: content || 'The tool reported an error.' } }
   return { ok: true, content: content || '(no content)' }
 }

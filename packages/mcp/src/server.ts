@@ -1,13 +1,22 @@
 import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client'
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio'
 import type { Context } from 'cordis'
 import { delay, describeError } from '@goalkeeper/kit'
 import type { ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { checkConfig, type McpConfig } from './config.ts'
 import { inputSchema, toToolResult } from './results.ts'
+import { LineStdioTransport } from './stdio.ts'
 
 /** The OpenAI-compatible tool name limit the registry enforces. */
 const MAX_TOOL_NAME = 64
+/** The longest stderr line logged; the rest of a longer line is dropped. */
+const MAX_STDERR_LINE = 4096
+/** Stderr lines logged per second at most; the others are counted and the count logged. */
+const STDERR_LINES_PER_SECOND = 50
+/** Listing pages read at most: a server paging forever must not stall the connection. */
+const MAX_LIST_PAGES = 100
+/** How many left-out tools a warning names. */
+const NAMED = 10
 
 interface ListedTool { name: string; description?: string; inputSchema?: unknown }
 
@@ -36,7 +45,7 @@ export class McpServer {
 
   /** The process id of a stdio server while it runs. */
   get pid(): number | undefined {
-    return this.transport instanceof StdioClientTransport ? (this.transport.pid ?? undefined) : undefined
+    return this.transport instanceof LineStdioTransport ? this.transport.pid : undefined
   }
 
   get connected(): boolean {
@@ -84,33 +93,73 @@ export class McpServer {
     if (this.kind === 'http') {
       return new StreamableHTTPClientTransport(new URL(this.config.url!), { requestInit: { headers: this.config.headers } })
     }
-    const transport = new StdioClientTransport({
+    const { name } = this.config
+    return new LineStdioTransport({
       command: this.config.command!,
       args: this.config.args,
       // Only the SDK's small default set (PATH, HOME, ...) and what the entry names: the host's keys stay here.
       env: { ...getDefaultEnvironment(), ...this.config.env },
       cwd: this.config.cwd,
-      stderr: 'pipe',
+      maxMessageBytes: this.config.maxMessageBytes,
+      maxResultChars: this.config.maxResultChars,
+      maxStderrLine: MAX_STDERR_LINE,
+      onStderr: this.stderrLogger(),
+      onOversized: (bytes, id) =>
+        this.logger.warn('[%s] a message of %d bytes is over maxMessageBytes (%d): %s', name, bytes, this.config.maxMessageBytes, id === undefined ? 'dropped' : 'its result is cut'),
     })
-    let rest = ''
-    transport.stderr?.on('data', (chunk: Buffer) => {
-      const lines = (rest + chunk.toString('utf8')).split('\n')
-      rest = lines.pop() ?? ''
-      for (const line of lines) if (line.trim()) this.logger.info('[%s] %s', this.config.name, line)
-    })
-    return transport
+  }
+
+  /** Logs a server's stderr line by line, at most STDERR_LINES_PER_SECOND, so a flood cannot flood the log. */
+  private stderrLogger() {
+    const { name } = this.config
+    let windowStart = 0
+    let logged = 0
+    let skipped = 0
+    return (line: string, cut: boolean) => {
+      if (!line.trim()) return
+      const now = Date.now()
+      if (now - windowStart >= 1000) {
+        if (skipped) this.logger.info('[%s] (%d stderr lines not logged)', name, skipped)
+        windowStart = now
+        logged = skipped = 0
+      }
+      if (++logged > STDERR_LINES_PER_SECOND) return void skipped++
+      this.logger.info('[%s] %s%s', name, line, cut ? ` … (a line over ${MAX_STDERR_LINE} bytes: the rest of it is not logged)` : '')
+    }
   }
 
   private async listTools(client: Client): Promise<ListedTool[]> {
     const tools: ListedTool[] = []
     let cursor: string | undefined
+    let pages = 0
     do {
       const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.config.timeoutMs })
       tools.push(...(page.tools as ListedTool[]))
       cursor = page.nextCursor
+      if (cursor && ++pages >= MAX_LIST_PAGES) {
+        this.logger.warn('[%s] the tool listing goes on past %d pages; the rest is not read', this.config.name, MAX_LIST_PAGES)
+        break
+      }
     } while (cursor)
     const wanted = this.config.tools
-    return wanted.length ? tools.filter((tool) => wanted.includes(tool.name)) : tools
+    return this.capped(wanted.length ? tools.filter((tool) => wanted.includes(tool.name)) : tools)
+  }
+
+  /**
+   * At most `maxTools` of the server's tools, and none past `maxTotalTools` in the registry (the ones this
+   * server already has there count as room): a server offering thousands of tools would make every model
+   * request too large for a provider to accept. A warning names what was left out.
+   */
+  private capped(tools: ListedTool[]): ListedTool[] {
+    const { name, maxTools, maxTotalTools } = this.config
+    const others = this.ctx.tools.list().length - this.registered.size
+    const room = Math.max(0, Math.min(maxTools, maxTotalTools - others))
+    if (tools.length <= room) return tools
+    const left = tools.slice(room).map((tool) => tool.name)
+    const why = room < maxTools ? `the registry holds ${others} other tools of at most ${maxTotalTools} (maxTotalTools)` : `over maxTools (${maxTools})`
+    const named = left.slice(0, NAMED).join(', ') + (left.length > NAMED ? ` and ${left.length - NAMED} more` : '')
+    this.logger.warn('[%s] %d of %d tools not offered, %s: %s', name, left.length, tools.length, why, named)
+    return tools.slice(0, room)
   }
 
   /** Registers the listed tools, keeping those whose listing did not change, removing those that went away. */
@@ -168,7 +217,7 @@ export class McpServer {
       deadline.addEventListener('abort', done, { once: true })
     })
     const answered = client.callTool({ name: tool, arguments: args }, { signal: cancel, timeout: timeoutMs })
-      .then((result) => toToolResult(result as Parameters<typeof toToolResult>[0]))
+      .then((result) => toToolResult(result as Parameters<typeof toToolResult>[0], this.config.maxResultChars))
       .catch((error): ToolResult => {
         if (deadline.aborted) return failure('MCP_TIMEOUT', `The MCP server "${name}" did not answer ${tool} within ${timeoutMs} ms; the call was cancelled.`)
         if (this.client !== client || this.closed) return failure('MCP_CONNECTION_LOST', `The connection to the MCP server "${name}" was lost during the call (${describeError(error)}).`)

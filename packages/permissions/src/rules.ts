@@ -1,4 +1,5 @@
 import type { PermissionRule, RuleAction } from './config.ts'
+import { commandsIn, TOO_DEEP } from './shell.ts'
 
 /** `*` matches any characters, newlines included; everything else is literal. */
 function pattern(source: string): RegExp {
@@ -8,8 +9,6 @@ function pattern(source: string): RegExp {
 
 /** Shell syntax that chains or nests commands: `npm test; curl ...` must not pass as `npm test*`. */
 const COMPOUND = /[;&|<>`\n\r]|\$\(/
-/** The simple commands of a compound one, for deny and ask rules to look into. */
-const segments = (command: string) => command.split(/[;&|\n\r`()]|\$\(|<|>/).map((part) => part.trim()).filter(Boolean)
 
 export interface CompiledRule {
   action: RuleAction
@@ -39,7 +38,8 @@ export function compileRules(rules: readonly PermissionRule[]): CompiledRule[] {
         const line = typeof args.command === 'string' ? args.command.trim() : ''
         // An allow rule vouches for one simple command; a deny or ask rule looks into every part of a compound one.
         if (rule.action === 'allow') return !COMPOUND.test(line) && command.test(line)
-        return command.test(line) || segments(line).some((part) => command.test(part))
+        // A command nested too deep to read could be anything: a deny or ask rule holds for it.
+        return command.test(line) || commandsIn(line).some((part) => part === TOO_DEEP || command.test(part))
       },
     }
   })

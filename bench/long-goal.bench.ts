@@ -170,7 +170,8 @@ class SimulatedModel {
 
     // The round's own work: write FILES files, read them back, report.
     const parts = ['a', 'b', 'c', 'd'].slice(0, FILES)
-    const done = results.length - (redo ? this.stats.redoCalls[redo.index] : 0)
+    // Tool results of this turn a compaction removed are gone from the request; the model then starts over.
+    const done = Math.max(0, results.length - (redo ? this.stats.redoCalls[redo.index] : 0))
     const block = parts.flatMap((part): ToolCall[] => [
       { name: 'write_file', arguments: { path: `progress/round-${round}-${part}.txt`, content: fileBody(round, part) } },
     ]).concat(parts.map((part) => ({ name: 'read_file', arguments: { path: `progress/round-${round}-${part}.txt` } })))
@@ -222,7 +223,8 @@ async function startServer(model: SimulatedModel) {
         return void response.end(JSON.stringify(answer.body))
       }
       response.writeHead(200, { 'content-type': 'text/event-stream' })
-      if (answer.fault === 'stall') return // the provider's idle timeout ends it
+      // Headers, then silence: the provider's idle timeout ends it.
+      if (answer.fault === 'stall') return void response.flushHeaders()
       const frames = answer.frames!.map((frame) => `data: ${JSON.stringify(frame)}\n\n`)
       if (answer.fault === 'drop') {
         response.write(frames.slice(0, 2).join(''))

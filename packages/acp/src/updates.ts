@@ -1,6 +1,5 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk'
-import { compactionLine } from '@goalkeeper/agent-loop'
-import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
+import { compactionLine, isRecordOf, type SessionRecord } from '@goalkeeper/session'
 import { HeldText } from './held-text.ts'
 import { viewToolCall, viewToolResult } from './tool-view.ts'
 

@@ -15,6 +15,7 @@ describe('goalkeeper chat', { timeout: CLI_TIMEOUT }, () => {
         if (!last.startsWith('<goal_round>')) return { text: 'Human turn: ' + last }
         const round = roundOf(request)
         if (turnResults(request).length) return { text: 'Round ' + round + ' done.' }
+        say('round ' + round + ' is in its model call')
         await released('release-' + round)
         return { text: 'Round ' + round + ' working.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }
       })`,
@@ -25,6 +26,8 @@ describe('goalkeeper chat', { timeout: CLI_TIMEOUT }, () => {
     chat.type('/goal --max-rounds 5 Write the summary')
     await chat.waitFor('stdout', /^Goal set\.\n.*\nObjective: Write the summary\nPhase: active \(armed: rounds run automatically\)\nRounds: 0\/5\n/)
     await chat.waitFor('stderr', /\nround 1\/5\n/)
+    // The round's records are flushed before its model call: wait for the call itself.
+    await chat.waitFor('stderr', /script: round 1 is in its model call\n/)
 
     // Typed while round 1 runs: the round ends after the step under way, the human turn goes next, then round 2.
     chat.type('please note this')
@@ -33,6 +36,7 @@ describe('goalkeeper chat', { timeout: CLI_TIMEOUT }, () => {
     await chat.waitFor('stderr', /turn 1 ended early: human message \S+ arrived during goal round 1\n/)
     await chat.waitFor('stdout', /Human turn: please note this\n/)
     await chat.waitFor('stderr', /\nround 2\/5\n/)
+    await chat.waitFor('stderr', /script: round 2 is in its model call\n/)
 
     // Round 2 is waiting on its model call: the pause cancels it there, like Ctrl-C.
     chat.type('/goal pause')

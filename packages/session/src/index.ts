@@ -89,3 +89,4 @@ async function openDatabase(config: Config, sharedKey: boolean): Promise<Session
   const { openPostgresStore } = await import('@goalkeeper/session-postgres')
   return openPostgresStore(config.database, { leaseMs: config.leaseMs })
 }
+export { compactionLine } from './compaction-text.ts'

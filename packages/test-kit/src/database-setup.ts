@@ -75,12 +75,11 @@ export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): 
  * teardown; the hook's signal listeners stay, so Ctrl-C still stops it.
  */
 async function withoutExitOverride<T>(load: () => Promise<T>): Promise<T> {
-  const events = ['beforeExit', 'exit'] as const
-  const before = new Map(events.map((event) => [event, new Set(process.listeners(event))]))
+  const beforeExit = new Set(process.listeners('beforeExit'))
+  const exit = new Set(process.listeners('exit'))
   const loaded = await load()
-  for (const event of events) {
-    for (const listener of process.listeners(event)) if (!before.get(event)!.has(listener)) process.off(event, listener as () => void)
-  }
+  for (const listener of process.listeners('beforeExit')) if (!beforeExit.has(listener)) process.off('beforeExit', listener)
+  for (const listener of process.listeners('exit')) if (!exit.has(listener)) process.off('exit', listener)
   return loaded
 }
 

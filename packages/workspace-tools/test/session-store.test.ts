@@ -59,8 +59,8 @@ describe('the session store inside the workspace', () => {
     expectProtected(await run('write_file', { path: '.goalkeeper/sessions/new.jsonl', content: 'x\n' }))
     expectProtected(await run('write_file', { path: '.goalkeeper/sessions/sub/../other.jsonl', content: 'x\n' }))
     expect(await fs.readFile(file, 'utf8')).toBe(bytes)
-    // The open session's writer lock stands next to it; nothing else was created.
-    expect(await fs.readdir(store)).toEqual([path.basename(file), `${path.basename(file)}.lock`])
+    // The open session's writer lock and its seal stand next to it; nothing else was created.
+    expect((await fs.readdir(store)).sort()).toEqual([path.basename(file), `${path.basename(file)}.lock`, `${path.basename(file)}.seal`])
   })
 
   it('names the store in the message and refuses the directory itself', async () => {

@@ -1,4 +1,4 @@
-import type { ContextCompactionData } from '@goalkeeper/session'
+import type { ContextCompactionData } from './records.ts'
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
 

@@ -1,5 +1,4 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { delta, frame, jsonError, startServer, startSse } from './openai-server.ts'
 
 /** A chat-completions request as the server received it (the parsed JSON body). */
 export interface ChatRequest {
@@ -25,52 +24,31 @@ export interface ChatServer {
 
 /**
  * A local OpenAI-compatible chat-completions server for tests that drive the real model-openai provider:
- * `answer` decides each request's reply from its parsed body and its size.
+ * `answer` decides each request's reply from its parsed body and its size (one function for every request,
+ * where `startServer` takes one handler per request).
  */
 export async function startChatServer(answer: (request: ChatRequest, chars: number) => ChatAnswer | Promise<ChatAnswer>): Promise<ChatServer> {
   const requests: ChatServer['requests'] = []
-  const server = http.createServer((req, res) => {
-    let raw = ''
-    req.setEncoding('utf8')
-    req.on('data', (piece) => (raw += piece))
-    req.on('end', () => {
-      const body = JSON.parse(raw) as ChatRequest
-      void Promise.resolve(answer(body, raw.length)).then((reply) => {
-        if ('status' in reply) {
-          requests.push({ body, chars: raw.length, status: reply.status })
-          res.writeHead(reply.status, { 'content-type': 'application/json' })
-          return void res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body))
-        }
-        requests.push({ body, chars: raw.length, status: 200 })
-        res.writeHead(200, { 'content-type': 'text/event-stream' })
-        res.end(streamOf(reply))
-      }).catch((error) => res.destroy(error))
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    port,
-    requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
-  }
+  const server = await startServer([async (res, received) => {
+    const body = received.body as ChatRequest
+    const reply = await answer(body, received.chars)
+    requests.push({ body, chars: received.chars, status: 'status' in reply ? reply.status : 200 })
+    if ('status' in reply) return jsonError(reply.status, reply.body)(res, received)
+    startSse(res)
+    res.end(streamOf(reply))
+  }])
+  return { url: server.url, port: Number(new URL(server.url).port), requests, close: server.close }
 }
 
 let calls = 0
 
 /** The SSE frames of one streamed answer. */
 function streamOf(reply: { text?: string; toolCalls?: { name: string; arguments: Record<string, unknown> }[] }): string {
-  const frame = (delta: object, finish: string | null = null) =>
-    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
   const toolCalls = reply.toolCalls ?? []
   return [
-    frame({ role: 'assistant', content: reply.text ?? '' }),
-    ...toolCalls.map((call, index) => frame({ tool_calls: [{ index, id: `call_${++calls}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] })),
-    frame({}, toolCalls.length ? 'tool_calls' : 'stop'),
-    'data: [DONE]\n\n',
+    delta({ role: 'assistant', content: reply.text ?? '' }),
+    ...toolCalls.map((call, index) => delta({ tool_calls: [{ index, id: `call_${++calls}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] })),
+    delta({}, toolCalls.length ? 'tool_calls' : 'stop'),
+    frame('[DONE]'),
   ].join('')
 }

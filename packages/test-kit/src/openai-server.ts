@@ -9,6 +9,8 @@ export interface Received {
   url: string
   headers: http.IncomingHttpHeaders
   body: any
+  /** The body's length in characters, as sent. */
+  chars: number
   /** Resolves when the server sees the connection of this request close. */
   closed: Promise<void>
 }
@@ -24,7 +26,7 @@ export const startServer = async (handlers: Handler[]) => {
     req.on('data', (piece) => (raw += piece))
     req.on('end', () => {
       const closed = new Promise<void>((resolve) => res.on('close', () => resolve()))
-      const entry: Received = { at: Date.now(), url: req.url ?? '', headers: req.headers, body: JSON.parse(raw), closed }
+      const entry: Received = { at: Date.now(), url: req.url ?? '', headers: req.headers, body: JSON.parse(raw), chars: raw.length, closed }
       received.push(entry)
       const handler = handlers[Math.min(received.length - 1, handlers.length - 1)]
       void Promise.resolve(handler(res, entry)).catch((error) => res.destroy(error))

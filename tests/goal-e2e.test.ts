@@ -9,7 +9,7 @@ import type { GoalState } from '@goalkeeper/goal'
 import type { ScriptedProvider } from '@goalkeeper/model'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
 import { renderGoalRoundPrompt } from '@goalkeeper/goal-session'
-import { outcomes } from '@goalkeeper/test-kit'
+import { hangingCall, outcomes } from '@goalkeeper/test-kit'
 import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
 
 const OBJECTIVE = 'Create greeting.txt saying "hello, world" and a CHECKED marker file once it is verified'
@@ -111,17 +111,20 @@ describe('goal run composed from cordis.yml', () => {
   it('disabling the driver in cordis.yml mid-round cancels that round; the goal stays active and disarmed and no round follows', async () => {
     const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
     const scripted = app.root.models.get('scripted') as ScriptedProvider
-    // Round 2 hangs until it is cancelled.
+    // Round 2 hangs in its model call until it is cancelled.
+    const hang = hangingCall()
     scripted.reset([
       { toolCalls: [{ name: 'create_goal', arguments: { objective: OBJECTIVE, max_rounds: 5 } }] },
       { text: 'Goal created.' },
       { toolCalls: [{ name: 'write_file', arguments: { path: 'greeting.txt', content: 'hello\n' } }] },
       { text: 'Round 1 done.' },
-      { kind: 'hang' },
+      hang.step,
     ])
     const second = roundStarted(2)
     agent.send({ content: `Please make this a goal: ${OBJECTIVE}` })
     await second
+    // The round flushes its start before its model call: unload it in the call, where it hangs.
+    await hang.reached
 
     await fs.writeFile(app.file, composition(app, { driverDisabled: true }))
     const report = await app.loader.reload()

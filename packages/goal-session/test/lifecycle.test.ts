@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { UserMessage } from '@goalkeeper/session'
-import { createHarness, type Harness } from '@goalkeeper/test-kit'
+import { createHarness, hangingCall, type Harness } from '@goalkeeper/test-kit'
 import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilGoal, untilStopped, type DriverSetup } from './helpers.ts'
 
 const cleanup: Harness[] = []
@@ -15,17 +15,6 @@ async function tracked(promise: Promise<DriverSetup>): Promise<DriverSetup> {
   const s = await promise
   cleanup.push(s.h)
   return s
-}
-
-
-/**
- * A model step that hangs, and the moment the model is called with it: a goal round's turn flushes its
- * start before its first model call, so `agent/turn-start` comes before the call does.
- */
-function hangingCall() {
-  let called!: () => void
-  const reached = new Promise<void>((resolve) => (called = resolve))
-  return { step: () => (called(), { kind: 'hang' as const }), reached }
 }
 
 /** Runs one human turn to the end; used to prove that going idle does not start a round. */

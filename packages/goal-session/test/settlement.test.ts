@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { ScriptResponse } from '@goalkeeper/model'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
+import { hangingCall } from '@goalkeeper/test-kit'
 import { DRIVER_BLOCK_CODES, settleRound, type RoundEnd } from '../src/index.ts'
 import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilStopped, type DriverSetup } from './helpers.ts'
 
@@ -16,16 +17,6 @@ const goalOps = (records: readonly SessionRecord[]) => recordsOf(records, 'goal/
 
 const roundStarted = (s: DriverSetup) =>
   nextEvent(s.h.root, 'agent/turn-start', (_a: Agent, _t: number, messages: UserMessage[]) => messages.some(isGoalMessage))
-
-/**
- * A model step that hangs, and the moment the model is called with it: a goal round's turn flushes its
- * start before its first model call, so `agent/turn-start` comes before the call does.
- */
-function hangingCall() {
-  let called!: () => void
-  const reached = new Promise<void>((resolve) => (called = resolve))
-  return { step: () => (called(), { kind: 'hang' as const }), reached }
-}
 
 describe('settleRound, the settlement table', () => {
   const turn = (outcome: unknown): RoundEnd => ({ kind: 'turn', outcome: outcome as never })

@@ -13,3 +13,12 @@ export function deferred<T = void>() {
   const promise = new Promise<T>((r) => (resolve = r))
   return { promise, resolve }
 }
+
+/**
+ * A model step that hangs until the turn is cancelled, and the moment the model is called with it: a goal
+ * round's turn flushes its start before its first model call, so `agent/turn-start` comes before the call.
+ */
+export function hangingCall() {
+  const { promise: reached, resolve } = deferred()
+  return { step: () => (resolve(), { kind: 'hang' as const }), reached }
+}

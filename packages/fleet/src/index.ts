@@ -9,6 +9,9 @@ export { branchName, GitWorkspace } from './git.ts'
 export { FleetError, type GoalJob, type GoalSpec, type JobBudgets, makeJob, newSessionId, readJob } from './job.ts'
 export { type FetchedJob, GoalQueue, type QueuedGoal } from './queue.ts'
 export { FLEET_RECORD_TYPES, type FleetRecordData } from './records.ts'
+export { type GoalApp, type GoalRunnerOptions, runGoal } from './goal-runner.ts'
+export * as roundCommit from './round-commit.ts'
+export { commitRound, type RoundCommitTarget } from './round-commit.ts'
 export { FleetWorker, type GoalHandle, type GoalOutcome, isPermanent, type RunGoal, type StopReason, type WorkerOptions } from './worker.ts'
 
 /** `ctx.fleet`: the goal queue and its workers, on the database the plugin (or the command) names. */

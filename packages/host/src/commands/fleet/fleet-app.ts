@@ -1,10 +1,12 @@
-import type { FleetService } from '@goalkeeper/fleet'
-import type { App } from '../../app.ts'
+import type { FleetService, GoalRunnerOptions } from '@goalkeeper/fleet'
+import { type App, startApp } from '../../app.ts'
+import { builtinPlugins } from '../../builtins.ts'
 import type { CommandContext } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
 import { asHostError, HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { DATABASE_VARIABLE } from '../lookup/database.ts'
+import { PERMISSIONS_VARIABLE } from '../lookup/permissions.ts'
 
 /**
  * The database of the queue: --database, else GOALKEEPER_DATABASE_URL (what the default cordis.yml's session
@@ -22,6 +24,28 @@ export async function openFleet(cli: CommandContext, options: { signals?: boolea
   const app = await cli.startApp({ until: (ctx) => !!ctx.get('fleet'), signals: options.signals ?? false })
   if (!app.ctx.get('fleet')) await app.ctx.plugin(await import('@goalkeeper/fleet'))
   return { app, fleet: app.ctx.get('fleet')! }
+}
+
+/**
+ * How the worker composes each goal: the goal's cordis.yml loaded as the CLI loads one (its log level and
+ * stderr, no signals of its own), with the worker's database and permission mode in the environment.
+ */
+export function goalRunner(cli: CommandContext, database: string | undefined): GoalRunnerOptions {
+  return {
+    startApp: ({ config, cwd, builtins }) => {
+      const env = {
+        ...process.env,
+        // The goal's session store reads it (the default cordis.yml's session entry does).
+        ...(database ? { [DATABASE_VARIABLE]: database } : {}),
+        ...(cli.globals.permissions ? { [PERMISSIONS_VARIABLE]: cli.globals.permissions } : {}),
+      }
+      return startApp({ config, cwd, logLevel: cli.globals.logLevel, stderr: cli.io.stderr, signals: false, env, builtins, reportsFailedEntries: true })
+    },
+    builtins: builtinPlugins,
+    config: cli.globals.config,
+    ...(database ? { databaseVariable: DATABASE_VARIABLE } : {}),
+    note: (line) => cli.note(line),
+  }
 }
 
 /** A fleet failure as the CLI reports it: a bad job or missing database is a usage error (64), the rest runtime (70). */

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander'
 import { defineCommand } from '../../command.ts'
 import { ExitCode } from '../../exit-codes.ts'
-import { databaseOf, fleetHostError, openFleet } from './fleet-app.ts'
+import { databaseOf, fleetHostError, goalRunner, openFleet } from './fleet-app.ts'
 
 function parseConcurrency(value: string): number {
   const count = Number(value)
@@ -26,7 +26,8 @@ its session and re-arms the goal (recorded as fleet/claim with its name). Exit c
   async run(cli, _args, options) {
     const database = databaseOf(options)
     // Loaded here, not with the command list: `--help` and the other commands never pay for the goal runtime.
-    const { runGoal } = await import('./goal-runner.ts')
+    const { runGoal } = await import('@goalkeeper/fleet')
+    const runner = goalRunner(cli, database)
     const { app, fleet } = await openFleet(cli, { signals: true })
     let returned = 0
     let worker: ReturnType<typeof fleet.worker>
@@ -36,7 +37,7 @@ its session and re-arms the goal (recorded as fleet/claim with its name). Exit c
         name: options.name,
         log: (line) => cli.note(line),
         run: async (handle) => {
-          const outcome = await runGoal(cli, handle, database)
+          const outcome = await runGoal(handle, runner)
           if (outcome.kind === 'returned') {
             returned++
             if (app.signals) app.signals.exitCode = ExitCode.PAUSED

@@ -1,0 +1,207 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import type { Context } from 'cordis'
+import type { Agent, AgentService } from '@goalkeeper/agent-loop'
+import type { GoalService, GoalState } from '@goalkeeper/goal'
+import { interruptWork } from '@goalkeeper/goal-session'
+import { describeError } from '@goalkeeper/kit'
+import type { BuiltinPlugins, LoadReport } from '@goalkeeper/loader'
+import type { SessionService } from '@goalkeeper/session'
+import { Config as FleetConfig } from './config.ts'
+import type { GitWorkspace } from './git.ts'
+import type { FleetRecordData } from './records.ts'
+import * as roundCommit from './round-commit.ts'
+import type { GoalHandle, GoalOutcome, StopReason } from './worker.ts'
+
+/** A goal's composition as the starter hands it back (the CLI's `App` is one). */
+export interface GoalApp {
+  ctx: Context
+  report: LoadReport
+  /** Ordered shutdown of the composition. */
+  shutdown(): Promise<void>
+}
+
+/** What the program around the worker hands the runner: how to compose, and where to say what happens. */
+export interface GoalRunnerOptions {
+  /** Loads a cordis.yml with `cwd` as its base directory (the CLI's starter: its log level, stderr and environment). */
+  startApp(options: { config: string; cwd: string; builtins: BuiltinPlugins }): Promise<GoalApp>
+  /** The plugins the composition's entries resolve to by name (the CLI's table). */
+  builtins: BuiltinPlugins
+  /** The worker's own cordis.yml: it composes goals whose clone has none. */
+  config: string
+  /** The variable that hands the worker's database to the composition; absent when the worker has none. */
+  databaseVariable?: string
+  /** One progress line for the person running the worker. */
+  note(line: string): void
+}
+
+interface GoalServices {
+  sessions: SessionService
+  agents: AgentService
+  goals: GoalService
+}
+
+/** Phases after which the job is done: the goal reached its end, whatever it was. */
+const SETTLED = new Set(['complete', 'blocked', 'budget-limited', 'round-limit'])
+
+class PermanentError extends Error {
+  readonly permanent = true
+}
+
+/**
+ * Runs one job's goal in its workspace: the workspace's cordis.yml (or the worker's composition), the
+ * job's session (created, or reopened and re-armed), one commit and push per round, until the goal is
+ * settled or the worker stops it.
+ */
+export async function runGoal(handle: GoalHandle, options: GoalRunnerOptions): Promise<GoalOutcome> {
+  const { workspace } = handle
+  const note = (line: string) => options.note(`goal ${handle.id}: ${line}`)
+  const own = path.join(workspace.dir, 'cordis.yml')
+  const config = existsSync(own) ? own : options.config
+  const app = await composeGoal(config, workspace, options)
+  try {
+    const services = goalServices(app, config)
+    if (options.databaseVariable && !services.sessions.dir.startsWith('postgres')) {
+      note(`sessions are kept in ${services.sessions.dir}, not in the database: only workers that share that directory can take this goal over (give the session entry \`database: \${${options.databaseVariable}:-}\`)`)
+    }
+    const { agent, takeover } = await openSession(services, handle)
+    note(`session ${agent.id} (${takeover ? 'resumed' : 'new'}) in ${workspace.dir}${workspace.resumed ? ` from ${workspace.branch}` : ''}`)
+    // As `run` says which composition it loaded when it is not the workspace's own, the worker says when it is.
+    if (config === own) note(`composed by the workspace's cordis.yml`)
+    claimGoal(services.goals, agent, handle, takeover, note)
+    await services.sessions.flush(agent.session)
+    return await pursueGoal(app, services, agent, handle, note)
+  } finally {
+    await app.shutdown()
+  }
+}
+
+/** Inside a goal's own composition the fleet entry does nothing: the worker around it is the fleet. */
+function goalBuiltins(builtins: BuiltinPlugins): BuiltinPlugins {
+  return { ...builtins, '@goalkeeper/fleet': async () => ({ name: 'fleet', Config: FleetConfig, apply: () => {} }) }
+}
+
+async function composeGoal(config: string, workspace: GitWorkspace, options: GoalRunnerOptions): Promise<GoalApp> {
+  try {
+    return await options.startApp({ config, cwd: workspace.dir, builtins: goalBuiltins(options.builtins) })
+  } catch (error) {
+    throw new PermanentError(`the composition ${config} does not load: ${describeError(error)}`)
+  }
+}
+
+/** The services a goal needs; a composition that fails an entry or lacks one fails the job for good. */
+function goalServices(app: GoalApp, config: string): GoalServices {
+  const failed = app.report.entries.filter((entry) => entry.status === 'failed')
+  if (failed.length) throw new PermanentError(`${config}: ${failed.map((entry) => `${entry.id}: ${entry.error}`).join('; ')}`)
+  const sessions = app.ctx.get('sessions')
+  const agents = app.ctx.get('agents')
+  const goals = app.ctx.get('goals')
+  if (!sessions || !agents || !goals || !app.ctx.get('goalDriver')) {
+    throw new PermanentError(`${config} does not load the session, agent-loop, goal and goal-session plugins a goal needs`)
+  }
+  return { sessions, agents, goals }
+}
+
+/** The job's session: reopened when a worker ran it before (a takeover), else created with the job's id. */
+async function openSession({ sessions, agents }: GoalServices, { job, workspace }: GoalHandle): Promise<{ agent: Agent; takeover: boolean }> {
+  try {
+    return { agent: await agents.resume(job.sessionId), takeover: true }
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'SESSION_NOT_FOUND') throw error
+    return { agent: await agents.create({ session: await sessions.create({ cwd: workspace.dir, id: job.sessionId }) }), takeover: false }
+  }
+}
+
+const append = <K extends keyof FleetRecordData>(agent: Agent, type: K, data: FleetRecordData[K]) => agent.session.append(type, data)
+
+/** Records the claim, then creates the goal, re-arms the loaded one, or leaves a settled one as it is. */
+function claimGoal(goals: GoalService, agent: Agent, handle: GoalHandle, takeover: boolean, note: (line: string) => void): void {
+  const { job } = handle
+  const loaded = takeover ? goals.get(agent) : undefined
+  if (!takeover || !loaded) {
+    append(agent, 'fleet/claim', { worker: handle.worker, job: handle.id, attempt: handle.attempt, takeover, rearmed: false })
+    goals.create(agent, {
+      objective: job.objective,
+      ...(job.maxRounds !== undefined ? { maxGoalRounds: job.maxRounds } : {}),
+      ...(job.budgets ? { budgets: job.budgets } : {}),
+      ...(job.verify ? { verify: job.verify } : {}),
+    })
+  } else if (SETTLED.has(loaded.phase)) {
+    // The last worker finished the goal but not the job: nothing to re-arm.
+    append(agent, 'fleet/claim', { worker: handle.worker, job: handle.id, attempt: handle.attempt, takeover, rearmed: false, phase: loaded.phase })
+  } else {
+    // A goal always loads disarmed; the job is the standing instruction to pursue it, so it is re-armed here.
+    append(agent, 'fleet/claim', { worker: handle.worker, job: handle.id, attempt: handle.attempt, takeover, rearmed: true, phase: loaded.phase })
+    note(`took over the goal (${loaded.phase}, ${loaded.roundsStarted}/${loaded.maxGoalRounds} rounds) and re-armed it`)
+    goals.resume(agent, { id: loaded.id, revision: loaded.revision })
+  }
+}
+
+/**
+ * Lets the rounds run, each committed and pushed by the round-commit plugin, until the goal is at rest or
+ * the job is lost; then commits what is left and tells the worker how the job ends.
+ */
+async function pursueGoal(app: GoalApp, services: GoalServices, agent: Agent, handle: GoalHandle, note: (line: string) => void): Promise<GoalOutcome> {
+  const { goals } = services
+  const target = { agent, workspace: handle.workspace, worker: handle.worker, progress: handle.progress }
+  let commitError: unknown
+  const commits = await app.ctx.plugin(roundCommit, { ...target, failed: (error: unknown) => void (commitError ??= error) })
+  let stopReason: StopReason | undefined
+  void handle.stopping.then((reason) => {
+    stopReason = reason
+    if (reason === 'drain') {
+      const action = interruptWork(agent, goals)
+      if (action) note(action === 'cancelled' ? 'draining: cancelled the running round' : 'draining: paused the goal')
+    }
+  })
+  const state = await untilRest(app, agent, goals, handle.stopping)
+  await commits.dispose()
+  if (stopReason === 'lost' || state === 'lost') return { kind: 'lost' }
+  await roundCommit.commitRound(services, target).catch((error) => void (commitError ??= error))
+  if (commitError) throw commitError
+  return jobOutcome(services, agent, handle, stopReason)
+}
+
+/** The job done with the goal's result, or, after a drain that paused the goal, returned to the queue. */
+async function jobOutcome({ sessions, goals }: GoalServices, agent: Agent, handle: GoalHandle, stopReason: StopReason | undefined): Promise<GoalOutcome> {
+  const { workspace } = handle
+  const goal = goals.get(agent)
+  const output = { phase: goal?.phase ?? 'none', rounds: goal?.roundsStarted ?? 0 }
+  if (stopReason === 'drain' && goal && !SETTLED.has(goal.phase)) {
+    append(agent, 'fleet/release', { worker: handle.worker, job: handle.id, phase: goal.phase, rounds: goal.roundsStarted })
+    await sessions.flush(agent.session)
+    return { kind: 'returned', output }
+  }
+  return { kind: 'done', output: { ...output, session: agent.id, branch: workspace.branch, commit: workspace.pushed ?? null, worker: handle.worker, ...spendOf(goal) } }
+}
+
+function spendOf(goal: GoalState | undefined): Record<string, unknown> {
+  const usage = (goal as { usage?: unknown } | undefined)?.usage
+  return usage ? { spend: usage } : {}
+}
+
+/** Resolves when the agent is idle with nothing queued and its goal is not active and armed, or the job is lost. */
+function untilRest(app: GoalApp, agent: Agent, goals: GoalService, stopping: Promise<StopReason>): Promise<'rest' | 'lost'> {
+  return new Promise((resolve) => {
+    const stops: (() => void)[] = []
+    let settled = false
+    const finish = (state: 'rest' | 'lost') => {
+      if (settled) return
+      settled = true
+      for (const stop of stops.splice(0)) stop()
+      resolve(state)
+    }
+    const check = () => {
+      if (agent.disposed) return finish('lost')
+      if (agent.status !== 'idle' || agent.queued.length) return
+      const goal = goals.get(agent)
+      if (!(goal?.phase === 'active' && goal.activation === 'armed')) finish('rest')
+    }
+    const ctx = app.ctx as any
+    for (const name of ['agent/status', 'agent/queued', 'agent/disposed', 'goal/changed', 'goal/activation']) {
+      stops.push(ctx.on(name, () => void queueMicrotask(check)))
+    }
+    void stopping.then((reason) => reason === 'lost' && finish('lost'))
+    check()
+  })
+}

@@ -162,27 +162,32 @@ export class FleetWorker {
         await this.queue.fail(id, error, !permanent)
         return
       }
-      if (outcome.kind === 'done') {
-        await this.queue.noteProgress(id, { rounds: outcome.output.rounds, phase: outcome.output.phase })
-        await this.queue.complete(id, outcome.output)
-        this.log(`goal ${id} done: ${outcome.output.phase} after ${outcome.output.rounds} round${outcome.output.rounds === 1 ? '' : 's'}`)
-      } else if (outcome.kind === 'returned') {
-        // Only a job still this worker's goes back: cancelling one another worker took over would stop that worker's run.
-        if (!(await this.queue.heartbeat(id))) {
-          this.log(`goal ${id} lost: another worker runs it now`)
-          return
-        }
-        await this.queue.noteProgress(id, { ...(outcome.output ?? {}), worker: null })
-        await this.queue.release(id)
-        this.log(`goal ${id} returned to the queue`)
-      } else {
-        this.log(`goal ${id} lost: another worker runs it now`)
-      }
+      await this.settle(id, outcome)
     } catch (error) {
       this.log(`goal ${id}: ${describeError(error)}`)
     } finally {
       clearInterval(heartbeat)
       await workspace?.dispose().catch(() => {})
+    }
+  }
+
+  /** The job as the goal's run ended it: completed, back in the queue, or left to the worker that took it. */
+  private async settle(id: string, outcome: GoalOutcome): Promise<void> {
+    if (outcome.kind === 'done') {
+      await this.queue.noteProgress(id, { rounds: outcome.output.rounds, phase: outcome.output.phase })
+      await this.queue.complete(id, outcome.output)
+      this.log(`goal ${id} done: ${outcome.output.phase} after ${outcome.output.rounds} round${outcome.output.rounds === 1 ? '' : 's'}`)
+    } else if (outcome.kind === 'returned') {
+      // Only a job still this worker's goes back: cancelling one another worker took over would stop that worker's run.
+      if (!(await this.queue.heartbeat(id))) {
+        this.log(`goal ${id} lost: another worker runs it now`)
+        return
+      }
+      await this.queue.noteProgress(id, { ...(outcome.output ?? {}), worker: null })
+      await this.queue.release(id)
+      this.log(`goal ${id} returned to the queue`)
+    } else {
+      this.log(`goal ${id} lost: another worker runs it now`)
     }
   }
 }

@@ -1,39 +1,17 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import type { Context } from 'cordis'
 import type { Agent, AgentService } from '@goalkeeper/agent-loop'
 import type { GoalService, GoalState } from '@goalkeeper/goal'
 import { interruptWork } from '@goalkeeper/goal-session'
 import { describeError } from '@goalkeeper/kit'
-import type { BuiltinPlugins, LoadReport } from '@goalkeeper/loader'
+import type { BuiltinPlugins } from '@goalkeeper/loader'
 import type { SessionService } from '@goalkeeper/session'
 import { Config as FleetConfig } from './config.ts'
+import type { GoalApp, GoalRunnerOptions } from './goal-app.ts'
 import type { GitWorkspace } from './git.ts'
 import type { FleetRecordData } from './records.ts'
 import * as roundCommit from './round-commit.ts'
 import type { GoalHandle, GoalOutcome, StopReason } from './worker.ts'
-
-/** A goal's composition as the starter hands it back (the CLI's `App` is one). */
-export interface GoalApp {
-  ctx: Context
-  report: LoadReport
-  /** Ordered shutdown of the composition. */
-  shutdown(): Promise<void>
-}
-
-/** What the program around the worker hands the runner: how to compose, and where to say what happens. */
-export interface GoalRunnerOptions {
-  /** Loads a cordis.yml with `cwd` as its base directory (the CLI's starter: its log level, stderr and environment). */
-  startApp(options: { config: string; cwd: string; builtins: BuiltinPlugins }): Promise<GoalApp>
-  /** The plugins the composition's entries resolve to by name (the CLI's table). */
-  builtins: BuiltinPlugins
-  /** The worker's own cordis.yml: it composes goals whose clone has none. */
-  config: string
-  /** The variable that hands the worker's database to the composition; absent when the worker has none. */
-  databaseVariable?: string
-  /** One progress line for the person running the worker. */
-  note(line: string): void
-}
 
 interface GoalServices {
   sessions: SessionService

@@ -88,6 +88,8 @@ export class RoundDriver implements GoalDriver, RoundsHost {
   private rounds(agent: Agent): AgentRounds {
     let rounds = this.states.get(agent.id)
     if (!rounds || rounds.agent !== agent) {
+      // A waiter on the agent this one replaced waits for nothing more.
+      rounds?.release()
       rounds = new AgentRounds(agent, this)
       this.states.set(agent.id, rounds)
     }

@@ -11,7 +11,7 @@ import type { ContentBlock, TurnOutcome, UserMessage } from '@goalkeeper/session
  *   sending … admitted ─other input, goal moved, driver unloading─▶ dropped{stale}      uses no round
  *   sending … running, stale, rejected ─agent/cancel-requested─▶ dropped{cancelled}     settled at once
  *   queued … admitted, stale ─refused by a later hook, or altered─▶ dropped{rejected}    settled at once
- *   admitted, running ─human input queued─▶ (preemptedBy set) ─turn-end preempted─▶ ended  settled at once
+ *   admitted, running ─human input queued─▶ (same state, preemptedBy) ─turn-end preempted─▶ ended  settled at once
  *
  * The driver lets go of the round at idle after its turn (then `ended` is settled), or when its message
  * leaves the inbox without opening a turn (`input/rejected`, `input/cancelled`).
@@ -20,15 +20,18 @@ export type RoundState =
   | { kind: 'sending' }
   | { kind: 'queued' }
   | { kind: 'deciding' }
-  | { kind: 'admitted' }
-  | { kind: 'running'; turn: number }
+  /** `preemptedBy`: the human message queued since admission, which the round yields to as its turn opens. */
+  | { kind: 'admitted'; preemptedBy?: string }
+  /** `preemptedBy`: the human message the round yields to at its next step boundary. */
+  | { kind: 'running'; turn: number; preemptedBy?: string }
   | { kind: 'ended'; turn: number; outcome: TurnOutcome }
   | { kind: 'dropped'; why: 'stale' | 'cancelled' | 'rejected'; turn?: number }
 
-type Step = Exclude<RoundState['kind'], 'dropped'> | Extract<RoundState, { kind: 'dropped' }>['why']
+/** A node of the life above: a state, with `dropped` told apart by why. */
+export type RoundStep = Exclude<RoundState['kind'], 'dropped'> | Extract<RoundState, { kind: 'dropped' }>['why']
 
-/** The arrows of the life above; any other move is a driver bug. */
-const NEXT: Record<Step, readonly Step[]> = {
+/** The arrows of the life above; any other move is a driver bug. Exported for its test. */
+export const NEXT: Readonly<Record<RoundStep, readonly RoundStep[]>> = {
   sending: ['queued', 'stale', 'cancelled'],
   queued: ['deciding', 'stale', 'cancelled', 'rejected'],
   deciding: ['admitted', 'stale', 'cancelled', 'rejected'],
@@ -40,13 +43,11 @@ const NEXT: Record<Step, readonly Step[]> = {
   cancelled: [],
 }
 
-const stepOf = (state: RoundState): Step => (state.kind === 'dropped' ? state.why : state.kind)
+const stepOf = (state: RoundState): RoundStep => (state.kind === 'dropped' ? state.why : state.kind)
 
 /** The one goal round an agent may have in flight: what was reserved, and where it is. */
 export class Round {
   state: RoundState = { kind: 'sending' }
-  /** The human message that made the round yield (admitted or running when it was queued). */
-  preemptedBy?: string
   /** Resolves when the round has left the agent: its turn ended, or its message is gone (unload waits on it). */
   readonly left: Promise<void>
   readonly leave: () => void
@@ -79,7 +80,7 @@ export class Round {
     return { id: this.identity.goalId, revision: this.identity.revision }
   }
 
-  can(step: Step): boolean {
+  can(step: RoundStep): boolean {
     return NEXT[stepOf(this.state)].includes(step)
   }
 
@@ -90,6 +91,24 @@ export class Round {
     if (!NEXT[from].includes(to)) throw new Error(`goal round ${this.number} cannot go from ${from} to ${to} (${because})`)
     this.logger.debug('goal round %d of agent %s: %s -> %s: %s', this.number, this.agentId, from, to, because)
     this.state = next
+  }
+
+  /** The human message the round yields to, once one was queued while it was admitted or running. */
+  get preemptedBy(): string | undefined {
+    return this.state.kind === 'admitted' || this.state.kind === 'running' ? this.state.preemptedBy : undefined
+  }
+
+  /**
+   * Records the first human message queued while the round is admitted or running; it stays in its state
+   * (not an arrow of the life above), and `running` inherits it from `admitted`. False when the round cannot
+   * yield now or already yields to another message.
+   */
+  yieldTo(messageId: string): boolean {
+    const { state } = this
+    if ((state.kind !== 'admitted' && state.kind !== 'running') || state.preemptedBy) return false
+    this.logger.debug('goal round %d of agent %s: %s yields to human message %s', this.number, this.agentId, state.kind, messageId)
+    this.state = { ...state, preemptedBy: messageId }
+    return true
   }
 
   /** What `agent.send` gets: fresh copies, so the caller's objects never are the recorded ones. */

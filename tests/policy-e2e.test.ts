@@ -220,8 +220,8 @@ describe('the default policies together, composed from cordis.yml', () => {
     await agent.whenIdle()
     expect(change.goal!.blockedReason).toEqual({
       code: 'no-progress',
-      message: '3 goal rounds in a row changed nothing (no successful write_file, edit_file, run_command, update_goal or create_goal call, '
-        + 'and no read_file, list_dir or search call that found something new): '
+      message: '3 goal rounds in a row changed nothing (no successful edit, command or goal update call, '
+        + 'and no read or search call that found something new): '
         + 'round 1 ended with text only: "Planning."; round 2 ended with an empty reply; round 3 ended with text only: "Planning.".',
     })
     expect(scripted().requests.map((r) => /No progress: 2 goal rounds/.test(r.system ?? ''))).toEqual([false, false, true])

@@ -52,7 +52,7 @@ export class PermissionAsker {
     try {
       answer = await this.client.request('session/request_permission', {
         sessionId: this.sessionId,
-        toolCall: { toolCallId: toolCallId(review.call.turn, review.call.callId), status: 'pending', ...viewToolCall(review.name, argumentsText, this.cwd) },
+        toolCall: { toolCallId: toolCallId(review.call.turn, review.call.callId), status: 'pending', ...viewToolCall(review.name, argumentsText, this.cwd, review.tool) },
         options: OPTIONS(review.name),
       }, { cancellationSignal: signal, stopWaitingOnCancel: true })
     } catch (error) {

@@ -67,7 +67,12 @@ export class AcpSession {
 
   constructor(private host: SessionHost, readonly agent: Agent) {
     this.id = agent.id
-    this.translator = new RecordTranslator(agent.session.header.cwd, host.mask, host.hold)
+    this.translator = this.newTranslator()
+  }
+
+  /** Tools are looked up when a call is shown: one registered after the session began is described too. */
+  private newTranslator(): RecordTranslator {
+    return new RecordTranslator(this.cwd, this.host.mask, this.host.hold, (name) => this.host.ctx.get('tools')?.get(name))
   }
 
   get cwd(): string {
@@ -113,7 +118,7 @@ export class AcpSession {
   replay(send: boolean): void {
     const records = this.agent.session.records
     // A second load of a session already followed replays with a translator of its own, so the live one keeps its state.
-    const translator = this.cursor ? new RecordTranslator(this.cwd, this.host.mask, this.host.hold) : this.translator
+    const translator = this.cursor ? this.newTranslator() : this.translator
     for (const record of records) {
       if (record.seq >= this.cursor) this.goalView.observe(record)
       if (send) for (const update of translator.translate(record, true)) this.push(update)

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import type { ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind } from '@agentclientprotocol/sdk'
 import { clip, isRecord } from '@goalkeeper/kit'
+import type { ToolDefinition, ToolKind as OwnKind } from '@goalkeeper/tools'
 
 /** What a client shows for one tool call: a title, an icon kind and the files it touches. */
 export interface ToolCallView {
@@ -13,16 +14,26 @@ export interface ToolCallView {
 /** Longest tool output sent as display text; the session log keeps all of it. */
 export const MAX_SHOWN_OUTPUT = 20_000
 
-const KINDS: Record<string, ToolKind> = {
-  read_file: 'read',
-  list_dir: 'read',
+/** ACP has no kind for tools that work on the session itself: they show as `other`. */
+const KINDS: Record<OwnKind, ToolKind> = {
+  read: 'read',
   search: 'search',
-  write_file: 'edit',
-  edit_file: 'edit',
-  run_command: 'execute',
-  get_goal: 'other',
-  create_goal: 'other',
-  update_goal: 'other',
+  edit: 'edit',
+  execute: 'execute',
+  session: 'other',
+  other: 'other',
+}
+
+const kindOf = (tool: ToolDefinition | undefined): ToolKind => (tool?.kind && Object.hasOwn(KINDS, tool.kind) ? KINDS[tool.kind] : 'other')
+
+/** A tool's own describer, run defensively: it is a plugin's code, and the arguments may not have validated. */
+function described<T>(describe: (() => T) | undefined): T | undefined {
+  if (!describe) return undefined
+  try {
+    return describe()
+  } catch {
+    return undefined
+  }
 }
 
 /** The call's arguments as the model wrote them, parsed; the raw text when they are not a JSON object. */
@@ -35,42 +46,36 @@ export function parseArguments(text: string): Record<string, unknown> | string {
   }
 }
 
-const str = (value: unknown) => (typeof value === 'string' ? value : undefined)
-
-function title(name: string, args: Record<string, unknown>): string {
-  const file = str(args.path)
-  switch (name) {
-    case 'read_file': {
-      const range = args.start_line || args.end_line ? ` (lines ${args.start_line ?? 1}-${args.end_line ?? 'end'})` : ''
-      return `Read ${file}${range}`
-    }
-    case 'write_file': return `Write ${file}`
-    case 'edit_file': return `Edit ${file}`
-    case 'list_dir': return `List ${file ?? '.'}`
-    case 'search': return `Search ${JSON.stringify(str(args.pattern) ?? '')}${file ? ` in ${file}` : ''}`
-    case 'run_command': return `Run ${clip(str(args.command) ?? '', 120)}`
-    case 'get_goal': return 'Read the goal'
-    case 'create_goal': return `Create goal ${JSON.stringify(clip(str(args.objective) ?? '', 80))}`
-    case 'update_goal': return `Goal: ${str(args.action) ?? 'update'}`
-    default: return `${name} ${clip(JSON.stringify(args), 120)}`
-  }
-}
-
-/** An absolute path for a path argument, so a client can follow along; undefined for anything else. */
+/** An absolute path for a path a tool named, so a client can follow along; undefined for anything else. */
 function absolute(cwd: string, file: unknown): string | undefined {
   if (typeof file !== 'string' || !file || file.includes('\0')) return undefined
   return path.resolve(cwd, file)
 }
 
-export function viewToolCall(name: string, argumentsText: string, cwd: string): ToolCallView {
+function locationsOf(tool: ToolDefinition | undefined, args: Record<string, unknown>, cwd: string): ToolCallLocation[] {
+  const named = described(tool?.locations && (() => tool.locations!(args)))
+  if (!Array.isArray(named)) return []
+  return named.flatMap((location) => {
+    const where = absolute(cwd, location?.path)
+    if (!where) return []
+    const line = Number.isInteger(location.line) && location.line! > 0 ? location.line : undefined
+    return [{ path: where, ...(line ? { line } : {}) }]
+  })
+}
+
+/**
+ * What a client shows for a call, from what its tool says of itself (`tool`, when it is registered): the
+ * kind, the title and the files it touches. A tool that says nothing is `other`, titled by its name and arguments.
+ */
+export function viewToolCall(name: string, argumentsText: string, cwd: string, tool?: ToolDefinition): ToolCallView {
   const args = parseArguments(argumentsText)
-  if (typeof args === 'string') return { title: `${name} (arguments that are not a JSON object)`, kind: KINDS[name] ?? 'other', locations: [], rawInput: args }
-  const where = name === 'search' || name === 'list_dir' ? absolute(cwd, args.path ?? '.') : absolute(cwd, args.path)
-  const line = typeof args.start_line === 'number' ? args.start_line : undefined
+  const kind = kindOf(tool)
+  if (typeof args === 'string') return { title: `${name} (arguments that are not a JSON object)`, kind, locations: [], rawInput: args }
+  const title = described(tool?.title && (() => tool.title!(args)))
   return {
-    title: title(name, args),
-    kind: KINDS[name] ?? 'other',
-    locations: where && (name in KINDS) ? [{ path: where, ...(line ? { line } : {}) }] : [],
+    title: typeof title === 'string' && title ? title : `${name} ${clip(JSON.stringify(args), 120)}`,
+    kind,
+    locations: locationsOf(tool, args, cwd),
     rawInput: args,
   }
 }
@@ -83,17 +88,16 @@ export interface ToolOutcome {
 
 const text = (value: string): ToolCallContent => ({ type: 'content', content: { type: 'text', text: value } })
 
-/** How a finished call is shown: its status, the output (or error) as text, and a diff for file edits. */
-export function viewToolResult(name: string, argumentsText: string, result: ToolOutcome, cwd: string): { status: ToolCallStatus; content: ToolCallContent[]; rawOutput: unknown } {
+/** How a finished call is shown: its status, the output (or error) as text, and a diff when the tool tells one. */
+export function viewToolResult(name: string, argumentsText: string, result: ToolOutcome, cwd: string, tool?: ToolDefinition): { status: ToolCallStatus; content: ToolCallContent[]; rawOutput: unknown } {
   const args = parseArguments(argumentsText)
   const content: ToolCallContent[] = []
-  const file = typeof args === 'object' ? absolute(cwd, args.path) : undefined
-  if (result.ok && file && typeof args === 'object') {
-    // The edit tools say what they did; a diff lets an editor show the change in place.
-    if (name === 'edit_file' && typeof args.old_string === 'string' && typeof args.new_string === 'string') {
-      content.push({ type: 'diff', path: file, oldText: args.old_string, newText: args.new_string })
-    } else if (name === 'write_file' && typeof args.content === 'string' && result.content.startsWith('Created ')) {
-      content.push({ type: 'diff', path: file, oldText: null, newText: args.content })
+  if (result.ok && typeof args === 'object') {
+    // An editor shows the change in place.
+    const diff = described(tool?.diff && (() => tool.diff!(args, { ok: result.ok, content: result.content })))
+    const file = absolute(cwd, diff?.path)
+    if (diff && file && typeof diff.newText === 'string' && (diff.oldText === null || typeof diff.oldText === 'string')) {
+      content.push({ type: 'diff', path: file, oldText: diff.oldText, newText: diff.newText })
     }
   }
   const shown = result.ok ? result.content : result.content || (result.error ? `${result.error.code}: ${result.error.message}` : '')

@@ -1,5 +1,6 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk'
 import { compactionLine, isRecordOf, type SessionRecord } from '@goalkeeper/session'
+import type { ToolDefinition } from '@goalkeeper/tools'
 import { HeldText } from './held-text.ts'
 import { viewToolCall, viewToolResult } from './tool-view.ts'
 
@@ -24,9 +25,15 @@ export class RecordTranslator {
 
   /**
    * `mask` is applied to streamed text here (the stream masks everything else); `hold` is how many
-   * characters stay back (see HeldText).
+   * characters stay back (see HeldText); `tools` finds what a tool says of itself (its kind, title,
+   * locations and diff), by name, when it is registered.
    */
-  constructor(private cwd: string, private mask: (text: string) => string = (value) => value, private hold = 0) {}
+  constructor(
+    private cwd: string,
+    private mask: (text: string) => string = (value) => value,
+    private hold = 0,
+    private tools: (name: string) => ToolDefinition | undefined = () => undefined,
+  ) {}
 
   private held(streams: Map<string, HeldText>, id: string): HeldText {
     let held = streams.get(id)
@@ -70,7 +77,7 @@ export class RecordTranslator {
       for (const call of toolCalls) {
         const clientId = toolCallId(turn, call.id)
         this.calls.set(clientId, { name: call.name, arguments: call.arguments })
-        updates.push({ sessionUpdate: 'tool_call', toolCallId: clientId, status: 'pending', ...viewToolCall(call.name, call.arguments, this.cwd) })
+        updates.push({ sessionUpdate: 'tool_call', toolCallId: clientId, status: 'pending', ...viewToolCall(call.name, call.arguments, this.cwd, this.tools(call.name)) })
       }
       return updates
     }
@@ -79,13 +86,13 @@ export class RecordTranslator {
       if (this.calls.has(clientId)) return [{ sessionUpdate: 'tool_call_update', toolCallId: clientId, status: 'in_progress' }]
       // A call the model's message did not list (a log written by other means): show it whole.
       this.calls.set(clientId, { name: record.data.name, arguments: record.data.arguments })
-      return [{ sessionUpdate: 'tool_call', toolCallId: clientId, status: 'in_progress', ...viewToolCall(record.data.name, record.data.arguments, this.cwd) }]
+      return [{ sessionUpdate: 'tool_call', toolCallId: clientId, status: 'in_progress', ...viewToolCall(record.data.name, record.data.arguments, this.cwd, this.tools(record.data.name)) }]
     }
     if (isRecordOf(record, 'tool/result')) {
       const clientId = toolCallId(record.data.turn, record.data.callId)
       const call = this.calls.get(clientId) ?? { name: 'tool', arguments: '{}' }
       this.calls.delete(clientId)
-      return [{ sessionUpdate: 'tool_call_update', toolCallId: clientId, ...viewToolResult(call.name, call.arguments, record.data, this.cwd) }]
+      return [{ sessionUpdate: 'tool_call_update', toolCallId: clientId, ...viewToolResult(call.name, call.arguments, record.data, this.cwd, this.tools(call.name)) }]
     }
     if (isRecordOf(record, 'context/compacted')) {
       // Why the model may now "forget" details: said as a thought, not as the answer.

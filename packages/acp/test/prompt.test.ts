@@ -99,6 +99,31 @@ describe('session/new and session/prompt', () => {
     expect(client.of(sessionId, 'tool_call')[0].kind).toBe('edit')
   })
 
+  it("shows a plugin's tool by what it says of itself (kind, title, locations, diff), and one that says nothing as other", async () => {
+    const { h, client } = await setup()
+    h.root.tools.register({
+      name: 'lookup', kind: 'search', description: 'looks things up', parameters: { type: 'object', properties: { term: { type: 'string' } } },
+      title: (args: { term: string }) => `Look up ${args.term}`,
+      locations: (args: { term: string }) => [{ path: `docs/${args.term}.md`, line: 3 }, { path: '' }],
+      diff: () => ({ path: 'docs/log.md', oldText: null, newText: 'looked up' }),
+      execute: () => 'found',
+    })
+    h.root.tools.register({ name: 'plain', description: 'says nothing of itself', parameters: { type: 'object' }, execute: () => 'ok' })
+    // A describer that throws is the tool's problem, not the client's: the call is shown by its name.
+    h.root.tools.register({ name: 'broken', kind: 'edit', description: 'throws', parameters: { type: 'object' }, title: () => { throw new Error('no') }, execute: () => 'ok' })
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    h.scripted.push(tools(call('lookup', { term: 'cordis' }), call('plain', { a: 1 }), call('broken', {})), { text: 'Done.' })
+    await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'look it up' }] })
+    const starts = client.of(sessionId, 'tool_call')
+    expect(starts.map(({ title, kind, locations }) => ({ title, kind, locations }))).toEqual([
+      { title: 'Look up cordis', kind: 'search', locations: [{ path: path.join(h.workspace, 'docs/cordis.md'), line: 3 }] },
+      { title: 'plain {"a":1}', kind: 'other', locations: [] },
+      { title: 'broken {}', kind: 'edit', locations: [] },
+    ])
+    const done = client.of(sessionId, 'tool_call_update').find((update) => update.toolCallId === starts[0].toolCallId && update.status === 'completed')!
+    expect(done.content?.[0]).toEqual({ type: 'diff', path: path.join(h.workspace, 'docs/log.md'), oldText: null, newText: 'looked up' })
+  })
+
   it('takes embedded context and file links from the editor as text for the model', async () => {
     const { h, client } = await setup()
     const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })

@@ -6,6 +6,7 @@ import { McpServer } from './server.ts'
 export { Config, type McpConfig } from './config.ts'
 export { McpServer } from './server.ts'
 export { toToolResult, inputSchema } from './results.ts'
+export { mcpKind, type McpToolAnnotations } from './kind.ts'
 
 declare module 'cordis' {
   interface Events {

@@ -5,6 +5,7 @@ import { delay, describeError } from '@goalkeeper/kit'
 import type { ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { checkConfig, type McpConfig } from './config.ts'
 import { inputSchema, toToolResult } from './results.ts'
+import { mcpKind, type McpToolAnnotations } from './kind.ts'
 import { LineStdioTransport } from './stdio.ts'
 
 /** The OpenAI-compatible tool name limit the registry enforces. */
@@ -18,7 +19,7 @@ const MAX_LIST_PAGES = 100
 /** How many left-out tools a warning names. */
 const NAMED = 10
 
-interface ListedTool { name: string; description?: string; inputSchema?: unknown }
+interface ListedTool { name: string; description?: string; inputSchema?: unknown; annotations?: McpToolAnnotations }
 
 const failure = (code: string, message: string): ToolResult => ({ ok: false, content: message, error: { code, message } })
 
@@ -197,6 +198,7 @@ export class McpServer {
       name,
       description: `${tool.description ?? ''} (MCP server ${this.config.name})`.trim(),
       parameters: inputSchema(tool.inputSchema),
+      kind: mcpKind(tool.annotations),
       execute: (args, call) => this.call(tool.name, args as Record<string, unknown>, call.signal),
     }
   }

@@ -117,8 +117,29 @@ describe('mcp over stdio', { timeout: 60_000 }, () => {
 
   it('goes through the permission modes like any tool: workspace-write asks, so an unattended run is denied', async () => {
     const { h, agent } = await start(stdioConfig(), 'workspace-write')
-    const [echo] = await turn(h, agent, ['everything__echo', { message: 'x' }])
-    expect(echo).toMatchObject({ ok: false, denied: { by: 'permissions', reason: expect.stringMatching(/^everything__echo is not one of the workspace tools/) } })
+    // Not read-only by its annotations: a tool the modes cannot place.
+    expect(h.root.tools.get('everything__toggle-simulated-logging')?.kind).toBe('other')
+    const [toggle] = await turn(h, agent, ['everything__toggle-simulated-logging', {}])
+    expect(toggle).toMatchObject({ ok: false, denied: { by: 'permissions', reason: expect.stringMatching(/^everything__toggle-simulated-logging is not one of the workspace tools/) } })
+  })
+
+  it('a tool annotated readOnlyHint is classed read: it runs in read-only without asking, unless the classes say otherwise', async () => {
+    const first = await start(stdioConfig(), 'read-only')
+    expect(first.h.root.tools.get('everything__echo')?.kind).toBe('read')
+    const [echo] = await turn(first.h, first.agent, ['everything__echo', { message: 'x' }])
+    expect(echo).toMatchObject({ ok: true, content: 'Echo: x' })
+    await first.h.dispose()
+
+    const next = h = await createHarness()
+    await next.load(await import('@goalkeeper/permissions'), { mode: 'read-only', classes: { everything__echo: 'other' } })
+    await next.load(mcp, stdioConfig())
+    const [overridden] = await turn(next, await next.createAgent(), ['everything__echo', { message: 'x' }])
+    expect(overridden).toMatchObject({ ok: false, denied: { by: 'permissions', reason: expect.stringMatching(/^everything__echo is not one of the workspace tools/) } })
+  })
+
+  it('maps the annotations: readOnlyHint is read, anything else other', () => {
+    expect([mcp.mcpKind({ readOnlyHint: true }), mcp.mcpKind({ readOnlyHint: true, destructiveHint: false }), mcp.mcpKind({ destructiveHint: true }), mcp.mcpKind({ readOnlyHint: 'yes' }), mcp.mcpKind(undefined)])
+      .toEqual(['read', 'read', 'other', 'other', 'other'])
   })
 
   it('a server that cannot start fails the load, naming it', async () => {

@@ -3,22 +3,12 @@ import Schema from 'schemastery'
 export const MODES = ['read-only', 'workspace-write', 'full'] as const
 export type PermissionMode = (typeof MODES)[number]
 
-/** What a tool does, as far as the modes care. Tools not named here are `other`. */
+/**
+ * What a tool does, as far as the modes care: taken from the tool's declared kind (`classOfKind`), unless
+ * the configuration's `classes` names the tool. `session` tools change only the session (the goal).
+ */
 export const TOOL_CLASSES = ['read', 'write', 'command', 'session', 'other'] as const
 export type ToolClass = (typeof TOOL_CLASSES)[number]
-
-/** The built-in tools (workspace-tools, tool-goal). `session` tools change only the session (the goal). */
-export const BUILTIN_CLASSES: Readonly<Record<string, ToolClass>> = {
-  read_file: 'read',
-  list_dir: 'read',
-  search: 'read',
-  write_file: 'write',
-  edit_file: 'write',
-  run_command: 'command',
-  get_goal: 'session',
-  create_goal: 'session',
-  update_goal: 'session',
-}
 
 export const RULE_ACTIONS = ['allow', 'ask', 'deny'] as const
 export type RuleAction = (typeof RULE_ACTIONS)[number]
@@ -37,7 +27,7 @@ export const Config = Schema.object({
   network: Schema.boolean().default(false).description('Sandboxed commands may use the network.'),
   rules: Schema.array(Rule).default([]).description('Per tool and per command pattern; deny wins over ask, ask over allow.'),
   classes: Schema.dict(Schema.union(TOOL_CLASSES)).default({})
-    .description('What other tools do (read, write, command, session, other), e.g. a plugin\'s read-only tool as `read`.'),
+    .description('What a tool does (read, write, command, session, other) by its name, over what the tool declares, e.g. an MCP tool as `read` or `other`.'),
   bwrap: Schema.string().default('bwrap').description('The bubblewrap executable: a name looked up in PATH, or a path.'),
 })
 export type PermissionsConfig = Schemastery.TypeT<typeof Config>

@@ -43,7 +43,7 @@ export class PermissionGate {
   }
 
   async review(review: ToolCallReview): Promise<ToolCallVerdict> {
-    const decision = decide(this.config.mode, this.rules, this.config.classes, review.name, review.arguments)
+    const decision = decide(this.config.mode, this.rules, this.config.classes, review.tool, review.arguments)
     if (decision.kind === 'allow') return { kind: 'allow' }
     if (decision.kind === 'deny') return deny(decision.reason)
     if (this.allowed.get(review.call.agent)?.has(memoryKey(review))) return { kind: 'allow' }

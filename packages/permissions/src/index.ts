@@ -5,8 +5,8 @@ import { Config, type PermissionsConfig } from './config.ts'
 import { compileRules } from './rules.ts'
 import { PermissionGate } from './gate.ts'
 
-export { Config, MODES, TOOL_CLASSES, BUILTIN_CLASSES, type PermissionMode, type PermissionRule, type ToolClass } from './config.ts'
-export { decide, classify, type Decision } from './decide.ts'
+export { Config, MODES, TOOL_CLASSES, type PermissionMode, type PermissionRule, type ToolClass } from './config.ts'
+export { decide, classify, classOfKind, type Decision } from './decide.ts'
 export * from './types.ts'
 
 export const name = 'permissions'

@@ -114,6 +114,35 @@ describe('rules', () => {
     }
   })
 
+  it('a tool is judged by the kind it declares; the configured classes override it by name', async () => {
+    const register = (harness: Harness, kind: 'read' | 'search' | 'edit' | 'execute' | 'session' | 'other') => harness.root.tools.register({
+      name: 'weather', kind, description: 'the weather', parameters: { type: 'object' }, execute: () => 'sunny',
+    })
+    const cases = [
+      { mode: 'read-only', kind: 'read', runs: true },
+      { mode: 'read-only', kind: 'search', runs: true },
+      { mode: 'read-only', kind: 'session', runs: true },
+      { mode: 'read-only', kind: 'edit', runs: false, why: 'weather changes files, which the read-only permission mode' },
+      { mode: 'read-only', kind: 'execute', runs: false, why: 'weather runs a command, which the read-only permission mode' },
+      { mode: 'workspace-write', kind: 'edit', runs: true },
+      { mode: 'workspace-write', kind: 'other', runs: false, why: 'weather is not one of the workspace tools' },
+      // The user's word wins over the tool's, both ways.
+      { mode: 'workspace-write', kind: 'read', classes: { weather: 'other' }, runs: false, why: 'weather is not one of the workspace tools' },
+      { mode: 'read-only', kind: 'execute', classes: { weather: 'read' }, runs: true },
+    ] as const
+    for (const { mode, kind, runs, ...rest } of cases) {
+      const classes = 'classes' in rest ? rest.classes : {}
+      const next = await start({ mode, classes })
+      register(next.h, kind)
+      const [result] = await runCalls(next.h, next.agent, [['weather', {}]])
+      const label = JSON.stringify({ mode, kind, classes })
+      if (runs) expect(result, label).toMatchObject({ ok: true, content: 'sunny' })
+      else expect(result.denied?.reason, label).toMatch(new RegExp(`^${'why' in rest ? rest.why : ''}`))
+      await next.h.dispose()
+    }
+    h = undefined
+  })
+
   it('a rule without a tool or a command fails the load, naming it', async () => {
     h = await createHarness()
     await expect(h.load(permissions, { rules: [{ action: 'deny' }] })).rejects.toThrow('rules[0]: give a tool, a command, or both')

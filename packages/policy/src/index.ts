@@ -10,6 +10,7 @@ export { DEFAULT_VOLATILE_PATTERNS, VolatilePatterns, digest, volatileMasker } f
 export { MAX_SIMILARITY_CHARS, similarity } from './similarity.ts'
 export { decisionText } from './texts.ts'
 export { wildcard } from './wildcard.ts'
+export { ToolKinds, toolMatcher, type ToolChoice } from './tool-kinds.ts'
 export {
   DEFAULT_EMPTY_RESULTS, DEFAULT_OCCURRENCE_CAPACITY, EmptyResults, NewResults, Occurrences, emptyResultMatcher, resultFingerprint, type ResultLike,
 } from './novelty.ts'

@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import type { GoalBudgets, GoalRef, GoalState } from '@goalkeeper/goal'
 import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
-import { describeError } from '@goalkeeper/kit'
+import { clip, describeError } from '@goalkeeper/kit'
 import { authorityOf, checkAuthority, type UpdateAction } from './authority.ts'
 import { modelBlockReason } from './block-reason.ts'
 import { refusedCompletion, runCheck } from './check.ts'
@@ -54,6 +54,10 @@ const ACTION_ARGS: Record<UpdateAction, (keyof UpdateArgs)[]> = {
 export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSettled = () => {}): ToolDefinition[] {
   const getGoal: ToolDefinition<Record<string, never>> = {
     name: 'get_goal',
+    // It only reports: a round that calls it has not progressed.
+    kind: 'session',
+    readOnly: true,
+    title: () => 'Read the goal',
     description: 'Read the current goal of this session: goal_id, revision, objective, phase, rounds used and cap, budgets and what was spent, and the blocker if blocked. Call it before update_goal to get goal_id and revision.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     execute: (_args, call) => guarded(() => unreadable(ctx, call) ?? ok(ctx.goals.get(call.agent))),
@@ -61,6 +65,8 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
 
   const createGoal: ToolDefinition<CreateArgs> = {
     name: 'create_goal',
+    kind: 'session',
+    title: (args) => `Create goal ${JSON.stringify(clip(typeof args.objective === 'string' ? args.objective : '', 80))}`,
     description: 'Create the session goal, only when the user asked for it in this turn. Fails if a goal exists that is not complete.',
     parameters: {
       type: 'object',
@@ -85,6 +91,8 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
 
   const updateGoal: ToolDefinition<UpdateArgs> = {
     name: 'update_goal',
+    kind: 'session',
+    title: (args) => `Goal: ${typeof args.action === 'string' ? args.action : 'update'}`,
     description: 'Change the session goal. edit, pause and resume only when the user asked for it in this turn. '
       + 'complete when the objective is achieved and verified; block when it cannot progress without outside help. '
       + 'Name the goal_id and revision from get_goal; a stale revision is refused.',

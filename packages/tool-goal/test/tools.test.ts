@@ -31,6 +31,15 @@ async function plainRounds(agent: Agent, count: number): Promise<GoalState> {
   return h.root.goals.get(agent)!
 }
 
+describe('what the goal tools say of themselves', () => {
+  it('are session tools; get_goal only reports', async () => {
+    await setup()
+    const described = ['get_goal', 'create_goal', 'update_goal'].map((name) => h.root.tools.get(name)!)
+    expect(described.map((tool) => [tool.name, tool.kind, !!tool.readOnly])).toEqual([['get_goal', 'session', true], ['create_goal', 'session', false], ['update_goal', 'session', false]])
+    expect(described.map((tool) => tool.title!({ objective: 'Port it', action: 'pause' }))).toEqual(['Read the goal', 'Create goal "Port it"', 'Goal: pause'])
+  })
+})
+
 describe('goal tools in a human turn', () => {
   it('create_goal, get_goal and update_goal edit/pause/resume work for a human', async () => {
     const agent = await setup()

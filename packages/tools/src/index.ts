@@ -3,7 +3,11 @@ import Schema from 'schemastery'
 import type { ToolCallReport, ToolCallReview, ToolCallVerdict, ToolService } from './types.ts'
 import { ToolRegistry } from './registry.ts'
 
-export type { ToolAgent, ToolCallContext, ToolCallReport, ToolCallReview, ToolCallVerdict, ToolDefinition, ToolResult, ToolService } from './types.ts'
+export type {
+  ToolAgent, ToolCallContext, ToolCallReport, ToolCallReview, ToolCallVerdict, ToolDefinition, ToolDiff, ToolKind, ToolLocation, ToolResult, ToolService,
+} from './types.ts'
+export { TOOL_KINDS } from './types.ts'
+export { isReadOnly, kindOf } from './kind.ts'
 export type { ToolDenialInfo, ToolRewriteInfo } from '@goalkeeper/session'
 export { denial } from './pipeline.ts'
 

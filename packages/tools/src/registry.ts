@@ -6,6 +6,7 @@ import { checkSchema, createCompiler, type Compiler } from './schema.ts'
 import { runCall, type CallOutcome } from './pipeline.ts'
 import { reviewCall } from './review.ts'
 import { capResult, failure } from './result.ts'
+import { checkKind } from './kind.ts'
 
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
@@ -90,6 +91,11 @@ export class ToolRegistry extends Service implements ToolService {
     }
     if (typeof description !== 'string' || !description.trim()) throw new TypeError(`tool "${name}" needs a non-empty description`)
     if (typeof execute !== 'function') throw new TypeError(`tool "${name}" needs an execute(args, call) function`)
+    checkKind(name, tool.kind)
+    if (tool.readOnly !== undefined && typeof tool.readOnly !== 'boolean') throw new TypeError(`tool "${name}": readOnly must be true or false`)
+    for (const describer of ['title', 'locations', 'diff'] as const) {
+      if (tool[describer] !== undefined && typeof tool[describer] !== 'function') throw new TypeError(`tool "${name}": ${describer} must be a function`)
+    }
     if (!parameters || typeof parameters !== 'object' || Array.isArray(parameters) || parameters.type !== 'object') {
       throw new TypeError(`tool "${name}": parameters must be a JSON Schema with type "object"`)
     }

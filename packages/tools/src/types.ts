@@ -80,11 +80,46 @@ export interface ToolCallReport {
   readonly result: ToolResult
 }
 
+/**
+ * What a tool does, as the tool says of itself: `read` and `search` look at the workspace, `edit` changes
+ * files in it, `execute` runs commands, `session` works on the session itself (its goal), `other` is
+ * anything else. The permission modes, front ends (ACP) and the policy defaults go by it.
+ */
+export const TOOL_KINDS = ['read', 'edit', 'execute', 'search', 'session', 'other'] as const
+export type ToolKind = (typeof TOOL_KINDS)[number]
+
+/** A file a call touches, as the model named it: relative to the call's `cwd`, or absolute. */
+export interface ToolLocation {
+  path: string
+  /** 1-based line, when the call is about one place in the file. */
+  line?: number
+}
+
+/** A file change a successful call made, for front ends that show it in place. `oldText` is null for a new file. */
+export interface ToolDiff {
+  path: string
+  oldText: string | null
+  newText: string
+}
+
 export interface ToolDefinition<A = any> {
   name: string
   description: string
   /** JSON Schema (draft 2020-12 subset supported by ajv) of the arguments object. */
   parameters: Record<string, unknown>
+  /** What the tool does; a tool without one is `other` (`kindOf`). */
+  kind?: ToolKind
+  /**
+   * Its calls change nothing (MCP's `readOnlyHint`). Implied by the `read` and `search` kinds; a `session`
+   * tool that only reports (the goal's status) says so, so that calling it does not pass for progress.
+   */
+  readOnly?: boolean
+  /** A short line for a person about one call (`Read src/a.ts`); front ends fall back to the name and arguments. */
+  title?(args: A): string
+  /** The files one call touches, for front ends that follow along. */
+  locations?(args: A): ToolLocation[]
+  /** The change a successful call made to one file, when the tool can tell it from its arguments and result. */
+  diff?(args: A, result: ToolResult): ToolDiff | undefined
   /** A string result is `{ ok: true, content }`. Throwing an Error with a string `code` gives that error code. */
   execute(args: A, call: ToolCallContext): string | ToolResult | Promise<string | ToolResult>
 }

@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { ToolDefinition } from '../src/index.ts'
+import { isReadOnly, kindOf, TOOL_KINDS, type ToolDefinition } from '../src/index.ts'
 import { setup } from './helpers.ts'
 
 const tool = (name: string, extra: Partial<ToolDefinition> = {}): ToolDefinition => ({
@@ -49,6 +49,26 @@ describe('ctx.tools registration', () => {
     root.tools.register(tool('A-z_09'))
     root.tools.register(tool('x'.repeat(64)))
     expect(root.tools.list()).toHaveLength(2)
+  })
+
+  it('takes the kind a tool declares, and `other` for a tool that declares none', () => {
+    root.tools.register(tool('reader', { kind: 'read', title: (args: { path: string }) => `Read ${args.path}`, locations: (args: { path: string }) => [{ path: args.path }] }))
+    root.tools.register(tool('status', { kind: 'session', readOnly: true }))
+    root.tools.register(tool('plain'))
+    expect([kindOf(root.tools.get('reader')), kindOf(root.tools.get('status')), kindOf(root.tools.get('plain')), kindOf(undefined)]).toEqual(['read', 'session', 'other', 'other'])
+    expect([isReadOnly(root.tools.get('reader')), isReadOnly(root.tools.get('status')), isReadOnly(root.tools.get('plain'))]).toEqual([true, true, false])
+    expect(root.tools.get('reader')?.title?.({ path: 'a.txt' })).toBe('Read a.txt')
+    expect(root.tools.get('reader')?.locations?.({ path: 'a.txt' })).toEqual([{ path: 'a.txt' }])
+    // The model sees only names, descriptions and schemas: what a tool says of itself is for the host.
+    expect(root.tools.schemas(['reader'])).toEqual([{ name: 'reader', description: 'the reader tool', parameters: expect.any(Object) }])
+  })
+
+  it('refuses a kind that is not one of TOOL_KINDS, and describers that are not functions', () => {
+    expect(TOOL_KINDS).toEqual(['read', 'edit', 'execute', 'search', 'session', 'other'])
+    expect(() => root.tools.register(tool('a', { kind: 'delete' as never }))).toThrow(/tool "a": kind must be one of read, edit, execute, search, session, other, not "delete"/)
+    expect(() => root.tools.register(tool('b', { title: 'Read' as never }))).toThrow(/tool "b": title must be a function/)
+    expect(() => root.tools.register(tool('c', { readOnly: 'yes' as never }))).toThrow(/tool "c": readOnly must be true or false/)
+    expect(root.tools.list()).toEqual([])
   })
 
   it('compiles the schema at registration and refuses a bad one', () => {

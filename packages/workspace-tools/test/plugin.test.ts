@@ -29,6 +29,29 @@ describe('workspace-tools plugin', () => {
     expect(names()).toEqual([])
   })
 
+  it('says what each tool does: its kind, a title and the files a call touches', async () => {
+    await root.plugin(workspaceTools, {})
+    const tool = (name: string) => root.tools.get(name)!
+    expect(root.tools.list().map((t) => [t.name, tools.kindOf(t), tools.isReadOnly(t)])).toEqual([
+      ['read_file', 'read', true], ['write_file', 'edit', false], ['edit_file', 'edit', false],
+      ['list_dir', 'read', true], ['search', 'search', true], ['run_command', 'execute', false],
+    ])
+    expect(tool('read_file').title!({ path: 'a.ts', start_line: 3 })).toBe('Read a.ts (lines 3-end)')
+    expect(tool('read_file').locations!({ path: 'a.ts', start_line: 3 })).toEqual([{ path: 'a.ts', line: 3 }])
+    expect(tool('search').title!({ pattern: 'x+', path: 'src' })).toBe('Search "x+" in src')
+    expect(tool('list_dir').locations!({})).toEqual([{ path: '.' }])
+    expect(tool('run_command').title!({ command: `echo ${'x'.repeat(200)}` })).toMatch(/^Run echo x+…?$/)
+    expect(tool('run_command').locations).toBeUndefined()
+    // Shown before a call runs, so arguments that did not validate must not break them.
+    expect(tool('edit_file').locations!({ path: 7 })).toEqual([])
+    expect(tool('edit_file').diff!({ path: 'a.ts', old_string: 'a', new_string: 'b' }, { ok: true, content: 'Edited a.ts' }))
+      .toEqual({ path: 'a.ts', oldText: 'a', newText: 'b' })
+    expect(tool('edit_file').diff!({ path: 'a.ts', old_string: 'a', new_string: 'b' }, { ok: false, content: 'no match' })).toBeUndefined()
+    expect(tool('write_file').diff!({ path: 'n.ts', content: 'new' }, { ok: true, content: 'Created n.ts (1 lines, 3 bytes).' }))
+      .toEqual({ path: 'n.ts', oldText: null, newText: 'new' })
+    expect(tool('write_file').diff!({ path: 'n.ts', content: 'new' }, { ok: true, content: 'Overwrote n.ts (1 lines, 3 bytes).' })).toBeUndefined()
+  })
+
   it('registers only the allow-listed tools, and never run_command when commands are off', async () => {
     await root.plugin(workspaceTools, { tools: ['read_file', 'run_command'], allowCommands: false })
     expect(names()).toEqual(['read_file'])

@@ -1,5 +1,5 @@
 import Schema from 'schemastery'
-import { strictConfig, volatileMasker, VolatilePatterns } from '@goalkeeper/policy'
+import { strictConfig, ToolKinds, volatileMasker, VolatilePatterns } from '@goalkeeper/policy'
 
 const Fields = Schema.object({
   softThreshold: Schema.natural().min(2).default(3)
@@ -32,8 +32,10 @@ const Fields = Schema.object({
     .description('Consecutive calls of one tool whose arguments are at least this similar (0..1), with the same result, are the same call. 0: off.'),
   volatilePatterns: VolatilePatterns
     .description('Regular expressions masked in results before comparing them (durations, timestamps, temp paths, PIDs).'),
-  writeTools: Schema.array(Schema.string().min(1)).default(['write_file', 'edit_file'])
-    .description('Tool name patterns whose success changes the workspace: the same-error counts start over.'),
+  writeKinds: ToolKinds(['edit'])
+    .description('Kinds of tools (as each tool declares) whose success changes the workspace: the same-error counts start over.'),
+  writeTools: Schema.array(Schema.string().min(1)).default([])
+    .description('Tool name patterns (`*` wildcard) whose success changes the workspace too, whatever their kind.'),
   ignoreKeys: Schema.array(Schema.string().min(1)).default(['task_progress'])
     .description('Argument keys ignored at every depth when comparing calls.'),
   collapseWhitespace: Schema.boolean().default(true)

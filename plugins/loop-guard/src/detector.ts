@@ -68,10 +68,11 @@ export class LoopDetector {
   private writes: (name: string) => boolean
   private mask: (text: string) => string
 
-  constructor(private config: LoopGuardConfig) {
+  /** `writes`: whether a successful call of this tool changes the workspace. */
+  constructor(private config: LoopGuardConfig, writes: (name: string) => boolean) {
     this.excluded = wildcard(config.exclude)
     this.polled = wildcard(config.poll)
-    this.writes = wildcard(config.writeTools)
+    this.writes = writes
     this.mask = volatileMasker(config.volatilePatterns)
   }
 

@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { actOnVerdict, escalate, policyRuntime, type PolicyBlockCode } from '@goalkeeper/policy'
+import { actOnVerdict, escalate, policyRuntime, toolMatcher, type PolicyBlockCode } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { Config, type LoopGuardConfig } from './config.ts'
 import { LoopDetector } from './detector.ts'
@@ -19,6 +19,7 @@ export const STOP_CODE: PolicyBlockCode = 'repeated-tool-call'
 export const apply = (ctx: Context, config: LoopGuardConfig) => {
   const logger = ctx.logger(name)
   const chars = config.argumentsPreviewChars
+  const writes = toolMatcher(ctx, { names: config.writeTools, kinds: config.writeKinds })
 
   async function onFinding(agent: Agent, detector: LoopDetector, finding: LoopFinding, turn: number) {
     const message = escalationText(finding, chars)
@@ -34,7 +35,7 @@ export const apply = (ctx: Context, config: LoopGuardConfig) => {
   }
 
   const runtime = policyRuntime(ctx, name, {
-    create: () => new LoopDetector(config),
+    create: () => new LoopDetector(config, writes),
     reset: (detector) => detector.reset(),
     async onStepEnd(agent: Agent, summary: StepSummary, detector: LoopDetector) {
       const finding = detector.observe(summary.toolCalls)

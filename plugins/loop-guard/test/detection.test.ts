@@ -137,6 +137,24 @@ describe('loop-guard same error', () => {
   })
 })
 
+describe('loop-guard and what tools say of themselves', () => {
+  it('a write is a call of a tool that declares the kind edit: it starts the same-error count over, a tool of another kind does not', async () => {
+    await h.load(loopGuard, {})
+    const schema = { type: 'object', properties: { file: { type: 'string' } } }
+    h.root.tools.register({ name: 'patch', kind: 'edit', description: 'patches', parameters: schema, execute: (args: { file: string }) => `patched ${args.file}` })
+    h.root.tools.register({ name: 'note', description: 'notes', parameters: schema, execute: (args: { file: string }) => `noted ${args.file}` })
+    const between = (tool: string) => [tools(read('later.txt')), tools(call(tool, { file: 'x' })), tools(read('later.txt')), tools(call(tool, { file: 'y' })), tools(read('later.txt')), done()]
+    const patched = await h.createAgent()
+    h.scripted.push(...between('patch'))
+    await prompt(patched, 'go')
+    expect(pluginMessages(h.records(patched), 'loop-guard')).toEqual([])
+    const noted = await h.createAgent()
+    h.scripted.push(...between('note'))
+    await prompt(noted, 'go')
+    expect(pluginMessages(h.records(noted), 'loop-guard')).toEqual([expect.stringContaining('later.txt')])
+  })
+})
+
 describe('loop-guard near-identical calls', () => {
   it('counts calls that differ only in numbers or a timestamp comment, with the same result, as repeats', async () => {
     await h.load(loopGuard, {})

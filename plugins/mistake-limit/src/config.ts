@@ -1,5 +1,5 @@
 import Schema from 'schemastery'
-import { EmptyResults, emptyResultMatcher, strictConfig, volatileMasker, VolatilePatterns } from '@goalkeeper/policy'
+import { EmptyResults, emptyResultMatcher, strictConfig, ToolKinds, volatileMasker, VolatilePatterns } from '@goalkeeper/policy'
 
 /**
  * Failures of the environment rather than of the model: refusals by a user or a sandbox (PERMISSION_DENIED
@@ -18,8 +18,10 @@ const Fields = Schema.object({
     .description('Mistake steps among the last `window` judged steps that stop the run, successes in between or not. 0: off.'),
   staleFailures: Schema.natural().default(3)
     .description('Failures in one turn since the last success that changed anything (a writeTools call, or a result not seen before in the goal), with a success that changed nothing between them, that stop the run. 0: off.'),
-  writeTools: Schema.array(Schema.string().min(1)).default(['write_file', 'edit_file'])
-    .description('Tool name patterns (`*` wildcard) whose success changes the workspace: it ends a run of stale failures.'),
+  writeKinds: ToolKinds(['edit'])
+    .description('Kinds of tools (as each tool declares) whose success changes the workspace: it ends a run of stale failures.'),
+  writeTools: Schema.array(Schema.string().min(1)).default([])
+    .description('Tool name patterns (`*` wildcard) whose success changes the workspace too, whatever their kind.'),
   emptyResults: EmptyResults
     .description('Regular expressions for results that found nothing ("No matches for ..."): such a success changes nothing.'),
   volatilePatterns: VolatilePatterns

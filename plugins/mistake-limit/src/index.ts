@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import { describeError } from '@goalkeeper/kit'
 import {
-  actOnVerdict, awaitVerdict, isVerdict, policyRuntime,
+  actOnVerdict, awaitVerdict, isVerdict, policyRuntime, toolMatcher,
   type PolicyBlockCode, type PolicyEscalation, type PolicyVerdict, type VerdictOutcome,
 } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
@@ -48,6 +48,7 @@ interface Tally {
 
 export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   const logger = ctx.logger(name)
+  const writes = toolMatcher(ctx, { names: config.writeTools, kinds: config.writeKinds })
 
   const reset = (tally: Tally) => {
     tally.count = 0
@@ -156,7 +157,7 @@ export const apply = (ctx: Context, config: MistakeLimitConfig) => {
   }
 
   const runtime = policyRuntime<Tally>(ctx, name, {
-    create: () => ({ count: 0, recent: [], failures: [], stale: new StaleFailures(config) }),
+    create: () => ({ count: 0, recent: [], failures: [], stale: new StaleFailures(config, writes) }),
     reset,
     onStepEnd,
     *listeners() {

@@ -1,5 +1,5 @@
 import type { StepSummary } from '@goalkeeper/agent-loop'
-import { NewResults, wildcard } from '@goalkeeper/policy'
+import { NewResults } from '@goalkeeper/policy'
 import { failureOf } from './classify.ts'
 import type { MistakeLimitConfig } from './config.ts'
 import type { MistakeFailure } from './types.ts'
@@ -25,8 +25,9 @@ export class StaleFailures {
   private results: NewResults
   private writes: (tool: string) => boolean
 
-  constructor(private config: MistakeLimitConfig) {
-    this.writes = wildcard(config.writeTools)
+  /** `writes`: whether a successful call of this tool changes the workspace. */
+  constructor(private config: MistakeLimitConfig, writes: (tool: string) => boolean) {
+    this.writes = writes
     this.results = new NewResults(config)
   }
 

@@ -1,11 +1,11 @@
 import type { Context } from 'cordis'
 import { dispatchIsolated } from '@goalkeeper/kit'
-import { actOnVerdict, escalate, policyRuntime, stopEndedRound, wildcard, type PolicyBlockCode } from '@goalkeeper/policy'
+import { actOnVerdict, escalate, policyRuntime, stopEndedRound, toolMatcher, type PolicyBlockCode } from '@goalkeeper/policy'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import type { TurnOutcome } from '@goalkeeper/session'
 import type {} from '@goalkeeper/goal'
 import { Config, type NoProgressConfig } from './config.ts'
-import { blockText, escalationText, hintText, stopText } from './messages.ts'
+import { blockText, escalationText, hintText, kindWords, stopText } from './messages.ts'
 import { IdleTracker } from './tracker.ts'
 import type { IdleFinding } from './types.ts'
 
@@ -21,9 +21,11 @@ export const STOP_CODE: PolicyBlockCode = 'no-progress'
 
 export const apply = (ctx: Context, config: NoProgressConfig) => {
   const logger = ctx.logger(name)
-  const isProgress = wildcard(config.progressTools)
-  const tools = config.progressTools
-  const reads = config.readTools
+  const isProgress = toolMatcher(ctx, { names: config.progressTools, kinds: config.progressKinds, changing: true })
+  const isRead = toolMatcher(ctx, { names: config.readTools, kinds: config.readKinds })
+  // What the messages name: the kinds in words, then any tool named in the configuration.
+  const tools = kindWords(config.progressKinds, config.progressTools)
+  const reads = kindWords(config.readKinds, config.readTools)
 
   async function onStop(agent: Agent, tracker: IdleTracker, finding: IdleFinding, turn: number, ended = false) {
     const message = escalationText(finding, tools, reads)
@@ -63,7 +65,7 @@ export const apply = (ctx: Context, config: NoProgressConfig) => {
   }
 
   const runtime = policyRuntime(ctx, name, {
-    create: () => new IdleTracker(config, isProgress),
+    create: () => new IdleTracker(config, isProgress, isRead),
     reset: (tracker) => tracker.reset(),
     async onStepEnd(agent: Agent, summary: StepSummary, tracker: IdleTracker) {
       // The goal plugin is optional (Cordis 4 has no optional inject): without it no turn is a goal round.

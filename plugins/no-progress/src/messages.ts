@@ -1,5 +1,6 @@
 import { clip } from '@goalkeeper/kit'
 import { decisionText } from '@goalkeeper/policy'
+import type { ToolKind } from '@goalkeeper/tools'
 import type { IdleFinding, IdleRound } from './types.ts'
 
 // Every text the model or the session sees comes from here (the README quotes them).
@@ -8,6 +9,21 @@ const QUOTE_CHARS = 80
 
 const quote = (text: string) => `"${clip(text.replace(/\s+/g, ' '), QUOTE_CHARS)}"`
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
+
+/** How the messages name a kind of tool: `no successful edit, command or goal update call`. */
+const KIND_WORDS: Record<ToolKind, string> = {
+  read: 'read',
+  search: 'search',
+  edit: 'edit',
+  execute: 'command',
+  session: 'goal update',
+  other: 'other tool',
+}
+
+/** The words for the configured kinds, then the configured tool name patterns as they are. */
+export function kindWords(kinds: readonly ToolKind[], names: readonly string[]): string[] {
+  return [...kinds.map((kind) => KIND_WORDS[kind]), ...names]
+}
 
 /** `a, b or c`. */
 function either(items: readonly string[]): string {

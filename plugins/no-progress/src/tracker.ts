@@ -1,5 +1,5 @@
 import type { StepSummary, ToolCallSummary } from '@goalkeeper/agent-loop'
-import { DEFAULT_VOLATILE_PATTERNS, NewResults, similarity, volatileMasker, wildcard } from '@goalkeeper/policy'
+import { DEFAULT_VOLATILE_PATTERNS, NewResults, similarity, volatileMasker } from '@goalkeeper/policy'
 import type { NoProgressConfig } from './config.ts'
 import type { IdleFinding, IdleRound } from './types.ts'
 
@@ -51,10 +51,9 @@ export class IdleTracker {
   private current: TurnState | undefined
   /** The results seen in the goal. */
   private results: NewResults
-  private isRead: (tool: string) => boolean
 
-  constructor(private config: NoProgressConfig, private isProgress: (tool: string) => boolean) {
-    this.isRead = wildcard(config.readTools)
+  /** `isProgress`: a successful call of the tool is progress; `isRead`: it is progress when it finds something new. */
+  constructor(private config: NoProgressConfig, private isProgress: (tool: string) => boolean, private isRead: (tool: string) => boolean) {
     this.results = new NewResults(config)
   }
 

@@ -11,8 +11,8 @@ beforeEach(async () => { h = await harnessWith({ 'a.txt': 'alpha\n' }) })
 afterEach(() => h.dispose())
 
 const idle = "I'll keep working on it."
-const CHANGED_NOTHING = 'changed nothing (no successful write_file, edit_file, run_command, update_goal or create_goal call, '
-  + 'and no read_file, list_dir or search call that found something new)'
+const CHANGED_NOTHING = 'changed nothing (no successful edit, command or goal update call, '
+  + 'and no read or search call that found something new)'
 const HINT = `No progress: 2 goal rounds in a row ${CHANGED_NOTHING}: `
   + `round 1 ended with text only: "${idle}"; round 2 ended with text only: "${idle}". Do concrete work with tools in this round. `
   + 'If the goal is already reached, verify it and call update_goal with complete; if it cannot be reached, call update_goal with block and say why. '
@@ -115,6 +115,38 @@ describe('no-progress across goal rounds', () => {
     // which the progress took away again; round 9 had it too, and stayed idle.
     expect(goal.blockedReason?.message).toMatch(/^3 goal rounds in a row .*: round 7 .*; round 8 .*; round 9 ended with text only/)
     expect(h.scripted.requests.map((r, i) => (r.system?.includes('No progress: 2 goal rounds') ? i + 1 : 0)).filter(Boolean)).toEqual([3, 7, 11])
+  })
+})
+
+describe('no-progress and what tools say of themselves', () => {
+  it("judges a plugin's tools by their declared kind: an edit is progress, a session tool that only reports is not", async () => {
+    const { agent, start } = await driven()
+    let asked = 0
+    // A status answer is new every time, and still no progress: the tool says its calls change nothing.
+    h.root.tools.register({ name: 'status', kind: 'session', readOnly: true, description: 'status', parameters: { type: 'object' }, execute: () => `status ${++asked}` })
+    h.root.tools.register({ name: 'stamp', kind: 'edit', description: 'stamps', parameters: { type: 'object' }, execute: () => 'stamped' })
+    const reported = () => [tools(call('status', {})), done(idle)]
+    h.scripted.push(...reported(), ...reported(), tools(call('stamp', {})), done('Stamped.'), ...reported(), ...reported(), ...reported(), done('never requested'))
+    const goal = await start()
+    await agent.whenIdle()
+    expect(goal.roundsStarted).toBe(6)
+    expect(goal.blockedReason?.message).toMatch(/^3 goal rounds in a row .*: round 4 made 1 tool call that changed nothing and found nothing new, then ended with text only: .*; round 6 /)
+  })
+
+  it('names configured tools in its messages next to the kinds, and counts them whatever their kind', async () => {
+    await h.load(goalPlugin, {})
+    await h.load(goalSession)
+    await h.load(noProgress, { progressKinds: [], progressTools: ['deploy_*'] })
+    h.root.tools.register({ name: 'deploy_site', description: 'deploys', parameters: { type: 'object' }, execute: () => 'deployed' })
+    const agent = await h.createAgent()
+    const end = settled(agent)
+    h.scripted.push(done(idle), tools(call('deploy_site', {})), done('Deployed.'), done(idle), tools(call('write_file', { path: 'x.txt', content: 'x' })), done(idle), done(idle))
+    h.root.goals.create(agent, { objective: 'ship it' })
+    const goal = await end
+    await agent.whenIdle()
+    // The write is no progress here (no kinds count); the deploy is, by its name.
+    expect(goal.roundsStarted).toBe(5)
+    expect(goal.blockedReason?.message).toMatch(/^3 goal rounds in a row changed nothing \(no successful deploy_\* call, and no read or search call that found something new\): round 3 /)
   })
 })
 

@@ -5,6 +5,7 @@ import { openRegularFile, overwrite } from '../checked-io.ts'
 import { atTarget } from '../walk.ts'
 import { lineAt } from '../text.ts'
 import type { Workspace } from '../workspace.ts'
+import { located, text } from './shown.ts'
 
 interface Args { path: string; old_string: string; new_string: string; replace_all?: boolean }
 
@@ -16,6 +17,12 @@ export const MAX_EDIT_BYTES = 16 * 1024 * 1024
 export function editFileTool(ws: Workspace): ToolDefinition<Args> {
   return {
     name: 'edit_file',
+    kind: 'edit',
+    title: (args) => `Edit ${text(args.path)}`,
+    locations: (args) => located(args.path),
+    diff: (args, result) => (result.ok && text(args.path) && text(args.old_string) !== undefined && text(args.new_string) !== undefined
+      ? { path: args.path, oldText: args.old_string, newText: args.new_string }
+      : undefined),
     description: 'Replace an exact piece of text in an existing file. old_string must match the file exactly '
       + '(whitespace and indentation included) and occur exactly once, unless replace_all is true. '
       + 'Include enough surrounding lines to make it unique. Read the file first.',

@@ -6,6 +6,7 @@ import { fsError } from '../errors.ts'
 import { SKIPPED_DIRS, byName } from '../text.ts'
 import { checkAborted, type Workspace } from '../workspace.ts'
 import { openDirectory, type Dir } from '../walk.ts'
+import { located, text } from './shown.ts'
 
 interface Args { path?: string; depth?: number }
 
@@ -15,6 +16,9 @@ export function listDirTool(ws: Workspace): ToolDefinition<Args> {
   const cap = ws.limits.maxListEntries
   return {
     name: 'list_dir',
+    kind: 'read',
+    title: (args) => `List ${text(args.path) ?? '.'}`,
+    locations: (args) => located(args.path ?? '.'),
     description: 'List a directory of the workspace, sorted by name, one path per line relative to the listed '
       + `directory. Directories end with "/", symbolic links with "@" (not followed). depth 1 (default) lists `
       + `direct children; up to ${MAX_DEPTH} recurses. node_modules and .git are shown but not entered. `

@@ -6,6 +6,7 @@ import { openRegularFile } from '../checked-io.ts'
 import { atTarget } from '../walk.ts'
 import { SNIFF_BYTES, looksBinary } from '../text.ts'
 import type { Workspace } from '../workspace.ts'
+import { located, text } from './shown.ts'
 
 interface Args { path: string; start_line?: number; end_line?: number }
 
@@ -15,6 +16,12 @@ export function readFileTool(ws: Workspace): ToolDefinition<Args> {
   const cap = ws.limits.maxReadBytes
   return {
     name: 'read_file',
+    kind: 'read',
+    title: (args) => {
+      const range = args.start_line || args.end_line ? ` (lines ${args.start_line ?? 1}-${args.end_line ?? 'end'})` : ''
+      return `Read ${text(args.path)}${range}`
+    },
+    locations: (args) => located(args.path, args.start_line),
     description: 'Read a text file in the workspace. Each output line starts with its line number and a tab '
       + `(not part of the file). At most ${cap} bytes are returned per call; for longer files read further `
       + 'ranges with start_line/end_line (1-based, inclusive). Binary files are refused.',

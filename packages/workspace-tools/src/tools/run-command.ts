@@ -1,4 +1,5 @@
 import { lstat, mkdir } from 'node:fs/promises'
+import { clip } from '@goalkeeper/kit'
 import { sandboxedCommand } from '@goalkeeper/sandbox'
 import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { WorkspaceError } from '../errors.ts'
@@ -8,6 +9,7 @@ import { commandEnv } from '../secrets.ts'
 import { openDirectory } from '../walk.ts'
 import { within } from '../paths.ts'
 import type { Located, Workspace } from '../workspace.ts'
+import { text } from './shown.ts'
 
 interface Args { command: string; cwd?: string; timeout_ms?: number }
 
@@ -69,6 +71,8 @@ export function runCommandTool(ws: Workspace, running: Set<{ stop(): Promise<voi
   const { commandTimeoutMs, maxCommandTimeoutMs, maxOutputChars } = ws.limits
   return {
     name: 'run_command',
+    kind: 'execute',
+    title: (args) => `Run ${clip(text(args.command) ?? '', 120)}`,
     description: 'Run a shell command with /bin/sh -c in the workspace (or a subdirectory given as cwd). There is no stdin '
       + `and no terminal. Default timeout ${commandTimeoutMs} ms (timeout_ms raises it, up to ${maxCommandTimeoutMs} ms); `
       + 'on timeout the command and its children are killed. stdout and stderr are returned together, capped at '

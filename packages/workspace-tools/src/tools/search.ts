@@ -9,6 +9,7 @@ import { globMatcher } from '../glob.ts'
 import { SKIPPED_DIRS, byName, looksBinary } from '../text.ts'
 import { checkAborted, type Workspace } from '../workspace.ts'
 import { openParent, swapped, type Dir } from '../walk.ts'
+import { located, text } from './shown.ts'
 
 interface Args { pattern: string; path?: string; glob?: string; case_sensitive?: boolean }
 
@@ -20,6 +21,9 @@ export function searchTool(ws: Workspace): ToolDefinition<Args> {
   const cap = ws.limits.maxSearchResults
   return {
     name: 'search',
+    kind: 'search',
+    title: (args) => `Search ${JSON.stringify(text(args.pattern) ?? '')}${text(args.path) ? ` in ${args.path}` : ''}`,
+    locations: (args) => located(args.path ?? '.'),
     description: 'Search file contents with a JavaScript regular expression, line by line. Returns "path:line: text" '
       + `for at most ${cap} matching lines. Skips node_modules, .git, binary files, symbolic links and files over `
       + `${MAX_FILE_BYTES / 1024 / 1024} MB. Case-insensitive unless case_sensitive is true. A search that takes `

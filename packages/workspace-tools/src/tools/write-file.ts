@@ -5,12 +5,20 @@ import { replaceFile } from '../checked-io.ts'
 import { countLines } from '../text.ts'
 import { atTarget } from '../walk.ts'
 import type { Workspace } from '../workspace.ts'
+import { located, text } from './shown.ts'
 
 interface Args { path: string; content: string }
 
 export function writeFileTool(ws: Workspace): ToolDefinition<Args> {
   return {
     name: 'write_file',
+    kind: 'edit',
+    title: (args) => `Write ${text(args.path)}`,
+    locations: (args) => located(args.path),
+    // Only a new file has a known old text (none); an overwrite's old text is gone.
+    diff: (args, result) => (result.ok && text(args.path) && text(args.content) !== undefined && result.content.startsWith('Created ')
+      ? { path: args.path, oldText: null, newText: args.content }
+      : undefined),
     description: 'Create a file or replace its whole content (missing parent directories are created). '
       + 'To change part of an existing file prefer edit_file.',
     parameters: {

@@ -208,3 +208,14 @@ declare module 'cordis' {
     'goal/activation'(agent: Agent, activation: GoalActivation): void
   }
 }
+
+declare module '@goalkeeper/session' {
+  interface RecordData {
+    /** Every goal mutation: the full snapshot after it, or a tombstone for clear (the goal's fold replays them). */
+    'goal/change': GoalChangeData
+    /** One model call of a goal round and what it cost (`recordUsage`). */
+    'goal/usage': GoalUsage
+    /** One run of the goal's check when a completion was asked for (`recordCheck`). */
+    'goal/check': GoalCheckRecord
+  }
+}

@@ -69,3 +69,10 @@ declare module 'cordis' {
     'permissions/ask'(request: PermissionRequest): Promise<PermissionAnswer> | undefined
   }
 }
+
+declare module '@goalkeeper/session' {
+  interface RecordData {
+    /** A person answered a permission question about one call. */
+    'permission/asked': PermissionRecord
+  }
+}

@@ -1,5 +1,5 @@
 // The record vocabulary shared by every package (DESIGN.md section 3), and the typed way to read it.
-// Plugins may add their own `type`s.
+// Other packages register their record types in `RecordData` by declaration merging.
 
 export interface TextBlock { type: 'text'; text: string }
 export type ContentBlock = TextBlock
@@ -100,7 +100,7 @@ export interface SessionHeaderData {
   sealed?: true
 }
 
-/** Data of each core record type, by type name. */
+/** Data of each core record type, by type name (the session and agent-loop vocabulary). */
 export interface CoreRecordData {
   'session/header': SessionHeaderData
   'input/queued': { message: UserMessage }
@@ -129,7 +129,28 @@ export interface CoreRecordData {
   }
   'turn/end': { turn: number; outcome: TurnOutcome }
   'context/compacted': ContextCompactionData
+  /** The log reached `maxSessionBytes`: nothing after this record is written. */
+  'session/full': { maxBytes: number; bytes: number }
+  /** A person accepted that the end of a cut log is lost (`acceptTruncation`). */
+  'session/truncated': { lastSeq: number; sealedSeq?: number; reason: string }
+  /** A person adopted an unsigned log: this record is signed over its `unsignedLines` first lines. */
+  'session/adopted': { unsignedLines: number }
 }
+
+/**
+ * Data of every registered record type, by type name: the core's, and those each package registers where it
+ * owns them, as Cordis does for `Events`:
+ *
+ * ```ts
+ * declare module '@goalkeeper/session' {
+ *   interface RecordData { 'goal/change': GoalChangeData }
+ * }
+ * ```
+ *
+ * `isRecordOf` and `session.append` know every registered type; the catalogue test fails on code that
+ * appends a type nobody registered, and `npm run catalogue` lists them in DESIGN.md.
+ */
+export interface RecordData extends CoreRecordData {}
 
 export interface SessionRecord<T = unknown> {
   seq: number
@@ -140,22 +161,34 @@ export interface SessionRecord<T = unknown> {
 
 export type CoreRecordType = keyof CoreRecordData
 
-/** A record of one core type (a union of records for a union of types). */
-export type RecordOf<K extends CoreRecordType> = K extends CoreRecordType ? SessionRecord<CoreRecordData[K]> & { type: K } : never
+/** Every registered record type. */
+export type RecordType = keyof RecordData
+
+/** A record of one registered type (a union of records for a union of types). */
+export type RecordOf<K extends RecordType> = K extends RecordType ? SessionRecord<RecordData[K]> & { type: K } : never
 
 /** Any record of the core vocabulary; a `switch` on `type` narrows `data`. */
 export type CoreRecord = RecordOf<CoreRecordType>
 
-/** The `type` and `data` of a record of one of the core types `K`. */
-type CoreShape<K extends CoreRecordType> = K extends CoreRecordType ? { type: K; data: CoreRecordData[K] } : never
+/** Any record of a registered type; a `switch` on `type` narrows `data`. */
+export type KnownRecord = RecordOf<RecordType>
+
+/** What `session.append(type, data)` takes as data: the registered shape, or anything for a type nobody registered. */
+export type AppendData<K extends string> = K extends RecordType ? RecordData[K] : unknown
+
+/** What `session.append(type, data)` returns. */
+export type Appended<K extends string> = K extends RecordType ? RecordOf<K> : SessionRecord
+
+/** The `type` and `data` of a record of one of the registered types `K`. */
+type Shape<K extends RecordType> = K extends RecordType ? { type: K; data: RecordData[K] } : never
 
 /**
- * Narrows a record (or anything with `type` and `data`, such as a planned repair) to one of the core types
- * given: `if (isRecordOf(record, 'turn/end')) record.data.outcome`. It checks the `type` only: the data of a
- * core type is trusted to follow this vocabulary, which the agent loop and repair write. Code that must
- * survive a file as it is (repair, listing) still reads that data defensively.
+ * Narrows a record (or anything with `type` and `data`, such as a planned repair) to one of the registered
+ * types given: `if (isRecordOf(record, 'turn/end')) record.data.outcome`. It checks the `type` only: the data
+ * of a registered type is trusted to follow its declaration, which its owner writes. Code that must survive
+ * a file as it is (repair, listing, a strict fold) still reads that data defensively.
  */
-export function isRecordOf<R extends { type: string; data: unknown }, K extends CoreRecordType>(record: R, type: K, ...more: K[]): record is R & CoreShape<K> {
+export function isRecordOf<R extends { type: string; data: unknown }, K extends RecordType>(record: R, type: K, ...more: K[]): record is R & Shape<K> {
   return record.type === type || (more.length > 0 && (more as string[]).includes(record.type))
 }
 

@@ -69,7 +69,7 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
       takeover = false
       agent = await agents.create({ session: await sessions.create({ cwd: workspace.dir, id: job.sessionId }) })
     }
-    const append = <K extends keyof FleetRecordData>(type: K, data: FleetRecordData[K]) => agent.session.append(type, data)
+    const append = <K extends keyof FleetRecordData>(type: K, data: FleetRecordData[K]) => agent.session.append<keyof FleetRecordData>(type, data)
     note(`session ${agent.id} (${takeover ? 'resumed' : 'new'}) in ${workspace.dir}${workspace.resumed ? ` from ${workspace.branch}` : ''}`)
     // As `run` says which composition it loaded when it is not the workspace's own, the worker says when it is.
     if (config === own) note(`composed by the workspace's cordis.yml`)

@@ -31,6 +31,7 @@ declare module 'cordis' {
     goalAutoResume: GoalAutoResume
   }
   interface Events {
+    /** Isolated: a resume after a usage limit was scheduled, made, cancelled or declined. */
     'goal/auto-resume'(agent: Agent, notice: AutoResumeNotice): void
   }
 }

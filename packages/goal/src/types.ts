@@ -204,7 +204,9 @@ declare module 'cordis' {
     goals: GoalService
   }
   interface Events {
+    /** Isolated, after each mutation's `goal/change` record. */
     'goal/changed'(agent: Agent, change: GoalChange): void
+    /** Isolated and process-local: the goal was armed or disarmed (never written). */
     'goal/activation'(agent: Agent, activation: GoalActivation): void
   }
 }

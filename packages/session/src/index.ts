@@ -23,7 +23,9 @@ declare module 'cordis' {
     sessions: SessionService
   }
   interface Events {
+    /** Isolated, after each append. */
     'session/event'(session: Session, record: SessionRecord): void
+    /** Parallel: a flush of the session was asked for. */
     'session/flush'(session: Session): void | Promise<void>
     /** A session opened for writing needed repair (torn line cut, repair records appended). */
     'session/repaired'(session: Session, report: RepairReport): void

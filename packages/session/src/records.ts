@@ -102,14 +102,23 @@ export interface SessionHeaderData {
 
 /** Data of each core record type, by type name (the session and agent-loop vocabulary). */
 export interface CoreRecordData {
+  /** Seq 0 of every log, written by create and fork. */
   'session/header': SessionHeaderData
+  /** A prompt entered the inbox. */
   'input/queued': { message: UserMessage }
+  /** Removed from the inbox by a cancel (`reason` the cancel's, or `interrupted` after a restart). */
   'input/cancelled': { messageId: string; reason: string }
+  /** Refused by `agent/prompt-submit` or vetoed by `agent/admit`. */
   'input/rejected': { messageId: string; reason: string }
+  /** A turn opened. */
   'turn/start': { turn: number }
+  /** A message admitted into the turn (plugin injections and steered messages too). */
   'user/message': UserMessage
+  /** A step (one model call and its tool calls) began. */
   'step/start': { turn: number; step: number }
+  /** A step ended. */
   'step/end': { turn: number; step: number }
+  /** The model's answer of one step. */
   'assistant/message': {
     turn: number; step: number; text: string; toolCalls: RecordedToolCall[]; reasoning?: string; usage?: Usage
     /** Signed reasoning blocks to send back with the history, in the order received. */
@@ -119,7 +128,9 @@ export interface CoreRecordData {
     /** Why a partial answer ended. */
     error?: { code: string; message: string }
   }
+  /** A tool call of the model, with its original arguments. */
   'tool/call': { turn: number; step: number; callId: string; name: string; arguments: string }
+  /** What a tool call gave back, denials and rewrites included. */
   'tool/result': {
     turn: number; step: number; callId: string; ok: boolean; content: string; error?: ToolErrorInfo
     /** Set when a `tool/before-call` listener denied the call. */
@@ -127,7 +138,9 @@ export interface CoreRecordData {
     /** The rewrites of the call's arguments, in order; the last one's `arguments` are what ran. */
     rewrites?: ToolRewriteInfo[]
   }
+  /** How a turn ended. */
   'turn/end': { turn: number; outcome: TurnOutcome }
+  /** The history the model sees was compacted (agent-loop). */
   'context/compacted': ContextCompactionData
   /** The log reached `maxSessionBytes`: nothing after this record is written. */
   'session/full': { maxBytes: number; bytes: number }

@@ -161,7 +161,8 @@ function aboutOf(member: ts.Node): string {
   const text = (typeof comment === 'string' ? comment : comment?.map((part) => part.text).join('') ?? '')
     .replace(/\s+/g, ' ').trim().replace(/^Extension: /, '')
   const end = text.search(/\.(\s|$)/)
-  return end < 0 ? text : text.slice(0, end)
+  const sentence = end < 0 ? text : text.slice(0, end)
+  return sentence.charAt(0).toUpperCase() + sentence.slice(1)
 }
 
 const LISTEN = new Set(['on', 'once'])

@@ -167,6 +167,7 @@ export interface AgentService {
 
 declare module 'cordis' {
   interface Context {
+    /** Agents, their inbox and their turns (section 6). */
     agents: AgentService
   }
   interface Events {

@@ -28,6 +28,7 @@ export interface GoalAutoResume {
 
 declare module 'cordis' {
   interface Context {
+    /** Resumes a goal blocked usage-limited after the reset (section 13). */
     goalAutoResume: GoalAutoResume
   }
   interface Events {

@@ -17,6 +17,7 @@ export interface GoalDriver {
 
 declare module 'cordis' {
   interface Context {
+    /** The round driver, while it is loaded (section 9). */
     goalDriver: GoalDriver
   }
 }

@@ -201,6 +201,7 @@ export interface GoalService {
 
 declare module 'cordis' {
   interface Context {
+    /** The goal domain (section 7). */
     goals: GoalService
   }
   interface Events {

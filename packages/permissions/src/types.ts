@@ -58,6 +58,7 @@ export interface PermissionRecord {
 
 declare module 'cordis' {
   interface Context {
+    /** Permission modes, rules and asking a person (section 5). */
     permissions: PermissionService
   }
   interface Events {

@@ -20,6 +20,7 @@ export { titleOf } from './summary.ts'
 
 declare module 'cordis' {
   interface Context {
+    /** Session logs: create, open, list, fork, flush (section 3). */
     sessions: SessionService
   }
   interface Events {

@@ -113,6 +113,8 @@ describe('the catalogue of records, events and services', () => {
     const design = fs.readFileSync(designFile(), 'utf8')
     expect(design, 'docs/DESIGN.md is out of date: run `npm run catalogue`').toBe(withTables(design, renderTables(catalogue)))
     const tables = renderTables(catalogue)
+    // A declaration added or removed without running the script is caught.
+    expect(withTables(design, renderTables({ ...catalogue, records: catalogue.records.slice(1) }))).not.toBe(design)
     expect(tables).toContain('| `goal/change` | `GoalChangeData` | goal |')
     expect(tables).toContain('| `ctx.sessions` | `SessionService` | session |')
   })

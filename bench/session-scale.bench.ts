@@ -11,6 +11,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
 import * as sessionPlugin from '@goalkeeper/session'
+import type { UserMessage } from '@goalkeeper/session'
 
 const here = fileURLToPath(import.meta.url)
 const cli = path.resolve(path.dirname(here), '../dist/goalkeeper/goalkeeper.mjs')
@@ -23,7 +24,7 @@ const AGENT_FD_LIMIT = 1024
 
 /** A typical mid-sized record: a tool result of a few hundred bytes (as in session.bench.ts). */
 const payload = (i: number) => ({ turn: 1 + (i >> 6), step: 1 + (i & 63), callId: `call-${i}`, ok: true, content: `line ${i}\n`.repeat(20) })
-const human = (i: number) => ({ message: { id: `input-${i}`, source: { kind: 'human' }, content: [{ type: 'text', text: `task ${i}` }] } })
+const human = (i: number): { message: UserMessage } => ({ message: { id: `input-${i}`, source: { kind: 'human' }, content: [{ type: 'text', text: `task ${i}` }] } })
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 

@@ -1,5 +1,5 @@
 import type { PlanEntry } from '@agentclientprotocol/sdk'
-import { addUsage, BUDGET_BLOCK_CODE, GOAL_CHANGE_RECORD, GOAL_USAGE_RECORD, isGoalSourced, type Goal, type GoalBudgets, type GoalChangeData, type GoalSpend, type GoalState, type GoalUsage, type GoalVerification } from '@goalkeeper/goal'
+import { addUsage, BUDGET_BLOCK_CODE, GOAL_CHANGE_RECORD, GOAL_USAGE_RECORD, isGoalSourced, type Goal, type GoalBudgets, type GoalSpend, type GoalState, type GoalVerification } from '@goalkeeper/goal'
 import { clip } from '@goalkeeper/kit'
 import { isRecordOf, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
 
@@ -96,8 +96,8 @@ export class GoalView {
 
   /** Takes one record; returns whether what a client sees of the goal changed. */
   observe(record: SessionRecord): boolean {
-    if (record.type === GOAL_CHANGE_RECORD) {
-      const data = record.data as GoalChangeData
+    if (isRecordOf(record, GOAL_CHANGE_RECORD)) {
+      const data = record.data
       const next = data.goal ?? undefined
       if (next?.id !== this.goal?.id) {
         this.rounds = []
@@ -106,9 +106,9 @@ export class GoalView {
       this.goal = next
       return true
     }
-    if (record.type === GOAL_USAGE_RECORD) {
+    if (isRecordOf(record, GOAL_USAGE_RECORD)) {
       // Spend moves without a goal change: fold it as the goal package does, so budgets show live.
-      const usage = record.data as GoalUsage
+      const usage = record.data
       if (!this.goal || usage.goalId !== this.goal.id) return false
       this.goal = { ...this.goal, spent: addUsage(this.goal.spent, usage) }
       return true

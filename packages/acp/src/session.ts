@@ -98,8 +98,8 @@ export class AcpSession {
       ctx.on('agent/text-delta', (agent, turn, step, text) => {
         if (is(agent)) this.push(this.translator.textDelta(turn, step, text))
       }),
-      // Streamed reasoning, where the agent loop reports it; otherwise it comes with the assistant message.
-      (ctx as any).on('agent/reasoning-delta', (agent: Agent, turn: number, step: number, text: string) => {
+      // Streamed reasoning, where the provider streams it; otherwise it comes with the assistant message.
+      ctx.on('agent/reasoning-delta', (agent, turn, step, text) => {
         if (is(agent)) this.push(this.translator.reasoningDelta(turn, step, text))
       }),
       ctx.on('goal/activation', (agent) => {

@@ -69,9 +69,6 @@ export class RecordTranslator {
       if (thought) updates.push({ sessionUpdate: 'agent_thought_chunk', messageId: id, content: text(thought) })
       const rest = said && (this.streamedText.get(id)?.finish(said) ?? (this.streamedText.has(id) ? undefined : said))
       if (rest) updates.push({ sessionUpdate: 'agent_message_chunk', messageId: id, content: text(rest) })
-      // A refusal (a model that declined) is what the person should read.
-      const refusal = (record.data as { refusal?: unknown }).refusal
-      if (typeof refusal === 'string' && refusal) updates.push({ sessionUpdate: 'agent_message_chunk', messageId: id, content: text(refusal) })
       this.streamedText.delete(id)
       this.streamedReasoning.delete(id)
       for (const call of toolCalls) {

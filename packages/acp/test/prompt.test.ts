@@ -49,6 +49,18 @@ describe('session/new and session/prompt', () => {
     expect(h.scripted.requests[0].messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'hi' }] })
   })
 
+  it('streams long reasoning as the model gives it, then completes it from the record', async () => {
+    const { h, client } = await setup()
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    const reasoning = 'First I look at the files, then I decide what to change. '.repeat(8)
+    h.scripted.push({ reasoning, text: 'Done.' })
+    await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'think' }] })
+    const thoughts = client.of(sessionId, 'agent_thought_chunk')
+    // All but the held-back end while it streams, the end with the assistant message: two chunks, nothing twice.
+    expect(thoughts).toHaveLength(2)
+    expect(textOf(thoughts)).toBe(reasoning)
+  })
+
   it('says when the history was compacted, as a thought: here after the model refused the request as too long', async () => {
     const { h, client } = await setup()
     const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })

@@ -195,7 +195,7 @@ async function summarise(scope: CompactionScope, context: PlanContext): Promise<
     ...(context.model ? { model: context.model } : {}),
   }
   if (estimateRequest(request) > context.threshold * context.window) return { kind: 'none', why: 'the part to summarise does not fit the context window' }
-  const reply = await readModelStream(scope.provider, request, scope.signal, () => {})
+  const reply = await readModelStream(scope.provider, request, scope.signal, {})
   if (reply.aborted) return { kind: 'none', why: 'aborted' }
   if (reply.error && USAGE_LIMIT_CODES.has(String(reply.error.code))) return { kind: 'failed', error: reply.error }
   // Refused as too long itself: never a compaction of the compaction; its size narrows the window for the fallback.

@@ -19,6 +19,12 @@ export interface ModelReply {
 
 const ABORTED = Symbol('aborted')
 
+/** Who hears the streamed deltas of a call as they arrive (the loop's `agent/text-delta` and `agent/reasoning-delta`). */
+export interface StreamListeners {
+  text?(text: string): void
+  reasoning?(text: string): void
+}
+
 /**
  * Reads a provider's stream to its `finish` chunk. An abort wins at once, even over a provider that ignores
  * its signal, so a cancel never waits on the network.
@@ -27,7 +33,7 @@ export async function readModelStream(
   provider: ModelProvider,
   request: ModelRequest,
   signal: AbortSignal,
-  onText: (text: string) => void,
+  listeners: StreamListeners,
 ): Promise<ModelReply> {
   const reply: ModelReply = { text: '', reasoning: '', reasoningBlocks: [], toolCalls: [], aborted: false }
   let onAbort!: () => void
@@ -44,7 +50,7 @@ export async function readModelStream(
       const result = await Promise.race([next, aborted])
       if (result === ABORTED) break
       if (result.done) break
-      if (take(reply, result.value, onText)) break
+      if (take(reply, result.value, listeners)) break
     }
   } catch (error) {
     if (!signal.aborted) reply.error = { code: 'INTERNAL', message: `model provider failed: ${describeError(error)}` }
@@ -71,13 +77,13 @@ export async function readModelStream(
  * (model-openai its SSE, the scripted provider its script). Unknown chunk types are ignored for forward
  * compatibility.
  */
-function take(reply: ModelReply, chunk: ModelChunk, onText: (text: string) => void): boolean {
+function take(reply: ModelReply, chunk: ModelChunk, listeners: StreamListeners): boolean {
   switch (chunk.type) {
     case 'text':
-      if (chunk.text) { reply.text += chunk.text; onText(chunk.text) }
+      if (chunk.text) { reply.text += chunk.text; listeners.text?.(chunk.text) }
       return false
     case 'reasoning':
-      reply.reasoning += chunk.text
+      if (chunk.text) { reply.reasoning += chunk.text; listeners.reasoning?.(chunk.text) }
       return false
     case 'reasoning-block':
       reply.reasoningBlocks.push(chunk.block)

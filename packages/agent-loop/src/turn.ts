@@ -197,13 +197,16 @@ export class Turn {
     const { ctx } = agent.host
     const signal = this.controller.signal
     const scope = { agent, turn, step, provider, signal }
-    const onText = (text: string) => dispatchIsolated(ctx, 'agent/text-delta', agent, turn, step, text)
+    const deltas = {
+      text: (text: string) => dispatchIsolated(ctx, 'agent/text-delta', agent, turn, step, text),
+      reasoning: (text: string) => dispatchIsolated(ctx, 'agent/reasoning-delta', agent, turn, step, text),
+    }
     let request = buildRequest(agent)
     // Only the messages change: the system prompt's listeners already spoke for this step.
     const ahead = await compactHistory(scope, request, 'threshold')
     if (ahead.kind === 'failed') return failedReply(ahead.error)
     if (ahead.kind === 'compacted') request = { ...request, messages: agent.history.current() }
-    let reply = await readModelStream(provider, request, signal, onText)
+    let reply = await readModelStream(provider, request, signal, deltas)
     if (this.stopped || !reply.error) return reply
     if (reply.error.code === 'TRANSPORT' && (reply.text || reply.reasoning) && !reply.toolCalls.length) {
       // The provider retries transport failures only before any output; after some, the call is made
@@ -213,7 +216,7 @@ export class Turn {
         partial: true, error: { code: reply.error.code, message: reply.error.message },
       })
       agent.host.logger.info('%s: the model stream broke off after output (%s); calling again once', agent.id, reply.error.message)
-      return readModelStream(provider, request, signal, onText)
+      return readModelStream(provider, request, signal, deltas)
     }
     const tried: string[] = []
     let refusals = 1
@@ -231,7 +234,7 @@ export class Turn {
       window = data.contextWindow ?? window
       tried.push(`compacted (${data.method}) from about ${data.tokensBefore} to ${data.tokensAfter} estimated tokens`)
       request = { ...request, messages: agent.history.current() }
-      reply = await readModelStream(provider, request, signal, onText)
+      reply = await readModelStream(provider, request, signal, deltas)
       if (isRefusal(reply)) refusals++
     }
     if (this.stopped || !isRefusal(reply)) return reply

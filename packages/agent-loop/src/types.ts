@@ -167,15 +167,23 @@ export interface AgentService {
 
 declare module 'cordis' {
   interface Context {
+    /** Agents, their inbox and their turns (section 6). */
     agents: AgentService
   }
   interface Events {
+    /** Isolated: an agent joined the registry. */
     'agent/created'(agent: Agent): void
+    /** Isolated: an agent left the registry, quiescent. */
     'agent/disposed'(agent: Agent): void
+    /** Isolated, after `agent/created`: where its session came from. */
     'agent/session-start'(agent: Agent, source: 'new' | 'resume' | 'fork'): void
+    /** Isolated: idle <-> running. */
     'agent/status'(agent: Agent, status: AgentStatus): void
+    /** Isolated, inside `send`, after `input/queued`. */
     'agent/queued'(agent: Agent, message: UserMessage): void
+    /** Waterfall before a turn can open: listeners drop messages or reject the batch. */
     'agent/prompt-submit'(agent: Agent, submission: Submission, next: () => Promise<PromptDecision>): Promise<PromptDecision>
+    /** Isolated: an effective cancel, before anything is removed. */
     'agent/cancel-requested'(agent: Agent, reason: CancelReason): void
     /**
      * Extension: synchronous veto on each admitted message, right before `turn/start` is written, in the
@@ -183,11 +191,17 @@ declare module 'cordis' {
      * message (`input/rejected` with that reason); a throwing listener vetoes it too.
      */
     'agent/admit'(agent: Agent, message: UserMessage): string | undefined | void
+    /** Isolated, after the turn's `user/message` records. */
     'agent/turn-start'(agent: Agent, turn: number, messages: UserMessage[]): void
+    /** Isolated, before each tool execution. */
     'agent/tool-start'(agent: Agent, call: ToolCallInfo): void
+    /** Isolated, after each tool execution. */
     'agent/tool-end'(agent: Agent, call: ToolCallInfo, result: ToolResult): void
+    /** Parallel and awaited, after `step/end` and before the next model call: where policy plugins act. */
     'agent/step-end'(agent: Agent, turn: number, step: number, summary: StepSummary): void | Promise<void>
+    /** Isolated, after `turn/end` and before the flush. */
     'agent/turn-end'(agent: Agent, turn: number, outcome: TurnOutcome): void
+    /** Isolated: a non-abort failure (model error, rejected batch, `FLUSH_FAILED`). */
     'agent/error'(agent: Agent, turn: number | undefined, error: AgentErrorInfo): void
     /** Extension: before each model call, listeners push sections of the system prompt (sync, isolated). */
     'agent/system-prompt'(agent: Agent, parts: string[]): void
@@ -200,5 +214,7 @@ declare module 'cordis' {
     'agent/compacted'(agent: Agent, compaction: ContextCompactionData): void
     /** Extension: streamed assistant text as it arrives (isolated), for hosts that show progress. */
     'agent/text-delta'(agent: Agent, turn: number, step: number, text: string): void
+    /** Extension: streamed reasoning as it arrives (isolated), where the provider streams it; the whole is in `assistant/message.reasoning`. */
+    'agent/reasoning-delta'(agent: Agent, turn: number, step: number, text: string): void
   }
 }

@@ -7,6 +7,7 @@ import { checkLog } from './invariants.ts'
 const ISOLATED = [
   'agent/created', 'agent/session-start', 'agent/status', 'agent/queued', 'agent/cancel-requested', 'agent/turn-start',
   'agent/tool-start', 'agent/tool-end', 'agent/turn-end', 'agent/error', 'agent/disposed', 'agent/system-prompt', 'agent/text-delta',
+  'agent/reasoning-delta',
 ] as const
 
 describe('listener isolation', () => {
@@ -20,7 +21,7 @@ describe('listener isolation', () => {
       on(name, () => { reached.add(name) })
     }
     const agent = await h.createAgent()
-    h.scripted.push({ text: 'calling', toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, { kind: 'error', code: 'SERVER', message: 'down' }, { kind: 'hang' })
+    h.scripted.push({ text: 'calling', reasoning: 'echo first', toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, { kind: 'error', code: 'SERVER', message: 'down' }, { kind: 'hang' })
     agent.send({ content: 'one' })
     await agent.whenIdle()
     const started = nextEvent(h.root, 'agent/turn-start')

@@ -4,7 +4,7 @@ import { describeRecords, it, timeline } from './helpers.ts'
 const TRACKED = [
   'session/event', 'session/flush', 'agent/queued', 'agent/status', 'agent/prompt-submit', 'agent/turn-start',
   'agent/tool-start', 'agent/tool-end', 'agent/step-end', 'agent/turn-end', 'agent/error',
-]
+] as const
 
 describe('turn order', () => {
 

@@ -90,7 +90,7 @@ async function openSession({ sessions, agents }: GoalServices, { job, workspace 
   }
 }
 
-const append = <K extends keyof FleetRecordData>(agent: Agent, type: K, data: FleetRecordData[K]) => agent.session.append(type, data)
+const append = <K extends keyof FleetRecordData>(agent: Agent, type: K, data: FleetRecordData[K]) => agent.session.append<keyof FleetRecordData>(type, data)
 
 /** Records the claim, then creates the goal, re-arms the loaded one, or leaves a settled one as it is. */
 function claimGoal(goals: GoalService, agent: Agent, handle: GoalHandle, takeover: boolean, note: (line: string) => void): void {

@@ -26,6 +26,7 @@ export interface FleetService {
 
 declare module 'cordis' {
   interface Context {
+    /** The goal queue (pg-boss) and its workers (section 14). */
     fleet: FleetService
   }
 }

@@ -19,4 +19,8 @@ export interface FleetRecordData {
   'fleet/release': { worker: string; job: string; phase: string; rounds: number }
 }
 
+declare module '@goalkeeper/session' {
+  interface RecordData extends FleetRecordData {}
+}
+
 export const FLEET_RECORD_TYPES = ['fleet/claim', 'fleet/push', 'fleet/release'] as const

@@ -28,9 +28,11 @@ export interface GoalAutoResume {
 
 declare module 'cordis' {
   interface Context {
+    /** Resumes a goal blocked usage-limited after the reset (section 13). */
     goalAutoResume: GoalAutoResume
   }
   interface Events {
+    /** Isolated: a resume after a usage limit was scheduled, made, cancelled or declined. */
     'goal/auto-resume'(agent: Agent, notice: AutoResumeNotice): void
   }
 }

@@ -38,6 +38,7 @@ export interface GoalBudgetService {
 
 declare module 'cordis' {
   interface Context {
+    /** Counts a goal's rounds and blocks it at its budget (section 12). */
     goalBudget: GoalBudgetService
   }
 }

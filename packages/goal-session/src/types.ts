@@ -24,6 +24,7 @@ export interface GoalDriver {
 
 declare module 'cordis' {
   interface Context {
+    /** The round driver, while it is loaded (section 9). */
     goalDriver: GoalDriver
   }
 }

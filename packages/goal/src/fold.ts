@@ -1,11 +1,11 @@
 import { describeError, isRecord } from '@goalkeeper/kit'
-import type { SessionRecord } from '@goalkeeper/session'
+import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
 import { addUsage, GOAL_USAGE_RECORD, normalizeBudgets } from './budgets.ts'
 import { addCheck, checkViolation, GOAL_CHECK_RECORD, normalizeVerify } from './checks.ts'
 import { GoalError } from './errors.ts'
 import { roundViolation } from './rounds.ts'
 import { checkClear, transition, type MutatingOperation } from './transitions.ts'
-import type { Goal, GoalCheckRecord, GoalOperation, GoalRound, GoalUsage } from './types.ts'
+import type { Goal, GoalCheckRecord, GoalOperation, GoalUsage } from './types.ts'
 
 export const GOAL_CHANGE_RECORD = 'goal/change'
 
@@ -60,12 +60,14 @@ export class GoalFold {
     if (record.type === GOAL_CHANGE_RECORD) return this.applyChange(record.data)
     if (record.type === GOAL_USAGE_RECORD) return this.applyUsage(record.data)
     if (record.type === GOAL_CHECK_RECORD) return this.applyCheck(record.data)
-    if (record.type !== 'user/message') return
-    const source = (record.data as { source?: unknown } | null)?.source
-    if ((source as { kind?: unknown } | undefined)?.kind !== 'goal') return
+    if (!isRecordOf(record, 'user/message')) return
+    // Strict about the log as it is: the data need not be what the vocabulary says.
+    const source: unknown = isRecord(record.data) ? record.data.source : undefined
+    if (!isRecord(source) || source.kind !== 'goal') return
     const violation = roundViolation(this.goal, source)
     if (violation) throw new Error(`illegal goal round: ${violation}`)
-    this.goal = { ...this.goal!, roundsStarted: (source as GoalRound).round }
+    // roundViolation checked the shape: `round` is the next round's number.
+    this.goal = { ...this.goal!, roundsStarted: source.round as number }
   }
 
   private applyChange(data: unknown): void {

@@ -201,10 +201,24 @@ export interface GoalService {
 
 declare module 'cordis' {
   interface Context {
+    /** The goal domain (section 7). */
     goals: GoalService
   }
   interface Events {
+    /** Isolated, after each mutation's `goal/change` record. */
     'goal/changed'(agent: Agent, change: GoalChange): void
+    /** Isolated and process-local: the goal was armed or disarmed (never written). */
     'goal/activation'(agent: Agent, activation: GoalActivation): void
+  }
+}
+
+declare module '@goalkeeper/session' {
+  interface RecordData {
+    /** Every goal mutation: the full snapshot after it, or a tombstone for clear (the goal's fold replays them). */
+    'goal/change': GoalChangeData
+    /** One model call of a goal round and what it cost (`recordUsage`). */
+    'goal/usage': GoalUsage
+    /** One run of the goal's check when a completion was asked for (`recordCheck`). */
+    'goal/check': GoalCheckRecord
   }
 }

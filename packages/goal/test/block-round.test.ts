@@ -158,7 +158,7 @@ describe('ctx.goals.blockRound', () => {
   it('returns undefined on a corrupt goal log instead of throwing', async () => {
     const { agent, goal } = await setup()
     await runTurn(agent)
-    agent.session.append('goal/change', { op: 'pause', goal: { id: goal.id } })
+    agent.session.append<string>('goal/change', { op: 'pause', goal: { id: goal.id } })
     expect(h.root.goals.health(agent)).toMatchObject({ ok: false, error: { code: 'GOAL_CORRUPT_LOG' } })
     expect(h.root.goals.blockRound(agent, 1, reason)).toBeUndefined()
     expect(goalChanges(agent)).toEqual(['create', 'pause'])

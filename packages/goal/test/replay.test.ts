@@ -163,7 +163,7 @@ describe('a corrupt goal log', () => {
     const agent = await h.createAgent()
     const goal = h.root.goals.create(agent, { objective: 'A' })
     expect(h.root.goals.health(agent)).toEqual({ ok: true })
-    const bad = agent.session.append('goal/change', { op: 'pause', goal: { ...persisted(goal), phase: 'paused', revision: 5 } })
+    const bad = agent.session.append<string>('goal/change', { op: 'pause', goal: { ...persisted(goal), phase: 'paused', revision: 5 } })
     for (let i = 0; i < 2; i++) {
       const health = h.root.goals.health(agent)
       expect(health).toMatchObject({ ok: false, error: { code: 'GOAL_CORRUPT_LOG', seq: bad.seq } })

@@ -86,8 +86,10 @@ export class Loader {
   }
 
   on<K extends keyof LoaderEvents>(event: K, listener: (...args: LoaderEvents[K]) => void): () => void {
-    this.emitter.on(event, listener as any)
-    return () => this.emitter.off(event, listener as any)
+    // Node's typed listener does not resolve for a generic K; this signature keeps callers typed.
+    const emitter: EventEmitter = this.emitter
+    emitter.on(event, listener)
+    return () => emitter.off(event, listener)
   }
 
   /**

@@ -10,6 +10,7 @@ export { createScriptedProvider } from './scripted.ts'
 
 declare module 'cordis' {
   interface Context {
+    /** The provider registry (section 4). */
     models: ModelService
   }
   interface Events {

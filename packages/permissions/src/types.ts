@@ -58,6 +58,7 @@ export interface PermissionRecord {
 
 declare module 'cordis' {
   interface Context {
+    /** Permission modes, rules and asking a person (section 5). */
     permissions: PermissionService
   }
   interface Events {
@@ -67,5 +68,12 @@ declare module 'cordis' {
      * nobody is there: the call is denied.
      */
     'permissions/ask'(request: PermissionRequest): Promise<PermissionAnswer> | undefined
+  }
+}
+
+declare module '@goalkeeper/session' {
+  interface RecordData {
+    /** A person answered a permission question about one call. */
+    'permission/asked': PermissionRecord
   }
 }

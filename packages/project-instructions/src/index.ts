@@ -18,6 +18,7 @@ export interface ProjectInstructionsService {
 
 declare module 'cordis' {
   interface Context {
+    /** The AGENTS.md files in every system prompt, and the per-run switch. */
     projectInstructions: ProjectInstructionsService
   }
 }

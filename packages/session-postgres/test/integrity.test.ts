@@ -2,11 +2,12 @@ import { format } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { pg, testDatabase } from '@goalkeeper/test-kit'
 import { appsPerTest } from './helpers.ts'
+import type { UserMessage } from '@goalkeeper/session'
 
 const db = testDatabase()
 const launch = appsPerTest()
 
-const human = (text: string) => ({ message: { id: 'm', content: [{ type: 'text', text }], source: { kind: 'human' } } })
+const human = (text: string): { message: UserMessage } => ({ message: { id: 'm', content: [{ type: 'text', text }], source: { kind: 'human' } } })
 
 async function written(url: string) {
   const app = await launch(url)

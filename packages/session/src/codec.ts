@@ -1,4 +1,4 @@
-import type { SessionHeaderData, SessionRecord } from './records.ts'
+import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
 
 export const HEADER = 'session/header'
 
@@ -102,5 +102,7 @@ function corrupt(reason: string): RecordProblem {
 
 /** Record 0 of a session is its header: `create` writes it and the replay refuses a file without one. */
 export function headerOf(records: readonly SessionRecord[]): SessionHeaderData {
-  return records[0].data as SessionHeaderData
+  const first = records[0]
+  if (!first || !isRecordOf(first, HEADER)) throw new Error('session: the log does not start with its header')
+  return first.data
 }

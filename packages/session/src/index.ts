@@ -20,10 +20,13 @@ export { titleOf } from './summary.ts'
 
 declare module 'cordis' {
   interface Context {
+    /** Session logs: create, open, list, fork, flush (section 3). */
     sessions: SessionService
   }
   interface Events {
+    /** Isolated, after each append. */
     'session/event'(session: Session, record: SessionRecord): void
+    /** Parallel: a flush of the session was asked for. */
     'session/flush'(session: Session): void | Promise<void>
     /** A session opened for writing needed repair (torn line cut, repair records appended). */
     'session/repaired'(session: Session, report: RepairReport): void

@@ -1,5 +1,5 @@
 // The record vocabulary shared by every package (DESIGN.md section 3), and the typed way to read it.
-// Plugins may add their own `type`s.
+// Other packages register their record types in `RecordData` by declaration merging.
 
 export interface TextBlock { type: 'text'; text: string }
 export type ContentBlock = TextBlock
@@ -100,16 +100,25 @@ export interface SessionHeaderData {
   sealed?: true
 }
 
-/** Data of each core record type, by type name. */
+/** Data of each core record type, by type name (the session and agent-loop vocabulary). */
 export interface CoreRecordData {
+  /** Seq 0 of every log, written by create and fork. */
   'session/header': SessionHeaderData
+  /** A prompt entered the inbox. */
   'input/queued': { message: UserMessage }
+  /** Removed from the inbox by a cancel (`reason` the cancel's, or `interrupted` after a restart). */
   'input/cancelled': { messageId: string; reason: string }
+  /** Refused by `agent/prompt-submit` or vetoed by `agent/admit`. */
   'input/rejected': { messageId: string; reason: string }
+  /** A turn opened. */
   'turn/start': { turn: number }
+  /** A message admitted into the turn (plugin injections and steered messages too). */
   'user/message': UserMessage
+  /** A step (one model call and its tool calls) began. */
   'step/start': { turn: number; step: number }
+  /** A step ended. */
   'step/end': { turn: number; step: number }
+  /** The model's answer of one step. */
   'assistant/message': {
     turn: number; step: number; text: string; toolCalls: RecordedToolCall[]; reasoning?: string; usage?: Usage
     /** Signed reasoning blocks to send back with the history, in the order received. */
@@ -119,7 +128,9 @@ export interface CoreRecordData {
     /** Why a partial answer ended. */
     error?: { code: string; message: string }
   }
+  /** A tool call of the model, with its original arguments. */
   'tool/call': { turn: number; step: number; callId: string; name: string; arguments: string }
+  /** What a tool call gave back, denials and rewrites included. */
   'tool/result': {
     turn: number; step: number; callId: string; ok: boolean; content: string; error?: ToolErrorInfo
     /** Set when a `tool/before-call` listener denied the call. */
@@ -127,9 +138,32 @@ export interface CoreRecordData {
     /** The rewrites of the call's arguments, in order; the last one's `arguments` are what ran. */
     rewrites?: ToolRewriteInfo[]
   }
+  /** How a turn ended. */
   'turn/end': { turn: number; outcome: TurnOutcome }
+  /** The history the model sees was compacted (agent-loop). */
   'context/compacted': ContextCompactionData
+  /** The log reached `maxSessionBytes`: nothing after this record is written. */
+  'session/full': { maxBytes: number; bytes: number }
+  /** A person accepted that the end of a cut log is lost (`acceptTruncation`). */
+  'session/truncated': { lastSeq: number; sealedSeq?: number; reason: string }
+  /** A person adopted an unsigned log: this record is signed over its `unsignedLines` first lines. */
+  'session/adopted': { unsignedLines: number }
 }
+
+/**
+ * Data of every registered record type, by type name: the core's, and those each package registers where it
+ * owns them, as Cordis does for `Events`:
+ *
+ * ```ts
+ * declare module '@goalkeeper/session' {
+ *   interface RecordData { 'goal/change': GoalChangeData }
+ * }
+ * ```
+ *
+ * `isRecordOf` and `session.append` know every registered type; the catalogue test fails on code that
+ * appends a type nobody registered, and `npm run catalogue` lists them in DESIGN.md.
+ */
+export interface RecordData extends CoreRecordData {}
 
 export interface SessionRecord<T = unknown> {
   seq: number
@@ -140,22 +174,34 @@ export interface SessionRecord<T = unknown> {
 
 export type CoreRecordType = keyof CoreRecordData
 
-/** A record of one core type (a union of records for a union of types). */
-export type RecordOf<K extends CoreRecordType> = K extends CoreRecordType ? SessionRecord<CoreRecordData[K]> & { type: K } : never
+/** Every registered record type. */
+export type RecordType = keyof RecordData
+
+/** A record of one registered type (a union of records for a union of types). */
+export type RecordOf<K extends RecordType> = K extends RecordType ? SessionRecord<RecordData[K]> & { type: K } : never
 
 /** Any record of the core vocabulary; a `switch` on `type` narrows `data`. */
 export type CoreRecord = RecordOf<CoreRecordType>
 
-/** The `type` and `data` of a record of one of the core types `K`. */
-type CoreShape<K extends CoreRecordType> = K extends CoreRecordType ? { type: K; data: CoreRecordData[K] } : never
+/** Any record of a registered type; a `switch` on `type` narrows `data`. */
+export type KnownRecord = RecordOf<RecordType>
+
+/** What `session.append(type, data)` takes as data: the registered shape, or anything for a type nobody registered. */
+export type AppendData<K extends string> = K extends RecordType ? RecordData[K] : unknown
+
+/** What `session.append(type, data)` returns. */
+export type Appended<K extends string> = K extends RecordType ? RecordOf<K> : SessionRecord
+
+/** The `type` and `data` of a record of one of the registered types `K`. */
+type Shape<K extends RecordType> = K extends RecordType ? { type: K; data: RecordData[K] } : never
 
 /**
- * Narrows a record (or anything with `type` and `data`, such as a planned repair) to one of the core types
- * given: `if (isRecordOf(record, 'turn/end')) record.data.outcome`. It checks the `type` only: the data of a
- * core type is trusted to follow this vocabulary, which the agent loop and repair write. Code that must
- * survive a file as it is (repair, listing) still reads that data defensively.
+ * Narrows a record (or anything with `type` and `data`, such as a planned repair) to one of the registered
+ * types given: `if (isRecordOf(record, 'turn/end')) record.data.outcome`. It checks the `type` only: the data
+ * of a registered type is trusted to follow its declaration, which its owner writes. Code that must survive
+ * a file as it is (repair, listing, a strict fold) still reads that data defensively.
  */
-export function isRecordOf<R extends { type: string; data: unknown }, K extends CoreRecordType>(record: R, type: K, ...more: K[]): record is R & CoreShape<K> {
+export function isRecordOf<R extends { type: string; data: unknown }, K extends RecordType>(record: R, type: K, ...more: K[]): record is R & Shape<K> {
   return record.type === type || (more.length > 0 && (more as string[]).includes(record.type))
 }
 

@@ -1,5 +1,5 @@
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
-import type { SessionHeaderData, SessionRecord } from './records.ts'
+import type { AppendData, Appended, SessionHeaderData, SessionRecord } from './records.ts'
 import type { Signer } from './integrity.ts'
 import type { Appender, StoreWriter } from './store.ts'
 import { type Integrity, type RepairReport, type Session, SessionError } from './types.ts'
@@ -51,7 +51,7 @@ export class SessionImpl implements Session {
     return this.state === 'closed'
   }
 
-  append<T>(type: string, data: T): SessionRecord<T> {
+  append<K extends string>(type: K, data: AppendData<K>): Appended<K> {
     if (this.state !== 'open') throw new SessionError('SESSION_CLOSED', `session ${this.id} is closed`, this.file)
     if (!this.writer) throw new SessionError('SESSION_READ_ONLY', `session ${this.id} is open read-only`, this.file)
     if (typeof type !== 'string' || type === '') throw new TypeError('record type must be a non-empty string')
@@ -63,7 +63,7 @@ export class SessionImpl implements Session {
       this.write('session/full', { maxBytes: max, bytes: this.bytes })
       this.writer.seal(new SessionError('SESSION_FULL', `session ${this.id} reached its size limit of ${mebibytes(max)} (maxSessionBytes of the session plugin); later records are kept in memory only`, this.file))
     }
-    return this.write(type, data)
+    return this.write(type, data) as Appended<K>
   }
 
   private write<T>(type: string, data: T): SessionRecord<T> {

@@ -1,4 +1,4 @@
-import type { SessionHeaderData, SessionRecord } from './records.ts'
+import type { AppendData, Appended, SessionHeaderData, SessionRecord } from './records.ts'
 
 export interface Session {
   readonly id: string
@@ -14,8 +14,11 @@ export interface Session {
   readonly integrity: Integrity
   /** What opening this session for writing had to repair after a crash; absent when nothing was repaired. */
   readonly repair?: RepairReport
-  /** Appends a record (seq and at assigned here), queues it for write-behind, emits `session/event`. */
-  append<T>(type: string, data: T): SessionRecord<T>
+  /**
+   * Appends a record (seq and at assigned here), queues it for write-behind, emits `session/event`. The data
+   * of a registered type (`RecordData`) is checked against its declaration.
+   */
+  append<K extends string>(type: K, data: AppendData<K>): Appended<K>
 }
 
 /**

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { Context, type Fiber, Logger } from 'cordis'
-import type { SessionService } from '@goalkeeper/session'
+import type { SessionService, UserMessage } from '@goalkeeper/session'
 import * as plugin from '../src/index.ts'
 import { loadKey, Signer } from '../src/integrity.ts'
 import { randomBytes } from 'node:crypto'
@@ -213,6 +213,6 @@ export async function writeSession(dir: string, id: string, records: { type: str
   return file
 }
 
-export function human(id: string, text: string) {
+export function human(id: string, text: string): UserMessage {
   return { id, content: [{ type: 'text', text }], source: { kind: 'human' } }
 }

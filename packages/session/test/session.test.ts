@@ -93,7 +93,7 @@ describe('append, flush and reopen', () => {
     expect(() => session.append('x', { n: 1n })).toThrow(/not JSON-serialisable/)
     expect(() => session.append('x', undefined)).toThrow(/not JSON-serialisable/)
     expect(() => session.append('', {})).toThrow(/non-empty string/)
-    expect(() => session.append('session/header', {})).toThrow(/written by create/)
+    expect(() => session.append<string>('session/header', {})).toThrow(/written by create/)
     expect(session.append('ok', {}).seq).toBe(1)
     await expect(sessions.open('../escape')).rejects.toThrow(/invalid session id/)
     await expect(sessions.create({ cwd: '' })).rejects.toThrow(/cwd/)

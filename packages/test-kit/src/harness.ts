@@ -42,7 +42,7 @@ export interface Harness {
   /** Records parsed from the session's JSONL file (call after a flush). */
   readFile(target: Agent | Session | string): SessionRecord[]
   /** Starts a live capture of the named events (call before acting); the returned array fills as they fire. */
-  events(names: string[]): CapturedEvent[]
+  events(names: readonly (keyof Events & string)[]): CapturedEvent[]
   /** Captured error-level log lines. */
   errors(): string[]
   /** Disposes the loaded plugins in reverse order, then the app fiber, then removes the temp dir. */
@@ -159,7 +159,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
         const listener = WATERFALLS.has(name)
           ? (...args: any[]) => { captured.push({ name, args: args.slice(0, -1) }); return args[args.length - 1]() }
           : (...args: unknown[]) => { captured.push({ name, args }) }
-        root.on(name as keyof Events, listener as any)
+        root.on(name, listener)
       }
       return captured
     },

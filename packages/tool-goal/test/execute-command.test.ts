@@ -16,7 +16,7 @@ describe('executeGoalCommand', () => {
   it('answers every command on a corrupt goal log with the corruption, never with "no goal"', async () => {
     const { agent, run } = await setup()
     const goal = h.root.goals.create(agent, { objective: 'Fix the build' })
-    agent.session.append('goal/change', { op: 'pause', goal: { id: goal.id } })
+    agent.session.append<string>('goal/change', { op: 'pause', goal: { id: goal.id } })
     for (const input of ['/goal', '/goal pause', '/goal Another objective', '/goal edit']) {
       expect(run(input)).toMatchObject({ ok: false, code: 'GOAL_CORRUPT_LOG', message: expect.stringMatching(/goal log is corrupt/), goal: undefined })
     }

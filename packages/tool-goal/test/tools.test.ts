@@ -95,7 +95,7 @@ describe('goal tools in a human turn', () => {
   it('a corrupt goal log is reported to the model, never read as no goal', async () => {
     const agent = await setup()
     const goal = h.root.goals.create(agent, { objective: 'Fix the build' })
-    agent.session.append('goal/change', { op: 'pause', goal: { id: goal.id } })
+    agent.session.append<string>('goal/change', { op: 'pause', goal: { id: goal.id } })
     h.scripted.push(call('get_goal'), update(goal, 'pause'), { text: 'cannot' })
     await turn(agent, { content: 'how is the goal?' })
     const outcomes = toolOutcomes(h, agent)

@@ -13,6 +13,7 @@ export { denial } from './pipeline.ts'
 
 declare module 'cordis' {
   interface Context {
+    /** The tool registry and the per-call seam (section 5). */
     tools: ToolService
   }
   interface Events {

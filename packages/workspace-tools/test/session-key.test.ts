@@ -37,7 +37,7 @@ beforeEach(async () => {
   // Defaults: the key in $XDG_CONFIG_HOME/goalkeeper, the logs under $XDG_STATE_HOME/goalkeeper/sessions.
   await root.plugin(session, {})
   const opened = await root.sessions.create({ cwd: home })
-  opened.append('goal/change', { phase: 'active' })
+  opened.append<string>('goal/change', { phase: 'active' })
   await root.sessions.flush(opened)
   ownLog = { file: opened.file, bytes: await fs.readFile(opened.file, 'utf8') }
   keyFile = path.join(home, '.config', 'goalkeeper', 'session.key')
@@ -141,7 +141,7 @@ describe('the workspace is the home directory that holds the key and the stores'
     expect(printed.content).toContain('copied: ***')
     expect(printed.content).not.toContain(key)
     const opened = await root.sessions.create({ cwd: home })
-    opened.append('goal/change', { phase: 'active', note: `the key is ${key}` })
+    opened.append<string>('goal/change', { phase: 'active', note: `the key is ${key}` })
     await root.sessions.flush(opened)
     const bytes = await fs.readFile(opened.file, 'utf8')
     expect(bytes).toContain('the key is ***')

@@ -35,7 +35,7 @@ const run = (name: string, args: unknown): Promise<ToolResult> =>
 async function withSessions(sessionDir = store) {
   await root.plugin(session, { dir: sessionDir })
   const opened = await root.sessions.create({ cwd: workspace })
-  opened.append('goal/change', { phase: 'active' })
+  opened.append<string>('goal/change', { phase: 'active' })
   await root.sessions.flush(opened)
   return { file: opened.file, bytes: await fs.readFile(opened.file, 'utf8') }
 }

@@ -39,7 +39,7 @@ describe('loop-guard in a goal round', () => {
       h.root.goals.pause(agent, { id: live.id, revision: live.revision })
     }, (agent) => expect(h.root.goals.get(agent)!.phase).toBe('paused')],
     ['the goal log turned corrupt mid-round', (agent) => {
-      agent.session.append('goal/change', { op: 'pause', goal: { id: h.root.goals.get(agent)!.id } })
+      agent.session.append<string>('goal/change', { op: 'pause', goal: { id: h.root.goals.get(agent)!.id } })
     }, (agent) => expect(h.root.goals.health(agent)).toMatchObject({ ok: false, error: { message: expect.stringMatching(/goal log is corrupt/) } })],
   ]
   for (const [label, interfere, check] of interferences) {

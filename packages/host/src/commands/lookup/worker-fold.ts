@@ -1,4 +1,6 @@
-import type { SessionRecord, SummaryFold } from '@goalkeeper/session'
+import type {} from '@goalkeeper/fleet'
+import { isRecord } from '@goalkeeper/kit'
+import { isRecordOf, type SessionRecord, type SummaryFold } from '@goalkeeper/session'
 
 /**
  * The fleet worker that last claimed a session (its last `fleet/claim` record), as a listing fold: the
@@ -11,8 +13,9 @@ export const workerSummaryFold: SummaryFold<string | null> = {
     let worker: string | null = null
     return {
       add(record: SessionRecord) {
-        if (record.type !== 'fleet/claim') return
-        const claimed = (record.data as { worker?: unknown } | undefined)?.worker
+        if (!isRecordOf(record, 'fleet/claim')) return
+        // A summary survives any log: the data is read as it is, not as declared.
+        const claimed: unknown = isRecord(record.data) ? record.data.worker : undefined
         worker = typeof claimed === 'string' ? claimed : null
       },
       result: () => worker,

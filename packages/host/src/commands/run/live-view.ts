@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import type { Agent, AgentErrorInfo, ToolCallInfo } from '@goalkeeper/agent-loop'
 import type { GoalActivation, GoalChange } from '@goalkeeper/goal'
+import type { AutoResumeNotice } from '@goalkeeper/goal-auto-resume'
 import { compactionLine, isRecordOf, recordsOfTurn, type ContextCompactionData, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
 import type { ToolResult } from '@goalkeeper/tools'
 import type { ModelRetryInfo, ModelStreamNotice } from '@goalkeeper/model'
@@ -142,7 +143,7 @@ export class LiveView {
       term.record({ type: 'goal', session: agent.id, op: change.op, seq: change.seq, goal: change.goal ?? null })
       term.progress(describeGoalChange(change))
     }))
-    add(ctx.on('goal/auto-resume' as any, (agent: Agent, notice: { kind: string; at?: number; attempt?: number; maxTries?: number; why?: string }) => {
+    add(ctx.on('goal/auto-resume', (agent: Agent, notice: AutoResumeNotice) => {
       if (!this.mine(agent)) return
       term.record({ type: 'auto-resume', session: agent.id, ...notice })
       term.progress(describeAutoResume(notice))

@@ -1,11 +1,9 @@
-import type { Goal, GoalChangeData } from '@goalkeeper/goal'
-import type { CoreRecord, Integrity, SessionRecord, UserMessage } from '@goalkeeper/session'
+import type { Goal } from '@goalkeeper/goal'
+import { isRecordOf, type Integrity, type SessionRecord, type UserMessage } from '@goalkeeper/session'
 import { describeGoalChange } from '../render/goal-text.ts'
 import { describeTurnOutcome } from '../render/outcome.ts'
 import { describeCompaction } from '../render/compaction.ts'
 import { excerpt, oneLine, shortArguments } from '../render/text.ts'
-
-type TranscriptRecord = CoreRecord | (SessionRecord<GoalChangeData> & { type: 'goal/change' })
 
 export interface TranscriptOptions {
   /** Show tool results and goal prompts whole instead of shortened. */
@@ -39,15 +37,13 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   const firstBad = tampered ? tampered.line - 1 : Infinity
   /** Inputs queued by unverified records: never run, never listed as waiting. */
   const forged = new Map<string, UserMessage>()
-  for (const raw of records) {
-    // Core and goal records have a known shape; any other type falls to `default` and is printed raw.
-    const record = raw as TranscriptRecord
+  for (const record of records) {
     if (record.seq >= firstBad) {
       if (record.seq === firstBad) lines.push('', `!! TAMPERED: ${tampered!.reason}`, `!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)`)
       const from = lines.length
       lines.push(...renderRecord(record, options, queued, settled, objectives))
       for (let i = from; i < lines.length; i++) lines[i] = `${UNVERIFIED} ${lines[i]}`.trimEnd()
-      if (record.type === 'input/queued') forged.set(record.data.message.id, record.data.message)
+      if (isRecordOf(record, 'input/queued')) forged.set(record.data.message.id, record.data.message)
       continue
     }
     lines.push(...renderRecord(record, options, queued, settled, objectives))
@@ -63,68 +59,50 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   return lines
 }
 
-/** The transcript lines of one record. */
-function renderRecord(record: TranscriptRecord, options: TranscriptOptions, queued: Map<string, UserMessage>, settled: Set<string>, objectives: Objectives): string[] {
-  const lines: string[] = []
-  const raw = record as SessionRecord
-  switch (record.type) {
-    case 'session/header': {
-      const head = record.data
-      const parent = head.parent ? `, forked from ${head.parent.id} at seq ${head.parent.seq}` : ''
-      lines.push(`session ${head.id}, started ${new Date(head.createdAt).toISOString()} in ${head.cwd}${parent}`)
-      break
-    }
-    case 'input/queued':
-      queued.set(record.data.message.id, record.data.message)
-      break
-    case 'input/cancelled':
-    case 'input/rejected': {
-      settled.add(record.data.messageId)
-      const what = record.type === 'input/cancelled' ? 'cancelled' : 'rejected'
-      lines.push(`  input ${what} (${record.data.reason}): ${describeMessage(queued.get(record.data.messageId), { full: false }, objectives) || record.data.messageId}`)
-      break
-    }
-    case 'turn/start':
-      lines.push('', `turn ${record.data.turn}  ${clock(record.at)}`)
-      break
-    case 'user/message':
-      settled.add(record.data.id)
-      lines.push(indent(describeMessage(record.data, options, objectives), '  '))
-      break
-    case 'assistant/message':
-      if (record.data.partial) lines.push(indent(`assistant (cut off by ${record.data.error?.code ?? 'an error'}, asked again): ${record.data.text?.trim() ?? ''}`, '  '))
-      else if (record.data.text?.trim()) lines.push(indent(`assistant: ${record.data.text.trim()}`, '  '))
-      break
-    case 'tool/call':
-      lines.push(`  tool ${record.data.name} ${options.full ? record.data.arguments : shortArguments(record.data.arguments, 120)}`)
-      break
-    case 'tool/result': {
-      const body = options.full ? record.data.content ?? '' : excerpt(record.data.content ?? '', 6, 400)
-      const [first, ...rest] = (record.data.ok ? body : `${record.data.error?.code ?? 'FAILED'}: ${body}`).split('\n')
-      lines.push(`    ${record.data.ok ? '->' : '!!'} ${first}`.trimEnd(), ...rest.map((line: string) => `       ${line}`.trimEnd()))
-      // The arguments that ran were not the model's (tool/before-call rewrites).
-      for (const rewrite of Array.isArray(record.data.rewrites) ? record.data.rewrites : []) {
-        lines.push(`       (arguments rewritten by ${rewrite.by}${rewrite.reason ? `: ${rewrite.reason}` : ''}) ${options.full ? rewrite.arguments : shortArguments(rewrite.arguments, 120)}`)
-      }
-      break
-    }
-    case 'turn/end':
-      lines.push(`  turn ${record.data.turn} ${describeTurnOutcome(record.data.outcome)}`)
-      break
-    case 'goal/change':
-      objectives.add(record.data.goal)
-      lines.push(`  ${describeGoalChange({ op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined })}`)
-      break
-    case 'context/compacted':
-      lines.push(...describeCompaction(record.data, options.full))
-      break
-    case 'step/start':
-    case 'step/end':
-      break
-    default:
-      lines.push(`  [${raw.type}] ${oneLine(JSON.stringify(raw.data) ?? '', 160)}`)
+/** The transcript lines of one record: registered types have a known shape; any other is printed raw. */
+function renderRecord(record: SessionRecord, options: TranscriptOptions, queued: Map<string, UserMessage>, settled: Set<string>, objectives: Objectives): string[] {
+  if (isRecordOf(record, 'session/header')) {
+    const head = record.data
+    const parent = head.parent ? `, forked from ${head.parent.id} at seq ${head.parent.seq}` : ''
+    return [`session ${head.id}, started ${new Date(head.createdAt).toISOString()} in ${head.cwd}${parent}`]
   }
-  return lines
+  if (isRecordOf(record, 'input/queued')) {
+    queued.set(record.data.message.id, record.data.message)
+    return []
+  }
+  if (isRecordOf(record, 'input/cancelled', 'input/rejected')) {
+    settled.add(record.data.messageId)
+    const what = record.type === 'input/cancelled' ? 'cancelled' : 'rejected'
+    return [`  input ${what} (${record.data.reason}): ${describeMessage(queued.get(record.data.messageId), { full: false }, objectives) || record.data.messageId}`]
+  }
+  if (isRecordOf(record, 'turn/start')) return ['', `turn ${record.data.turn}  ${clock(record.at)}`]
+  if (isRecordOf(record, 'user/message')) {
+    settled.add(record.data.id)
+    return [indent(describeMessage(record.data, options, objectives), '  ')]
+  }
+  if (isRecordOf(record, 'assistant/message')) {
+    if (record.data.partial) return [indent(`assistant (cut off by ${record.data.error?.code ?? 'an error'}, asked again): ${record.data.text?.trim() ?? ''}`, '  ')]
+    return record.data.text?.trim() ? [indent(`assistant: ${record.data.text.trim()}`, '  ')] : []
+  }
+  if (isRecordOf(record, 'tool/call')) return [`  tool ${record.data.name} ${options.full ? record.data.arguments : shortArguments(record.data.arguments, 120)}`]
+  if (isRecordOf(record, 'tool/result')) {
+    const body = options.full ? record.data.content ?? '' : excerpt(record.data.content ?? '', 6, 400)
+    const [first, ...rest] = (record.data.ok ? body : `${record.data.error?.code ?? 'FAILED'}: ${body}`).split('\n')
+    const lines = [`    ${record.data.ok ? '->' : '!!'} ${first}`.trimEnd(), ...rest.map((line: string) => `       ${line}`.trimEnd())]
+    // The arguments that ran were not the model's (tool/before-call rewrites).
+    for (const rewrite of Array.isArray(record.data.rewrites) ? record.data.rewrites : []) {
+      lines.push(`       (arguments rewritten by ${rewrite.by}${rewrite.reason ? `: ${rewrite.reason}` : ''}) ${options.full ? rewrite.arguments : shortArguments(rewrite.arguments, 120)}`)
+    }
+    return lines
+  }
+  if (isRecordOf(record, 'turn/end')) return [`  turn ${record.data.turn} ${describeTurnOutcome(record.data.outcome)}`]
+  if (isRecordOf(record, 'goal/change')) {
+    objectives.add(record.data.goal)
+    return [`  ${describeGoalChange({ op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined })}`]
+  }
+  if (isRecordOf(record, 'context/compacted')) return describeCompaction(record.data, options.full)
+  if (isRecordOf(record, 'step/start', 'step/end')) return []
+  return [`  [${record.type}] ${oneLine(JSON.stringify(record.data) ?? '', 160)}`]
 }
 
 /**

@@ -35,6 +35,16 @@ export interface WorkerOptions {
   run: RunGoal
   /** One progress line (claimed, done, failed, returned). */
   log?: (line: string) => void
+  /** The job stopped being this worker's: another worker took it over (the plugin's `fleet/job-lost`). */
+  onLost?: (lost: FleetJobLost) => void
+}
+
+/** A job a worker lost while it ran it. */
+export interface FleetJobLost {
+  job: string
+  sessionId: string
+  worker: string
+  attempt: number
 }
 
 /** An error a retry cannot fix: the job fails for good with it. */
@@ -130,6 +140,11 @@ export class FleetWorker {
     this.running.set(id, { stop: stopOnce, done })
   }
 
+  private lost(id: string, job: GoalJob, attempt: number) {
+    this.log(`goal ${id} lost: another worker runs it now`)
+    this.options.onLost?.({ job: id, sessionId: job.sessionId, worker: this.name, attempt })
+  }
+
   private async work(id: string, job: GoalJob, attempt: number, stopping: Promise<StopReason>, stop: (reason: StopReason) => void): Promise<void> {
     const heartbeat = setInterval(() => {
       this.queue.heartbeat(id).then(
@@ -168,15 +183,12 @@ export class FleetWorker {
         this.log(`goal ${id} done: ${outcome.output.phase} after ${outcome.output.rounds} round${outcome.output.rounds === 1 ? '' : 's'}`)
       } else if (outcome.kind === 'returned') {
         // Only a job still this worker's goes back: cancelling one another worker took over would stop that worker's run.
-        if (!(await this.queue.heartbeat(id))) {
-          this.log(`goal ${id} lost: another worker runs it now`)
-          return
-        }
+        if (!(await this.queue.heartbeat(id))) return this.lost(id, job, attempt)
         await this.queue.noteProgress(id, { ...(outcome.output ?? {}), worker: null })
         await this.queue.release(id)
         this.log(`goal ${id} returned to the queue`)
       } else {
-        this.log(`goal ${id} lost: another worker runs it now`)
+        this.lost(id, job, attempt)
       }
     } catch (error) {
       this.log(`goal ${id}: ${describeError(error)}`)

@@ -56,7 +56,13 @@ export class Notifier {
 
   /** Checks and opens one endpoint; throws what is wrong with it. */
   add(input: EndpointInput): () => void {
-    const config: EndpointConfig = { events: [], timeoutMs: 10_000, retries: 5, ...input }
+    const config: EndpointConfig = {
+      url: input.url,
+      ...(input.secretEnv && { secretEnv: input.secretEnv }),
+      events: input.events ?? [],
+      timeoutMs: input.timeoutMs ?? 10_000,
+      retries: input.retries ?? 5,
+    }
     const problem = urlProblem(config.url)
     if (problem) throw new Error(problem)
     let key: Buffer | undefined

@@ -1,8 +1,9 @@
 import type { Context } from 'cordis'
+import { dispatchIsolated } from '@goalkeeper/kit'
 import { Config } from './config.ts'
 import { FleetError } from './job.ts'
 import { GoalQueue } from './queue.ts'
-import { FleetWorker, type WorkerOptions } from './worker.ts'
+import { FleetWorker, type FleetJobLost, type WorkerOptions } from './worker.ts'
 
 export { Config, GitConfig } from './config.ts'
 export { branchName, GitWorkspace } from './git.ts'
@@ -13,7 +14,7 @@ export type { GoalApp, GoalRunnerOptions } from './goal-app.ts'
 export { runGoal } from './goal-runner.ts'
 export * as roundCommit from './round-commit.ts'
 export { commitRound, type RoundCommitTarget } from './round-commit.ts'
-export { FleetWorker, type GoalHandle, type GoalOutcome, isPermanent, type RunGoal, type StopReason, type WorkerOptions } from './worker.ts'
+export { FleetWorker, type FleetJobLost, type GoalHandle, type GoalOutcome, isPermanent, type RunGoal, type StopReason, type WorkerOptions } from './worker.ts'
 
 /** `ctx.fleet`: the goal queue and its workers, on the database the plugin (or the command) names. */
 export interface FleetService {
@@ -28,6 +29,10 @@ declare module 'cordis' {
   interface Context {
     /** The goal queue (pg-boss) and its workers (section 14). */
     fleet: FleetService
+  }
+  interface Events {
+    /** A worker of `ctx.fleet` found that a job it ran is another worker's now (isolated). */
+    'fleet/job-lost'(lost: FleetJobLost): void
   }
 }
 
@@ -49,7 +54,11 @@ export const apply = (ctx: Context, config: Config) => {
       return queue
     },
     worker(options, fallbackUrl) {
-      const worker = new FleetWorker(service.queue(fallbackUrl, { supervise: true }), config, options)
+      const onLost = (lost: FleetJobLost) => {
+        options.onLost?.(lost)
+        dispatchIsolated(ctx, 'fleet/job-lost', lost)
+      }
+      const worker = new FleetWorker(service.queue(fallbackUrl, { supervise: true }), config, { ...options, onLost })
       workers.push(worker)
       return worker
     },

@@ -35,6 +35,16 @@ export interface WorkerOptions {
   run: RunGoal
   /** One progress line (claimed, done, failed, returned). */
   log?: (line: string) => void
+  /** The job stopped being this worker's: another worker took it over (the plugin's `fleet/job-lost`). */
+  onLost?: (lost: FleetJobLost) => void
+}
+
+/** A job a worker lost while it ran it. */
+export interface FleetJobLost {
+  job: string
+  sessionId: string
+  worker: string
+  attempt: number
 }
 
 /** An error a retry cannot fix: the job fails for good with it. */
@@ -130,6 +140,11 @@ export class FleetWorker {
     this.running.set(id, { stop: stopOnce, done })
   }
 
+  private lost(id: string, job: GoalJob, attempt: number) {
+    this.log(`goal ${id} lost: another worker runs it now`)
+    this.options.onLost?.({ job: id, sessionId: job.sessionId, worker: this.name, attempt })
+  }
+
   private async work(id: string, job: GoalJob, attempt: number, stopping: Promise<StopReason>, stop: (reason: StopReason) => void): Promise<void> {
     const heartbeat = setInterval(() => {
       this.queue.heartbeat(id).then(
@@ -162,7 +177,7 @@ export class FleetWorker {
         await this.queue.fail(id, error, !permanent)
         return
       }
-      await this.settle(id, outcome)
+      await this.settle(id, outcome, job, attempt)
     } catch (error) {
       this.log(`goal ${id}: ${describeError(error)}`)
     } finally {
@@ -172,22 +187,19 @@ export class FleetWorker {
   }
 
   /** The job as the goal's run ended it: completed, back in the queue, or left to the worker that took it. */
-  private async settle(id: string, outcome: GoalOutcome): Promise<void> {
+  private async settle(id: string, outcome: GoalOutcome, job: GoalJob, attempt: number): Promise<void> {
     if (outcome.kind === 'done') {
       await this.queue.noteProgress(id, { rounds: outcome.output.rounds, phase: outcome.output.phase })
       await this.queue.complete(id, outcome.output)
       this.log(`goal ${id} done: ${outcome.output.phase} after ${outcome.output.rounds} round${outcome.output.rounds === 1 ? '' : 's'}`)
     } else if (outcome.kind === 'returned') {
       // Only a job still this worker's goes back: cancelling one another worker took over would stop that worker's run.
-      if (!(await this.queue.heartbeat(id))) {
-        this.log(`goal ${id} lost: another worker runs it now`)
-        return
-      }
+      if (!(await this.queue.heartbeat(id))) return this.lost(id, job, attempt)
       await this.queue.noteProgress(id, { ...(outcome.output ?? {}), worker: null })
       await this.queue.release(id)
       this.log(`goal ${id} returned to the queue`)
     } else {
-      this.log(`goal ${id} lost: another worker runs it now`)
+      this.lost(id, job, attempt)
     }
   }
 }

@@ -21,6 +21,7 @@ export const builtinPlugins: BuiltinPlugins = {
   '@goalkeeper/project-instructions': () => import('@goalkeeper/project-instructions'),
   '@goalkeeper/goal-budget': () => import('@goalkeeper/goal-budget'),
   '@goalkeeper/goal-auto-resume': () => import('@goalkeeper/goal-auto-resume'),
+  '@goalkeeper/notifier': () => import('@goalkeeper/notifier'),
   '@goalkeeper/loop-guard': () => import('@goalkeeper/loop-guard'),
   '@goalkeeper/mistake-limit': () => import('@goalkeeper/mistake-limit'),
   '@goalkeeper/no-progress': () => import('@goalkeeper/no-progress'),

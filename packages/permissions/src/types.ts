@@ -68,6 +68,8 @@ declare module 'cordis' {
      * nobody is there: the call is denied.
      */
     'permissions/ask'(request: PermissionRequest): Promise<PermissionAnswer> | undefined
+    /** A listener took the question: the call now waits for a person's answer (isolated; to notify someone away). */
+    'permissions/waiting'(request: PermissionRequest): void
   }
 }
 

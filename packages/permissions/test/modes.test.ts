@@ -76,6 +76,26 @@ describe('read-only', () => {
   })
 })
 
+describe('permissions/waiting', () => {
+  it('announces a question a listener took, before the answer; none when nobody is there to ask', async () => {
+    const { h, agent } = await start({ mode: 'read-only' })
+    const timeline: string[] = []
+    h.root.on('permissions/waiting', (request) => void timeline.push(`waiting ${request.tool}`))
+    let present = true
+    h.root.on('permissions/ask', () => {
+      if (!present) return undefined
+      timeline.push('asked')
+      // Answered a macrotask later: a person takes time.
+      return new Promise<PermissionAnswer>((resolve) => setImmediate(() => (timeline.push('answered'), resolve({ kind: 'deny', by: 'test' }))))
+    })
+    await runCalls(h, agent, [['write_file', { path: 'a.txt', content: '1' }]])
+    expect(timeline).toEqual(['asked', 'waiting write_file', 'answered'])
+    present = false
+    await runCalls(h, agent, [['write_file', { path: 'b.txt', content: '2' }]])
+    expect(timeline).toEqual(['asked', 'waiting write_file', 'answered'])
+  })
+})
+
 describe('rules', () => {
   it('deny wins over allow; a deny pattern looks into compound commands; an allow pattern vouches only for a simple one', async () => {
     const { h, agent } = await start({

@@ -10,6 +10,7 @@ import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { budgetHint, reportResult } from './render/result.ts'
 import { AgentRun } from './run/agent-run.ts'
 import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd, withMaxSteps } from './run/goal-options.ts'
+import { collectUrl, notifyFor } from './run/notify-option.ts'
 
 export default defineCommand({
   name: 'goal',
@@ -22,6 +23,7 @@ export default defineCommand({
       .option('--cost-budget <usd>', 'stop the goal once its rounds cost this many US dollars (e.g. 2.50)', parseUsd)
       .option('--time-budget <duration>', 'stop the goal once its rounds ran this long (e.g. 30m, 1h30m)', parseTime)
       .option('--verify <command>', 'a check: the completion stands only if this shell command passes in the workspace (repeatable)', (value: string, list: string[] = []) => [...list, value])
+      .option('--notify <url>', 'POST a signed webhook to this URL when the goal completes, blocks, pauses or waits for an approval (repeatable; signed with GOALKEEPER_WEBHOOK_SECRET)', collectUrl)
       .option('--auto-resume', 'after a usage limit, wait for the reset and resume the goal (at most the goal-auto-resume plugin\'s maxTries)')
       .option('--session <id>', 'work in a saved session; without an objective, resume the goal saved there')
       .option('--last', 'work in the most recent session of this workspace (as --session)')
@@ -55,6 +57,7 @@ ${EXIT_CODE_HELP}`),
       // A resumed goal keeps its cost budget: the model this run uses must be priced too (unless nothing will run).
       const saved = objective ? undefined : run.goal()
       refuseUnpricedCost(run, budgets?.costUsd ?? (saved?.phase === 'complete' ? undefined : saved?.budgets?.costUsd))
+      if (options.notify) notifyFor(run, options.notify)
       if (options.autoResume) {
         const resumer = run.app.ctx.get('goalAutoResume')
         if (!resumer) throw new HostError('--auto-resume needs the goal-auto-resume plugin, which this composition does not load', { hint: "add `- id: goal-auto-resume\n  name: '@goalkeeper/goal-auto-resume'` to cordis.yml" })

@@ -1,0 +1,39 @@
+// A live worker whose job another worker took: the plugin says so with `fleet/job-lost` (the notifier's
+// fleet.job_lost webhook), in process, on the real queue and a real repository.
+import path from 'node:path'
+import pg from 'pg'
+import { Context } from 'cordis'
+import { expect, it } from 'vitest'
+import * as fleetPlugin from '@goalkeeper/fleet'
+import type { FleetJobLost } from '@goalkeeper/fleet'
+import { FLEET, useFleet } from './helpers.ts'
+
+const fleet = useFleet()
+
+it('a worker that finds its job taken over emits fleet/job-lost once, naming the job, session, worker and attempt', async () => {
+  const repo = await fleet.repo('lost')
+  const root = new Context()
+  const fiber = await root.plugin(fleetPlugin, { ...FLEET, database: fleet.url, git: { root: path.join(fleet.dir, 'workspaces-lost') } })
+  const pool = new pg.Pool({ connectionString: fleet.url })
+  try {
+    const { id, job } = await root.fleet.queue().submit({ objective: 'Write result.txt', repo, ref: 'main' })
+    const heard: FleetJobLost[] = []
+    const lost = new Promise<void>((resolve) => root.on('fleet/job-lost', (event) => void (heard.push(event), resolve())))
+    const worker = root.fleet.worker({
+      concurrency: 1,
+      name: 'w-lost',
+      // While the goal ran, its job stopped being this worker's (as when it expired and another took it).
+      run: async (handle) => {
+        await pool.query(`UPDATE pgboss.job SET state = 'completed' WHERE id = $1`, [handle.id])
+        return { kind: 'returned' }
+      },
+    })
+    await worker.start()
+    await lost
+    await worker.drain()
+    expect(heard).toEqual([{ job: id, sessionId: job.sessionId, worker: 'w-lost', attempt: 0 }])
+  } finally {
+    await pool.end()
+    await fiber.dispose()
+  }
+})

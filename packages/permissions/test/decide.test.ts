@@ -45,7 +45,7 @@ describe('decide, rules over the mode', () => {
     { command: 'git push*', action: 'deny', reason: 'pushing is for people' },
     { command: 'rm *', action: 'deny' },
     { tool: 'edit_file', action: 'ask' },
-  ] as PermissionRule[])
+  ] as Partial<PermissionRule>[] as PermissionRule[])
 
   it('an allow rule lets through what the mode would ask about', () => {
     expect(decide('read-only', rules, classes, 'fetch_url', {})).toEqual({ kind: 'allow', by: 'rule' })

@@ -45,9 +45,9 @@ export interface CommandContext {
   io: CliIO
   /**
    * Loads the composition with the global options (overridable), with SIGINT/SIGTERM handling installed.
-   * Every app started here is shut down in order when the command returns.
+   * Every app started here is shut down in order when the command returns. `database`: a PostgreSQL URL for
+   * the session entry (`--database`), given to it as GOALKEEPER_DATABASE_URL.
    */
-  /** `database`: a PostgreSQL URL for the session entry (`--database`), given to it as GOALKEEPER_DATABASE_URL. */
   startApp(overrides?: Partial<StartAppOptions> & { database?: string }): Promise<App>
   /** A line of the command's result on stdout, secrets masked. */
   print(line: string): void

@@ -4,7 +4,7 @@ import {
   agent as agentApp, PROTOCOL_VERSION, RequestError,
   type AgentContext, type ClientCapabilities, type InitializeResponse, type ListSessionsResponse, type Stream,
 } from '@agentclientprotocol/sdk'
-import { describeError, liveMasker } from '@goalkeeper/kit'
+import { describeError, liveMasker, redactedLabel } from '@goalkeeper/kit'
 import type { Context } from 'cordis'
 import { ErrorCodes, invalidParams, sessionNotFound, toRequestError } from './errors.ts'
 import { goalCommandOf, GoalRequest } from './goal-extension.ts'
@@ -53,8 +53,6 @@ export interface GoalResponse {
 /** Characters of streamed text held back at least: room for a shaped secret (`sk-...`) to be recognised. */
 const MIN_HOLD = 64
 
-const label = ({ name }: { name?: string }) => (name ? `[redacted ${name}]` : '***')
-
 /**
  * Serves goalkeeper as an ACP agent on `stream` (usually stdin/stdout, see `stdioStream`), with the services
  * of `ctx`: `sessions` and `agents` are required, `goals` and the round driver are used when loaded.
@@ -63,7 +61,7 @@ const label = ({ name }: { name?: string }) => (name ? `[redacted ${name}]` : '*
 export function serveAcp(ctx: Context, stream: Stream, options: AcpServerOptions = {}): AcpServer {
   const logger = ctx.logger('acp')
   // Live: the session signing key becomes a held secret only when the first session is made.
-  const masker = liveMasker({ env: options.env ?? process.env, label })
+  const masker = liveMasker({ env: options.env ?? process.env, label: redactedLabel })
   const mask = (text: string) => masker.mask(text)
   // Streamed text keeps this much back, so that a secret split over two deltas is still masked whole.
   const hold = Math.max(MIN_HOLD, ...masker.secrets.map((secret) => JSON.stringify(secret.value).length))

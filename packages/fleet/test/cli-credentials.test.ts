@@ -2,7 +2,7 @@
 // or a URL) and are masked wherever a worker reports what git said.
 import { createServer, type Server } from 'node:http'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { CLI_TIMEOUT } from '../../host/test/cli-helpers.ts'
+import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
 import { listQueue, submit, useFleet, worker } from './helpers.ts'
 
 const TOKEN = 'gk-push-token-5f1e2d3c4b5a6978'

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT } from '../../host/test/cli-helpers.ts'
+import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
 import { command, listQueue, readSessions, submit, useFleet, worker } from './helpers.ts'
 
 const fleet = useFleet()

@@ -4,7 +4,7 @@
 import pg from 'pg'
 import { expect, it } from 'vitest'
 import { Config, GoalQueue } from '@goalkeeper/fleet'
-import { CLI_TIMEOUT } from '../../host/test/cli-helpers.ts'
+import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
 import { FLEET, listQueue, readSessions, type Run, useFleet, worker } from './helpers.ts'
 
 const fleet = useFleet()

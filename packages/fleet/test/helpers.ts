@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { testDatabase } from '@goalkeeper/test-kit'
-import { repoRoot, run, start, type Run } from '../../host/test/cli-helpers.ts'
+import { repoRoot, run, start, type Run } from '@goalkeeper/test-kit'
 
 export { run, start, type Run }
 export const SCRIPT = fileURLToPath(new URL('./goal-script.mjs', import.meta.url))

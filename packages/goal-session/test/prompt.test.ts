@@ -30,3 +30,11 @@ describe('renderGoalRoundPrompt', () => {
     expect(renderGoalRoundPrompt(goal, 3)).not.toBe(renderGoalRoundPrompt(goal, 2))
   })
 })
+
+describe('the round prompt as a file snapshot', () => {
+  // The whole text, so a change of wording is a one-line diff in __snapshots__/prompt.test.ts.snap.
+  it('first, middle and last round', () => {
+    expect(renderGoalRoundPrompt({ objective: 'Make `npm test` pass', maxGoalRounds: 1 }, 1)).toMatchSnapshot('only round')
+    expect(renderGoalRoundPrompt({ objective: 'Add a CHANGELOG.md\nwith the "0.2" entry', maxGoalRounds: 256 }, 17)).toMatchSnapshot('multi-line objective')
+  })
+})

@@ -45,9 +45,9 @@ export interface CommandContext {
   io: CliIO
   /**
    * Loads the composition with the global options (overridable), with SIGINT/SIGTERM handling installed.
-   * Every app started here is shut down in order when the command returns.
+   * Every app started here is shut down in order when the command returns. `database`: a PostgreSQL URL for
+   * the session entry (`--database`), given to it as GOALKEEPER_DATABASE_URL.
    */
-  /** `database`: a PostgreSQL URL for the session entry (`--database`), given to it as GOALKEEPER_DATABASE_URL. */
   startApp(overrides?: Partial<StartAppOptions> & { database?: string }): Promise<App>
   /** A line of the command's result on stdout, secrets masked. */
   print(line: string): void
@@ -60,19 +60,20 @@ export interface CommandContext {
 /**
  * One CLI command, in its own file under `src/commands/` and listed in `src/commands/index.ts`.
  * `run` resolves to an exit code (see ExitCode); a thrown HostError becomes one line with its hint.
+ * `Options` is the command's own interface, one field per option `configure` declares (commander's camelCase).
  */
-export interface CommandDefinition {
+export interface CommandDefinition<Options extends object = object> {
   name: string
   description: string
   /** Adds arguments, options and help text to the (already named and described) commander command. */
   configure?(command: Command): void
   /** `args` are the declared positional arguments in order, `options` the command's own options. */
-  run(context: CommandContext, args: unknown[], options: Record<string, any>): Promise<number>
+  run(context: CommandContext, args: unknown[], options: Options): Promise<number>
   /** Run this command when none is named on the command line. */
   isDefault?: boolean
 }
 
-export const defineCommand = (definition: CommandDefinition): CommandDefinition => definition
+export const defineCommand = <Options extends object = object>(definition: CommandDefinition<Options>): CommandDefinition<Options> => definition
 
 /** Words of a variadic argument as one text (`goalkeeper run fix the tests`). */
 export function joinWords(words: unknown): string {

@@ -53,7 +53,8 @@ export async function runCli(argv: string[], io: CliIO = process, definitions: C
     command.action(async (...params: unknown[]) => {
       globals = resolveGlobals(program.opts<RawGlobals>(), program.getOptionValueSource('config') !== 'default')
       const context = createContext(globals, io, apps)
-      exitCode = await definition.run(context, params.slice(0, -2), params.at(-2) as Record<string, any>)
+      // commander builds this object from the options the command's configure declared, as its Options names them
+      exitCode = await definition.run(context, params.slice(0, -2), params.at(-2) as object)
     })
   }
   try {

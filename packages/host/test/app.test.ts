@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import * as host from '../src/index.ts'
-import { writeYml, useFixtures } from '../../loader/test/fixtures.ts'
+import { writeYml, useFixtures } from '@goalkeeper/test-kit'
 
 const fixtures = useFixtures()
 

@@ -4,7 +4,7 @@ import { cp, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as acp from '@agentclientprotocol/sdk'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, readSession, repoRoot, run, start, useProject, type Run } from './cli-helpers.ts'
+import { CLI_TIMEOUT, readSession, repoRoot, run, start, useProject, type Run } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const OBJECTIVE = 'Create NOTES.md in the workspace with a summary of every file in it'

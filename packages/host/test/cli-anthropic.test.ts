@@ -3,8 +3,8 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { error, startReplayServer, stream, thinkingBlocksOf, type ReplayServer } from '../../model-anthropic/test/replay-server.ts'
-import { CLI_TIMEOUT, compositionYml, readSession, run, sessionIdOf, useProject } from './cli-helpers.ts'
+import { error, startReplayServer, stream, thinkingBlocksOf, type ReplayServer } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, compositionYml, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const KEY = 'sk-ant-cli-7c6b5a4d3e2f1SECRET'

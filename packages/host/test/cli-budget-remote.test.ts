@@ -2,7 +2,7 @@
 // to a local server. Only the server's answers are scripted.
 import { describe, expect, it } from 'vitest'
 import { delta, frame, sse, usageFrame, useOpenAIServers, type Handler, type OpenAIServer } from '@goalkeeper/test-kit'
-import { CLI_TIMEOUT, hint, localModelProject, readSession, run, sessionIdOf, start, useProject, type Project } from './cli-helpers.ts'
+import { CLI_TIMEOUT, hint, localModelProject, readSession, run, sessionIdOf, start, useProject, type Project } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const serve = useOpenAIServers()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { hint, jsonLines, readSession, run, sessionIdOf, useProject } from './cli-helpers.ts'
+import { hint, jsonLines, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 

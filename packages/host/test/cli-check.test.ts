@@ -1,7 +1,7 @@
 import { mkdir, realpath, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { run, useProject } from './cli-helpers.ts'
+import { run, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 

@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { OVERFLOW_BODIES, startChatServer, type ChatAnswer, type ChatRequest, type ChatServer } from '@goalkeeper/test-kit'
-import { CLI_TIMEOUT, compositionYml, jsonLines, readSession, run, sessionIdOf, useProject, type Project } from './cli-helpers.ts'
+import { CLI_TIMEOUT, compositionYml, jsonLines, readSession, run, sessionIdOf, useProject, type Project } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const KEY = 'sk-test-overflow-0c7d9a'

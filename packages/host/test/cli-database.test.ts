@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { testDatabase } from '@goalkeeper/test-kit'
-import { compositionYml, run, sessionIdOf, useProject } from './cli-helpers.ts'
+import { compositionYml, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const db = testDatabase()
 const project = useProject()

@@ -1,6 +1,6 @@
 // The run flags through the real CLI: --model, --last, `-` for stdin, usage in progress and --json, --show-reasoning.
 import { describe, expect, it } from 'vitest'
-import { jsonLines, run, sessionIdOf, start, useProject } from './cli-helpers.ts'
+import { jsonLines, run, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, hint, jsonLines, readSession, run, sessionIdOf, snapshot, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, hint, jsonLines, readSession, run, sessionIdOf, snapshot, start, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 

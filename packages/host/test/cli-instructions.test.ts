@@ -2,7 +2,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { run, useProject } from './cli-helpers.ts'
+import { run, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 

@@ -6,7 +6,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, readSession, sessionIdOf, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, readSession, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const SEED = 4242

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, compositionYml, run, sessionIdOf, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, compositionYml, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const KEY = 'sk-test-5b1e0c7d9a'

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createHmac, randomBytes } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { readSession, run, sessionIdOf, useProject } from './cli-helpers.ts'
+import { readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const NOTIFIER = "- id: notifier\n  name: '@goalkeeper/notifier'\n"

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, childEnv, readSession, repoRoot, sessionIdOf, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, childEnv, readSession, repoRoot, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
 const project = useProject()

@@ -2,7 +2,7 @@
 // with the real plugins (the permissions entry as the default cordis.yml writes it); only the model is scripted.
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { readSession, run, sessionIdOf, useProject } from './cli-helpers.ts'
+import { readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const PERMISSIONS = (extra = '') => `- id: permissions\n  name: '@goalkeeper/permissions'\n  config:\n    mode: \${GOALKEEPER_PERMISSIONS:-workspace-write}\n${extra}`

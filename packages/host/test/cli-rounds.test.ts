@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import { CLI_TIMEOUT, readSession, run, sessionIdOf, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 

@@ -6,7 +6,7 @@ import path from 'node:path'
 import { readFile } from 'node:fs/promises'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, run, sessionIdOf, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const SEED = 20261201

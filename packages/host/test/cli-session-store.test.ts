@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdir, readdir, readFile, realpath, symlink, unlink } from 'node:fs/promises'
 import { workspaceKey } from '@goalkeeper/session'
-import { childEnv, jsonLines, readSession, repoRoot, run, sessionIdOf, snapshot, start, useProject } from './cli-helpers.ts'
+import { childEnv, jsonLines, readSession, repoRoot, run, sessionIdOf, snapshot, start, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 

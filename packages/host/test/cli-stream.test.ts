@@ -2,7 +2,7 @@
 // with --json. The CLI runs as a child process; only the local server's answers are scripted.
 import { describe, expect, it } from 'vitest'
 import { delta, startSse, textReply, useOpenAIServers } from '@goalkeeper/test-kit'
-import { CLI_TIMEOUT, jsonLines, localModelProject, run, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, jsonLines, localModelProject, run, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const serve = useOpenAIServers()

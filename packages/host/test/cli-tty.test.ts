@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { delta, startSse, textReply, useOpenAIServers } from '@goalkeeper/test-kit'
-import { CLI_TIMEOUT, childEnv, localModelProject, repoRoot, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, childEnv, localModelProject, repoRoot, useProject } from '@goalkeeper/test-kit'
 import { screenLines } from './screen.ts'
 
 const project = useProject()

@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, hint, jsonLines, repoRoot, run, sessionIdOf, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, hint, jsonLines, repoRoot, run, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 

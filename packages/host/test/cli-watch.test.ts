@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, run, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, run, start, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 

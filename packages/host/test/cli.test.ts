@@ -4,8 +4,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { useFixtures, writeYml } from '../../loader/test/fixtures.ts'
-import { CLI_TIMEOUT } from './cli-helpers.ts'
+import { useFixtures, writeYml } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
 
 const hostDir = path.resolve(fileURLToPath(import.meta.url), '../..')
 const repoRoot = path.resolve(hostDir, '../..')

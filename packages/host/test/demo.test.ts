@@ -3,7 +3,7 @@
 import { cp, readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, repoRoot, run, start, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, repoRoot, run, start, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const OBJECTIVE = 'Create NOTES.md in the workspace with a summary of every file in it'

@@ -6,7 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { repoRoot } from './cli-helpers.ts'
+import { repoRoot } from '@goalkeeper/test-kit'
 
 const exec = promisify(execFile)
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'

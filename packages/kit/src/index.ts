@@ -5,7 +5,7 @@ export { delay, nextMacrotask, type DelayOptions } from './delay.ts'
 export { clip, tail } from './text.ts'
 export { parseDuration } from './duration.ts'
 export {
-  createMasker, formsOf, holdSecret, isSecretVariable, liveMasker, maskDeep, MIN_SECRET_CHARS, SECRET_NAME, secretsIn,
+  createMasker, formsOf, holdSecret, isSecretVariable, liveMasker, maskDeep, MIN_SECRET_CHARS, redactedLabel, SECRET_NAME, secretsIn,
   type Env, type Masker, type MaskerOptions, type Secret,
 } from './secrets.ts'
 export { userConfigDir } from './user-dir.ts'

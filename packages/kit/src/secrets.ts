@@ -169,6 +169,12 @@ export interface MaskerOptions {
   label?: (secret: Secret) => string
 }
 
+/**
+ * The label every place that shows text to a person or keeps it uses: a known secret becomes
+ * `[redacted NAME]` (which variable it was, never its value), an unnamed one `***`.
+ */
+export const redactedLabel = ({ name }: Secret): string => (name ? `[redacted ${name}]` : '***')
+
 export interface Masker {
   /** The known secrets, longest first. */
   readonly secrets: readonly Secret[]

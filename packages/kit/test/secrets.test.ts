@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createMasker, holdSecret, isSecretVariable, liveMasker, maskDeep, secretsIn } from '@goalkeeper/kit'
+import { createMasker, holdSecret, isSecretVariable, liveMasker, maskDeep, redactedLabel, secretsIn } from '@goalkeeper/kit'
 
 describe('the secret rule', () => {
   it('knows credential variables by name, or by a value that is a URL with user info', () => {
@@ -49,6 +49,11 @@ describe('createMasker', () => {
     expect(masker.mask('header was Bearer abc.def-123')).toBe('header was Bearer ***')
     // Prose is not a token.
     expect(masker.mask('send a bearer token in the header')).toBe('send a bearer token in the header')
+  })
+
+  it('redactedLabel names a secret from the environment by its variable, and a configured value only as ***', () => {
+    const masker = createMasker({ env: { API_TOKEN: 'tok-5f3a9c1e77' }, values: ['configured-key-123'], label: redactedLabel })
+    expect(masker.mask('tok-5f3a9c1e77 and configured-key-123')).toBe('[redacted API_TOKEN] and ***')
   })
 
   it('does not mask a label again, and leaves shapes alone when they are turned off', () => {

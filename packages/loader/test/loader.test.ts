@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { formatReport, Loader, parseComposition } from '../src/index.ts'
 import { buildReport } from '../src/report.ts'
-import { captureContext, writeYml, useFixtures } from './fixtures.ts'
+import { captureContext, writeYml, useFixtures } from '@goalkeeper/test-kit'
 
 const fixtures = useFixtures()
 

@@ -1,7 +1,7 @@
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import * as loader from '../src/index.ts'
-import { writeYml, useFixtures } from './fixtures.ts'
+import { writeYml, useFixtures } from '@goalkeeper/test-kit'
 
 const fixtures = useFixtures()
 

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type EntryInfo, Loader, type LoadReport } from '../src/index.ts'
-import { captureContext, writeYml, useFixtures } from './fixtures.ts'
+import { captureContext, writeYml, useFixtures } from '@goalkeeper/test-kit'
 
 const fixtures = useFixtures()
 

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '@goalkeeper/test-kit'
 import * as plugin from '../src/index.ts'
-import { counted, cut, stream, thinkingBlocksOf, type Reply } from './replay-server.ts'
+import { counted, cut, stream, thinkingBlocksOf, type Reply } from '@goalkeeper/test-kit'
 import { useReplay } from './helpers.ts'
 
 const KEY = 'sk-ant-e2e-5d4c3b2a19f8e7d6c5b4SECRET'

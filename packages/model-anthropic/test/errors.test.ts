@@ -1,6 +1,6 @@
 // Failures of the Messages API, with its recorded error bodies: which are retried, what the caller is told.
 import { describe, expect, it } from 'vitest'
-import { counted, cut, error, stream } from './replay-server.ts'
+import { counted, cut, error, stream } from '@goalkeeper/test-kit'
 import { collect, providerFor, request, runOnce, textOf, useReplay } from './helpers.ts'
 
 const serve = useReplay()

@@ -1,11 +1,9 @@
 import { afterEach } from 'vitest'
 import { format as printf } from 'node:util'
 import type { ModelChunk, ModelRequest, ModelRetryInfo } from '@goalkeeper/model'
-// The request and chunk collection of the OpenAI-compatible provider's tests serve here unchanged.
-import { collect, request } from '../../model-openai/test/fake-server.ts'
+import { collectChunks as collect, modelRequest as request, startReplayServer, type ReplayServer, type Reply } from '@goalkeeper/test-kit'
 import { Config, resolveSettings, type ProviderSettings } from '../src/config.ts'
 import { createAnthropicProvider } from '../src/provider.ts'
-import { startReplayServer, type ReplayServer, type Reply } from './replay-server.ts'
 
 export { collect, request }
 

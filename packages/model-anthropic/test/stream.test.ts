@@ -1,6 +1,6 @@
 // The provider against the recorded event streams of fixtures/, replayed by a local HTTP server.
 import { describe, expect, it } from 'vitest'
-import { eventsOf, stream, thinkingBlocksOf } from './replay-server.ts'
+import { eventsOf, stream, thinkingBlocksOf } from '@goalkeeper/test-kit'
 import { runOnce, textOf, useReplay } from './helpers.ts'
 
 const serve = useReplay()

@@ -4,7 +4,9 @@ import { Config, resolveSettings, type ProviderSettings } from '../src/config.ts
 import { createOpenAIProvider } from '../src/provider.ts'
 
 export { delta, frame, jsonError, sse, startServer, startSse, textReply, usageFrame, type Handler, type Received } from '@goalkeeper/test-kit'
-import { useOpenAIServers, type Handler, type OpenAIServer } from '@goalkeeper/test-kit'
+import { collectChunks as collect, modelRequest as request, useOpenAIServers, type Handler, type OpenAIServer } from '@goalkeeper/test-kit'
+
+export { collect, request }
 
 /** Paces a scripted server (it shapes traffic; tests never wait for an outcome this way). */
 export const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -40,18 +42,6 @@ export const providerFor = (url: string, overrides: Record<string, unknown> = {}
   /** Resolves when a log line matching `pattern` is written. */
   const logged = (pattern: RegExp) => new Promise<void>((resolve) => waiters.push({ pattern, resolve }))
   return { provider, logs, logged, notices }
-}
-
-export const request = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }],
-  tools: [],
-  ...overrides,
-})
-
-export const collect = async (stream: AsyncIterable<ModelChunk>): Promise<ModelChunk[]> => {
-  const chunks: ModelChunk[] = []
-  for await (const chunk of stream) chunks.push(chunk)
-  return chunks
 }
 
 export const lastOf = (chunks: ModelChunk[]) => chunks[chunks.length - 1]

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { Context } from 'cordis'
-import { liveMasker, maskDeep } from '@goalkeeper/kit'
+import { liveMasker, maskDeep, redactedLabel } from '@goalkeeper/kit'
 import { defaultKeyFile } from './integrity.ts'
 import { defaultSessionsDir, LEGACY_DIR } from './location.ts'
 import Schema from 'schemastery'
@@ -67,7 +67,7 @@ function start(ctx: Context, config: Config, key: Buffer | undefined, opened?: S
   const keyFile = config.keyFile ? path.resolve(config.keyFile) : defaultKeyFile()
   // The secrets of this process's environment, labelled as the CLI does, and the held ones: the masker is
   // made again when those change, since the signing key is loaded only on first use.
-  const masker = config.maskSecrets ? liveMasker({ shapes: false, label: ({ name }) => (name ? `[redacted ${name}]` : '***') }) : undefined
+  const masker = config.maskSecrets ? liveMasker({ shapes: false, label: redactedLabel }) : undefined
   const mask = masker ? <T>(data: T) => (masker.secrets.length ? maskDeep(data, masker) : data) : undefined
   const store = new SessionServiceImpl(ctx, { ...config, dir, olderDirs, keyFile, key, mask, clock: config.clock as (() => number) | undefined, store: (config.store ?? opened) as SessionStore | undefined })
   // Yielded in this order so that teardown first withdraws the service (waiting for its dependents),

@@ -6,6 +6,13 @@ export { startChatServer, type ChatAnswer, type ChatRequest, type ChatServer } f
 export { OVERFLOW_BODIES, type OverflowBody } from './overflow-bodies.ts'
 export { delta, frame, jsonError, sse, startServer, startSse, textReply, usageFrame, useOpenAIServers, type Handler, type OpenAIServer, type Received } from './openai-server.ts'
 export { expectUnloadClearsTimer, watchTimers } from './timers.ts'
+export { collectChunks, modelRequest } from './model-stream.ts'
+export { counted, cut, error, eventsOf, startReplayServer, stream, thinkingBlocksOf, type ReplayServer, type Reply } from './anthropic-server.ts'
+export { captureContext, useFixtures, writeYml, type Probe } from './loader-fixtures.ts'
+export {
+  CLI_TIMEOUT, childEnv, compositionYml, fileMatches, hint, jsonLines, localModelProject, readSession, repoRoot, run, sessionIdOf, snapshot, start, useProject,
+  type Project, type ProjectOptions, type Run,
+} from './cli.ts'
 export { createTestDatabase, serverUrl, testDatabase, withDatabase, type OwnedDatabase, type TestDatabase } from './database.ts'
 export { startEmbeddedPostgres } from './database-setup.ts'
 // For benchmarks and tests outside the packages that depend on pg.

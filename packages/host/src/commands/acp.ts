@@ -43,7 +43,11 @@ function permissionTimeout(option: number | undefined, env: NodeJS.ProcessEnv): 
   return ms
 }
 
-export default defineCommand({
+export interface AcpOptions {
+  permissionTimeout?: number
+}
+
+export default defineCommand<AcpOptions>({
   name: 'acp',
   description: 'serve the Agent Client Protocol on stdin/stdout, for editors such as Zed (see packages/acp/README.md)',
   configure: (command) =>
@@ -55,7 +59,7 @@ session the editor opens works in the folder it names; sessions are stored as fo
 so \`goalkeeper sessions\` and \`goalkeeper show\` see them. Ctrl-C or the editor closing the connection
 stops the running work (a goal round pauses its goal) and shuts down in order. Exit code 0, or 64 when
 the composition does not load.`),
-  async run(cli, _args, options: { permissionTimeout?: number }) {
+  async run(cli, _args, options) {
     // Before anything starts: a bad value is the person's mistake, said on stderr with exit 64.
     const permissionTimeoutMs = permissionTimeout(options.permissionTimeout, process.env)
     const stdout = takeStdout(cli.io)

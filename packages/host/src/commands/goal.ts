@@ -9,10 +9,20 @@ import { cliCommand } from './render/hints.ts'
 import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { budgetHint, reportResult } from './render/result.ts'
 import { AgentRun } from './run/agent-run.ts'
-import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd, withMaxSteps } from './run/goal-options.ts'
+import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd, withMaxSteps, type BudgetOptions, type MaxStepsOptions } from './run/goal-options.ts'
 import { collectUrl, notifyFor } from './run/notify-option.ts'
 
-export default defineCommand({
+export interface GoalOptions extends MaxStepsOptions, BudgetOptions {
+  maxRounds?: number
+  verify?: string[]
+  autoResume?: boolean
+  session?: string
+  last?: boolean
+  continue?: boolean
+  notify?: string[]
+}
+
+export default defineCommand<GoalOptions>({
   name: 'goal',
   description: 'pursue a goal in automatic rounds until it is complete, blocked, paused or out of rounds',
   configure: (command) =>

@@ -5,7 +5,12 @@ import { continuationHint, reportResult } from './render/result.ts'
 import { databaseEnv } from './lookup/database.ts'
 import { AgentRun } from './run/agent-run.ts'
 
-export default defineCommand({
+export interface ResumeOptions {
+  acceptTruncation?: boolean
+  database?: string
+}
+
+export default defineCommand<ResumeOptions>({
   name: 'resume',
   description: 'continue a saved session: run its unanswered inputs, then the prompt if one is given',
   configure: (command) =>

@@ -5,9 +5,15 @@ import { cliCommand } from './render/hints.ts'
 import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { reportResult } from './render/result.ts'
 import { AgentRun } from './run/agent-run.ts'
-import { withMaxSteps } from './run/goal-options.ts'
+import { withMaxSteps, type MaxStepsOptions } from './run/goal-options.ts'
 
-export default defineCommand({
+export interface RunOptions extends MaxStepsOptions {
+  session?: string
+  last?: boolean
+  continue?: boolean
+}
+
+export default defineCommand<RunOptions>({
   name: 'run',
   description: 'send one prompt to the agent; its final answer goes to stdout',
   configure: (command) =>

@@ -44,7 +44,14 @@ function goalCell(row: Row): string {
   return `${row.goal.phase}${reason} ${row.goal.roundsStarted}/${row.goal.maxGoalRounds}${spend ? `, ${spend}` : ''}`
 }
 
-export default defineCommand({
+export interface SessionsOptions {
+  limit: number
+  all?: boolean
+  yes?: boolean
+  database?: string
+}
+
+export default defineCommand<SessionsOptions>({
   name: 'sessions',
   description: 'list recent sessions: id, start, last activity, goal phase, rounds and spend, title (read-only)',
   configure: (command) =>

@@ -8,7 +8,7 @@ import { describeError } from '@goalkeeper/kit'
 import { ExitCode } from '../../exit-codes.ts'
 import { EXIT_CODE_HELP, goalExitCode, turnExitCode } from '../render/outcome.ts'
 import { AgentRun } from '../run/agent-run.ts'
-import { withMaxSteps } from '../run/goal-options.ts'
+import { withMaxSteps, type MaxStepsOptions } from '../run/goal-options.ts'
 import { describeInterrupt, interruptWork } from '../run/interrupt.ts'
 import { untilAnswered } from './answered.ts'
 import { PermissionQuestions } from './permission-question.ts'
@@ -22,7 +22,11 @@ const HELP = [
   '/exit                      leave (or Ctrl-D); Ctrl-C cancels the running turn, twice at an empty prompt leaves',
 ].join('\n')
 
-export default defineCommand({
+export interface ChatOptions extends MaxStepsOptions {
+  session?: string
+}
+
+export default defineCommand<ChatOptions>({
   name: 'chat',
   description: 'talk with the agent in a session; /goal commands set and steer the session goal',
   configure: (command) =>

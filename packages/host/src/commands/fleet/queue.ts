@@ -3,7 +3,12 @@ import { ExitCode } from '../../exit-codes.ts'
 import { oneLine } from '../render/text.ts'
 import { databaseOf, fleetHostError, openFleet } from './fleet-app.ts'
 
-export default defineCommand({
+export interface QueueOptions {
+  database?: string
+  state?: string
+}
+
+export default defineCommand<QueueOptions>({
   name: 'queue',
   description: 'list the goals of the queue: queued, running, done and failed (id, state, worker, rounds, session, objective)',
   configure: (command) =>

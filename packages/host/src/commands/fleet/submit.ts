@@ -1,10 +1,18 @@
 import { defineCommand } from '../../command.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { promptFrom } from '../run/prompt-input.ts'
-import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd } from '../run/goal-options.ts'
+import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd, type BudgetOptions } from '../run/goal-options.ts'
 import { databaseOf, fleetHostError, openFleet } from './fleet-app.ts'
 
-export default defineCommand({
+export interface SubmitOptions extends BudgetOptions {
+  repo: string
+  ref: string
+  maxRounds?: number
+  verify?: string[]
+  database?: string
+}
+
+export default defineCommand<SubmitOptions>({
   name: 'submit',
   description: 'queue a goal for the workers: a repository, a ref and an objective; prints the job id',
   configure: (command) =>

@@ -9,7 +9,13 @@ function parseConcurrency(value: string): number {
   return count
 }
 
-export default defineCommand({
+export interface WorkerOptions {
+  concurrency: number
+  database?: string
+  name?: string
+}
+
+export default defineCommand<WorkerOptions>({
   name: 'worker',
   description: 'run goals from the queue until stopped; Ctrl-C or SIGTERM drains (running goals pause and go back to the queue)',
   configure: (command) =>

@@ -3,6 +3,18 @@ import { InvalidArgumentError, type Command } from 'commander'
 import { parseDuration } from '@goalkeeper/kit'
 import type { GoalBudgets } from '@goalkeeper/goal'
 
+/** `--max-steps` (see withMaxSteps). */
+export interface MaxStepsOptions {
+  maxSteps?: number
+}
+
+/** The budget options of `goal` and `submit`. */
+export interface BudgetOptions {
+  tokenBudget?: number
+  costBudget?: number
+  timeBudget?: number
+}
+
 export function parseRounds(value: string): number {
   const rounds = Number(value)
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(rounds) || rounds < 1) throw new InvalidArgumentError('expected a positive whole number.')
@@ -28,7 +40,7 @@ export function parseTime(value: string): number {
 }
 
 /** The budgets the options name, or undefined when none was given. */
-export function budgetsOf(options: { tokenBudget?: number; costBudget?: number; timeBudget?: number }): GoalBudgets | undefined {
+export function budgetsOf(options: BudgetOptions): GoalBudgets | undefined {
   const budgets: GoalBudgets = {}
   if (options.tokenBudget !== undefined) budgets.tokens = options.tokenBudget
   if (options.costBudget !== undefined) budgets.costUsd = options.costBudget

@@ -5,7 +5,12 @@ import { assertSessions, databaseEnv } from '../lookup/database.ts'
 import { resolveSessionId } from '../lookup/session-id.ts'
 import { renderTranscript } from './transcript.ts'
 
-export default defineCommand({
+export interface ShowOptions {
+  full?: boolean
+  database?: string
+}
+
+export default defineCommand<ShowOptions>({
   name: 'show',
   description: 'print a session as a readable transcript, or with --json its raw records (read-only)',
   configure: (command) =>

@@ -4,7 +4,6 @@ import os from 'node:os'
 import path from 'node:path'
 import { Context, Logger } from 'cordis'
 import { afterEach, beforeEach, expect } from 'vitest'
-import type { Loader } from '../src/index.ts'
 
 /**
  * Fixture plugins, written as real .mjs files next to a temp cordis.yml. They report to the test through
@@ -177,7 +176,8 @@ export function captureContext() {
  * dir is removed.
  */
 export function useFixtures() {
-  const fixtures = { dir: '', probe: undefined as unknown as Probe, loaders: [] as Loader[] }
+  // Only what teardown calls: naming the loader's type here would make test-kit depend on the loader, whose tests use test-kit.
+  const fixtures = { dir: '', probe: undefined as unknown as Probe, loaders: [] as { dispose(): Promise<unknown> }[] }
   beforeEach(async () => {
     fixtures.dir = await makeFixtureDir()
     fixtures.probe = resetProbe()

@@ -1,4 +1,4 @@
-// Child-process helpers for the agent command tests (cli-*.test.ts): a temp project with its own
+// Child-process helpers for the tests that run the goalkeeper CLI (host and fleet): a temp project with its own
 // cordis.yml (the real plugins, only the model scripted by a module written per test) and a runner
 // that waits on output lines and the exit, never on timers.
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -17,9 +17,8 @@ import { afterEach, beforeEach } from 'vitest'
  */
 export const CLI_TIMEOUT = 240_000
 
-const hostDir = path.resolve(fileURLToPath(import.meta.url), '../..')
-export const repoRoot = path.resolve(hostDir, '../..')
-const cli = path.join(hostDir, 'src/cli.ts')
+export const repoRoot = path.resolve(fileURLToPath(import.meta.url), '../../../..')
+const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
 
 export interface Project {
   dir: string

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures')
+export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/anthropic')
 
 /** A fixture file's bytes. */
 export const fixture = (name: string): Buffer => readFileSync(path.join(FIXTURES, name))

@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { describeError } from '@goalkeeper/kit'
+import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import type { SandboxStatus } from '@goalkeeper/sandbox'
 import type { ToolCallReview, ToolCallVerdict } from '@goalkeeper/tools'
 import type { PermissionsConfig } from './config.ts'
@@ -58,6 +58,7 @@ export class PermissionGate {
     }
     const pending = this.ctx.bail('permissions/ask', request)
     if (!pending) return deny(`${decision.why}, and nobody is there to allow it (an unattended run denies such calls)`)
+    dispatchIsolated(this.ctx, 'permissions/waiting', request)
     let answer: PermissionAnswer
     try {
       answer = await pending

@@ -67,5 +67,10 @@ declare module 'cordis' {
      * nobody is there: the call is denied.
      */
     'permissions/ask'(request: PermissionRequest): Promise<PermissionAnswer> | undefined
+    /**
+     * Isolated: a listener of `permissions/ask` took the question, so a call now waits for a person's answer.
+     * For notifiers (a desktop notification, a hook); not emitted when nobody can be asked.
+     */
+    'permissions/waiting'(request: PermissionRequest): void
   }
 }

@@ -104,10 +104,12 @@ export class HookRuntime {
     const env = { ...process.env, GOALKEEPER_PROJECT_DIR: cwd, CLAUDE_PROJECT_DIR: cwd, GOALKEEPER_HOOK_EVENT: event }
     const work = Promise.all(hooks.map(async (hook): Promise<HookRun> => {
       const result = await runCommand(hook.command, { input, cwd, env, timeoutMs: hook.timeoutMs, maxOutput: hook.maxOutput })
-      const run = { hook, result, answer: readAnswer(event, result, hook.timeoutMs) }
-      this.report(run, scope)
-      return run
-    }))
+      return { hook, result, answer: readAnswer(event, result, hook.timeoutMs) }
+    })).then((runs) => {
+      // Recorded in config order, whichever ended first, so a log reads the same every time.
+      for (const run of runs) this.report(run, scope)
+      return runs
+    })
     this.running.add(work)
     void work.finally(() => this.running.delete(work))
     return work

@@ -18,7 +18,9 @@ export { HOOK_RUN_RECORD, type HookRunRecord } from './records.ts'
 export { APPROVALS_FILE, approveHooks, hooksDigest, trustOf, type Trust, type TrustState } from './trust.ts'
 export { HOOKS_SOURCE } from './listeners.ts'
 export { goalEventOf, type GoalEvent } from './goal-event.ts'
-export { sampleEvent } from './samples.ts'
+export { sampleEvent, type SampleEvent } from './samples.ts'
+export { describeHook } from './describe.ts'
+export { hookEnv, hookInput, type InputScope } from './payload.ts'
 
 export const name = 'hooks'
 // Events only; the services it asks about (agents, tools, goals, permissions) are optional.

@@ -1,5 +1,6 @@
 import path from 'node:path'
 import type { ToolDefinition } from '@goalkeeper/tools'
+import { HOOK_EVENTS, type HookEvent } from './events.ts'
 import type { MatchTarget } from './matcher.ts'
 
 /**
@@ -39,4 +40,38 @@ export function toolTarget(name: string, tool: ToolDefinition | undefined, args:
     command: typeof args?.command === 'string' ? args.command : undefined,
     path: typeof args?.path === 'string' ? args.path : undefined,
   }
+}
+
+/** Where an event happened, as its stdin tells it. */
+export interface InputScope {
+  session?: { id: string; file: string }
+  cwd: string
+  permissionMode?: string
+  turn?: number
+  step?: number
+}
+
+/**
+ * The JSON a hook reads on stdin: Claude Code's common fields (`session_id`, `transcript_path`, `cwd`,
+ * `hook_event_name`, `permission_mode`), the event's own, and goalkeeper's under `goalkeeper`.
+ */
+export function hookInput(event: HookEvent, scope: InputScope, fields: Record<string, unknown>): string {
+  return JSON.stringify({
+    session_id: scope.session?.id ?? null,
+    transcript_path: scope.session?.file ?? null,
+    cwd: scope.cwd,
+    hook_event_name: HOOK_EVENTS[event],
+    ...(scope.permissionMode ? { permission_mode: scope.permissionMode } : {}),
+    ...fields,
+    goalkeeper: {
+      event,
+      ...(scope.turn !== undefined ? { turn: scope.turn } : {}),
+      ...(scope.step !== undefined ? { step: scope.step } : {}),
+    },
+  })
+}
+
+/** The environment of a hook: the user's, plus the workspace under both projects' names. */
+export function hookEnv(event: HookEvent, cwd: string): NodeJS.ProcessEnv {
+  return { ...process.env, GOALKEEPER_PROJECT_DIR: cwd, CLAUDE_PROJECT_DIR: cwd, GOALKEEPER_HOOK_EVENT: event }
 }

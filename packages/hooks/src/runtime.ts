@@ -7,6 +7,7 @@ import type { HookSpecConfig, HooksConfig } from './config.ts'
 import { HOOK_EVENTS, type HookEvent, parseEvent } from './events.ts'
 import { compileMatcher, type MatchTarget } from './matcher.ts'
 import { HOOK_RUN_RECORD, type HookRunRecord } from './records.ts'
+import { hookEnv, hookInput } from './payload.ts'
 import { type ProcessResult, runCommand } from './runner.ts'
 
 /** One configured hook, ready to match and run. */
@@ -88,20 +89,8 @@ export class HookRuntime {
     const hooks = this.matching(event, target)
     if (!hooks.length) return Promise.resolve([])
     const cwd = scope.cwd ?? scope.session?.header.cwd ?? process.cwd()
-    const input = JSON.stringify({
-      session_id: scope.session?.id ?? null,
-      transcript_path: scope.session?.file ?? null,
-      cwd,
-      hook_event_name: HOOK_EVENTS[event],
-      ...(this.permissionMode() ? { permission_mode: this.permissionMode() } : {}),
-      ...fields,
-      goalkeeper: {
-        event,
-        ...(scope.turn !== undefined ? { turn: scope.turn } : {}),
-        ...(scope.step !== undefined ? { step: scope.step } : {}),
-      },
-    })
-    const env = { ...process.env, GOALKEEPER_PROJECT_DIR: cwd, CLAUDE_PROJECT_DIR: cwd, GOALKEEPER_HOOK_EVENT: event }
+    const input = hookInput(event, { ...scope, cwd, permissionMode: this.permissionMode() }, fields)
+    const env = hookEnv(event, cwd)
     const work = Promise.all(hooks.map(async (hook): Promise<HookRun> => {
       const result = await runCommand(hook.command, { input, cwd, env, timeoutMs: hook.timeoutMs, maxOutput: hook.maxOutput })
       return { hook, result, answer: readAnswer(event, result, hook.timeoutMs) }

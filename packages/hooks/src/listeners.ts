@@ -1,10 +1,10 @@
 import type { Context } from 'cordis'
-import type { Agent } from '@goalkeeper/agent-loop'
+import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import type { GoalChange } from '@goalkeeper/goal'
 import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import type { PermissionRequest } from '@goalkeeper/permissions'
 import type { UserMessage } from '@goalkeeper/session'
-import type { ToolAgent, ToolCallReview, ToolCallVerdict } from '@goalkeeper/tools'
+import type { ToolAgent, ToolCallReport, ToolCallReview, ToolCallVerdict } from '@goalkeeper/tools'
 import { HOOK_EVENTS } from './events.ts'
 import { fromToolInput, toolInput, toolTarget } from './payload.ts'
 import { type HookRun, type HookRuntime, isFailure } from './runtime.ts'
@@ -16,7 +16,7 @@ export const HOOKS_SOURCE = 'hooks'
 /** goalkeeper's session-start sources in Claude Code's words (`fork` has no counterpart there). */
 const SESSION_SOURCES = { new: 'startup', resume: 'resume', fork: 'fork' } as const
 
-interface Context_ {
+interface PendingContext {
   text: string
   /** The prompt it belongs to; absent for session-start context, which goes with the first turn. */
   message?: string
@@ -25,7 +25,7 @@ interface Context_ {
 interface AgentState {
   /** Session-start hooks: the first prompt waits for their context. */
   starting: Promise<void>
-  context: Context_[]
+  context: PendingContext[]
   /** Continues turn-end hooks asked for in the open turn. */
   continues: number
   /** After-call hooks still running: the next call and the next model call wait for them. */
@@ -34,7 +34,6 @@ interface AgentState {
 }
 
 const textOf = (message: UserMessage) => message.content.map((block) => ('text' in block ? block.text : '')).join('')
-const deny = (reason: string): ToolCallVerdict => ({ kind: 'deny', by: HOOKS_SOURCE, reason })
 const label = (run: HookRun) => `${HOOK_EVENTS[run.hook.event]} hook "${run.hook.label}"`
 
 /** The agent loop's events, each handed to the hooks of the matching event and answered as the contract says. */
@@ -44,6 +43,16 @@ export class HookListeners {
   active = true
 
   constructor(private ctx: Context, private hooks: HookRuntime) {}
+
+  /** A denial; its reason is recorded in the session and read by the model, so secrets are masked. */
+  private deny(reason: string): ToolCallVerdict {
+    return { kind: 'deny', by: HOOKS_SOURCE, reason: this.hooks.mask(reason) }
+  }
+
+  /** A plugin message into the agent's turn; hook output is masked like any text that reaches the session. */
+  private steer(agent: Agent, text: string) {
+    agent.steer({ content: this.hooks.mask(text), source: { kind: 'plugin', name: HOOKS_SOURCE } })
+  }
 
   private state(agent: ToolAgent): AgentState {
     let state = this.agents.get(agent)
@@ -68,7 +77,7 @@ export class HookListeners {
       this.hooks.logger.warn('a hook note for turn %d of %s came after the turn ended and is dropped', turn, agent.id)
       return
     }
-    live.steer({ content: text, source: { kind: 'plugin', name: HOOKS_SOURCE } })
+    this.steer(live, text)
   }
 
   /** `continue: false`: stop the turn as a person's Ctrl-C does (a goal round pauses its goal). */
@@ -97,7 +106,7 @@ export class HookListeners {
       const runs = await this.hooks.run('prompt-submit', { session: agent.session }, { prompt: textOf(message) })
       const refusal = runs.find((run) => run.answer.block !== undefined || run.answer.stop !== undefined)
       if (refusal) {
-        refusals.push(`${label(refusal)}: ${refusal.answer.block ?? refusal.answer.stop}`)
+        refusals.push(this.hooks.mask(`${label(refusal)}: ${refusal.answer.block ?? refusal.answer.stop}`))
         kept = kept.filter((m) => m !== message)
         continue
       }
@@ -114,7 +123,7 @@ export class HookListeners {
     const context = state.context.filter((c) => c.message === undefined || admitted.has(c.message))
     // Context of prompts that were not admitted goes with them.
     state.context = []
-    if (context.length && this.active) agent.steer({ content: context.map((c) => c.text).join('\n\n'), source: { kind: 'plugin', name: HOOKS_SOURCE } })
+    if (context.length && this.active) this.steer(agent, context.map((c) => c.text).join('\n\n'))
   }
 
   async beforeCall(review: ToolCallReview): Promise<ToolCallVerdict | undefined> {
@@ -130,20 +139,20 @@ export class HookListeners {
     }, target)
     // Fail closed: a guard that could not answer must not let the call through.
     const failed = runs.find(isFailure)
-    if (failed) return deny(`the ${label(failed)} failed (${failed.answer.problem}), and a before-call hook that fails refuses the call`)
+    if (failed) return this.deny(`the ${label(failed)} failed (${failed.answer.problem}), and a before-call hook that fails refuses the call`)
     const stopped = runs.find((run) => run.answer.stop !== undefined)
     if (stopped) {
       this.stop(agent, turn)
-      return deny(`the ${label(stopped)} stopped the agent: ${stopped.answer.stop}`)
+      return this.deny(`the ${label(stopped)} stopped the agent: ${stopped.answer.stop}`)
     }
     const denied = runs.find((run) => run.answer.block !== undefined || run.answer.permission === 'deny')
-    if (denied) return deny(denied.answer.block ?? denied.answer.permissionReason ?? `the ${label(denied)} denied the call`)
+    if (denied) return this.deny(denied.answer.block ?? denied.answer.permissionReason ?? `the ${label(denied)} denied the call`)
     for (const run of runs) {
       if (!run.answer.updatedInput) continue
       try {
-        review.rewrite(fromToolInput(run.answer.updatedInput, review.arguments, review.tool, cwd), HOOKS_SOURCE, run.answer.permissionReason ?? `rewritten by the ${label(run)}`)
+        review.rewrite(fromToolInput(run.answer.updatedInput, review.arguments, review.tool, cwd), HOOKS_SOURCE, this.hooks.mask(run.answer.permissionReason ?? `rewritten by the ${label(run)}`))
       } catch (error) {
-        return deny(`the ${label(run)} rewrote the arguments into ones ${review.name} does not take: ${describeError(error)}`)
+        return this.deny(`the ${label(run)} rewrote the arguments into ones ${review.name} does not take: ${describeError(error)}`)
       }
     }
     const context = runs.flatMap((run) => (run.answer.context ? [`${label(run)}: ${run.answer.context}`] : []))
@@ -165,18 +174,18 @@ export class HookListeners {
       signal: review.call.signal,
     }
     const pending = this.ctx.bail('permissions/ask', request)
-    if (!pending) return deny(`${why}, and nobody is there to answer (an unattended run denies such calls)`)
+    if (!pending) return this.deny(`${why}, and nobody is there to answer (an unattended run denies such calls)`)
     dispatchIsolated(this.ctx, 'permissions/waiting', request)
     try {
       const answer = await pending
       if (answer?.kind === 'allow') return undefined
-      return deny(answer?.kind === 'deny' && answer.reason ? answer.reason : `${why}, and the answer was no`)
+      return this.deny(answer?.kind === 'deny' && answer.reason ? answer.reason : `${why}, and the answer was no`)
     } catch (error) {
-      return deny(`${why}, and asking failed (${describeError(error)})`)
+      return this.deny(`${why}, and asking failed (${describeError(error)})`)
     }
   }
 
-  afterCall(report: { name: string; call: ToolCallReview['call']; arguments?: Readonly<Record<string, unknown>>; result: { ok: boolean; content: string; error?: unknown; denied?: unknown } }) {
+  afterCall(report: ToolCallReport) {
     // Only calls that ran: an unknown tool, bad arguments or a denial never reached the tool.
     if (!this.active || !report.arguments || report.result.denied) return
     const target = toolTarget(report.name, this.ctx.get('tools')?.get(report.name), report.arguments)
@@ -202,7 +211,7 @@ export class HookListeners {
    * hooks are done, then turn-end hooks may make the turn go on, a bounded number of times. The reason is
    * steered into the turn, which then takes one more step.
    */
-  async stepEnd(agent: Agent, turn: number, step: number, summary: { text: string; toolCalls: readonly unknown[]; finish: string; error?: unknown }) {
+  async stepEnd(agent: Agent, turn: number, step: number, summary: StepSummary) {
     if (!this.active) return
     const state = this.state(agent)
     await state.after
@@ -224,7 +233,7 @@ export class HookListeners {
     if (goals?.roundOf(agent, turn) && goals.get(agent)?.phase !== 'active') return
     state.continues++
     const reasons = asks.map((run) => `${label(run)}: ${run.answer.block}`).join('\n')
-    agent.steer({ content: `Not done yet: a turn-end hook asks you to go on (${state.continues} of at most ${limit}).\n${reasons}`, source: { kind: 'plugin', name: HOOKS_SOURCE } })
+    this.steer(agent, `Not done yet: a turn-end hook asks you to go on (${state.continues} of at most ${limit}).\n${reasons}`)
   }
 
   async beforeCompact(agent: Agent, reason: string, turn: number) {

@@ -149,7 +149,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
     expect(JSON.stringify(h.scripted.requests[1]!.messages)).toContain('formatted with prettier')
   })
 
-  it('a crash or huge output is reported and recorded, and does not stop the agent', async () => {
+  it('a crash, garbage or huge output is reported and recorded, and does not stop the agent', async () => {
     const bin = await binDir()
     // Inline, so the hook's own shell is what dies of the signal.
     const crash = 'cat >/dev/null; kill -SEGV $$'
@@ -157,11 +157,15 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
     const { h, agent } = await start([
       { event: 'after-tool-call', command: crash },
       { event: 'after-tool-call', command: huge, maxOutput: 4096 },
+      { event: 'after-tool-call', command: `cat >/dev/null; printf '{"decision": "block", '` },
     ])
     await turn(h, agent, [['run_command', { command: 'echo one' }], ['run_command', { command: 'echo two' }]])
     expect(toolResults(h, agent).map((r) => r.ok)).toEqual([true, true])
     const runs = hookRuns(h.records(agent))
-    expect(runs).toHaveLength(4)
+    expect(runs).toHaveLength(6)
+    expect(runs.filter((r) => r.outcome === 'garbage').map((r) => r.problem)).toEqual([
+      'its output is not valid JSON: {"decision": "block",', 'its output is not valid JSON: {"decision": "block",',
+    ])
     const crashed = runs.filter((r) => r.outcome === 'failed')
     expect(crashed).toHaveLength(2)
     expect(crashed[0]).toMatchObject({ signal: 'SIGSEGV', exitCode: null, problem: 'killed by SIGSEGV' })
@@ -184,6 +188,23 @@ describe('hook/run records', () => {
       expect(JSON.stringify(run)).not.toContain(secret)
       expect(run!.hook).toContain('***')
       expect(run!.problem).toBe('exit 3: token *** refused')
+    } finally {
+      delete process.env.HOOKS_TEST_API_KEY
+    }
+  })
+
+  it('mask secrets a hook prints into a denial or a note, which the session keeps and the model reads', async () => {
+    const secret = 'sk-live-' + 'z'.repeat(32)
+    process.env.HOOKS_TEST_API_KEY = secret
+    try {
+      const { h, agent } = await start([
+        { event: 'before-tool-call', matcher: { command: 'deny*' }, command: 'cat >/dev/null; echo "refused with $HOOKS_TEST_API_KEY" >&2; exit 2' },
+        { event: 'after-tool-call', command: 'cat >/dev/null; echo "{\\"decision\\":\\"block\\",\\"reason\\":\\"key $HOOKS_TEST_API_KEY\\"}"' },
+      ])
+      await turn(h, agent, [['run_command', { command: 'deny me' }], ['run_command', { command: 'echo ok' }]])
+      expect(toolResults(h, agent)[0]!.denied.reason).toBe('refused with ***')
+      expect(pluginMessages(h.records(agent), 'hooks')).toEqual([expect.stringMatching(/: key \*\*\*$/)])
+      expect(JSON.stringify(h.records(agent))).not.toContain(secret)
     } finally {
       delete process.env.HOOKS_TEST_API_KEY
     }

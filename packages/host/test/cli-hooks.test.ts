@@ -66,7 +66,7 @@ describe('goalkeeper hooks', { timeout: CLI_TIMEOUT }, () => {
 
     const tested = await run([...p.globals, 'hooks', 'test', 'before-tool-call'], { env })
     expect(tested.code, tested.stderr).toBe(0)
-    expect(tested.stdout).toMatch(new RegExp(`^PreToolUse hook "${guard}": exit 2 in \\d+ ms: blocked; block: not in this repository\\n$`))
+    expect(tested.stdout).toMatch(new RegExp(`^PreToolUse hook "${guard}": exit 2 in \\d+ ms: blocked; block: not in this repository\\n  stderr: not in this repository\\n$`))
 
     const ran = await run([...p.globals, '--json', 'run', 'clean up'], { env })
     expect(ran.code, ran.stderr).toBe(0)

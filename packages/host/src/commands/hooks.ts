@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { HookAnswer, HookEvent, HookSpecConfig, Trust } from '@goalkeeper/hooks'
 import { parseComposition } from '@goalkeeper/loader'
-import { describeError } from '@goalkeeper/kit'
+import { clip, describeError } from '@goalkeeper/kit'
 import { type CommandContext, defineCommand } from '../command.ts'
 import { HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
@@ -130,7 +130,13 @@ async function test(cli: CommandContext, entries: HooksEntry[], eventName: strin
       const answer = readAnswer(event, result, hook.timeoutMs)
       if (answer.outcome === 'failed' || answer.outcome === 'timeout' || answer.outcome === 'garbage') failed++
       if (cli.globals.json) cli.printJson({ type: 'hook-run', event, hook: hook.label, exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, answer })
-      else cli.print(`${HOOK_EVENTS[event]} hook "${hook.label}": exit ${result.exitCode ?? result.signal ?? '-'} in ${result.durationMs} ms: ${outcomeLine(answer)}`)
+      else {
+        cli.print(`${HOOK_EVENTS[event]} hook "${hook.label}": exit ${result.exitCode ?? result.signal ?? '-'} in ${result.durationMs} ms: ${outcomeLine(answer)}`)
+        // What it printed, as the one testing it wants to see (a notification text, a formatter's complaint).
+        for (const [stream, text] of [['stdout', result.stdout], ['stderr', result.stderr]] as const) {
+          if (text.trim()) cli.print(`  ${stream}: ${clip(text.trim(), 2000).split('\n').join('\n    ')}`)
+        }
+      }
     }
   }
   if (!ran && !cli.globals.json) cli.print(`no hook of ${cli.globals.config} runs on ${event} (${HOOK_EVENTS[event]}) for this sample`)

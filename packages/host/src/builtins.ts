@@ -1,7 +1,7 @@
 import type { BuiltinPlugins } from '@goalkeeper/loader'
 
 /**
- * The plugins goalkeeper carries: every package of its default composition, and the MCP plugin its README offers. A cordis.yml entry with one
+ * The plugins goalkeeper carries: every package of its default composition, and the MCP and hooks plugins its README offers. A cordis.yml entry with one
  * of these names gets goalkeeper's own copy, so an installed CLI (one bundled file, no node_modules) runs
  * any cordis.yml that names them, and a checkout runs the same code it tests. Imported only when an entry
  * names them, which keeps commands that load no composition (`--help`, `sessions`) from paying for them.
@@ -15,6 +15,7 @@ export const builtinPlugins: BuiltinPlugins = {
   '@goalkeeper/workspace-tools': () => import('@goalkeeper/workspace-tools'),
   '@goalkeeper/permissions': () => import('@goalkeeper/permissions'),
   '@goalkeeper/mcp': () => import('@goalkeeper/mcp'),
+  '@goalkeeper/hooks': () => import('@goalkeeper/hooks'),
   '@goalkeeper/agent-loop': () => import('@goalkeeper/agent-loop'),
   '@goalkeeper/goal': () => import('@goalkeeper/goal'),
   '@goalkeeper/tool-goal': () => import('@goalkeeper/tool-goal'),

@@ -5,6 +5,7 @@ import { Loader } from './loader.ts'
 export { type CompositionError, type EntrySpec, parseComposition } from './composition.ts'
 export { type Env, interpolate } from './env.ts'
 export { LoaderError } from './errors.ts'
+export { compositionFileOf } from './source.ts'
 export { Loader, type LoaderEvents, type LoaderOptions } from './loader.ts'
 export type { BuiltinPlugins } from './resolve.ts'
 export {

@@ -11,6 +11,7 @@ import { LoaderError } from './errors.ts'
 import { buildReport, type EntryInfo, type LoadReport, type ReloadChanges, summarize, summarizeChanges } from './report.ts'
 import { type BuiltinPlugins, importPlugin } from './resolve.ts'
 import { watchFile } from './watch.ts'
+import './source.ts'
 
 // Fiber states (cordis declares them as an ambient const enum, unusable under isolatedModules).
 const ACTIVE = 2
@@ -62,6 +63,8 @@ export class Loader {
   private builtins: BuiltinPlugins
   private stopWatching: (() => void) | undefined
   private disposed = false
+  /** What each entry is started on: the loader's context, telling its plugins which file they came from. */
+  private entryContext: Context
 
   constructor(readonly ctx: Context, options: LoaderOptions) {
     this.file = path.resolve(options.file)
@@ -70,6 +73,7 @@ export class Loader {
     this.debounceMs = options.debounceMs ?? 20
     this.builtins = options.builtins ?? {}
     this.logger = ctx.logger('loader')
+    this.entryContext = ctx.extend({ compositionFile: this.file })
   }
 
   /** Live state of every entry, groups included, in file order. */
@@ -247,7 +251,7 @@ export class Loader {
     try {
       // ctx.plugin returns a thenable wrapper around the fiber; keep the fiber itself so that returning or
       // awaiting it later never waits on the plugin.
-      slot.fiber = Object.getPrototypeOf(this.ctx.plugin(plugin, spec.config)) as Fiber
+      slot.fiber = Object.getPrototypeOf(this.entryContext.plugin(plugin, spec.config)) as Fiber
       await slot.fiber.await()
     } catch (error) {
       await this.release(slot)

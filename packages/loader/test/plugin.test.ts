@@ -15,3 +15,17 @@ describe('loader plugin', () => {
     expect(fixtures.probe.log).toEqual(['apply inner', 'dispose-start inner', 'dispose-end inner'])
   })
 })
+
+describe('compositionFileOf', () => {
+  it('tells an entry (and what it starts) the cordis.yml it came from, and a plugin started from code nothing', async () => {
+    const seen: (string | undefined)[] = []
+    const probe = { name: 'probe', apply: (ctx: Context) => { seen.push(loader.compositionFileOf(ctx)); ctx.plugin({ name: 'inner', apply: (inner: Context) => void seen.push(loader.compositionFileOf(inner)) }) } }
+    const { file } = await writeYml(fixtures.dir, '- id: p\n  name: probe\n', 'source.yml')
+    const root = new Context()
+    const composition = new loader.Loader(root, { file, builtins: { probe: async () => probe } })
+    expect((await composition.load()).ok).toBe(true)
+    await root.plugin(probe)
+    expect(seen).toEqual([file, file, undefined, undefined])
+    await composition.dispose()
+  })
+})

@@ -68,7 +68,10 @@ declare module 'cordis' {
      * nobody is there: the call is denied.
      */
     'permissions/ask'(request: PermissionRequest): Promise<PermissionAnswer> | undefined
-    /** A listener took the question: the call now waits for a person's answer (isolated; to notify someone away). */
+    /**
+     * Isolated: a listener of `permissions/ask` took the question, so a call now waits for a person's answer.
+     * For notifiers (a webhook, a hook, a desktop notification); not emitted when nobody can be asked.
+     */
     'permissions/waiting'(request: PermissionRequest): void
   }
 }

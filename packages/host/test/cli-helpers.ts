@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach } from 'vitest'
+import { nodeArgs } from '@goalkeeper/test-kit'
 
 /**
  * How long a test of CLI child processes may take: a guard against hangs, not a speed check. Each child
@@ -181,8 +182,9 @@ export function childEnv(extra: Record<string, string | undefined> = {}): Record
 
 export function start(args: string[], options: { stdin?: 'pipe' | 'ignore'; env?: Record<string, string | undefined> } = {}): Run {
   const env = childEnv(options.env)
-  // `node --import tsx` resolves tsx from the cwd, so children run in the repository.
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+  // The run's bundle of the CLI (test-kit's child builds); from source, `--import tsx` resolves tsx from
+  // the cwd, so children run in the repository.
+  const child = spawn(process.execPath, [...nodeArgs(cli), ...args], {
     cwd: repoRoot,
     env,
     stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],

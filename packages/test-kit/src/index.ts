@@ -8,5 +8,7 @@ export { delta, frame, jsonError, sse, startServer, startSse, textReply, usageFr
 export { expectUnloadClearsTimer, watchTimers } from './timers.ts'
 export { createTestDatabase, serverUrl, testDatabase, withDatabase, type OwnedDatabase, type TestDatabase } from './database.ts'
 export { startEmbeddedPostgres } from './database-setup.ts'
+export { nodeArgs } from './child-builds.ts'
+export { stressRounds } from './stress.ts'
 // For benchmarks and tests outside the packages that depend on pg.
 export { default as pg } from 'pg'

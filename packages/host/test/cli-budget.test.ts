@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { hint, jsonLines, readSession, run, sessionIdOf, useProject } from './cli-helpers.ts'
+import { CLI_TIMEOUT, hint, jsonLines, readSession, run, sessionIdOf, useProject } from './cli-helpers.ts'
 
 const project = useProject()
 
@@ -10,7 +10,7 @@ const metered = `export default many((request) => {
 })`
 
 // Each case starts node + tsx (about a second, more on a busy machine).
-describe('goalkeeper goal with budgets', { timeout: 60_000 }, () => {
+describe('goalkeeper goal with budgets', { timeout: CLI_TIMEOUT }, () => {
   it('stops at the token budget with exit 5 and the exact command that raises it; that command resumes to completion', async () => {
     const p = await project({ script: metered })
     const first = await run([...p.globals, 'goal', 'Write the report', '--token-budget', '1000', '--time-budget', '30m'])
@@ -77,7 +77,7 @@ const checked = `export default many((request) => {
   return completeGoal(request)
 })`
 
-describe('goalkeeper goal --verify', { timeout: 60_000 }, () => {
+describe('goalkeeper goal --verify', { timeout: CLI_TIMEOUT }, () => {
   it('refuses a completion whose check fails, then stands once it passes: complete (verified: ... passed)', async () => {
     const p = await project({ script: checked })
     const { code, stdout, stderr } = await run([...p.globals, 'goal', 'Write done.txt', '--verify', 'test -f done.txt', '--max-rounds', '3'])
@@ -89,7 +89,7 @@ describe('goalkeeper goal --verify', { timeout: 60_000 }, () => {
   })
 })
 
-describe('goalkeeper goal --auto-resume', { timeout: 60_000 }, () => {
+describe('goalkeeper goal --auto-resume', { timeout: CLI_TIMEOUT }, () => {
   it('waits for the announced reset after a usage limit, says when, resumes, and completes', async () => {
     const p = await project({
       config: { 'goal-auto-resume': { marginMs: 0 } },

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
@@ -7,6 +8,9 @@ export default defineConfig({
     // start as a child process: packages/test-kit/src/global-setup.ts.
     globalSetup: ['packages/test-kit/src/global-setup.ts'],
     pool: 'forks',
+    // vitest's default is one worker less than the cores: one on a 2-core machine. Most of a CLI or race
+    // test's time is spent in its child processes, so a second file overlaps it. VITEST_MAX_WORKERS overrides.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

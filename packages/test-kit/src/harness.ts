@@ -203,14 +203,16 @@ function effectLabel(effect: { label: string; children: { label: string; childre
   return effect.children.length ? `${effect.label} [${effect.children.map((child) => effectLabel(child as typeof effect)).join(', ')}]` : effect.label
 }
 
-/** Each live agent's status, turn and inbox, and its goal's phase when the goal service is loaded. */
+/** Each live agent's status and loop phase, turn and inbox, and its goal's phase when the goal service is loaded. */
 export function describeAgents(root: Context): string {
   const agents = (root.get('agents') as { list(): Agent[] } | undefined)?.list() ?? []
   if (!agents.length) return 'no live agents'
   const goals = root.get('goals' as any) as { get(agent: Agent): { phase: string; activation?: string } | undefined } | undefined
   return `agents: ${agents.map((agent) => {
     const goal = goals?.get(agent)
-    const parts = [`status ${agent.status}`, `turn ${agent.turn ?? 'none'}`, `${agent.queued.length} queued`]
+    // The loop's phase (deciding, running, between, ...) is private to agent-loop; read here for diagnosis only.
+    const phase = (agent as unknown as { phase?: { kind?: string } }).phase?.kind
+    const parts = [`status ${agent.status}${phase ? ` (${phase})` : ''}`, `turn ${agent.turn ?? 'none'}`, `${agent.queued.length} queued`]
     if (agent.disposed) parts.push('disposed')
     if (goal) parts.push(`goal ${goal.phase}${goal.activation ? `/${goal.activation}` : ''}`)
     return `${agent.id} (${parts.join(', ')})`

@@ -39,7 +39,7 @@ it('dispose names a plugin whose unload is slow, what it held and the agents, an
   const first = await warned.promise
   expect(first).toMatch(/^harness: unloading plugin slow-unload has taken over 0\.05 s \(state \d\); its effects when the unload began: slow shutdown \[ctx\.on\("agent\/turn-end"\)\]; agents: /)
   // The agent-loop is unloaded after it (reverse load order), so the turn is still open.
-  expect(first).toContain(`${agent.id} (status running, turn 1, 0 queued)`)
+  expect(first).toContain(`${agent.id} (status running (running), turn 1, 0 queued)`)
   expect(finished).toBe(false)
   release.resolve()
   await disposing

@@ -11,8 +11,8 @@ export default defineConfig({
     // vitest's default is one worker less than the cores: one on a 2-core machine. Most of a CLI or race
     // test's time is spent in its child processes, so a second file overlaps it. VITEST_MAX_WORKERS overrides.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    // Guards against a hang, not speed checks: a harness test that takes a second on a quiet machine took
-    // ten at a load of 25 on two cores. Slower tests set their own limit (CLI_TIMEOUT, the race tests').
+    // Guards against a hang, not speed checks, sized for a 2-core machine at a load of 25, where a test runs
+    // several times slower than on a quiet one. Slower tests set their own (CLI_TIMEOUT, the race tests').
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -9,7 +9,7 @@ const metered = `export default many((request) => {
   return { text: 'Working (round ' + roundOf(request) + ').', usage: { inputTokens: 450, cachedInputTokens: 50, outputTokens: 100 } }
 })`
 
-// Each case starts node + tsx (about a second, more on a busy machine).
+// Each case starts node and the CLI (about a second, more on a busy machine).
 describe('goalkeeper goal with budgets', { timeout: CLI_TIMEOUT }, () => {
   it('stops at the token budget with exit 5 and the exact command that raises it; that command resumes to completion', async () => {
     const p = await project({ script: metered })

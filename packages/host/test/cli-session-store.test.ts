@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { nodeArgs } from '@goalkeeper/test-kit'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdir, readdir, readFile, realpath, symlink, unlink } from 'node:fs/promises'
@@ -81,7 +82,7 @@ describe('honest save errors', { timeout: CLI_TIMEOUT }, () => {
 
   it('a file size limit (ulimit -f in a child shell): exit 74 with EFBIG, and the saved part opens', async () => {
     const p = await project({ script: `export default many(() => ({ text: 'x'.repeat(256 * 1024) }))` })
-    const child = spawn('/bin/sh', ['-c', `ulimit -f 128 && exec "${process.execPath}" --import tsx "${cli}" "$@"`, 'sh', ...p.globals, 'run', 'hello'], { cwd: repoRoot, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('/bin/sh', ['-c', `ulimit -f 128 && exec "${process.execPath}" "$@"`, 'sh', ...nodeArgs(cli), ...p.globals, 'run', 'hello'], { cwd: repoRoot, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
     let stderr = ''
     child.stderr!.on('data', (chunk) => (stderr += chunk))
     child.stdout!.resume()

@@ -51,7 +51,7 @@ describe('goalkeeper goal with a cost budget on a remote model', { timeout: CLI_
     chat.type('/goal budget --cost-budget 3')
     await chat.waitFor('stderr', /the cost budget \(\$3\.00\) cannot be kept: model local\/m1/)
     chat.child.stdin!.end()
-    expect(await chat.exit).toBe(4)
+    expect(await chat.exited()).toBe(4)
     const records = await readSession(p, sessionIdOf(chat.stderr()))
     const changes = records.filter((r) => r.type === 'goal/change').map((r) => r.data)
     expect(changes.map((change) => change.op)).toEqual(['create', 'block'])

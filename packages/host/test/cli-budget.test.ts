@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { hint, jsonLines, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, hint, jsonLines, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 
@@ -9,8 +9,8 @@ const metered = `export default many((request) => {
   return { text: 'Working (round ' + roundOf(request) + ').', usage: { inputTokens: 450, cachedInputTokens: 50, outputTokens: 100 } }
 })`
 
-// Each case starts node + tsx (about a second, more on a busy machine).
-describe('goalkeeper goal with budgets', { timeout: 60_000 }, () => {
+// Each case starts node and the CLI (about a second, more on a busy machine).
+describe('goalkeeper goal with budgets', { timeout: CLI_TIMEOUT }, () => {
   it('stops at the token budget with exit 5 and the exact command that raises it; that command resumes to completion', async () => {
     const p = await project({ script: metered })
     const first = await run([...p.globals, 'goal', 'Write the report', '--token-budget', '1000', '--time-budget', '30m'])
@@ -77,7 +77,7 @@ const checked = `export default many((request) => {
   return completeGoal(request)
 })`
 
-describe('goalkeeper goal --verify', { timeout: 60_000 }, () => {
+describe('goalkeeper goal --verify', { timeout: CLI_TIMEOUT }, () => {
   it('refuses a completion whose check fails, then stands once it passes: complete (verified: ... passed)', async () => {
     const p = await project({ script: checked })
     const { code, stdout, stderr } = await run([...p.globals, 'goal', 'Write done.txt', '--verify', 'test -f done.txt', '--max-rounds', '3'])
@@ -89,7 +89,7 @@ describe('goalkeeper goal --verify', { timeout: 60_000 }, () => {
   })
 })
 
-describe('goalkeeper goal --auto-resume', { timeout: 60_000 }, () => {
+describe('goalkeeper goal --auto-resume', { timeout: CLI_TIMEOUT }, () => {
   it('waits for the announced reset after a usage limit, says when, resumes, and completes', async () => {
     const p = await project({
       config: { 'goal-auto-resume': { marginMs: 0 } },

@@ -1,11 +1,11 @@
 import { mkdir, realpath, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { run, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, run, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 
-describe('check on a huge cordis.yml', { timeout: 120_000 }, () => {
+describe('check on a huge cordis.yml', { timeout: CLI_TIMEOUT }, () => {
   it('reports 20,000 disabled entries besides the real ones, one line each, and exits 0', async () => {
     const extra = Array.from({ length: 20_000 }, (_, i) => `- id: off${i}\n  name: '@goalkeeper/model'\n  disabled: true\n`).join('')
     const p = await project({ script: 'export default many(() => ({ text: "ok" }))', extraYml: extra })
@@ -21,7 +21,7 @@ describe('check on a huge cordis.yml', { timeout: 120_000 }, () => {
   })
 })
 
-describe('check and the session key', { timeout: 120_000 }, () => {
+describe('check and the session key', { timeout: CLI_TIMEOUT }, () => {
   it('warns when the workspace contains the signing key or session logs, and not otherwise', async () => {
     const p = await project({ script: 'export default many(() => ({ text: "ok" }))', config: { session: { dir: 'logs' } } })
     await mkdir(path.join(p.workspace, 'logs'))

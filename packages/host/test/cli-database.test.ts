@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { testDatabase } from '@goalkeeper/test-kit'
-import { compositionYml, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, compositionYml, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const db = testDatabase()
 const project = useProject()
@@ -14,7 +14,7 @@ const onDatabase = { session: { database: '${GOALKEEPER_DATABASE_URL:-}', key: '
 // The runner's own database variables stay out: their user info would be masked in every output line.
 const env = { GOALKEEPER_SESSION_KEY: KEY, SERVICE_TOKEN: SECRET, DATABASE_URL: undefined }
 
-describe('sessions in PostgreSQL from the command line', { timeout: 120_000 }, () => {
+describe('sessions in PostgreSQL from the command line', { timeout: CLI_TIMEOUT }, () => {
   it('run writes to the database; sessions, show and resume --database read and continue it; nothing goes to files, no secret to the rows', async () => {
     const p = await project({ script: answer, config: onDatabase })
     const first = await run([...p.globals, 'run', `hello, my token is ${SECRET}`], { env: { ...env, GOALKEEPER_DATABASE_URL: db.url } })

@@ -1,6 +1,6 @@
 // The run flags through the real CLI: --model, --last, `-` for stdin, usage in progress and --json, --show-reasoning.
 import { describe, expect, it } from 'vitest'
-import { jsonLines, run, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, jsonLines, run, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 
@@ -14,7 +14,7 @@ const echo = `export default many((request) => {
   }
 })`
 
-describe('run flags', { timeout: 60_000 }, () => {
+describe('run flags', { timeout: CLI_TIMEOUT }, () => {
   it('--model picks the provider and model id, and the header and check say so; an unknown one is refused', async () => {
     const p = await project({ script: echo })
     const [picked, check, unknown] = await Promise.all([
@@ -34,7 +34,7 @@ describe('run flags', { timeout: 60_000 }, () => {
     const p = await project({ script: echo })
     const piped = start([...p.globals, 'run', '-'], { stdin: 'pipe' })
     piped.child.stdin!.end('a prompt\nover two lines\n')
-    expect(await piped.exit, piped.stderr()).toBe(0)
+    expect(await piped.exited(), piped.stderr()).toBe(0)
     expect(piped.stdout()).toBe('model default heard: a prompt\nover two lines\n')
     const id = sessionIdOf(piped.stderr())
     const again = await run([...p.globals, 'run', '--last', 'and more'])

@@ -126,7 +126,7 @@ describe('goalkeeper goal', { timeout: CLI_TIMEOUT }, () => {
     const handle = start([...p.globals, 'goal', 'Tidy the workspace', '--max-rounds', '3'])
     await handle.waitFor('stderr', /script: hanging in round 1\n/)
     handle.child.kill('SIGINT')
-    expect(await handle.exit, handle.stderr()).toBe(3)
+    expect(await handle.exited(), handle.stderr()).toBe(3)
     const id = sessionIdOf(handle.stderr())
     expect(handle.stderr()).toContain('goalkeeper: Ctrl-C: cancelled the running turn (Ctrl-C again to shut down)\n')
     expect(handle.stderr()).toContain('turn 1 cancelled (user)\n')

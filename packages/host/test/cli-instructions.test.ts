@@ -2,7 +2,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { run, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, run, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 
@@ -11,7 +11,7 @@ const reportRules = `export default many((request) => ({
   text: 'rules: ' + (['USER RULE', 'APP RULE'].filter((rule) => request.system.includes(rule)).join(', ') || 'none'),
 }))`
 
-describe('project instructions and the user-level composition', { timeout: 60_000 }, () => {
+describe('project instructions and the user-level composition', { timeout: CLI_TIMEOUT }, () => {
   it('AGENTS.md of the workspace reaches the system prompt; --no-project-instructions leaves it out', async () => {
     const p = await project({ script: reportRules })
     await writeFile(path.join(p.workspace, 'AGENTS.md'), 'APP RULE: run the tests\n')

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { nodeArgs } from '@goalkeeper/test-kit'
 import { CLI_TIMEOUT, childEnv, readSession, repoRoot, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
@@ -14,7 +15,7 @@ function wrapper(args: string[], env: Record<string, string | undefined>) {
     const { spawn } = require('node:child_process')
     spawn(process.execPath, JSON.parse(process.argv[1]), { stdio: 'inherit', cwd: ${JSON.stringify(repoRoot)} })
     setInterval(() => {}, 1 << 30)`
-  return spawn(process.execPath, ['-e', source, JSON.stringify(['--import', 'tsx', cli, ...args])], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  return spawn(process.execPath, ['-e', source, JSON.stringify([...nodeArgs(cli), ...args])], { env, stdio: ['ignore', 'pipe', 'pipe'] })
 }
 
 describe('a goalkeeper whose npm wrapper is killed', { timeout: CLI_TIMEOUT }, () => {

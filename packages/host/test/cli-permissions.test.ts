@@ -2,7 +2,7 @@
 // with the real plugins (the permissions entry as the default cordis.yml writes it); only the model is scripted.
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const PERMISSIONS = (extra = '') => `- id: permissions\n  name: '@goalkeeper/permissions'\n  config:\n    mode: \${GOALKEEPER_PERMISSIONS:-workspace-write}\n${extra}`
@@ -11,7 +11,7 @@ const WRITES = `export default [
   { text: 'tried' },
 ]`
 
-describe('goalkeeper --permissions', { timeout: 60_000 }, () => {
+describe('goalkeeper --permissions', { timeout: CLI_TIMEOUT }, () => {
   it('read-only in an unattended run: the header says so, writes and commands are denied with a reason, nothing changes', async () => {
     const p = await project({ script: WRITES, extraYml: PERMISSIONS() })
     const result = await run([...p.globals, '--permissions', 'read-only', 'run', 'write something'])

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { delta, startSse, textReply, useOpenAIServers } from '@goalkeeper/test-kit'
+import { delta, nodeArgs, startSse, textReply, useOpenAIServers } from '@goalkeeper/test-kit'
 import { CLI_TIMEOUT, childEnv, localModelProject, repoRoot, useProject } from '@goalkeeper/test-kit'
 import { screenLines } from './screen.ts'
 
@@ -15,7 +15,7 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
 
 /** goalkeeper with its stdin and stdout on a pseudo-terminal 200 columns wide; `keys` are typed raw. */
 function startOnTerminal(args: string[]) {
-  const command = `stty cols 200 rows 50; exec ${[process.execPath, '--import', 'tsx', cli, ...args].map(quote).join(' ')}`
+  const command = `stty cols 200 rows 50; exec ${[process.execPath, ...nodeArgs(cli), ...args].map(quote).join(' ')}`
   const env = childEnv({ TERM: 'xterm' })
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] })
   let raw = ''

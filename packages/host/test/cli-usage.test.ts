@@ -66,7 +66,7 @@ describe('goalkeeper usage', { timeout: CLI_TIMEOUT }, () => {
     const shown = start([...p.globals, '--json', 'show', sessionIdOf(first.stderr)])
     // Closed before the child writes anything: every write of it meets a closed pipe (EPIPE).
     shown.child.stdout!.destroy()
-    expect(await shown.exit, shown.stderr()).toBe(0)
+    expect(await shown.exited(), shown.stderr()).toBe(0)
     expect(shown.stderr()).not.toMatch(/EPIPE|\n\s+at /)
   })
 

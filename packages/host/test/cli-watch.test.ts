@@ -38,7 +38,7 @@ describe('goalkeeper --watch', { timeout: CLI_TIMEOUT }, () => {
     expect(edited).not.toBe(yml)
     await writeFile(p.yml, edited)
 
-    expect(await goal.exit, goal.stderr()).toBe(0)
+    expect(await goal.exited(), goal.stderr()).toBe(0)
     expect(goal.stdout()).toBe('Goal done: everything is verified.\nGoal complete (not verified) after 2/3 rounds: "Survive a reload"\n')
     const lines = goal.stderr().split('\n')
     const reloaded = lines.findIndex((line) => line.startsWith(`goalkeeper: reloaded ${p.yml}: 2 reloaded, 12 unchanged`))

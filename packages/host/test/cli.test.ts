@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
+import { nodeArgs } from '@goalkeeper/test-kit'
 import { useFixtures, writeYml } from '@goalkeeper/test-kit'
 import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
 
@@ -28,8 +29,9 @@ interface Run {
 }
 
 function start(args: string[], options: { bin?: boolean; cwd?: string; env?: Record<string, string> } = {}): Run {
-  // `node --import tsx` resolves tsx from the cwd, so that form runs in the repository; the bin finds tsx itself.
-  const argv = options.bin ? [path.join(hostDir, 'bin/goalkeeper.mjs'), ...args] : ['--import', 'tsx', cli, ...args]
+  // The run's bundle of the CLI, or from source `node --import tsx`, which resolves tsx from the cwd, so that
+  // form runs in the repository; the bin finds tsx itself.
+  const argv = options.bin ? [path.join(hostDir, 'bin/goalkeeper.mjs'), ...args] : [...nodeArgs(cli), ...args]
   const child = spawn(process.execPath, argv, {
     cwd: options.cwd ?? repoRoot,
     env: { ...withoutNpm(process.env), NO_COLOR: '1', XDG_CONFIG_HOME: path.join(os.tmpdir(), `gk-no-user-config-${process.pid}`), ...options.env },
@@ -72,7 +74,7 @@ async function run(args: string[], options?: Parameters<typeof start>[1]) {
 
 const good = '- id: first\n  name: ./noisy.mjs\n  config: { label: first }\n- id: second\n  name: ./noisy.mjs\n  config: { label: second }\n'
 
-// Each case starts node + tsx; on a busy machine that alone can take seconds.
+// Each case starts node and the CLI; on a busy machine that alone can take seconds.
 describe('goalkeeper CLI', { timeout: CLI_TIMEOUT }, () => {
   it('--help lists the global options and the commands on stdout', async () => {
     const { code, stdout, stderr } = await run(['--help'])

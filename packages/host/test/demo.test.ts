@@ -40,7 +40,7 @@ describe('the offline demo on the default composition', { timeout: CLI_TIMEOUT }
     const goal = start([...globals, 'goal', OBJECTIVE, '--max-rounds', '5'], { env: { GOALKEEPER_DEMO_DELAY_MS: '600000', XDG_STATE_HOME: stateHome } })
     await goal.waitFor('stderr', /\nround 1\/5\n/)
     goal.child.kill('SIGINT')
-    expect(await goal.exit, goal.stderr()).toBe(3)
+    expect(await goal.exited(), goal.stderr()).toBe(3)
     expect(goal.stderr()).toContain('\ngoal paused after round 1/5\n')
     expect(goal.stdout()).toContain(`Goal paused after 1/5 rounds: "${OBJECTIVE}"\n`)
   })

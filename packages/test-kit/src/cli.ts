@@ -9,13 +9,21 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach } from 'vitest'
+import { nodeArgs } from './child-builds.ts'
 
 /**
  * How long a test of CLI child processes may take: a guard against hangs, not a speed check. Each child
- * starts a TypeScript loader and a composition; on a busy 2-core machine a test that runs eight of them
- * took over a minute, with every wait in it on an event or an exit.
+ * starts a composition; on a 2-core machine at a load of 25 a test that runs eight of them took over a
+ * minute, with every wait in it on an event or an exit. Every test of a CLI child runs under this limit.
  */
 export const CLI_TIMEOUT = 240_000
+
+/**
+ * How long one wait on a child (`waitFor`, `run`) may take before it fails naming what it waited for: the
+ * command, the awaited output or exit, and the output so far. Shorter than CLI_TIMEOUT, so a hang is
+ * reported by the wait that hangs rather than by the test's bare timeout.
+ */
+export const CHILD_WAIT_LIMIT = 150_000
 
 export const repoRoot = path.resolve(fileURLToPath(import.meta.url), '../../../..')
 const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
@@ -157,10 +165,15 @@ export interface Run {
   stdout: () => string
   stderr: () => string
   exit: Promise<number | null>
-  /** Resolves when stdout or stderr (as named) has matched `pattern`; rejects if the child exits first. */
+  /**
+   * Resolves when stdout or stderr (as named) has matched `pattern`; rejects if the child exits first, or
+   * after CHILD_WAIT_LIMIT naming the pattern.
+   */
   waitFor: (stream: 'stdout' | 'stderr', pattern: RegExp) => Promise<void>
   /** Writes one line to the child's stdin (`stdin: 'pipe'` runs only). */
   type: (line: string) => void
+  /** `exit`, failing with the command and its output when the child has not exited within CHILD_WAIT_LIMIT. */
+  exited: () => Promise<number | null>
 }
 
 /** A user config directory that does not exist. */
@@ -180,8 +193,9 @@ export function childEnv(extra: Record<string, string | undefined> = {}): Record
 
 export function start(args: string[], options: { stdin?: 'pipe' | 'ignore'; env?: Record<string, string | undefined> } = {}): Run {
   const env = childEnv(options.env)
-  // `node --import tsx` resolves tsx from the cwd, so children run in the repository.
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+  // The run's bundle of the CLI (test-kit's child builds); from source, `--import tsx` resolves tsx from
+  // the cwd, so children run in the repository.
+  const child = spawn(process.execPath, [...nodeArgs(cli), ...args], {
     cwd: repoRoot,
     env,
     stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
@@ -211,20 +225,34 @@ export function start(args: string[], options: { stdin?: 'pipe' | 'ignore'; env?
       resolve(code)
     }),
   )
+  const limited = <T>(promise: Promise<T>, what: string) =>
+    withLimit(promise, () => `goalkeeper ${args.join(' ')} (pid ${child.pid}): ${what} within ${CHILD_WAIT_LIMIT / 1000} s:\n--- stdout\n${text.stdout}\n--- stderr\n${text.stderr}`)
   return {
     child,
     stdout: () => text.stdout,
     stderr: () => text.stderr,
     exit,
     waitFor: (stream, pattern) =>
-      pattern.test(text[stream]) ? Promise.resolve() : new Promise<void>((resolve, reject) => waiters.push({ stream, pattern, resolve, reject })),
+      pattern.test(text[stream])
+        ? Promise.resolve()
+        : limited(new Promise<void>((resolve, reject) => waiters.push({ stream, pattern, resolve, reject })), `${stream} did not match ${pattern}`),
     type: (line) => void child.stdin!.write(`${line}\n`),
+    exited: () => limited(exit, 'no exit'),
   }
+}
+
+/** `promise`, or a rejection with `message()` once CHILD_WAIT_LIMIT has passed. */
+function withLimit<T>(promise: Promise<T>, message: () => string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message())), CHILD_WAIT_LIMIT)
+  })
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer))
 }
 
 export async function run(args: string[], options?: Parameters<typeof start>[1]) {
   const handle = start(args, options)
-  const code = await handle.exit
+  const code = await handle.exited()
   return { code, stdout: handle.stdout(), stderr: handle.stderr() }
 }
 
@@ -249,20 +277,23 @@ export async function readSession(project: Project, id: string): Promise<{ seq: 
   })
 }
 
-/** Resolves once the file's content matches `pattern` (fs.watch on its directory, no polling). */
+/** Resolves once the file's content matches `pattern` (fs.watch on its directory, no polling); fails after CHILD_WAIT_LIMIT naming both. */
 export function fileMatches(file: string, pattern: RegExp): Promise<void> {
-  return new Promise((resolve) => {
+  let last = ''
+  let watcher: ReturnType<typeof watch> | undefined
+  const matched = new Promise<void>((resolve) => {
     let done = false
     const check = async () => {
       const text = await readFile(file, 'utf8').catch(() => '')
+      last = text
       if (done || !pattern.test(text)) return
       done = true
-      watcher.close()
       resolve()
     }
-    const watcher = watch(path.dirname(file), () => void check())
+    watcher = watch(path.dirname(file), () => void check())
     void check()
   })
+  return withLimit(matched, () => `${file} did not match ${pattern} within ${CHILD_WAIT_LIMIT / 1000} s; it holds:\n${last}`).finally(() => watcher?.close())
 }
 
 /** Content hash and mtime of every file in the sessions directory, to prove a command wrote nothing. */

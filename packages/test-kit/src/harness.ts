@@ -16,6 +16,8 @@ export interface HarnessOptions {
   agentLoop?: Record<string, unknown>
   /** session config (`dir` defaults to `<tmp>/sessions`). */
   sessions?: Record<string, unknown>
+  /** After how long an unload in `dispose` is reported on stderr as slow (default SLOW_DISPOSE_MS). */
+  slowDisposeMs?: number
 }
 
 export interface LogLine { level: string; name: string; text: string }
@@ -85,8 +87,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     if (disposed) return
     disposed = true
     try {
-      for (const fiber of fibers.reverse()) await fiber.dispose()
-      await appFiber.dispose()
+      const slowMs = options.slowDisposeMs ?? SLOW_DISPOSE_MS
+      for (const fiber of fibers.reverse()) await disposeWatched(fiber, root, slowMs)
+      await disposeWatched(appFiber, root, slowMs)
     } finally {
       await fsp.rm(dir, { recursive: true, force: true })
     }
@@ -166,6 +169,54 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     errors: () => errorLines(logs),
     dispose,
   }
+}
+
+/**
+ * How long one plugin's unload may take before the harness says what it is waiting on. An unload of the test
+ * stack takes milliseconds; one that hangs otherwise ends as a bare hook timeout in the test's afterEach.
+ */
+export const SLOW_DISPOSE_MS = 5_000
+
+// Taken when the module loads: a test's fake or spied timers must neither hold back nor count this one.
+const realSetTimeout = globalThis.setTimeout
+const realClearTimeout = globalThis.clearTimeout
+
+/** `fiber.dispose()`, reporting on stderr when it takes over `slowMs`: the plugin, what it held, the agents. */
+async function disposeWatched(fiber: Fiber, root: Context, slowMs: number): Promise<void> {
+  // Its effects are cleared when the unload starts, so they are named as they were before it.
+  const effects = fiber.getEffects().map(effectLabel)
+  const started = performance.now()
+  let slow = false
+  const timer = realSetTimeout(() => {
+    slow = true
+    console.warn(`harness: unloading plugin ${fiber.name} has taken over ${slowMs / 1000} s (state ${fiber.state}); its effects when the unload began: ${effects.join(', ') || 'none'}; ${describeAgents(root)}`)
+  }, slowMs)
+  try {
+    await fiber.dispose()
+  } finally {
+    realClearTimeout(timer)
+    if (slow) console.warn(`harness: plugin ${fiber.name} unloaded after ${((performance.now() - started) / 1000).toFixed(1)} s; ${describeAgents(root)}`)
+  }
+}
+
+function effectLabel(effect: { label: string; children: { label: string; children: unknown[] }[] }): string {
+  return effect.children.length ? `${effect.label} [${effect.children.map((child) => effectLabel(child as typeof effect)).join(', ')}]` : effect.label
+}
+
+/** Each live agent's status and loop phase, turn and inbox, and its goal's phase when the goal service is loaded. */
+export function describeAgents(root: Context): string {
+  const agents = (root.get('agents') as { list(): Agent[] } | undefined)?.list() ?? []
+  if (!agents.length) return 'no live agents'
+  const goals = root.get('goals' as any) as { get(agent: Agent): { phase: string; activation?: string } | undefined } | undefined
+  return `agents: ${agents.map((agent) => {
+    const goal = goals?.get(agent)
+    // The loop's phase (deciding, running, between, ...) is private to agent-loop; read here for diagnosis only.
+    const phase = (agent as unknown as { phase?: { kind?: string } }).phase?.kind
+    const parts = [`status ${agent.status}${phase ? ` (${phase})` : ''}`, `turn ${agent.turn ?? 'none'}`, `${agent.queued.length} queued`]
+    if (agent.disposed) parts.push('disposed')
+    if (goal) parts.push(`goal ${goal.phase}${goal.activation ? `/${goal.activation}` : ''}`)
+    return `${agent.id} (${parts.join(', ')})`
+  }).join('; ')}`
 }
 
 function errorLines(logs: LogLine[]) {

@@ -10,10 +10,12 @@ export { collectChunks, modelRequest } from './model-stream.ts'
 export { counted, cut, error, eventsOf, startReplayServer, stream, thinkingBlocksOf, type ReplayServer, type Reply } from './anthropic-server.ts'
 export { captureContext, useFixtures, writeYml, type Probe } from './loader-fixtures.ts'
 export {
-  CLI_TIMEOUT, childEnv, compositionYml, fileMatches, hint, jsonLines, localModelProject, readSession, repoRoot, run, sessionIdOf, snapshot, start, useProject,
+  CHILD_WAIT_LIMIT, CLI_TIMEOUT, childEnv, compositionYml, fileMatches, hint, jsonLines, localModelProject, readSession, repoRoot, run, sessionIdOf, snapshot, start, useProject,
   type Project, type ProjectOptions, type Run,
 } from './cli.ts'
 export { createTestDatabase, serverUrl, testDatabase, withDatabase, type OwnedDatabase, type TestDatabase } from './database.ts'
 export { startEmbeddedPostgres } from './database-setup.ts'
+export { nodeArgs } from './child-builds.ts'
+export { stressRounds } from './stress.ts'
 // For benchmarks and tests outside the packages that depend on pg.
 export { default as pg } from 'pg'

@@ -3,7 +3,7 @@ import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { BUDGET_BLOCK_CODE, budgetReached, roundStopText, type GoalChange, type GoalState } from '@goalkeeper/goal'
 import { describeError } from '@goalkeeper/kit'
 import { isRecordOf, recordsOfTurn } from '@goalkeeper/session'
-import { costOf, tokensOf, unpricedCostBudget, type ModelPrice } from './prices.ts'
+import { costOf, unpricedCostBudget, type ModelPrice } from './prices.ts'
 import { wrapUpMessage } from './wrap-up.ts'
 
 export interface BudgetConfig {

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { Context, Logger } from 'cordis'
 import type { Agent, AgentErrorInfo, AgentStatus, CancelReason, PromptDecision, Submission } from '@goalkeeper/agent-loop'
-import { isGoalSourced, type GoalActivation, type GoalState } from '@goalkeeper/goal'
+import { isGoalSourced, isRunnable, type GoalActivation, type GoalState } from '@goalkeeper/goal'
 import { isRecordOf, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
 import { describeError } from '@goalkeeper/kit'
 import { GoalActions } from './goal-actions.ts'
 import { renderGoalRoundPrompt } from './prompt.ts'
 import { Round } from './round.ts'
 import { DRIVER_BLOCK_CODES, settleRound, type RoundEnd } from './settlement.ts'
+import { SettledWaits } from './settled.ts'
 import type { DriverRound, GoalDriver } from './types.ts'
 
 interface AgentState {
@@ -43,10 +44,12 @@ export class RoundDriver implements GoalDriver {
   readonly actions: GoalActions
   closed = false
   private states = new Map<string, AgentState>()
+  private readonly settledWaits: SettledWaits
 
   constructor(readonly ctx: Context) {
     this.logger = ctx.logger('goal-session')
     this.actions = new GoalActions(ctx, this.logger)
+    this.settledWaits = new SettledWaits(ctx)
   }
 
   install(): void {
@@ -66,16 +69,21 @@ export class RoundDriver implements GoalDriver {
       yield ctx.on('goal/changed', (agent: Agent) => driver.guarded(agent, 'goal/changed', (st) => driver.onGoalChanged(st)))
       yield ctx.on('goal/activation', (agent: Agent, activation: GoalActivation) => driver.guarded(agent, 'goal/activation', (st) => driver.onActivation(st, activation)))
       yield ctx.on('agent/disposed', (agent: Agent) => driver.onDisposed(agent))
-      yield ctx.provide('goalDriver', { current: (agent: { id: string }) => driver.current(agent) } satisfies GoalDriver)
+      yield ctx.provide('goalDriver', { current: (agent: { id: string }) => driver.current(agent), whenSettled: (agent: { id: string }) => driver.whenSettled(agent) } satisfies GoalDriver)
       // Runs first on unload, while every listener above is still installed.
       yield () => driver.shutdown()
     }, 'goal-session')
+    this.settledWaits.install()
     this.disarmLoaded()
   }
 
   current(agent: { id: string }): DriverRound | undefined {
     const round = this.states.get(agent?.id)?.round
     return round && { ...round.identity, state: round.state.kind }
+  }
+
+  whenSettled(agent: { id: string }): Promise<GoalState | undefined> {
+    return this.settledWaits.wait(agent)
   }
 
   // --- state ---------------------------------------------------------------------------------
@@ -518,11 +526,6 @@ export class RoundDriver implements GoalDriver {
     await Promise.allSettled(settleAgents.filter((a) => !a.disposed && a.queued.length === 0).map((a) => a.whenIdle()))
     this.states.clear()
   }
-}
-
-/** A goal the driver runs rounds for: active and armed. */
-function isRunnable(goal: GoalState | undefined): goal is GoalState {
-  return goal?.phase === 'active' && goal.activation === 'armed'
 }
 
 function isAgent(value: { id: string }): value is Agent {

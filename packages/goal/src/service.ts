@@ -12,6 +12,7 @@ import { checkViolation, GOAL_CHECK_RECORD } from './checks.ts'
 import type { AgentRef, BlockedReason, BlockRoundOptions, Goal, GoalActivation, GoalBudgets, GoalCheckRecord, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage } from './types.ts'
 import { clipBlockReason, normalizeBlockReason } from './validate.ts'
 import { roundStopText } from './round-stop.ts'
+import { isRunnable } from './status.ts'
 
 export interface GoalConfig {
   defaultMaxGoalRounds: number
@@ -93,7 +94,7 @@ export class GoalRegistry implements GoalService {
 
   resume(agent: AgentRef, ref: GoalRef): GoalState {
     return this.mutate(agent, ref, 'resume', 'armed', (prev, now, tracked) => {
-      if (prev?.phase === 'active' && tracked.activation === 'armed') {
+      if (isRunnable(prev && { phase: prev.phase, activation: tracked.activation })) {
         // Worded without "armed": the message can reach a session file as a tool result, and activation never may.
         throw new GoalError('GOAL_INVALID_TRANSITION', 'The goal is already active and its rounds are running; there is nothing to resume.')
       }

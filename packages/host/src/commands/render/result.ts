@@ -1,4 +1,4 @@
-import { BUDGET_BLOCK_CODE, type GoalState } from '@goalkeeper/goal'
+import { BLOCK, isRunnable, type GoalState } from '@goalkeeper/goal'
 import { ExitCode } from '../../exit-codes.ts'
 import type { AgentRun, RestState } from '../run/agent-run.ts'
 import { goalSummary } from './goal-text.ts'
@@ -28,10 +28,10 @@ export async function reportResult(run: AgentRun, state: RestState, options: { g
 
 /** The exact command that continues a goal that stopped short of complete. */
 export function continuationHint(run: AgentRun, goal: GoalState | undefined): void {
-  if (!goal || goal.phase === 'complete' || (goal.phase === 'active' && goal.activation === 'armed')) return
+  if (!goal || goal.phase === 'complete' || isRunnable(goal)) return
   const session = ['goal', '--session', run.agent.id]
-  if (goal.blockedReason?.code === 'round-limit') run.hint('to give the goal more rounds', ...session, '--max-rounds', String(goal.maxGoalRounds + 5))
-  else if (goal.blockedReason?.code === BUDGET_BLOCK_CODE) budgetHint(run, goal)
+  if (goal.blockedReason?.code === BLOCK.roundLimit) run.hint('to give the goal more rounds', ...session, '--max-rounds', String(goal.maxGoalRounds + 5))
+  else if (goal.blockedReason?.code === BLOCK.budgetLimited) budgetHint(run, goal)
   else run.hint(goal.phase === 'blocked' ? 'to retry the goal once the blocker is resolved' : 'to resume the goal', ...session)
 }
 

@@ -1,37 +1,4 @@
-import { budgetsReached, formatBudgetUsd, formatDuration, type Goal } from '@goalkeeper/goal'
-
-/** 850, 1.2k, 3.4M: short enough for a progress line. */
-export function formatTokens(tokens: number): string {
-  if (tokens < 1000) return String(tokens)
-  if (tokens < 1_000_000) return `${trim(tokens / 1000)}k`
-  return `${trim(tokens / 1_000_000)}M`
-}
-
-/** Dollars with enough digits to see a cheap model's cost move: $0.0031, $1.25. */
-export function formatUsd(amount: number): string {
-  return `$${amount < 1 ? amount.toFixed(4) : amount.toFixed(2)}`
-}
-
-const trim = (value: number) => value.toFixed(1).replace(/\.0$/, '')
-
-/**
- * What a goal's rounds spent against its budgets: `tokens 1.2k/50k, cost $0.0031/$2.50, time 3m/30m`.
- * Undefined for a goal that has neither budgets nor counted tokens, so plain goals read as before. An unknown
- * price reads `cost unknown`, never $0.
- */
-export function describeSpend(goal: Pick<Goal, 'budgets' | 'spent'>): string | undefined {
-  const budgets = goal.budgets ?? {}
-  const spent = goal.spent ?? { tokens: 0, costUsd: 0, activeTimeMs: 0, calls: 0 }
-  if (!goal.budgets && !spent.tokens && !spent.costUsd) return undefined
-  const of = (used: string, limit: string | undefined) => (limit === undefined ? used : `${used}/${limit}`)
-  const parts = [`tokens ${of(formatTokens(spent.tokens), budgets.tokens === undefined ? undefined : formatTokens(budgets.tokens))}`]
-  if (budgets.costUsd !== undefined || spent.costUsd !== 0) {
-    const used = spent.costUsd === null ? 'unknown' : formatUsd(spent.costUsd)
-    parts.push(`cost ${of(used, budgets.costUsd === undefined ? undefined : formatBudgetUsd(budgets.costUsd))}`)
-  }
-  if (budgets.activeTimeMs !== undefined) parts.push(`time ${of(formatDuration(spent.activeTimeMs), formatDuration(budgets.activeTimeMs))}`)
-  return parts.join(', ')
-}
+import { budgetsReached, type Goal } from '@goalkeeper/goal'
 
 /**
  * The `goal` options that raise every budget a blocked goal used up (each to twice its limit, or more if the

@@ -3,7 +3,7 @@ import path from 'node:path'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { FleetRecordData, GoalHandle, GoalOutcome, StopReason } from '@goalkeeper/fleet'
 import { Config as FleetConfig } from '@goalkeeper/fleet'
-import type { GoalService, GoalState } from '@goalkeeper/goal'
+import { isSettled, type GoalState } from '@goalkeeper/goal'
 import { interruptWork } from '@goalkeeper/goal-session'
 import { describeError } from '@goalkeeper/kit'
 import type { BuiltinPlugins } from '@goalkeeper/loader'
@@ -18,9 +18,6 @@ const goalBuiltins: BuiltinPlugins = {
   ...builtinPlugins,
   '@goalkeeper/fleet': async () => ({ name: 'fleet', Config: FleetConfig, apply: () => {} }),
 }
-
-/** Phases after which the job is done: the goal reached its end, whatever it was. */
-const SETTLED = new Set(['complete', 'blocked', 'budget-limited', 'round-limit'])
 
 class PermanentError extends Error {
   readonly permanent = true
@@ -54,7 +51,8 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
     const sessions = app.ctx.get('sessions')
     const agents = app.ctx.get('agents')
     const goals = app.ctx.get('goals')
-    if (!sessions || !agents || !goals || !app.ctx.get('goalDriver')) {
+    const driver = app.ctx.get('goalDriver')
+    if (!sessions || !agents || !goals || !driver) {
       throw new PermanentError(`${config} does not load the session, agent-loop, goal and goal-session plugins a goal needs`)
     }
     if (database && !sessions.dir.startsWith('postgres')) {
@@ -82,7 +80,7 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
         ...(job.budgets ? { budgets: job.budgets } : {}),
         ...(job.verify ? { verify: job.verify } : {}),
       })
-    } else if (SETTLED.has(loaded.phase)) {
+    } else if (isSettled(loaded)) {
       // The last worker finished the goal but not the job: nothing to re-arm.
       append('fleet/claim', { worker: handle.worker, job: handle.id, attempt: handle.attempt, takeover, rearmed: false, phase: loaded.phase })
     } else {
@@ -127,7 +125,10 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
         if (action) note(action === 'cancelled' ? 'draining: cancelled the running round' : 'draining: paused the goal')
       }
     })
-    const state = await untilRest(app, agent, goals, handle.stopping)
+    // Until the goal's rounds stop; a job lost to another worker ends the wait whatever the goal does.
+    const lost = new Promise<'lost'>((resolve) => void handle.stopping.then((reason) => reason === 'lost' && resolve('lost')))
+    const settled = driver.whenSettled(agent).then(() => (agent.disposed ? 'lost' : 'rest') as 'lost' | 'rest')
+    const state = await Promise.race([settled, lost])
     stopSaves()
     stopWaits()
     if (stopReason === 'lost' || state === 'lost') return { kind: 'lost' }
@@ -135,7 +136,7 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
     if (saveError) throw saveError
     const goal = goals.get(agent)
     const output = { phase: goal?.phase ?? 'none', rounds: goal?.roundsStarted ?? 0 }
-    if (stopReason === 'drain' && goal && !SETTLED.has(goal.phase)) {
+    if (stopReason === 'drain' && goal && !isSettled(goal)) {
       append('fleet/release', { worker: handle.worker, job: handle.id, phase: goal.phase, rounds: goal.roundsStarted })
       await sessions.flush(agent.session)
       return { kind: 'returned', output }
@@ -149,30 +150,4 @@ export async function runGoal(cli: CommandContext, handle: GoalHandle, database:
 function spendOf(goal: GoalState | undefined): Record<string, unknown> {
   const usage = (goal as { usage?: unknown } | undefined)?.usage
   return usage ? { spend: usage } : {}
-}
-
-/** Resolves when the agent is idle with nothing queued and its goal is not active and armed, or the job is lost. */
-function untilRest(app: App, agent: Agent, goals: GoalService, stopping: Promise<StopReason>): Promise<'rest' | 'lost'> {
-  return new Promise((resolve) => {
-    const stops: (() => void)[] = []
-    let settled = false
-    const finish = (state: 'rest' | 'lost') => {
-      if (settled) return
-      settled = true
-      for (const stop of stops.splice(0)) stop()
-      resolve(state)
-    }
-    const check = () => {
-      if (agent.disposed) return finish('lost')
-      if (agent.status !== 'idle' || agent.queued.length) return
-      const goal = goals.get(agent)
-      if (!(goal?.phase === 'active' && goal.activation === 'armed')) finish('rest')
-    }
-    const ctx = app.ctx as any
-    for (const name of ['agent/status', 'agent/queued', 'agent/disposed', 'goal/changed', 'goal/activation']) {
-      stops.push(ctx.on(name, () => void queueMicrotask(check)))
-    }
-    void stopping.then((reason) => reason === 'lost' && finish('lost'))
-    check()
-  })
 }

@@ -1,5 +1,5 @@
 import type { PlanEntry } from '@agentclientprotocol/sdk'
-import { addUsage, BUDGET_BLOCK_CODE, GOAL_CHANGE_RECORD, GOAL_USAGE_RECORD, isGoalSourced, type Goal, type GoalBudgets, type GoalSpend, type GoalState, type GoalVerification } from '@goalkeeper/goal'
+import { addUsage, describePhase, describeTurnOutcome, GOAL_CHANGE_RECORD, GOAL_USAGE_RECORD, isGoalSourced, isLimitCode, isRunnable, tokensOf, type Goal, type GoalBudgets, type GoalSpend, type GoalState, type GoalVerification } from '@goalkeeper/goal'
 import { clip } from '@goalkeeper/kit'
 import { isRecordOf, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
 
@@ -42,6 +42,7 @@ export interface GoalSnapshot {
   lastRound: { round: number; state: 'running' | 'ended'; outcome?: string; code?: string } | null
   /** Tokens the model used in this goal's rounds (summed from the session log). */
   usage: { inputTokens: number; outputTokens: number }
+  /** The same calls counted by the goal package's one token rule (`tokensOf`: input - cached input + output), as budgets count them. */
   tokensUsed: number
   /** The goal's budgets (tokens, costUsd, activeTimeMs), null when none is set. */
   budgets: GoalBudgets | null
@@ -54,30 +55,9 @@ export interface GoalSnapshot {
   updatedAt: number
 }
 
-const LIMIT_CODES = new Set(['round-limit', 'usage-limited', BUDGET_BLOCK_CODE])
-
-/** How a round's turn ended, in a few words for a plan entry. */
+/** How a round's turn ended for a plan entry: the outcome as every front end words it, `running` until then. */
 export function describeOutcome(outcome: TurnOutcome | undefined): string {
-  if (!outcome) return 'running'
-  switch (outcome.kind) {
-    case 'completed': return 'done'
-    case 'aborted': return 'cancelled'
-    case 'preempted': return 'yielded to your message'
-    // A round at the step limit is not a failure: the goal goes on with the next round.
-    case 'error': return outcome.code === 'MAX_STEPS' ? 'reached the step limit' : `failed (${outcome.code})`
-    case 'max-tokens': return 'stopped at the token limit'
-    case 'disposed':
-    case 'interrupted': return 'interrupted'
-    default: return String((outcome as { kind: unknown }).kind)
-  }
-}
-
-function phaseText(goal: Goal, activation: string | undefined): string {
-  switch (goal.phase) {
-    case 'active': return activation === 'armed' ? 'active, rounds run' : 'active, disarmed (resume it to run rounds)'
-    case 'blocked': return `blocked: ${goal.blockedReason?.code ?? 'unknown'}`
-    default: return goal.phase
-  }
+  return outcome ? describeTurnOutcome(outcome) : 'running'
 }
 
 /** Rounds listed one by one in the plan; older ones are summed up in one entry. */
@@ -91,6 +71,7 @@ export class GoalView {
   goal: Goal | undefined
   rounds: RoundView[] = []
   private usage = { inputTokens: 0, outputTokens: 0 }
+  private tokens = 0
   private openTurn: number | undefined
   private roundTurn: number | undefined
 
@@ -102,6 +83,7 @@ export class GoalView {
       if (next?.id !== this.goal?.id) {
         this.rounds = []
         this.usage = { inputTokens: 0, outputTokens: 0 }
+        this.tokens = 0
       }
       this.goal = next
       return true
@@ -132,6 +114,7 @@ export class GoalView {
       if (this.roundTurn === undefined || record.data.turn !== this.roundTurn || !record.data.usage) return false
       this.usage.inputTokens += record.data.usage.inputTokens
       this.usage.outputTokens += record.data.usage.outputTokens
+      this.tokens += tokensOf(record.data.usage)
       return false
     }
     if (isRecordOf(record, 'turn/end')) {
@@ -150,7 +133,7 @@ export class GoalView {
     // The live goal, when there is one, has the activation; the fold has everything else, identical.
     const activation = live?.id === goal.id ? live.activation : 'disarmed'
     const last = this.rounds.at(-1)
-    const limited = goal.phase === 'blocked' && LIMIT_CODES.has(goal.blockedReason?.code ?? '')
+    const limited = goal.phase === 'blocked' && isLimitCode(goal.blockedReason?.code)
     return {
       controlMethod: GOAL_METHOD,
       id: goal.id,
@@ -173,7 +156,7 @@ export class GoalView {
           }
         : null,
       usage: { ...this.usage },
-      tokensUsed: this.usage.inputTokens + this.usage.outputTokens,
+      tokensUsed: this.tokens,
       budgets: goal.budgets ?? null,
       spent: goal.spent ?? null,
       verify: goal.verify ?? null,
@@ -189,7 +172,7 @@ export class GoalView {
     if (!goal) return []
     const activation = live?.id === goal.id ? live.activation : 'disarmed'
     const entries: PlanEntry[] = [{
-      content: `Goal (${phaseText(goal, activation)}): ${clip(goal.objective, 300)}`,
+      content: `Goal, ${describePhase({ ...goal, activation })}: ${clip(goal.objective, 300)}`,
       priority: 'high',
       status: goal.phase === 'complete' ? 'completed' : goal.phase === 'active' ? 'in_progress' : 'pending',
     }]
@@ -204,7 +187,7 @@ export class GoalView {
       })
     }
     const running = shown.at(-1) && !shown.at(-1)!.outcome
-    if (goal.phase === 'active' && activation === 'armed' && !running && goal.roundsStarted < goal.maxGoalRounds) {
+    if (isRunnable({ phase: goal.phase, activation }) && !running && goal.roundsStarted < goal.maxGoalRounds) {
       entries.push({ content: `Round ${goal.roundsStarted + 1}/${goal.maxGoalRounds}: next`, priority: 'medium', status: 'pending' })
     }
     return entries

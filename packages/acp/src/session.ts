@@ -1,6 +1,6 @@
 import { RequestError, type AgentContext, type AvailableCommand, type ContentBlock as AcpContentBlock, type PromptResponse, type SessionUpdate } from '@agentclientprotocol/sdk'
 import type { Agent } from '@goalkeeper/agent-loop'
-import type { GoalState } from '@goalkeeper/goal'
+import { isRunnable, type GoalState } from '@goalkeeper/goal'
 import { interruptWork } from '@goalkeeper/goal-session'
 import { describeError } from '@goalkeeper/kit'
 import { isRecordOf, type TurnOutcome } from '@goalkeeper/session'
@@ -252,8 +252,7 @@ export class AcpSession {
 
   /** Whether the goal will run rounds on its own: active, armed, and a driver loaded to run them. */
   private goalRuns(): boolean {
-    const goal = this.liveGoal()
-    return goal?.phase === 'active' && goal.activation === 'armed' && this.host.ctx.get('goalDriver') !== undefined
+    return isRunnable(this.liveGoal()) && this.host.ctx.get('goalDriver') !== undefined
   }
 
   private atRest(): boolean {

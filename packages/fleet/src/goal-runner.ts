@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import type { Agent, AgentService } from '@goalkeeper/agent-loop'
-import type { GoalService, GoalState } from '@goalkeeper/goal'
-import { interruptWork } from '@goalkeeper/goal-session'
+import { isSettled, type GoalService, type GoalState } from '@goalkeeper/goal'
+import { interruptWork, type GoalDriver } from '@goalkeeper/goal-session'
 import { describeError } from '@goalkeeper/kit'
 import type { BuiltinPlugins } from '@goalkeeper/loader'
 import type { SessionService } from '@goalkeeper/session'
@@ -17,10 +17,8 @@ interface GoalServices {
   sessions: SessionService
   agents: AgentService
   goals: GoalService
+  driver: GoalDriver
 }
-
-/** Phases after which the job is done: the goal reached its end, whatever it was. */
-const SETTLED = new Set(['complete', 'blocked', 'budget-limited', 'round-limit'])
 
 class PermanentError extends Error {
   readonly permanent = true
@@ -74,10 +72,11 @@ function goalServices(app: GoalApp, config: string): GoalServices {
   const sessions = app.ctx.get('sessions')
   const agents = app.ctx.get('agents')
   const goals = app.ctx.get('goals')
-  if (!sessions || !agents || !goals || !app.ctx.get('goalDriver')) {
+  const driver = app.ctx.get('goalDriver')
+  if (!sessions || !agents || !goals || !driver) {
     throw new PermanentError(`${config} does not load the session, agent-loop, goal and goal-session plugins a goal needs`)
   }
-  return { sessions, agents, goals }
+  return { sessions, agents, goals, driver }
 }
 
 /** The job's session: reopened when a worker ran it before (a takeover), else created with the job's id. */
@@ -104,7 +103,7 @@ function claimGoal(goals: GoalService, agent: Agent, handle: GoalHandle, takeove
       ...(job.budgets ? { budgets: job.budgets } : {}),
       ...(job.verify ? { verify: job.verify } : {}),
     })
-  } else if (SETTLED.has(loaded.phase)) {
+  } else if (isSettled(loaded)) {
     // The last worker finished the goal but not the job: nothing to re-arm.
     append(agent, 'fleet/claim', { worker: handle.worker, job: handle.id, attempt: handle.attempt, takeover, rearmed: false, phase: loaded.phase })
   } else {
@@ -120,7 +119,7 @@ function claimGoal(goals: GoalService, agent: Agent, handle: GoalHandle, takeove
  * the job is lost; then commits what is left and tells the worker how the job ends.
  */
 async function pursueGoal(app: GoalApp, services: GoalServices, agent: Agent, handle: GoalHandle, note: (line: string) => void): Promise<GoalOutcome> {
-  const { goals } = services
+  const { goals, driver } = services
   const target = { agent, workspace: handle.workspace, worker: handle.worker, progress: handle.progress }
   let commitError: unknown
   const commits = await app.ctx.plugin(roundCommit, { ...target, failed: (error: unknown) => void (commitError ??= error) })
@@ -132,7 +131,10 @@ async function pursueGoal(app: GoalApp, services: GoalServices, agent: Agent, ha
       if (action) note(action === 'cancelled' ? 'draining: cancelled the running round' : 'draining: paused the goal')
     }
   })
-  const state = await untilRest(app, agent, goals, handle.stopping)
+  // Until the goal's rounds stop; a job lost to another worker ends the wait whatever the goal does.
+  const lost = new Promise<'lost'>((resolve) => void handle.stopping.then((reason) => reason === 'lost' && resolve('lost')))
+  const settled = driver.whenSettled(agent).then(() => (agent.disposed ? 'lost' : 'rest') as 'lost' | 'rest')
+  const state = await Promise.race([settled, lost])
   await commits.dispose()
   if (stopReason === 'lost' || state === 'lost') return { kind: 'lost' }
   await roundCommit.commitRound(services, target).catch((error) => void (commitError ??= error))
@@ -145,7 +147,7 @@ async function jobOutcome({ sessions, goals }: GoalServices, agent: Agent, handl
   const { workspace } = handle
   const goal = goals.get(agent)
   const output = { phase: goal?.phase ?? 'none', rounds: goal?.roundsStarted ?? 0 }
-  if (stopReason === 'drain' && goal && !SETTLED.has(goal.phase)) {
+  if (stopReason === 'drain' && goal && !isSettled(goal)) {
     append(agent, 'fleet/release', { worker: handle.worker, job: handle.id, phase: goal.phase, rounds: goal.roundsStarted })
     await sessions.flush(agent.session)
     return { kind: 'returned', output }
@@ -156,30 +158,4 @@ async function jobOutcome({ sessions, goals }: GoalServices, agent: Agent, handl
 function spendOf(goal: GoalState | undefined): Record<string, unknown> {
   const usage = (goal as { usage?: unknown } | undefined)?.usage
   return usage ? { spend: usage } : {}
-}
-
-/** Resolves when the agent is idle with nothing queued and its goal is not active and armed, or the job is lost. */
-function untilRest(app: GoalApp, agent: Agent, goals: GoalService, stopping: Promise<StopReason>): Promise<'rest' | 'lost'> {
-  return new Promise((resolve) => {
-    const stops: (() => void)[] = []
-    let settled = false
-    const finish = (state: 'rest' | 'lost') => {
-      if (settled) return
-      settled = true
-      for (const stop of stops.splice(0)) stop()
-      resolve(state)
-    }
-    const check = () => {
-      if (agent.disposed) return finish('lost')
-      if (agent.status !== 'idle' || agent.queued.length) return
-      const goal = goals.get(agent)
-      if (!(goal?.phase === 'active' && goal.activation === 'armed')) finish('rest')
-    }
-    const ctx = app.ctx as any
-    for (const name of ['agent/status', 'agent/queued', 'agent/disposed', 'goal/changed', 'goal/activation']) {
-      stops.push(ctx.on(name, () => void queueMicrotask(check)))
-    }
-    void stopping.then((reason) => reason === 'lost' && finish('lost'))
-    check()
-  })
 }

@@ -1,12 +1,9 @@
 import type { Context, Logger } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { formatDuration, type GoalChange } from '@goalkeeper/goal'
+import { BLOCK, formatDuration, type GoalChange } from '@goalkeeper/goal'
 import { describeError, dispatchIsolated } from '@goalkeeper/kit'
 import { turnOutcome, type UserMessage } from '@goalkeeper/session'
 import type { AutoResumeNotice, GoalAutoResume, PendingResume } from './types.ts'
-
-/** The round driver's code for a round that ended on a provider's rate limit or quota. */
-const USAGE_LIMITED = 'usage-limited'
 
 export interface AutoResumeConfig {
   enabled: boolean
@@ -59,7 +56,7 @@ export class AutoResumer implements GoalAutoResume {
     // Any other change of the goal (a person's edit, pause, clear, resume) takes over from the wait.
     this.cancel(agent, `the goal changed (${change.op})`)
     const goal = change.goal
-    if (change.op !== 'block' || goal?.blockedReason?.code !== USAGE_LIMITED) return
+    if (change.op !== 'block' || goal?.blockedReason?.code !== BLOCK.usageLimited) return
     if (!this.config.enabled && !this.enabledFor.has(agent.id)) return
     const done = this.tries.get(goal.id) ?? 0
     if (done >= this.config.maxTries) {

@@ -7,7 +7,9 @@ import type { Usage } from '@goalkeeper/session'
 import { BudgetMeter, type BudgetConfig } from './meter.ts'
 import { costOf, unpricedCostBudget, type CostBudgetProblem } from './prices.ts'
 
-export { costOf, priceKey, priceKnown, tokensOf, unpricedCostBudget, type CostBudgetProblem, type ModelPrice } from './prices.ts'
+export { costOf, priceKey, priceKnown, unpricedCostBudget, type CostBudgetProblem, type ModelPrice } from './prices.ts'
+/** The goal package's one token rule, re-exported where budgets were always counted. */
+export { tokensOf } from '@goalkeeper/goal'
 export type { BudgetConfig } from './meter.ts'
 
 export const name = 'goal-budget'

@@ -1,9 +1,9 @@
 import type { Context, Logger } from 'cordis'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
-import { BUDGET_BLOCK_CODE, budgetReached, roundStopText, type GoalChange, type GoalState } from '@goalkeeper/goal'
+import { BUDGET_BLOCK_CODE, budgetReached, tokensOf, type GoalChange, type UsageReport } from '@goalkeeper/goal'
 import { describeError } from '@goalkeeper/kit'
 import { isRecordOf, recordsOfTurn } from '@goalkeeper/session'
-import { costOf, tokensOf, unpricedCostBudget, type ModelPrice } from './prices.ts'
+import { costOf, unpricedCostBudget, type ModelPrice } from './prices.ts'
 import { wrapUpMessage } from './wrap-up.ts'
 
 export interface BudgetConfig {
@@ -82,11 +82,11 @@ export class BudgetMeter {
     return { tokens, costUsd }
   }
 
+  /**
+   * One call into the goal service per step: `recordUsage` counts the step if its turn is the live goal's
+   * current round, says which budgets are used up, and (asked to stop) blocks the round at its budget.
+   */
   onStepEnd(agent: Agent, turn: number, step: number, summary: StepSummary): void {
-    const round = this.ctx.goals.roundOf(agent, turn)
-    const live = this.ctx.goals.get(agent)
-    // Only a round of the live goal is counted: `recordUsage` accepts the goal's current round alone.
-    if (!round || live?.id !== round.goalId || live.roundsStarted !== round.round) return
     const now = Date.now()
     let meter = this.meters.get(agent.id)
     if (meter?.turn !== turn) {
@@ -95,31 +95,22 @@ export class BudgetMeter {
       this.meters.set(agent.id, meter)
     }
     const { tokens, costUsd } = this.stepSpend(agent, turn, step, summary)
-    let goal: GoalState
+    // A step without tool calls ends the turn: its reply is the summary, and no wrap-up call is needed.
+    const wrapUp = summary.toolCalls.length > 0 && !summary.error && summary.finish !== 'max-tokens'
+    let report: UsageReport | undefined
     try {
-      goal = this.ctx.goals.recordUsage(agent, {
-        goalId: round.goalId, round: round.round, turn, step, tokens, costUsd, activeTimeMs: Math.max(0, now - meter.mark),
-      })
+      // Once wrapped up, the agent loop holds the turn to it (a tool call is refused and ends the turn): count only.
+      report = this.ctx.goals.recordUsage(agent, { turn, step, tokens, costUsd, activeTimeMs: Math.max(0, now - meter.mark) }, meter.wrappedUp ? undefined : { by: 'goal-budget', wrapUp })
     } catch (error) {
       return void this.logger.error('agent %s: counting turn %d step %d failed: %s', agent.id, turn, step, describeError(error))
     }
+    // Not a call of the live goal's current round: nothing was counted.
+    if (!report) return
     meter.mark = now
-    const reached = budgetReached(goal)
-    // Once wrapped up, the agent loop holds the turn to it: a tool call is refused and ends the turn.
-    if (!reached || meter.wrappedUp) return
-    // A step without tool calls ends the turn: its reply is the summary, and no wrap-up call is needed.
-    const wrapUp = summary.toolCalls.length > 0 && !summary.error && summary.finish !== 'max-tokens'
-    const reason = { code: BUDGET_BLOCK_CODE, message: reached.message }
-    if (goal.phase === 'active') {
-      if (!this.ctx.goals.blockRound(agent, turn, reason, { by: 'goal-budget', wrapUp })) return
-      this.logger.info('goal %s of agent %s blocked: %s', goal.id, agent.id, reached.message)
-    } else if (goal.blockedReason?.code === BUDGET_BLOCK_CODE) {
-      // Blocked over budget during this step (a budget lowered by an edit): the round winds down all the same.
-      agent.wrapUp(turn, { by: 'goal-budget', reason: roundStopText(reason), modelCalls: wrapUp ? 1 : 0 })
-    } else {
-      // Stopped for another reason during this step: that stop rules.
-      return
-    }
+    // No budget used up, or stopped for another reason during this step: that stop rules.
+    if (!report.stopped) return
+    const reached = report.reached[0]
+    this.logger.info('goal %s of agent %s blocked: %s', report.goal.id, agent.id, reached.message)
     meter.wrappedUp = true
     if (!wrapUp) return
     try {

@@ -47,12 +47,6 @@ export function costOf(description: ProviderDescription | undefined, usage: Usag
   }
 }
 
-/** Codex's token accounting: input minus cached input, plus output (reasoning is part of output). */
-export function tokensOf(usage: Usage | undefined): number {
-  if (!usage) return 0
-  return Math.max(0, usage.inputTokens - (usage.cachedInputTokens ?? 0)) + usage.outputTokens
-}
-
 /** Whether calls of this provider can be priced: a configured price, an offline provider, or the bundled table. */
 export function priceKnown(description: ProviderDescription | undefined, overrides: Record<string, ModelPrice>): boolean {
   return costOf(description, { inputTokens: 0, outputTokens: 0 }, overrides) !== null

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Context, Logger } from 'cordis'
 import type { Agent, AgentErrorInfo, AgentStatus, CancelReason, PromptDecision, Submission } from '@goalkeeper/agent-loop'
-import { isGoalSourced, type GoalActivation, type GoalState } from '@goalkeeper/goal'
+import { isGoalSourced, isRunnable, type GoalActivation, type GoalState } from '@goalkeeper/goal'
 import type { TurnOutcome, UserMessage } from '@goalkeeper/session'
 import { describeError } from '@goalkeeper/kit'
 import type { GoalActions } from './goal-actions.ts'
@@ -501,11 +501,6 @@ export class AgentRounds {
       return undefined
     }
   }
-}
-
-/** A goal the driver runs rounds for: active and armed. */
-export function isRunnable(goal: GoalState | undefined): goal is GoalState {
-  return goal?.phase === 'active' && goal.activation === 'armed'
 }
 
 function isSubmit(decision: unknown): decision is Extract<PromptDecision, { kind: 'submit' }> {

@@ -1,5 +1,5 @@
 import type { Agent } from '@goalkeeper/agent-loop'
-import type { GoalService } from '@goalkeeper/goal'
+import { isRunnable, type GoalService } from '@goalkeeper/goal'
 
 export type InterruptAction = 'cancelled' | 'paused'
 
@@ -14,7 +14,7 @@ export function interruptWork(agent: Agent, goals: GoalService | undefined): Int
   if ((agent.status === 'running' || agent.queued.length) && agent.cancel('user')) return 'cancelled'
   // A goal that cannot be read (a corrupt log) leaves nothing to stop here.
   const goal = goals?.get(agent)
-  if (goal?.phase !== 'active' || goal.activation !== 'armed') return undefined
+  if (!isRunnable(goal)) return undefined
   goals!.pause(agent, { id: goal.id, revision: goal.revision })
   return 'paused'
 }

@@ -1,5 +1,5 @@
 import type { TurnOutcome } from '@goalkeeper/session'
-import type { BlockedReason } from '@goalkeeper/goal'
+import { BLOCK, type BlockCodeOf, type BlockedReason } from '@goalkeeper/goal'
 
 /** How a goal round came to an end. */
 export type RoundEnd =
@@ -26,16 +26,16 @@ export type RoundSettlement =
 
 /** Block codes the driver writes into `blockedReason.code`. */
 export const DRIVER_BLOCK_CODES = {
-  roundLimit: 'round-limit',
-  usageLimited: 'usage-limited',
-  turnError: 'turn-error',
-  maxTokens: 'max-tokens',
-  refused: 'refused',
-  unknownOutcome: 'unknown-turn-outcome',
-  promptRejected: 'prompt-rejected',
-  queueFailed: 'queue-failed',
-  contextOverflow: 'context-overflow',
-} as const
+  roundLimit: BLOCK.roundLimit,
+  usageLimited: BLOCK.usageLimited,
+  turnError: BLOCK.turnError,
+  maxTokens: BLOCK.maxTokens,
+  refused: BLOCK.refused,
+  unknownOutcome: BLOCK.unknownOutcome,
+  promptRejected: BLOCK.promptRejected,
+  queueFailed: BLOCK.queueFailed,
+  contextOverflow: BLOCK.contextOverflow,
+} as const satisfies Record<string, BlockCodeOf<'driver'>>
 
 const USAGE_LIMIT_CODES = new Set(['RATE_LIMIT', 'QUOTA'])
 

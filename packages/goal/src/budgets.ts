@@ -12,6 +12,9 @@ export interface BudgetReached {
   /** The limit and what was spent against it; `used` is null for a cost whose price is unknown. */
   limit: number
   used: number | null
+  /** What was spent against what, in words: `1200 of 1000 tokens`, `$0.0130 of $0.01`, or why it cannot be told. */
+  spent: string
+  /** The sentence for a block reason or a refusal: the budget, and `spent`. */
   message: string
 }
 
@@ -64,18 +67,21 @@ export function budgetsReached(goal: Pick<Goal, 'budgets' | 'spent'>): BudgetRea
   if (!budgets) return []
   const spent = goal.spent ?? { tokens: 0, costUsd: 0, activeTimeMs: 0, calls: 0 }
   const reached: BudgetReached[] = []
+  const usedUp = (budget: BudgetName, limit: number, used: number, words: string): BudgetReached =>
+    ({ budget, limit, used, spent: words, message: `The ${describeBudget(budget)} budget is used up: ${words}.` })
   if (budgets.tokens !== undefined && spent.tokens >= budgets.tokens) {
-    reached.push({ budget: 'tokens', limit: budgets.tokens, used: spent.tokens, message: `The token budget is used up: ${spent.tokens} of ${budgets.tokens} tokens.` })
+    reached.push(usedUp('tokens', budgets.tokens, spent.tokens, `${spent.tokens} of ${budgets.tokens} tokens`))
   }
   if (budgets.costUsd !== undefined) {
     if (spent.costUsd === null) {
-      reached.push({ budget: 'costUsd', limit: budgets.costUsd, used: null, message: `The cost budget (${formatBudgetUsd(budgets.costUsd)}) cannot be checked: a model call of this goal has no known price. Set the model's price in cordis.yml (goal-budget prices).` })
+      const words = 'a model call of this goal has no known price'
+      reached.push({ budget: 'costUsd', limit: budgets.costUsd, used: null, spent: words, message: `The cost budget (${formatBudgetUsd(budgets.costUsd)}) cannot be checked: ${words}. Set the model's price in cordis.yml (goal-budget prices).` })
     } else if (spent.costUsd >= budgets.costUsd) {
-      reached.push({ budget: 'costUsd', limit: budgets.costUsd, used: spent.costUsd, message: `The cost budget is used up: $${spent.costUsd.toFixed(4)} of ${formatBudgetUsd(budgets.costUsd)}.` })
+      reached.push(usedUp('costUsd', budgets.costUsd, spent.costUsd, `$${spent.costUsd.toFixed(4)} of ${formatBudgetUsd(budgets.costUsd)}`))
     }
   }
   if (budgets.activeTimeMs !== undefined && spent.activeTimeMs >= budgets.activeTimeMs) {
-    reached.push({ budget: 'activeTimeMs', limit: budgets.activeTimeMs, used: spent.activeTimeMs, message: `The time budget is used up: ${formatDuration(spent.activeTimeMs)} of ${formatDuration(budgets.activeTimeMs)} in rounds.` })
+    reached.push(usedUp('activeTimeMs', budgets.activeTimeMs, spent.activeTimeMs, `${formatDuration(spent.activeTimeMs)} of ${formatDuration(budgets.activeTimeMs)} in rounds`))
   }
   return reached
 }

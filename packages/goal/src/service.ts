@@ -7,11 +7,13 @@ import { GoalError } from './errors.ts'
 import { GOAL_CHANGE_RECORD, GoalFold, usageViolation } from './fold.ts'
 import { roundOfTurn } from './rounds.ts'
 import { checkClear, transition, type TransitionArgs } from './transitions.ts'
-import { GOAL_USAGE_RECORD } from './budgets.ts'
+import { budgetsReached, GOAL_USAGE_RECORD } from './budgets.ts'
+import { BUDGET_BLOCK_CODE } from './block-codes.ts'
 import { checkViolation, GOAL_CHECK_RECORD } from './checks.ts'
-import type { AgentRef, BlockedReason, BlockRoundOptions, Goal, GoalActivation, GoalBudgets, GoalCheckRecord, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage } from './types.ts'
+import type { AgentRef, BlockedReason, BlockRoundOptions, Goal, GoalActivation, GoalBudgets, GoalCheckRecord, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage, BudgetStop, StepUsage, UsageReport } from './types.ts'
 import { clipBlockReason, normalizeBlockReason } from './validate.ts'
 import { roundStopText } from './round-stop.ts'
+import { isRunnable } from './status.ts'
 
 export interface GoalConfig {
   defaultMaxGoalRounds: number
@@ -75,16 +77,41 @@ export class GoalRegistry implements GoalService {
     return toState(tracked.fold.current!, tracked.activation)
   }
 
-  recordUsage(agentRef: AgentRef, usage: GoalUsage): GoalState {
+  recordUsage(agentRef: AgentRef, usage: GoalUsage, stop?: BudgetStop): UsageReport
+  recordUsage(agentRef: AgentRef, usage: StepUsage, stop?: BudgetStop): UsageReport | undefined
+  recordUsage(agentRef: AgentRef, usage: GoalUsage | StepUsage, stop?: BudgetStop): UsageReport | undefined {
     const { agent, tracked } = this.track(agentRef)
     const prev = tracked.fold.current
-    const data: GoalUsage = { goalId: usage?.goalId, round: usage?.round, turn: usage?.turn, step: usage?.step, tokens: usage?.tokens, costUsd: usage?.costUsd, activeTimeMs: usage?.activeTimeMs }
+    let identity: Pick<GoalUsage, 'goalId' | 'round'> | undefined = 'goalId' in (usage ?? {}) ? usage as GoalUsage : undefined
+    if (!identity) {
+      // Only a round of the live goal is counted, and only its current one: anything else is not a round's call.
+      const round = this.roundOf(agent, usage?.turn)
+      if (!round || tracked.fold.error || prev?.id !== round.goalId || prev.roundsStarted !== round.round) return undefined
+      identity = round
+    }
+    const data: GoalUsage = { goalId: identity.goalId, round: identity.round, turn: usage?.turn, step: usage?.step, tokens: usage?.tokens, costUsd: usage?.costUsd, activeTimeMs: usage?.activeTimeMs }
     // The fold's own rule, checked before anything is written: a bad call throws instead of poisoning the log.
     const violation = usageViolation(prev, data)
     if (violation) throw new GoalError('GOAL_INVALID_USAGE', `Cannot count this model call: ${violation}.`)
     agent.session.append(GOAL_USAGE_RECORD, data)
     tracked.fold.catchUp(agent.session.records)
-    return toState(tracked.fold.current!, tracked.activation)
+    const goal = toState(tracked.fold.current!, tracked.activation)
+    const reached = budgetsReached(goal)
+    if (!stop || !reached.length) return { goal, reached, stopped: false }
+    return this.stopOverBudget(agent, data.turn, goal, reached, stop)
+  }
+
+  /** A budget is used up in the round `turn` is: the round stops, unless another stop came first. */
+  private stopOverBudget(agent: Agent, turn: number, goal: GoalState, reached: UsageReport['reached'], stop: BudgetStop): UsageReport {
+    const reason = { code: BUDGET_BLOCK_CODE, message: reached[0].message }
+    if (goal.phase === 'active') {
+      const blocked = this.blockRound(agent, turn, reason, stop)
+      return { goal: blocked ?? goal, reached, stopped: !!blocked }
+    }
+    // Blocked over budget during this step (a budget lowered by an edit): the round winds down all the same.
+    if (goal.blockedReason?.code !== BUDGET_BLOCK_CODE) return { goal, reached, stopped: false }
+    agent.wrapUp(turn, { by: stop.by?.trim() || 'goal', reason: roundStopText(reason), modelCalls: stop.wrapUp ? 1 : 0 })
+    return { goal, reached, stopped: true }
   }
 
   pause(agent: AgentRef, ref: GoalRef): GoalState {
@@ -93,7 +120,7 @@ export class GoalRegistry implements GoalService {
 
   resume(agent: AgentRef, ref: GoalRef): GoalState {
     return this.mutate(agent, ref, 'resume', 'armed', (prev, now, tracked) => {
-      if (prev?.phase === 'active' && tracked.activation === 'armed') {
+      if (isRunnable(prev && { phase: prev.phase, activation: tracked.activation })) {
         // Worded without "armed": the message can reach a session file as a tool result, and activation never may.
         throw new GoalError('GOAL_INVALID_TRANSITION', 'The goal is already active and its rounds are running; there is nothing to resume.')
       }

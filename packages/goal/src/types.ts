@@ -1,4 +1,5 @@
 import type { Agent } from '@goalkeeper/agent-loop'
+import type { BudgetReached } from './budgets.ts'
 import type { GoalError } from './errors.ts'
 
 export type GoalPhase = 'active' | 'paused' | 'blocked' | 'complete'
@@ -49,6 +50,25 @@ export interface GoalUsage {
   costUsd: number | null
   /** Wall time of the step (the model call and its tools), in ms. */
   activeTimeMs: number
+}
+
+/** One metered model step of a turn: `recordUsage` finds the goal round the turn is. */
+export type StepUsage = Omit<GoalUsage, 'goalId' | 'round'>
+
+/** Asks `recordUsage` to stop the round once a budget is used up (`blockRound`'s options). */
+export type BudgetStop = BlockRoundOptions
+
+/** What `recordUsage` counted and what it means for the goal's budgets. */
+export interface UsageReport {
+  /** The goal with its new spend (blocked, when this call stopped it). */
+  goal: GoalState
+  /** Every budget used up after this call (`budgetsReached`); empty while none is. */
+  reached: BudgetReached[]
+  /**
+   * This call stopped the round: with a `stop` asked for and a budget reached, the goal was blocked
+   * `budget-limited` (or already was, by an edit made during the step) and the round winds down.
+   */
+  stopped: boolean
 }
 
 /** Data of a `goal/check` record: one run of the goal's check when a completion was asked for. */
@@ -191,10 +211,15 @@ export interface GoalService {
    */
   blockRound(agent: AgentRef, turn: number, reason: BlockedReason, options?: BlockRoundOptions): GoalState | undefined
   /**
-   * Counts one model call of the current round of the goal `usage.goalId` names: appends a `goal/usage`
-   * record and returns the goal with its new spend. Not a mutation: no revision, no `goal/changed`.
+   * Counts one model call of the current round: appends a `goal/usage` record and reports the goal with its
+   * new spend and the budgets now used up. Not a mutation: no revision, no `goal/changed`. Given a
+   * `GoalUsage`, the round it names must be the current one (`GOAL_INVALID_USAGE` otherwise); given a
+   * `StepUsage`, the goal package finds the round of `usage.turn` and counts nothing (undefined) unless it is
+   * the live goal's current round. With `stop`, a budget used up blocks the round `budget-limited`
+   * (`blockRound` with those options), so a meter makes one call per step.
    */
-  recordUsage(agent: AgentRef, usage: GoalUsage): GoalState
+  recordUsage(agent: AgentRef, usage: GoalUsage, stop?: BudgetStop): UsageReport
+  recordUsage(agent: AgentRef, usage: StepUsage, stop?: BudgetStop): UsageReport | undefined
   /** Records one run of the goal's check (`goal/check`); not a mutation: no revision, no `goal/changed`. */
   recordCheck(agent: AgentRef, check: GoalCheckRecord): GoalState
 }

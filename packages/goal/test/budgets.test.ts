@@ -27,7 +27,8 @@ describe('goal budgets', () => {
     expect(goal.budgets).toEqual({ tokens: 1000, costUsd: 0.5 })
     expect(goal).not.toHaveProperty('spent')
     h.root.goals.recordUsage(agent, call(goal, 300, 0.125))
-    const after = h.root.goals.recordUsage(agent, call(goal, 200, 0.125, 700))
+    const { goal: after, reached } = h.root.goals.recordUsage(agent, call(goal, 200, 0.125, 700))
+    expect(reached).toEqual([])
     expect(after.spent).toEqual({ tokens: 500, costUsd: 0.25, activeTimeMs: 1200, calls: 2 })
     expect(after.revision).toBe(1)
     const edited = h.root.goals.edit(agent, ref(after), { budgets: { activeTimeMs: 60_000 } })
@@ -41,7 +42,8 @@ describe('goal budgets', () => {
     const { agent, goal } = await withRound({ costUsd: 5 })
     h.root.goals.recordUsage(agent, call(goal, 10, 0.01))
     h.root.goals.recordUsage(agent, call(goal, 10, null))
-    const spent = h.root.goals.recordUsage(agent, call(goal, 10, 0.01))
+    const { goal: spent, reached } = h.root.goals.recordUsage(agent, call(goal, 10, 0.01))
+    expect(reached.map((one) => one.budget)).toEqual(['costUsd'])
     expect(spent.spent).toMatchObject({ tokens: 30, costUsd: null, calls: 3 })
     expect(budgetReached(spent)).toMatchObject({ budget: 'costUsd', used: null, message: expect.stringMatching(/no known price/) })
   })
@@ -66,6 +68,21 @@ describe('goal budgets', () => {
     expect(codeOf(() => h.root.goals.resume(agent, ref(halfRaised)))).toBe('GOAL_BUDGET_LIMIT')
     const raised = h.root.goals.edit(agent, ref(halfRaised), { budgets: { costUsd: 0.01 } })
     expect(h.root.goals.resume(agent, ref(raised)).phase).toBe('active')
+  })
+
+  it('counts a step by its turn, reports what was reached, and with a stop blocks the round at its budget in the same call', async () => {
+    const { agent, goal } = await withRound({ tokens: 100, activeTimeMs: 60_000 })
+    const step = { turn: 1, step: 1, tokens: 60, costUsd: 0, activeTimeMs: 500 }
+    // A turn that was not a round of the live goal counts nothing.
+    expect(h.root.goals.recordUsage(agent, { ...step, turn: 7 }, { by: 'goal-budget' })).toBeUndefined()
+    expect(h.root.goals.recordUsage(agent, step, { by: 'goal-budget' })).toMatchObject({ goal: { phase: 'active', spent: { tokens: 60 } }, reached: [], stopped: false })
+    // Without a stop a budget used up is only reported.
+    const counted = h.root.goals.recordUsage(agent, step)!
+    expect(counted).toMatchObject({ goal: { phase: 'active', spent: { tokens: 120 } }, stopped: false })
+    expect(counted.reached).toEqual([{ budget: 'tokens', limit: 100, used: 120, spent: '120 of 100 tokens', message: 'The token budget is used up: 120 of 100 tokens.' }])
+    const stopped = h.root.goals.recordUsage(agent, step, { by: 'goal-budget' })!
+    expect(stopped).toMatchObject({ stopped: true, goal: { phase: 'blocked', blockedReason: { code: 'budget-limited', message: 'The token budget is used up: 180 of 100 tokens.' } } })
+    expect(h.root.goals.get(agent)).toMatchObject({ phase: 'blocked', revision: goal.revision + 1 })
   })
 
   it('formats a dollar budget as given, with at least the cents', () => {

@@ -66,7 +66,7 @@ describe('goalkeeper acp', { timeout: CLI_TIMEOUT }, () => {
     expect(answer).toEqual({ stopReason: 'end_turn' })
 
     const plans = updates.filter((update) => update.sessionUpdate === 'plan').map((update: any) => update.entries.map((entry: any) => entry.content))
-    expect(plans.at(-1)).toEqual([`Goal (complete): ${OBJECTIVE}`, 'Round 1/5: done', 'Round 2/5: done', 'Round 3/5: done'])
+    expect(plans.at(-1)).toEqual([`Goal, complete: ${OBJECTIVE}`, 'Round 1/5: completed', 'Round 2/5: completed', 'Round 3/5: completed'])
     const titles = updates.filter((update) => update.sessionUpdate === 'tool_call').map((update: any) => update.title)
     expect(titles).toContain('Write NOTES.md')
     expect(titles.at(-1)).toBe('Goal: complete')

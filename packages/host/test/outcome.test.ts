@@ -1,10 +1,11 @@
-// How runs end, in words and in exit codes: the renderers of render/outcome.ts and render/goal-text.ts.
+// How runs end, in words and in exit codes: the renderers of render/outcome.ts and render/goal-text.ts
+// (a turn outcome's wording is the goal package's, tested there).
 import type { Goal, GoalState } from '@goalkeeper/goal'
 import type { TurnOutcome } from '@goalkeeper/session'
 import { describe, expect, it } from 'vitest'
 import { ExitCode } from '../src/exit-codes.ts'
 import { describeActivation, describeGoalChange, goalSummary } from '../src/commands/render/goal-text.ts'
-import { describeTurnOutcome, goalExitCode, turnExitCode } from '../src/commands/render/outcome.ts'
+import { goalExitCode, turnExitCode } from '../src/commands/render/outcome.ts'
 
 const goal = (changes: Partial<GoalState> = {}): GoalState => ({
   id: 'g1',
@@ -54,30 +55,6 @@ describe('exit codes', () => {
 })
 
 describe('outcome text', () => {
-  it('words every turn outcome, an unknown kind included', () => {
-    expect([
-      { kind: 'completed' },
-      { kind: 'aborted', cause: 'policy' },
-      { kind: 'error', code: 'RATE_LIMIT', message: 'slow down' },
-      { kind: 'max-tokens' },
-      { kind: 'preempted', cause: 'human message m1 arrived during goal round 2' },
-      { kind: 'disposed' },
-      { kind: 'interrupted' },
-      { kind: 'future-kind' } as unknown as TurnOutcome,
-      undefined,
-    ].map((outcome) => describeTurnOutcome(outcome as TurnOutcome | undefined))).toEqual([
-      'completed',
-      'cancelled (policy)',
-      'failed: RATE_LIMIT: slow down',
-      'stopped at the output token limit',
-      'ended early: human message m1 arrived during goal round 2',
-      'ended by shutdown',
-      'interrupted (the process stopped; repaired on the next open)',
-      'ended: future-kind',
-      'ended: unknown',
-    ])
-  })
-
   it('summarises the goal at the end of a run', () => {
     expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3 }))).toBe('Goal complete (not verified) after 3/5 rounds: "Summarise the workspace"')
     const checked = { verify: ['npm test'], verification: { attempts: 2, failures: 1, last: { command: 'npm test', ok: true, exitCode: 0 } } }

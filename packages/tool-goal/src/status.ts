@@ -1,4 +1,4 @@
-import { formatBudgetUsd, formatDuration, type GoalBudgets, type GoalSpend, type GoalState } from '@goalkeeper/goal'
+import { describePhase, describeSpend, formatBudgetUsd, formatDuration, type GoalBudgets, type GoalSpend, type GoalState } from '@goalkeeper/goal'
 
 /** Human-readable goal status for `/goal` and hosts. */
 export function formatGoalStatus(goal: GoalState | undefined): string {
@@ -6,19 +6,19 @@ export function formatGoalStatus(goal: GoalState | undefined): string {
   const lines = [
     `Goal ${goal.id} (revision ${goal.revision})`,
     `Objective: ${goal.objective}`,
-    `Phase: ${describePhase(goal)}`,
+    `Phase: ${phaseLine(goal)}`,
     `Rounds: ${goal.roundsStarted}/${goal.maxGoalRounds}`,
   ]
   if (goal.budgets) lines.push(`Budgets: ${describeBudgets(goal.budgets)}`)
-  if (goal.spent) lines.push(`Spent: ${describeSpent(goal.spent)}`)
+  if (goal.spent) lines.push(`Spent: ${describeSpend(goal)}, ${goal.spent.calls} model calls`)
   if (goal.verify) lines.push(`Check: ${goal.verify.join(' && ')}${goal.verification ? ` (${goal.verification.attempts} runs, last ${goal.verification.last.ok ? 'passed' : 'failed'})` : ''}`)
   if (goal.blockedReason) lines.push(`Blocked: ${goal.blockedReason.code}: ${goal.blockedReason.message}`)
   return lines.join('\n')
 }
 
-function describePhase(goal: GoalState): string {
-  if (goal.phase !== 'active') return goal.phase
-  return goal.activation === 'armed' ? 'active (armed: rounds run automatically)' : 'active (disarmed: /goal resume to continue)'
+/** The phase as every front end words it, with the command that continues a disarmed goal. */
+function phaseLine(goal: GoalState): string {
+  return goal.phase === 'active' && goal.activation === 'disarmed' ? `${describePhase(goal)}; /goal resume to continue` : describePhase(goal)
 }
 
 /**
@@ -47,11 +47,6 @@ function describeBudgets(budgets: GoalBudgets): string {
   if (budgets.costUsd !== undefined) parts.push(formatBudgetUsd(budgets.costUsd))
   if (budgets.activeTimeMs !== undefined) parts.push(`${formatDuration(budgets.activeTimeMs)} in rounds`)
   return parts.join(', ')
-}
-
-function describeSpent(spent: GoalSpend): string {
-  const cost = spent.costUsd === null ? 'cost unknown (a model has no known price)' : `$${spent.costUsd.toFixed(4)}`
-  return `${spent.tokens} tokens, ${cost}, ${formatDuration(spent.activeTimeMs)} in rounds, ${spent.calls} model calls`
 }
 
 function snakeBudgets(budgets: GoalBudgets): Record<string, number> {

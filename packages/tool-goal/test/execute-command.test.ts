@@ -47,7 +47,7 @@ describe('executeGoalCommand', () => {
     await agent.whenIdle()
     h.root.goals.recordUsage(agent, { goalId: goal.id, round: 1, turn: 1, step: 1, tokens: 120, costUsd: null, activeTimeMs: 65_000 })
     goal = h.root.goals.block(agent, h.root.goals.get(agent)!, { code: 'budget-limited', message: 'The token budget is used up: 120 of 100 tokens.' })
-    expect(run('/goal').message).toContain('Spent: 120 tokens, cost unknown (a model has no known price), 1m 5s in rounds, 1 model calls')
+    expect(run('/goal').message).toContain('Spent: tokens 120/100, cost unknown, time 1m 5s/30m, 1 model calls')
     expect(run('/goal resume')).toMatchObject({ ok: false, code: 'GOAL_BUDGET_LIMIT', message: expect.stringContaining('/goal budget') })
     expect(run('/goal budget --token-budget 110')).toMatchObject({ ok: true, message: expect.stringMatching(/^Budget set\./), goal: { phase: 'blocked' } })
     expect(run('/goal budget --token-budget 500')).toMatchObject({ ok: true, message: expect.stringMatching(/^Budget raised; goal resumed\./), goal: { phase: 'active', activation: 'armed', budgets: { tokens: 500, activeTimeMs: 1_800_000 } } })
@@ -70,7 +70,7 @@ describe('executeGoalCommand', () => {
     const { agent, run } = await setup()
     run('/goal Keep going')
     h.root.goals.disarm(agent)
-    expect(run('/goal').message).toContain('active (disarmed: /goal resume to continue)')
+    expect(run('/goal').message).toContain('Phase: active (disarmed); /goal resume to continue')
     expect(run('/goal resume')).toMatchObject({ ok: true, goal: { activation: 'armed', revision: 2 } })
   })
 
@@ -91,6 +91,6 @@ describe('executeGoalCommand', () => {
     expect(formatGoalStatus({
       id: 'g', objective: 'o', phase: 'blocked', revision: 3, maxGoalRounds: 5, roundsStarted: 5, createdAt: 1, updatedAt: 2, activation: 'disarmed',
       blockedReason: { code: 'round-limit', message: 'Used all 5 rounds' },
-    })).toBe('Goal g (revision 3)\nObjective: o\nPhase: blocked\nRounds: 5/5\nBlocked: round-limit: Used all 5 rounds')
+    })).toBe('Goal g (revision 3)\nObjective: o\nPhase: out of rounds\nRounds: 5/5\nBlocked: round-limit: Used all 5 rounds')
   })
 })

@@ -1,4 +1,4 @@
-import { type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
+import { describeSpend, type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
 import type { SessionService, SessionSummary } from '@goalkeeper/session'
 import { InvalidArgumentError } from 'commander'
 import { type CommandContext, defineCommand } from '../command.ts'
@@ -7,7 +7,6 @@ import { ExitCode } from '../exit-codes.ts'
 import { resolveSessionId } from './lookup/session-id.ts'
 import { assertSessions, databaseEnv } from './lookup/database.ts'
 import { workerSummaryFold } from './lookup/worker-fold.ts'
-import { describeSpend } from './render/spend.ts'
 import { formatTime, oneLine, table } from './render/text.ts'
 
 interface Row extends SessionSummary {

@@ -1,5 +1,4 @@
-import { BUDGET_BLOCK_CODE, type Goal, type GoalActivation, type GoalChange, type GoalState } from '@goalkeeper/goal'
-import { describeSpend } from './spend.ts'
+import { describePhase, describeSpend, type Goal, type GoalActivation, type GoalChange, type GoalState } from '@goalkeeper/goal'
 import { oneLine } from './text.ts'
 
 const rounds = (goal: Goal) => `${goal.roundsStarted}/${goal.maxGoalRounds}`
@@ -46,16 +45,8 @@ export function goalSummary(goal: GoalState | undefined): string {
 function goalOutcome(goal: GoalState | undefined): string {
   if (!goal) return 'No goal: it was cleared.'
   const objective = JSON.stringify(oneLine(goal.objective, 200))
-  switch (goal.phase) {
-    case 'complete': return `Goal complete (${verified(goal)}) after ${rounds(goal)} rounds: ${objective}`
-    case 'paused': return `Goal paused after ${rounds(goal)} rounds: ${objective}`
-    case 'blocked': {
-      const reason = goal.blockedReason
-      const why = reason?.code === 'round-limit' ? 'out of rounds' : reason?.code === BUDGET_BLOCK_CODE ? 'out of budget' : `blocked (${reason?.code})`
-      return `Goal ${why} after ${rounds(goal)} rounds: ${objective}\n${reason?.message ?? ''}`.trimEnd()
-    }
-    default: return `Goal active (${goal.activation}) after ${rounds(goal)} rounds: ${objective}`
-  }
+  if (goal.phase === 'complete') return `Goal complete (${verified(goal)}) after ${rounds(goal)} rounds: ${objective}`
+  return `Goal ${describePhase(goal)} after ${rounds(goal)} rounds: ${objective}\n${goal.blockedReason?.message ?? ''}`.trimEnd()
 }
 
 /** A line for a `goal/auto-resume` notice: when the next try is, or why there is none. */

@@ -1,13 +1,12 @@
-import { BUDGET_BLOCK_CODE, type GoalState } from '@goalkeeper/goal'
-import { DRIVER_BLOCK_CODES } from '@goalkeeper/goal-session'
+import { BLOCK, type GoalState } from '@goalkeeper/goal'
 import type { TurnOutcome } from '@goalkeeper/session'
 import { ExitCode } from '../../exit-codes.ts'
 
 /** Block codes with an exit code of their own; every other block exits 2. */
 const BLOCK_EXIT_CODES: Record<string, ExitCode> = {
-  [DRIVER_BLOCK_CODES.roundLimit]: ExitCode.ROUND_LIMIT,
-  [BUDGET_BLOCK_CODE]: ExitCode.BUDGET_LIMIT,
-  [DRIVER_BLOCK_CODES.refused]: ExitCode.REFUSED,
+  [BLOCK.roundLimit]: ExitCode.ROUND_LIMIT,
+  [BLOCK.budgetLimited]: ExitCode.BUDGET_LIMIT,
+  [BLOCK.refused]: ExitCode.REFUSED,
 }
 
 /**
@@ -29,20 +28,6 @@ export function turnExitCode(outcome: TurnOutcome | undefined): ExitCode {
   if (outcome.kind === 'aborted') return ExitCode.PAUSED
   if (outcome.kind === 'error' && outcome.code === 'REFUSED') return ExitCode.REFUSED
   return ExitCode.RUNTIME
-}
-
-/** How a turn ended, in words: `completed`, `cancelled (user)`, `failed: AUTH: ...`. */
-export function describeTurnOutcome(outcome: TurnOutcome | undefined): string {
-  switch (outcome?.kind) {
-    case 'completed': return 'completed'
-    case 'aborted': return `cancelled (${outcome.cause})`
-    case 'preempted': return `ended early: ${outcome.cause}`
-    case 'error': return `failed: ${outcome.code}: ${outcome.message}`
-    case 'max-tokens': return 'stopped at the output token limit'
-    case 'disposed': return 'ended by shutdown'
-    case 'interrupted': return 'interrupted (the process stopped; repaired on the next open)'
-    default: return `ended: ${(outcome as { kind?: string } | undefined)?.kind ?? 'unknown'}`
-  }
 }
 
 /** Help text shared by the agent commands. */

@@ -1,10 +1,9 @@
-import { BUDGET_BLOCK_CODE, type GoalState } from '@goalkeeper/goal'
+import { BLOCK, budgetsReached, isRunnable, type Goal, type GoalState } from '@goalkeeper/goal'
 import { ExitCode } from '../../exit-codes.ts'
 import type { AgentRun, RestState } from '../run/agent-run.ts'
 import { goalSummary } from './goal-text.ts'
 import { describeUsage, usageOf } from './usage.ts'
 import { goalExitCode, turnExitCode } from './outcome.ts'
-import { raiseBudgetArgs } from './spend.ts'
 
 /** After the work is at rest: the answer (unless it was streamed), the goal summary, whether it is saved, hints; returns the exit code. */
 export async function reportResult(run: AgentRun, state: RestState, options: { goal: boolean }): Promise<number> {
@@ -28,10 +27,10 @@ export async function reportResult(run: AgentRun, state: RestState, options: { g
 
 /** The exact command that continues a goal that stopped short of complete. */
 export function continuationHint(run: AgentRun, goal: GoalState | undefined): void {
-  if (!goal || goal.phase === 'complete' || (goal.phase === 'active' && goal.activation === 'armed')) return
+  if (!goal || goal.phase === 'complete' || isRunnable(goal)) return
   const session = ['goal', '--session', run.agent.id]
-  if (goal.blockedReason?.code === 'round-limit') run.hint('to give the goal more rounds', ...session, '--max-rounds', String(goal.maxGoalRounds + 5))
-  else if (goal.blockedReason?.code === BUDGET_BLOCK_CODE) budgetHint(run, goal)
+  if (goal.blockedReason?.code === BLOCK.roundLimit) run.hint('to give the goal more rounds', ...session, '--max-rounds', String(goal.maxGoalRounds + 5))
+  else if (goal.blockedReason?.code === BLOCK.budgetLimited) budgetHint(run, goal)
   else run.hint(goal.phase === 'blocked' ? 'to retry the goal once the blocker is resolved' : 'to resume the goal', ...session)
 }
 
@@ -40,4 +39,23 @@ export function budgetHint(run: AgentRun, goal: GoalState): void {
   const raise = raiseBudgetArgs(goal)
   if (raise) return run.hint('to raise the budget and resume the goal', 'goal', '--session', run.agent.id, ...raise)
   run.term.note('the cost budget cannot be checked because a model price is unknown: set it under goal-budget `prices` in cordis.yml')
+}
+
+/**
+ * The `goal` options that raise every budget a blocked goal used up (each to twice its limit, or more if the
+ * spend is already past that), so the printed command resumes the goal in one go; undefined when raising
+ * cannot help (a cost that has no known price). A dollar amount is rounded up to the cent, the form the
+ * CLI's `--cost-budget` accepts (never `0.00`).
+ */
+export function raiseBudgetArgs(goal: Pick<Goal, 'budgets' | 'spent'>): string[] | undefined {
+  const reached = budgetsReached(goal)
+  if (!reached.length || reached.some((one) => one.used === null)) return undefined
+  return reached.flatMap((one) => {
+    const next = Math.max(one.limit * 2, one.used! + one.limit)
+    switch (one.budget) {
+      case 'tokens': return ['--token-budget', String(next)]
+      case 'costUsd': return ['--cost-budget', (Math.ceil(Math.round(next * 1e6) / 1e4) / 100).toFixed(2)]
+      case 'activeTimeMs': return ['--time-budget', `${Math.ceil(next / 60_000)}m`]
+    }
+  })
 }

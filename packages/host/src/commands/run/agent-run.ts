@@ -140,38 +140,41 @@ export class AgentRun {
     return this.goals?.get(this.agent)
   }
 
-  /** Resolves once the agent is idle with an empty inbox and no goal that is active and armed (or it is gone). */
-  untilRest(): Promise<RestState> {
-    return new Promise((resolve) => {
-      const stops: (() => void)[] = []
-      let settled = false
-      const finish = (state: RestState) => {
-        if (settled) return
-        settled = true
-        for (const stop of stops.splice(0)) stop()
-        resolve(state)
-      }
-      const check = () => {
-        if (this.agent.disposed) finish('gone')
-        else if (this.atRest()) finish('rest')
-      }
-      const ctx = this.app.ctx as any
-      for (const name of ['agent/status', 'agent/queued', 'agent/disposed', 'goal/changed', 'goal/activation', 'goal/auto-resume']) {
-        // A microtask later, so that the listeners of the same event (the round driver) have acted.
-        stops.push(ctx.on(name, () => void queueMicrotask(check)))
-      }
-      void this.app.closed.then(() => finish('gone'))
-      check()
-    })
+  /**
+   * Resolves once the work is over: the round driver says the goal's rounds stopped (`whenSettled`; without a
+   * driver nothing runs rounds, so the agent being idle is enough) and no automatic resume waits for a usage
+   * limit to reset; `gone` when the agent or the app goes away first.
+   */
+  async untilRest(): Promise<RestState> {
+    const gone = this.app.closed.then(() => 'gone' as const)
+    while (!this.agent.disposed) {
+      const driver = this.app.ctx.get('goalDriver')
+      const settled = driver ? driver.whenSettled(this.agent) : this.agent.whenIdle()
+      if (await Promise.race([settled.then(() => 'settled' as const), gone]) === 'gone' || this.agent.disposed) return 'gone'
+      // An automatic resume is waiting for a usage limit to reset: the goal is not done yet.
+      if (!this.app.ctx.get('goalAutoResume')?.pending(this.agent)) return 'rest'
+      if (await Promise.race([this.nextGoalMove(), gone]) === 'gone') return 'gone'
+    }
+    return 'gone'
   }
 
-  private atRest(): boolean {
-    if (this.agent.status !== 'idle' || this.agent.queued.length) return false
-    // An automatic resume is waiting for a usage limit to reset: the goal is not done yet.
-    if (this.app.ctx.get('goalAutoResume')?.pending(this.agent)) return false
-    const goal = this.goal()
-    // Without a round driver nothing would ever run the goal's rounds: waiting would never end.
-    return !(goal?.phase === 'active' && goal.activation === 'armed' && this.app.ctx.get('goalDriver'))
+  /** The next thing that ends a waiting automatic resume: the resume itself, a goal change, input, or the agent going away. */
+  private nextGoalMove(): Promise<'moved'> {
+    return new Promise((resolve) => {
+      const { ctx } = this.app
+      const mine = (agent: { id: string }) => agent.id === this.agent.id
+      const done = () => {
+        for (const stop of stops) stop()
+        resolve('moved')
+      }
+      const stops = [
+        ctx.on('goal/auto-resume', (agent) => mine(agent) && done()),
+        ctx.on('goal/activation', (agent) => mine(agent) && done()),
+        ctx.on('goal/changed', (agent) => mine(agent) && done()),
+        ctx.on('agent/queued', (agent) => mine(agent) && done()),
+        ctx.on('agent/disposed', (agent) => mine(agent) && done()),
+      ]
+    })
   }
 
   /** This command's records (for a resumed session, those appended after it was opened). */

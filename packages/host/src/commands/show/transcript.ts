@@ -1,7 +1,6 @@
-import type { Goal } from '@goalkeeper/goal'
+import { describeTurnOutcome, type Goal } from '@goalkeeper/goal'
 import { isRecordOf, type Integrity, type SessionRecord, type UserMessage } from '@goalkeeper/session'
 import { describeGoalChange } from '../render/goal-text.ts'
-import { describeTurnOutcome } from '../render/outcome.ts'
 import { describeCompaction } from '../render/compaction.ts'
 import { excerpt, oneLine, shortArguments } from '../render/text.ts'
 

@@ -6,6 +6,7 @@ export { startChatServer, type ChatAnswer, type ChatRequest, type ChatServer } f
 export { OVERFLOW_BODIES, type OverflowBody } from './overflow-bodies.ts'
 export { delta, frame, jsonError, sse, startServer, startSse, textReply, usageFrame, useOpenAIServers, type Handler, type OpenAIServer, type Received } from './openai-server.ts'
 export { expectUnloadClearsTimer, watchTimers } from './timers.ts'
+export { sessionStack, type SessionStackConfig } from './sessions.ts'
 export { createTestDatabase, serverUrl, testDatabase, withDatabase, type OwnedDatabase, type TestDatabase } from './database.ts'
 export { startEmbeddedPostgres } from './database-setup.ts'
 // For benchmarks and tests outside the packages that depend on pg.

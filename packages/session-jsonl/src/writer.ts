@@ -2,8 +2,7 @@ import { constants } from 'node:fs'
 import { type FileHandle, open, stat } from 'node:fs/promises'
 import { writeAll } from './files.ts'
 import { type LogSlot, OpenLogs } from './open-logs.ts'
-import type { AppenderOptions } from './store.ts'
-import { WriteBehind } from './write-behind.ts'
+import { type AppenderOptions, WriteBehind } from '@goalkeeper/session'
 
 /** Which file a writer owns: the one it locked and read, told apart from whatever stands at its path later. */
 export interface FileIdentity {

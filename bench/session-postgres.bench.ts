@@ -6,8 +6,7 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
-import * as sessionPlugin from '@goalkeeper/session'
-import { pg, startEmbeddedPostgres, withDatabase } from '@goalkeeper/test-kit'
+import { pg, sessionStack, startEmbeddedPostgres, withDatabase } from '@goalkeeper/test-kit'
 
 type Pool = InstanceType<typeof pg.Pool>
 
@@ -141,7 +140,7 @@ export async function run() {
   const db = await benchDatabase()
   const pool = new pg.Pool({ connectionString: db.url, max: 2 })
   const root = new Context()
-  const fiber = await root.plugin(sessionPlugin, { database: db.url, key: KEY })
+  const fiber = await root.plugin(sessionStack, { database: db.url, key: KEY })
   try {
     await pool.query(RAW_TABLE)
     const perRecord = await compare('append + flush every record', () => rawAppend(pool, PER_RECORD, 1), () => sessionAppend(root, PER_RECORD, 1))

@@ -10,8 +10,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
-import * as sessionPlugin from '@goalkeeper/session'
 import type { UserMessage } from '@goalkeeper/session'
+import { sessionStack } from '@goalkeeper/test-kit'
 
 const here = fileURLToPath(import.meta.url)
 const cli = path.resolve(path.dirname(here), '../dist/goalkeeper/goalkeeper.mjs')
@@ -30,7 +30,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 async function withSessions<T>(dir: string, task: (ctx: Context) => Promise<T>): Promise<T> {
   const ctx = new Context()
-  const fiber = await ctx.plugin(sessionPlugin, { dir: path.join(dir, 'sessions'), keyFile: path.join(dir, 'session.key'), maxOpenBytes: 2 ** 31, maxSessionBytes: 2 ** 31 })
+  const fiber = await ctx.plugin(sessionStack, { dir: path.join(dir, 'sessions'), keyFile: path.join(dir, 'session.key'), maxOpenBytes: 2 ** 31, maxSessionBytes: 2 ** 31 })
   try {
     return await task(ctx)
   } finally {

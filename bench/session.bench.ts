@@ -6,7 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
-import * as sessionPlugin from '@goalkeeper/session'
+import { sessionStack } from '@goalkeeper/test-kit'
 
 const ROUNDS = 3
 const PER_RECORD = 300
@@ -92,7 +92,7 @@ function report(row: Row, target?: number) {
 export async function run() {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-bench-'))
   const root = new Context()
-  const fiber = await root.plugin(sessionPlugin, { dir: path.join(dir, 'sessions') })
+  const fiber = await root.plugin(sessionStack, { dir: path.join(dir, 'sessions') })
   try {
     const perRecord = await compare('append + flush every record', () => rawAppend(dir, PER_RECORD, 1), () => sessionAppend(root, PER_RECORD, 1))
     const batched = await compare(`append + flush every ${BATCH} records`, () => rawAppend(dir, BATCHED, BATCH), () => sessionAppend(root, BATCHED, BATCH))

@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
-import * as sessionPlugin from '@goalkeeper/session'
+import { sessionStack } from '@goalkeeper/test-kit'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const cli = path.join(root, 'dist/goalkeeper/goalkeeper.mjs')
@@ -30,7 +30,7 @@ async function workspaceWithSessions(count: number): Promise<string> {
   const sessions = path.join(dir, 'sessions')
   await writeFile(path.join(dir, 'cordis.yml'), `- id: session\n  name: '@goalkeeper/session'\n  config:\n    dir: ${sessions}\n`)
   const ctx = new Context()
-  const fiber = await ctx.plugin(sessionPlugin, { dir: sessions })
+  const fiber = await ctx.plugin(sessionStack, { dir: sessions })
   for (let i = 0; i < count; i++) {
     const session = await ctx.sessions.create({ cwd: dir })
     session.append('input/queued', { message: { id: `input-${i}`, source: { kind: 'human' }, content: [{ type: 'text', text: `task ${i}` }] } })

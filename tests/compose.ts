@@ -82,9 +82,11 @@ export async function composeFromYml(yml: (paths: ProjectPaths) => string, files
 
 /** cordis.yml entries of the core plugins and the goal domain, in load order; `model` is the model entry's config. */
 export function coreEntries({ dir, workspace }: ProjectPaths, model?: Record<string, unknown>): string {
-  return `- id: session
-  name: '@goalkeeper/session'
+  return `- id: session-store
+  name: '@goalkeeper/session-jsonl'
   config: { dir: ${JSON.stringify(path.join(dir, 'sessions'))} }
+- id: session
+  name: '@goalkeeper/session'
 - id: model
   name: '@goalkeeper/model'${model ? `\n  config: ${JSON.stringify(model)}` : ''}
 - id: tools

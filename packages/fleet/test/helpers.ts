@@ -9,8 +9,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import { afterAll, afterEach, beforeAll } from 'vitest'
-import { testDatabase } from '@goalkeeper/test-kit'
-import { repoRoot, run, start, type Run } from '@goalkeeper/test-kit'
+import { repoRoot, run, sessionStack, start, testDatabase, type Run } from '@goalkeeper/test-kit'
 
 export { run, start, type Run }
 export const SCRIPT = fileURLToPath(new URL('./goal-script.mjs', import.meta.url))
@@ -126,7 +125,7 @@ export async function listQueue(fleet: Fleet): Promise<any[]> {
 /** Reads sessions through the real session plugin on the fleet's database (read-only opens). */
 export async function readSessions(fleet: Fleet, ids: string[]) {
   const root = new Context()
-  const fiber = await root.plugin(await import('@goalkeeper/session'), { database: fleet.url, key: fleet.key })
+  const fiber = await root.plugin(sessionStack, { database: fleet.url, key: fleet.key })
   try {
     const out = new Map<string, { records: { seq: number; type: string; data: any }[]; integrity: any }>()
     for (const id of ids) {

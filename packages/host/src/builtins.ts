@@ -7,7 +7,10 @@ import type { BuiltinPlugins } from '@goalkeeper/loader'
  * names them, which keeps commands that load no composition (`--help`, `sessions`) from paying for them.
  */
 export const builtinPlugins: BuiltinPlugins = {
-  '@goalkeeper/session': () => import('@goalkeeper/session'),
+  // A session entry brings its store (`dir` or `database`), unless a store entry above it provides one.
+  '@goalkeeper/session': () => import('./session-entry.ts'),
+  '@goalkeeper/session-jsonl': () => import('@goalkeeper/session-jsonl'),
+  '@goalkeeper/session-postgres': () => import('@goalkeeper/session-postgres'),
   '@goalkeeper/model': () => import('@goalkeeper/model'),
   '@goalkeeper/model-openai': () => import('@goalkeeper/model-openai'),
   '@goalkeeper/model-anthropic': () => import('@goalkeeper/model-anthropic'),

@@ -212,6 +212,13 @@ const squeeze = (text: string) => {
 
 const hexDigits = (text: string) => text.replace(NOT_HEX, '').toLowerCase()
 
+/** How many hex digits the text has: more than its hex view holds, so fewer than a form's length rule it out. */
+const countHex = (text: string) => {
+  let count = 0
+  for (let i = 0; i < text.length; i++) if (isHex(text.charCodeAt(i))) count++
+  return count
+}
+
 /**
  * The text without whitespace (and `\n`, `\r`, `\t` escapes), so a secret split over lines, over two
  * `echo`s or written one character per space is one run again. With `decode`, `%xx`, `\xXX` and
@@ -292,6 +299,8 @@ function hexView(text: string): View {
 /** The forms looked for in one kind of view, as one alternation, longest first, each naming its secret. */
 class FormSet {
   readonly pattern: RegExp | undefined
+  /** Length of the shortest form (Infinity when there is none): a shorter view cannot hold one. */
+  readonly minLength: number
   /** The same alternation without the global flag, for a yes/no look at a cheap unmapped view. */
   private readonly probe: RegExp | undefined
   private readonly owners = new Map<string, Secret>()
@@ -299,6 +308,7 @@ class FormSet {
   constructor(entries: Iterable<[form: string, secret: Secret]>, minLength = 1) {
     for (const [form, secret] of entries) if (form.length >= minLength && !this.owners.has(form)) this.owners.set(form, secret)
     const forms = [...this.owners.keys()].sort((a, b) => b.length - a.length)
+    this.minLength = forms.length ? forms[forms.length - 1]!.length : Infinity
     const source = forms.map(escapeRegExp).join('|')
     this.pattern = forms.length ? new RegExp(source, 'g') : undefined
     this.probe = forms.length ? new RegExp(source) : undefined
@@ -328,6 +338,8 @@ const compact = (form: string) => form.replace(/\s+|\\+[nrt]/g, '')
 /** What a set of secrets compiles to; kept for the last few sets, since hosts make a masker per line written. */
 interface Compiled {
   secrets: Secret[]
+  /** The shortest form of every view: no view is longer than its text, so a shorter text holds none. */
+  minLength: number
   exact: FormSet
   spaced: FormSet
   decoded: FormSet
@@ -360,13 +372,9 @@ function compile(secrets: Secret[]): Compiled {
     decoded.push([compact(Buffer.from(secret.value).toString('latin1')), secret])
     hex.push([Buffer.from(secret.value).toString('hex'), secret])
   }
-  const result: Compiled = {
-    secrets,
-    exact: new FormSet(exact),
-    spaced: new FormSet(spaced, MIN_SECRET_CHARS),
-    decoded: new FormSet(decoded, MIN_SECRET_CHARS),
-    hex: new FormSet(hex),
-  }
+  const sets = { exact: new FormSet(exact), spaced: new FormSet(spaced, MIN_SECRET_CHARS), decoded: new FormSet(decoded, MIN_SECRET_CHARS), hex: new FormSet(hex) }
+  const minLength = Math.min(...Object.values(sets).map((set) => set.minLength))
+  const result: Compiled = { secrets, minLength, ...sets }
   if (compiled.size >= 16) compiled.delete(compiled.keys().next().value!)
   compiled.set(key, result)
   return result
@@ -386,15 +394,18 @@ export function createMasker(options: MaskerOptions = {}): Masker {
   return {
     secrets,
     mask(text) {
-      if (!forms) return maskShapes(text)
+      // Every view is the text with characters dropped or shortened (never lengthened), so a text shorter
+      // than a view's shortest form cannot hold one: most strings of a record (keys, ids) are skipped so.
+      if (!forms || text.length < forms.minLength) return maskShapes(text)
       // Each view is one linear pass; what any of them finds is mapped back to the original text, and
       // overlapping finds become one masked run.
       const found: Range[] = []
-      forms.exact.find({ text }, found)
+      // A yes/no look first: collecting matches costs several times more, and most texts have none.
+      if (forms.exact.occursIn(text)) forms.exact.find({ text }, found)
       // The mapped views cost more than a native replace: they are built only for a text that has a hit.
-      if (forms.spaced.occursIn(squeeze(text))) forms.spaced.find(compactView(text, false), found)
-      if (ESCAPES.test(text)) forms.decoded.find(compactView(text, true), found)
-      if (HEX_BYTES.test(text) && forms.hex.occursIn(hexDigits(text))) forms.hex.find(hexView(text), found)
+      if (text.length >= forms.spaced.minLength && forms.spaced.occursIn(squeeze(text))) forms.spaced.find(compactView(text, false), found)
+      if (text.length >= forms.decoded.minLength && ESCAPES.test(text)) forms.decoded.find(compactView(text, true), found)
+      if (countHex(text) >= forms.hex.minLength && HEX_BYTES.test(text) && forms.hex.occursIn(hexDigits(text))) forms.hex.find(hexView(text), found)
       if (!found.length) return maskShapes(text)
       found.sort((a, b) => a[0] - b[0] || b[1] - a[1])
       // Shapes are looked for only between masked runs, so a label is never masked again.

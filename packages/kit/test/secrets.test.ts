@@ -173,6 +173,14 @@ describe('a known secret in other encodings and split up', () => {
     })
   }
 
+  it('masks each encoding given alone, a text no longer than what it holds (the masker skips shorter ones)', () => {
+    for (const [name, encoded] of Object.entries(encodings)) {
+      if (name.includes('prefix')) continue
+      expect(masker.mask(encoded), name).toContain('[redacted MY_TOKEN]')
+    }
+    expect(masker.mask(secret)).toBe('[redacted MY_TOKEN]')
+  })
+
   it('leaves ordinary text, hashes and hex dumps of other bytes as they are', () => {
     const text = [
       'commit 3f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b',

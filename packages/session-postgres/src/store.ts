@@ -24,6 +24,10 @@ const PAGE = 2000
  */
 export class PostgresSessionStore implements SessionStore {
   readonly location: string
+  /** Every machine that reaches the database reads and writes these logs. */
+  readonly shared = true
+  private holders = 0
+  private released?: () => void
   private leaseMs: number
   private renewMs: number
   private versionsWanted?: Map<string, { resolve(version: { size: number; token: string }): void; reject(error: unknown): void }[]>
@@ -225,6 +229,21 @@ export class PostgresSessionStore implements SessionStore {
       await client.query('DELETE FROM goalkeeper_sessions WHERE id = $1', [id])
       await client.query('DELETE FROM goalkeeper_session_leases WHERE session_id = $1', [id])
     })
+  }
+
+  retain(): () => void {
+    this.holders++
+    let held = true
+    return () => {
+      if (!held) return
+      held = false
+      if (--this.holders === 0) this.released?.()
+    }
+  }
+
+  /** Resolves once every `retain` was let go. */
+  whenReleased(): Promise<void> {
+    return this.holders ? new Promise((resolve) => (this.released = resolve)) : Promise.resolve()
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { Context } from 'cordis'
 import { afterAll, describe, expect, it } from 'vitest'
-import * as session from '@goalkeeper/session'
-import { testDatabase } from '@goalkeeper/test-kit'
+import { sessionStack, type SessionStackConfig, testDatabase } from '@goalkeeper/test-kit'
 import { KEY } from './helpers.ts'
 
 const db = testDatabase()
@@ -12,10 +11,10 @@ const dirs: string[] = []
 afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))))
 
 /** Starts the session plugin and returns why it failed (or its context when it did not). */
-async function startPlugin(config: Partial<session.Config>) {
+async function startPlugin(config: SessionStackConfig) {
   const root = new Context()
   root.logger.exporter({ levels: { default: 0 }, export: () => {} })
-  const fiber = root.plugin(session, config)
+  const fiber = root.plugin(sessionStack, config)
   const error = await fiber.await().then(() => undefined, (e: Error) => e)
   return { root, error, dispose: () => fiber.dispose() }
 }

@@ -1,7 +1,7 @@
 import { Context, type Fiber } from 'cordis'
 import { afterEach } from 'vitest'
-import * as session from '@goalkeeper/session'
 import type { SessionService } from '@goalkeeper/session'
+import { sessionStack, type SessionStackConfig } from '@goalkeeper/test-kit'
 
 /** The shared signing key of these tests (as GOALKEEPER_SESSION_KEY would give it), never a user's. */
 export const KEY = 'a1'.repeat(32)
@@ -14,7 +14,7 @@ export interface App {
 }
 
 /** A session plugin on `database`, disposed after the test. */
-export function appsPerTest(): (database: string, config?: Partial<session.Config>) => Promise<App> {
+export function appsPerTest(): (database: string, config?: SessionStackConfig) => Promise<App> {
   let apps: App[] = []
   afterEach(async () => {
     for (const app of apps.reverse()) await app.fiber.dispose()
@@ -24,7 +24,7 @@ export function appsPerTest(): (database: string, config?: Partial<session.Confi
     const root = new Context()
     const errors: string[] = []
     root.logger.exporter({ levels: { default: 3 }, export: (m) => void (m.type === 'error' && errors.push(String(m.args[0]))) })
-    const fiber = await root.plugin(session, { database, key: KEY, ...config })
+    const fiber = await root.plugin(sessionStack, { database, key: KEY, ...config })
     const app = { root, fiber, sessions: root.sessions, errors }
     apps.push(app)
     return app

@@ -2,7 +2,6 @@ import path from 'node:path'
 import type { Context } from 'cordis'
 import { liveMasker, maskDeep, redactedLabel } from '@goalkeeper/kit'
 import { defaultKeyFile } from './integrity.ts'
-import { defaultSessionsDir, LEGACY_DIR } from './location.ts'
 import Schema from 'schemastery'
 import type { SessionRecord } from './records.ts'
 import { SessionServiceImpl } from './service.ts'
@@ -12,16 +11,17 @@ import type { RepairReport, Session, SessionService } from './types.ts'
 export * from './records.ts'
 export * from './types.ts'
 export type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
-export { JsonlFileStore } from './jsonl-store.ts'
 export { WriteBehind } from './write-behind.ts'
 export { defaultSessionsDir, LEGACY_DIR, sessionsRoot, stateHome, workspaceKey } from './location.ts'
-export { describeHolder, type LockHolder } from './lock.ts'
+export { isSessionId } from './ids.ts'
 export { titleOf } from './summary.ts'
 
 declare module 'cordis' {
   interface Context {
     /** Session logs: create, open, list, fork, flush (section 3). */
     sessions: SessionService
+    /** Where the logs are kept, provided by a store plugin (`@goalkeeper/session-jsonl`, `@goalkeeper/session-postgres`). */
+    sessionStore: SessionStore
   }
   interface Events {
     /** Isolated, after each append. */
@@ -34,48 +34,38 @@ declare module 'cordis' {
 }
 
 export const name = 'session'
-export const inject: string[] = []
+// The store comes from a store plugin loaded before this one: the composition chooses it.
+export const inject = ['sessionStore']
 
 export const Config = Schema.object({
-  dir: Schema.string().default('').description('Directory of the session files; a relative path is resolved against the working directory when the plugin starts. Empty: $XDG_STATE_HOME/goalkeeper/sessions/<workspace-key>, outside the workspace, and sessions already in the workspace\'s .goalkeeper/sessions are still found.'),
   flushDelayMs: Schema.natural().default(5).description('Longest wait before appended records are written (without fsync) in one batch.'),
   maxBatchBytes: Schema.natural().default(1 << 20).description('Queued size that starts a write at once instead of waiting for flushDelayMs.'),
   maxSessionBytes: Schema.natural().min(1 << 16).default(256 * 2 ** 20).description('A session log stops being written once it reaches this size: one session/full record says so, later records are kept in memory only and every flush fails with SESSION_FULL (the CLI exits 74).'),
   maxOpenBytes: Schema.natural().min(1 << 16).default(512 * 2 ** 20).description('A session log larger than this is refused at open (SESSION_TOO_LARGE, naming its size) instead of read: replay holds the whole log in memory.'),
   keyFile: Schema.string().default('').description('File of the key that signs session records; empty: $XDG_CONFIG_HOME/goalkeeper/session.key (~/.config), created with 0600 on first use.'),
   key: Schema.string().role('secret').default('').description('The key that signs session records, 64 hex digits, normally ${GOALKEEPER_SESSION_KEY} (openssl rand -hex 32); it replaces keyFile. Every machine that writes or reads the same database needs the same key.'),
-  database: Schema.string().default('').description('PostgreSQL URL (postgres://user:password@host:5432/db), normally ${DATABASE_URL}: sessions are kept in that database instead of files in dir. Needs key (or an explicit keyFile) shared by every machine.'),
-  leaseMs: Schema.natural().min(100).default(30_000).description('With database: how long a writer\'s lease on a session lasts without renewal (renewed every third of it); a writer that stops renewing loses the session to the next one after this.'),
   maskSecrets: Schema.boolean().default(true).description('Mask the values of secret environment variables (and their JSON, URL, hex and base64 forms) in everything recorded.'),
-  store: Schema.any().hidden().description('Where logs are kept: a SessionStore (default: JSONL files in dir), for other backends and tests.'),
   clock: Schema.function().hidden().description('Time source in epoch ms, for tests and embedding (default Date.now).'),
 })
 export type Config = Schemastery.TypeT<typeof Config>
 
 export const apply = (ctx: Context, config: Config) => {
   const key = config.key ? parseKey(config.key) : undefined
-  // Files need nothing before the service starts; a database is connected and migrated first.
-  if (!config.database || config.store) return start(ctx, config, key)
-  return openDatabase(config, !!(key || config.keyFile)).then((opened) => start(ctx, config, key, opened))
-}
-
-function start(ctx: Context, config: Config, key: Buffer | undefined, opened?: SessionStore) {
-  // The workspace is the working directory when the plugin starts (the CLI changes to --cwd first).
-  const workspace = process.cwd()
-  const dir = config.dir ? path.resolve(config.dir) : defaultSessionsDir(workspace)
-  const olderDirs = config.dir ? [] : [path.join(workspace, LEGACY_DIR)]
+  const store = ctx.sessionStore
+  // A key made on first use is one machine's: every other machine would see its sessions as tampered.
+  if (store.shared && !(key || config.keyFile)) throw Object.assign(new Error('database is set but no shared signing key: set key: ${GOALKEEPER_SESSION_KEY} in the session entry and GOALKEEPER_SESSION_KEY to the same 64 hex digits (openssl rand -hex 32) on every machine that uses this database, or point keyFile at a key file they share'), { code: 'SESSION_KEY_MISSING' })
   const keyFile = config.keyFile ? path.resolve(config.keyFile) : defaultKeyFile()
   // The secrets of this process's environment, labelled as the CLI does, and the held ones: the masker is
   // made again when those change, since the signing key is loaded only on first use.
   const masker = config.maskSecrets ? liveMasker({ shapes: false, label: redactedLabel }) : undefined
   const mask = masker ? <T>(data: T) => (masker.secrets.length ? maskDeep(data, masker) : data) : undefined
-  const store = new SessionServiceImpl(ctx, { ...config, dir, olderDirs, keyFile, key, mask, clock: config.clock as (() => number) | undefined, store: (config.store ?? opened) as SessionStore | undefined })
+  const service = new SessionServiceImpl(ctx, { ...config, keyFile, key, mask, clock: config.clock as (() => number) | undefined, store })
   // Yielded in this order so that teardown first withdraws the service (waiting for its dependents),
-  // then flushes and closes every session, then closes the database store this plugin opened.
+  // then flushes and closes every session, then lets go of the store (which its plugin may then close).
   ctx.effect(function* () {
-    yield () => opened?.close?.()
-    yield () => store.dispose()
-    yield ctx.provide('sessions', store)
+    yield store.retain?.() ?? (() => {})
+    yield () => service.dispose()
+    yield ctx.provide('sessions', service)
   }, 'sessions')
 }
 
@@ -85,11 +75,4 @@ function parseKey(text: string): Buffer {
   return Buffer.from(text.trim(), 'hex')
 }
 
-/** The PostgreSQL store when `database` is set; loaded on demand, so file-only setups never load pg. */
-async function openDatabase(config: Config, sharedKey: boolean): Promise<SessionStore> {
-  // A key made on first use is one machine's: every other machine would see its sessions as tampered.
-  if (!sharedKey) throw Object.assign(new Error('database is set but no shared signing key: set key: ${GOALKEEPER_SESSION_KEY} in the session entry and GOALKEEPER_SESSION_KEY to the same 64 hex digits (openssl rand -hex 32) on every machine that uses this database, or point keyFile at a key file they share'), { code: 'SESSION_KEY_MISSING' })
-  const { openPostgresStore } = await import('@goalkeeper/session-postgres')
-  return openPostgresStore(config.database, { leaseMs: config.leaseMs })
-}
 export { compactionLine } from './compaction-text.ts'

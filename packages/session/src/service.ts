@@ -2,7 +2,6 @@ import path from 'node:path'
 import type { Context, Logger } from 'cordis'
 import { describeError, dispatchIsolated, holdSecret } from '@goalkeeper/kit'
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
-import { JsonlFileStore } from './jsonl-store.ts'
 import { assertSessionId, newSessionId } from './ids.ts'
 import { listSessions } from './list.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
@@ -15,10 +14,8 @@ import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions,
 import type { SessionStore, StoreWriter } from './store.ts'
 
 export interface ServiceOptions {
-  /** Where the logs are kept; by default JSONL files in `dir` (and `olderDirs`). */
-  store?: SessionStore
-  dir: string
-  olderDirs?: readonly string[]
+  /** Where the logs are kept (`ctx.sessionStore`, from a store plugin). */
+  store: SessionStore
   /** Masks known secrets in record data (every string, at any depth) before it is recorded. */
   mask?<T>(data: T): T
   /** The signing key's file (default `$XDG_CONFIG_HOME/goalkeeper/session.key`), created on first use. */
@@ -53,7 +50,7 @@ export class SessionServiceImpl implements SessionService {
   private defaults = { keyFile: defaultKeyFile(), sessionsRoot: sessionsRoot() }
 
   constructor(private ctx: Context, private options: ServiceOptions) {
-    this.store = options.store ?? new JsonlFileStore(options.dir, { olderDirs: options.olderDirs })
+    this.store = options.store
     const clock = options.clock ?? Date.now
     // A broken injected clock must not write `"at":NaN`, which is not JSON.
     this.now = () => {
@@ -75,7 +72,7 @@ export class SessionServiceImpl implements SessionService {
 
   get dirs(): readonly string[] {
     // A store that is not files (a database) has no directory for the workspace tools to protect.
-    return this.store instanceof JsonlFileStore ? this.store.dirs : []
+    return this.store.dirs ?? []
   }
 
   get protectedPaths(): ProtectedPaths {

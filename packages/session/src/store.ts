@@ -2,8 +2,8 @@ import type { SessionSummary } from './types.ts'
 
 /**
  * Where session logs are kept. The service (`ctx.sessions`) owns records, replay and repair; a store
- * only keeps bytes: one append-only log per session id, with one writer at a time. `JsonlFileStore`
- * keeps them as JSONL files; another backend (a database) implements the same interface.
+ * only keeps bytes: one append-only log per session id, with one writer at a time. A store plugin provides
+ * one as `ctx.sessionStore`: JSONL files (`@goalkeeper/session-jsonl`) or PostgreSQL (`@goalkeeper/session-postgres`).
  */
 export interface SessionStore {
   /** Where this store keeps its logs, for messages (`list` and `show` name it). */
@@ -48,7 +48,23 @@ export interface SessionStore {
   readSummaries(): Promise<Map<string, string>>
   /** Keeps `entries` (replacing those of the same ids) and forgets the summaries of `removed`; best effort. */
   writeSummaries(entries: ReadonlyMap<string, string>, removed: readonly string[]): Promise<void>
-  /** Releases what the store holds (connections); called when the session plugin stops. */
+  /**
+   * The directories the logs are kept in, which the workspace tools keep out of a model's reach; a store
+   * that is not files (a database) has none.
+   */
+  readonly dirs?: readonly string[]
+  /**
+   * The logs are read and written from several machines (a database): the signing key must be one they
+   * share (`key`, or an explicit `keyFile`), never one made on first use by one of them.
+   */
+  readonly shared?: boolean
+  /**
+   * Holds the store open until the returned function is called. The session service holds it while it
+   * runs: a whole-app shutdown stops plugins in no set order, and a store plugin closes what it holds
+   * (connections) only once every holder let go, so the last flushes still reach it.
+   */
+  retain?(): () => void
+  /** Releases what the store holds (connections); called by the plugin that opened it. */
   close?(): Promise<void>
 }
 

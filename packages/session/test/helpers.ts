@@ -4,10 +4,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { Context, type Fiber, Logger } from 'cordis'
 import type { SessionService, UserMessage } from '@goalkeeper/session'
-import * as plugin from '../src/index.ts'
 import { loadKey, Signer } from '../src/integrity.ts'
 import { randomBytes } from 'node:crypto'
-import { createTestDatabase, type OwnedDatabase, pg } from '@goalkeeper/test-kit'
+import { createTestDatabase, type OwnedDatabase, pg, sessionStack, type SessionStackConfig } from '@goalkeeper/test-kit'
 import { openPostgresStore } from '@goalkeeper/session-postgres'
 
 /**
@@ -89,7 +88,7 @@ export interface Started {
 const exporter = { colors: false as const, export: () => {} }
 
 /** A fresh app with the session plugin on `dir`, logs captured (debug and up). */
-export async function start(dir: string, config: Partial<plugin.Config> = {}): Promise<Started> {
+export async function start(dir: string, config: SessionStackConfig = {}): Promise<Started> {
   const root = new Context()
   const logs: Logged[] = []
   const waiting = new Set<(log: Logged) => void>()
@@ -114,12 +113,12 @@ export async function start(dir: string, config: Partial<plugin.Config> = {}): P
     })
   }
   const database = STORE === 'postgres' ? { database: (await databaseFor(dir)).url } : {}
-  const fiber = await root.plugin(plugin, { dir, keyFile: TEST_KEY, ...database, ...config })
+  const fiber = await root.plugin(sessionStack, { dir, keyFile: TEST_KEY, ...database, ...config })
   return { root, fiber, sessions: root.sessions, logs, waitLog }
 }
 
 /** A `start` for one test file whose apps are disposed after each test. */
-export function appsPerTest(): (dir: string, config?: Partial<plugin.Config>) => Promise<Started> {
+export function appsPerTest(): (dir: string, config?: SessionStackConfig) => Promise<Started> {
   let apps: Started[] = []
   afterEach(async () => {
     for (const app of apps.reverse()) await app.fiber.dispose()

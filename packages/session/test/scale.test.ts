@@ -5,7 +5,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { openPostgresStore } from '@goalkeeper/session-postgres'
-import { JsonlFileStore, type SessionStore, type SummaryFold } from '../src/index.ts'
+import { JsonlFileStore } from '@goalkeeper/session-jsonl'
+import type { SessionStore, SummaryFold } from '../src/index.ts'
 import { appsPerTest, databaseFor, describeOnFiles, itOnFiles, readLines, STORE, tempDir, writeSession } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))

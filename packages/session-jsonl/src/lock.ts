@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { link, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import { tempFor } from './files.ts'
-import { SessionError } from './types.ts'
+import { SessionError } from '@goalkeeper/session'
 
 /** Who holds a writer lock, as recorded in the lock file. */
 export interface LockHolder {

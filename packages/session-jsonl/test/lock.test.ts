@@ -4,9 +4,10 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+// The session service's contract helpers and racing child, run here on the file store they exercise.
+import { racer as spawnRacer } from '../../session/test/fixtures/racer.ts'
+import { appsPerTest, readLines, tempDir, TEST_KEY } from '../../session/test/helpers.ts'
 import { stressRounds } from '@goalkeeper/test-kit'
-import { racer as spawnRacer } from './fixtures/racer.ts'
-import { appsPerTest, readLines, tempDir, TEST_KEY } from './helpers.ts'
 
 const ROUNDS = stressRounds(10, 50)
 const PER_ROUND = 20

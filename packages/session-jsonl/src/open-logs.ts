@@ -2,15 +2,18 @@ import type { FileHandle } from 'node:fs/promises'
 
 const noop = () => {}
 
-/** A log's writer as the cache sees it: its handle, while it has one. */
+/** A log's writer as the cache sees it: its handle, while it has one, and its seal's, once written. */
 export interface LogSlot {
   handle?: FileHandle
+  /** Closed with `handle`: a slot costs at most two descriptors. */
+  seal?: FileHandle
 }
 
 /**
  * The logs this process holds open between write cycles: at most `max`, least recently used closed
  * first. A busy session keeps its descriptor (no open and close per batch); an idle one loses it to the
- * next session that writes, so thousands of open sessions need no more than `max` descriptors. When
+ * next session that writes, so thousands of open sessions need no more than `2 * max` descriptors (a log
+ * and its seal). When
  * every slot is in a write at once, the next write waits for one.
  */
 export class OpenLogs {
@@ -54,7 +57,7 @@ export class OpenLogs {
     slot.handle = undefined
     this.idle.delete(slot)
     this.count--
-    await handle.close().catch(noop)
+    await Promise.all([handle.close().catch(noop), closeSeal(slot)])
     this.wake()
   }
 
@@ -70,7 +73,7 @@ export class OpenLogs {
         this.idle.delete(oldest)
         const handle = oldest.handle!
         oldest.handle = undefined
-        await handle.close().catch(noop)
+        await Promise.all([handle.close().catch(noop), closeSeal(oldest)])
         return
       }
       await new Promise<void>((resolve) => this.waiting.push(resolve))
@@ -80,4 +83,10 @@ export class OpenLogs {
   private wake() {
     this.waiting.shift()?.()
   }
+}
+
+async function closeSeal(slot: LogSlot): Promise<void> {
+  const seal = slot.seal
+  slot.seal = undefined
+  await seal?.close().catch(noop)
 }

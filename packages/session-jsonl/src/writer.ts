@@ -2,8 +2,7 @@ import { constants } from 'node:fs'
 import { type FileHandle, open, stat } from 'node:fs/promises'
 import { writeAll } from './files.ts'
 import { type LogSlot, OpenLogs } from './open-logs.ts'
-import type { AppenderOptions } from './store.ts'
-import { WriteBehind } from './write-behind.ts'
+import { type AppenderOptions, WriteBehind } from '@goalkeeper/session'
 
 /** Which file a writer owns: the one it locked and read, told apart from whatever stands at its path later. */
 export interface FileIdentity {
@@ -113,20 +112,19 @@ export class JsonlWriter extends WriteBehind {
    * Overwrites the seal in place (fixed width, one write) once the lines it names are durable, without
    * an fsync of its own: after a crash the seal may be behind the log, never ahead of it, and behind
    * only means a shorter cut would go unseen. A seal that cannot be written leaves the old one, which
-   * is behind too.
+   * is behind too. Its handle stays open beside the log's (a flush then costs one write, not an open,
+   * a write and a close), and is given up with it.
    */
   private async writeSeal(seq: number, line: string) {
     const text = this.sealFile && this.options.seal?.(seq, line.endsWith('\n') ? line.slice(0, -1) : line)
     if (!text) return
     try {
-      const handle = await open(this.sealFile!, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o600)
-      try {
-        await writeAll(handle, Buffer.from(text), 0)
-      } finally {
-        await handle.close()
-      }
+      this.slot.seal ??= await open(this.sealFile!, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o600)
+      await writeAll(this.slot.seal, Buffer.from(text), 0)
     } catch {
-      // Best effort: the log is durable, and the seal it leaves is behind it.
+      // Best effort: the log is durable, and the seal it leaves is behind it. The handle is not trusted again.
+      await this.slot.seal?.close().catch(() => {})
+      this.slot.seal = undefined
     }
   }
 

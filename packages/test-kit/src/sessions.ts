@@ -1,0 +1,28 @@
+import type { Context } from 'cordis'
+import type * as Session from '@goalkeeper/session'
+
+/** The session service's config and what chooses its store, as a session entry of a cordis.yml takes them. */
+export type SessionStackConfig = Partial<Session.Config> & {
+  /** JSONL files in this directory (the default store). */
+  dir?: string
+  /** PostgreSQL at this URL instead of files. */
+  database?: string
+  leaseMs?: number
+  /** A store given as it is (a test's wrapper around one), in place of the one `dir` or `database` names. */
+  store?: Session.SessionStore
+}
+
+/**
+ * The session service with the store its config names (PostgreSQL with `database`, else JSONL files in
+ * `dir`), as the CLI starts a session entry: one plugin, so disposing its fiber stops both, the service first.
+ */
+export const sessionStack = {
+  name: 'session-stack',
+  apply: async (ctx: Context, config: SessionStackConfig = {}) => {
+    const { dir, database, leaseMs, store, ...service } = config
+    if (store) ctx.provide('sessionStore', store)
+    else if (database) await ctx.plugin(await import('@goalkeeper/session-postgres'), { url: database, ...(leaseMs !== undefined && { leaseMs }) })
+    else await ctx.plugin(await import('@goalkeeper/session-jsonl'), { dir: dir ?? '' })
+    await ctx.plugin(await import('@goalkeeper/session'), service)
+  },
+}

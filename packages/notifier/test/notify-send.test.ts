@@ -21,6 +21,8 @@ function runHook(stdin: string, pathDirs: string[]): Promise<number> {
       if (error && typeof error.code !== 'number') reject(error)
       else resolve(typeof error?.code === 'number' ? error.code : 0)
     })
+    // The script may exit without reading its input (no notify-send on PATH): a closed pipe is not a failure.
+    child.stdin!.on('error', (error: NodeJS.ErrnoException) => void (error.code === 'EPIPE' || reject(error)))
     child.stdin!.end(stdin)
   })
 }

@@ -43,8 +43,10 @@ it('dispose names a plugin whose unload is slow, what it held and the agents, an
   expect(finished).toBe(false)
   release.resolve()
   await disposing
-  expect(warnings.at(-1)).toMatch(/^harness: plugin slow-unload unloaded after \d+\.\d s; agents: /)
-  expect(warnings).toHaveLength(2)
+  // On a busy machine another plugin's unload may pass 0.05 s too; only this plugin's reports are checked.
+  const mine = warnings.filter((line) => line.includes(' slow-unload '))
+  expect(mine.at(-1)).toMatch(/^harness: plugin slow-unload unloaded after \d+\.\d s; agents: /)
+  expect(mine).toHaveLength(2)
 })
 
 it('says nothing when every unload is quick', async () => {

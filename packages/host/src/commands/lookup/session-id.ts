@@ -23,7 +23,7 @@ export async function resolveSessionId(sessions: SessionService, text: string, g
       throw new HostError(`session "${wanted}" is ambiguous: it matches ${matches.length} sessions${everywhere ? ' of several projects' : ''} (${shown})`, { hint: 'give more of the id' })
     }
   }
-  throw new HostError(`no session "${wanted}" in ${sessions.dir} or any other project's sessions`, { hint: `${list} (\`sessions --all\`: every project's)` })
+  throw new HostError(`no session "${wanted}" in ${sessions.dir} or any other project's sessions`, { hint: `${list}, \`${cliCommand(globals, 'sessions', '--all')}\` every project's` })
 }
 
 /**

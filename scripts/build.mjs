@@ -2,7 +2,8 @@
 // into dist/goalkeeper/ (plain JavaScript, no TypeScript loader at run time, no dependencies to install),
 // next to the default cordis.yml and the demo model it names, with a package.json that `npm pack` and
 // `npm install -g` take as is. Tests and `npm test` keep running from source; this is for installs.
-import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -58,4 +59,12 @@ await writeFile(path.join(out, 'package.json'), `${JSON.stringify({
   license: project.license,
 }, null, 2)}\n`)
 await cp(path.join(root, 'docs/install.md'), path.join(out, 'README.md'))
+// The READMEs and guides the CLI's help and messages point to, at their paths in the repository (home.ts's docFile).
+const docs = ['docs/plugins.md', 'docs/DESIGN.md']
+for (const group of ['packages', 'plugins']) {
+  for (const name of await readdir(path.join(root, group))) {
+    if (name !== 'test-kit' && existsSync(path.join(root, group, name, 'README.md'))) docs.push(`${group}/${name}/README.md`)
+  }
+}
+for (const file of docs) await cp(path.join(root, file), path.join(out, file))
 process.stderr.write(`built ${path.relative(root, out)}/ (goalkeeper ${host.version})\n`)

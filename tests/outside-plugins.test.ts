@@ -1,7 +1,8 @@
-// The kit for outside authors, used the way an outsider uses it: the @goalkeeper/* packages are built and
-// packed as they would be published, installed into a copy of examples/plugins (a package outside the
-// workspace), which is then compiled with tsc against their published type declarations. Its two plugins
-// run in a goal composed from cordis.yml by the real loader, and are unloaded while the goal runs.
+// The kit for outside authors, used the way an outsider uses it: the commands of docs/plugins.md, run as
+// written, build and pack the @goalkeeper/* packages into a folder outside the repository and install them
+// with npm (no registry has them) into a copy of examples/plugins outside the repository, which is then
+// compiled with tsc against their published type declarations. Its two plugins run in a goal composed
+// from cordis.yml by the real loader, and are unloaded while the goal runs.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
@@ -14,25 +15,35 @@ import type { SessionRecord } from '@goalkeeper/session'
 import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
 
 const repo = path.resolve('.')
+let home: string
 let example: string
 let app: Composition | undefined
 
+/** The shell lines of docs/plugins.md's block that builds the kit, comments left out. */
+async function documentedSteps(): Promise<string[]> {
+  const guide = await fs.readFile(path.join(repo, 'docs/plugins.md'), 'utf8')
+  const block = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]).find((text) => text.includes('build:packages'))
+  if (!block) throw new Error('docs/plugins.md has no sh block with npm run build:packages')
+  return block.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'))
+}
+
 beforeAll(async () => {
-  // tsc prints its errors on stdout: keep them visible when the build fails.
-  execFileSync(process.execPath, ['scripts/build-packages.mjs'], { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'] })
-  example = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-outside-'))
+  home = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-outside-'))
+  example = path.join(home, 'example-plugins')
   await fs.cp(path.join(repo, 'examples/plugins'), example, { recursive: true })
-  // Where an outsider gets @goalkeeper/* from the registry, this copy gets the tarballs just packed.
-  const packs = path.join(repo, 'dist/packs')
-  const overrides = (await fs.readdir(packs)).map((file) => `  '@goalkeeper/${file.replace(/^goalkeeper-|-\d+\.\d+\.\d+\.tgz$/g, '')}': 'file:${path.join(packs, file)}'`)
-  await fs.writeFile(path.join(example, 'pnpm-workspace.yaml'), `overrides:\n${overrides.join('\n')}\n`)
-  execFileSync('npx', ['-y', 'pnpm@12.4.2', 'install', '--prefer-offline', '--reporter=silent'], { cwd: example, stdio: ['ignore', 'ignore', 'inherit'] })
-  // Compiled against the packed declarations (skipLibCheck off): a broken published type fails here.
-  execFileSync(process.execPath, [path.join(repo, 'node_modules/typescript/bin/tsc'), '-p', example], { cwd: example, stdio: 'inherit' })
+  // The guide's `~` is this temporary home; npm keeps the runner's cache (a fresh one would download everything).
+  const npmCache = execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim()
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_')))
+  Object.assign(env, { HOME: home, npm_config_cache: npmCache, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' })
+  const [pack, install] = await documentedSteps()
+  expect(pack).toBe('npm run build:packages -- --out ~/goalkeeper-packs')
+  // tsc prints its errors on stdout: keep them visible when a step fails.
+  execFileSync('sh', ['-c', pack], { cwd: repo, env, stdio: ['ignore', 'inherit', 'inherit'] })
+  execFileSync('sh', ['-c', install], { cwd: example, env, stdio: ['ignore', 'inherit', 'inherit'] })
 }, 300_000)
 
 afterAll(async () => {
-  if (example) await fs.rm(example, { recursive: true, force: true })
+  if (home) await fs.rm(home, { recursive: true, force: true })
 })
 
 afterEach(async () => {

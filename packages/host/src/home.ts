@@ -21,3 +21,11 @@ export function programDir(): string {
 export function defaultComposition(): string {
   return path.join(programDir(), 'cordis.yml')
 }
+
+/**
+ * A documentation file of goalkeeper by its path in the repository (`packages/acp/README.md`), where this
+ * CLI finds it: the installed package carries the READMEs its help points to at the same paths.
+ */
+export function docFile(relative: string): string {
+  return path.join(programDir(), relative)
+}

@@ -13,7 +13,7 @@ export const inject: string[] = []
 export const Config = Schema.intersect([
   session.Config,
   Schema.object({
-    dir: Schema.string().default('').description('JSONL files (`@goalkeeper/session-jsonl`): their directory; empty: $XDG_STATE_HOME/goalkeeper/sessions/<workspace-key>.'),
+    dir: Schema.string().default('').description('JSONL files (`@goalkeeper/session-jsonl`): their directory; empty: $XDG_STATE_HOME/goalkeeper/sessions/<project-key>, the project being the git top level, else the working directory.'),
     database: Schema.string().default('').description('PostgreSQL URL, normally ${GOALKEEPER_DATABASE_URL}: sessions are kept there (`@goalkeeper/session-postgres`) instead of files in dir.'),
     leaseMs: Schema.natural().min(100).default(30_000).description('With database: how long a writer\'s lease on a session lasts without renewal.'),
   }),

@@ -111,7 +111,7 @@ describe('goalkeeper run, resume, sessions and show', { timeout: CLI_TIMEOUT }, 
     expect(echoed.stdout).toContain('"answer":"You said: echo [redacted DEMO_SERVICE_TOKEN]"')
     expect(echoed.stdout + echoed.stderr).not.toContain('tok-5f3a9c1e77')
     expect(unknown.code).toBe(64)
-    expect(unknown.stderr).toBe(`goalkeeper: no session "no-such-session" in ${p.sessions} (hint: \`${hint(p)} sessions\` lists them; sessions are kept per workspace, so check --cwd)\n`)
+    expect(unknown.stderr).toBe(`goalkeeper: no session "no-such-session" in ${p.sessions} or any other project's sessions (hint: \`${hint(p)} sessions\` lists them, \`${hint(p)} sessions --all\` every project's)\n`)
     expect(goalHelp.code).toBe(0)
     expect(goalHelp.stdout).toMatch(/^Usage: goalkeeper goal \[options\] \[objective\.\.\.\]/)
     for (const line of ['--max-rounds <n>', '--session <id>', 'Exit codes:', '  2    the goal is blocked', '  4    the goal ran out of rounds']) expect(goalHelp.stdout).toContain(line)

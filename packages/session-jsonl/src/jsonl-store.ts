@@ -1,4 +1,4 @@
-import { constants, createReadStream, existsSync } from 'node:fs'
+import { constants, createReadStream, existsSync, lstatSync, readdirSync } from 'node:fs'
 import { type FileHandle, lstat, mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { createFileExclusive, fsyncDir, removeStaleTemps, replaceFile, saveSideFile, tempFor } from './files.ts'
@@ -20,14 +20,38 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOL
 /**
  * Session logs as `<dir>/<id>.jsonl`, one writer per file through `<id>.jsonl.lock`. `olderDirs` are
  * where logs used to be kept: their logs are listed, read and written where they are; new ones go to `dir`.
+ * `everywhere` is the directory holding every project's default store: a session of another project is
+ * found there by its id, and listed with `list({ everywhere: true })`.
  */
 export class JsonlFileStore implements SessionStore {
   readonly location: string
   readonly olderDirs: readonly string[]
+  readonly everywhere?: string
 
-  constructor(dir: string, options: { olderDirs?: readonly string[] } = {}) {
+  constructor(dir: string, options: { olderDirs?: readonly string[]; everywhere?: string } = {}) {
     this.location = path.resolve(dir)
-    this.olderDirs = (options.olderDirs ?? []).map((d) => path.resolve(d)).filter((d) => d !== this.location)
+    this.olderDirs = [...new Set((options.olderDirs ?? []).map((d) => path.resolve(d)))].filter((d) => d !== this.location)
+    if (options.everywhere) this.everywhere = path.resolve(options.everywhere)
+  }
+
+  /** The other projects' default stores: the real directories (never links) under `everywhere`. */
+  private otherDirs(): string[] {
+    if (!this.everywhere) return []
+    let names: string[]
+    try {
+      names = readdirSync(this.everywhere)
+    } catch {
+      return []
+    }
+    const mine = new Set(this.dirs)
+    return names.map((name) => path.join(this.everywhere!, name)).filter((dir) => {
+      if (mine.has(dir)) return false
+      try {
+        return lstatSync(dir).isDirectory()
+      } catch {
+        return false
+      }
+    })
   }
 
   /** Every directory this store reads, its own first. */
@@ -38,8 +62,15 @@ export class JsonlFileStore implements SessionStore {
   locationOf(id: string): string {
     const file = `${id}${EXT}`
     // A session is found where it is; one in no directory yet (being created) belongs to the store's own.
+    if (existsSync(path.join(this.location, file))) return path.join(this.location, file)
     for (const dir of this.olderDirs) {
-      if (!existsSync(path.join(this.location, file)) && existsSync(path.join(dir, file))) return path.join(dir, file)
+      if (existsSync(path.join(dir, file))) return path.join(dir, file)
+    }
+    // A session of another project, named by its id from here.
+    if (isSessionId(id)) {
+      for (const dir of this.otherDirs()) {
+        if (existsSync(path.join(dir, file))) return path.join(dir, file)
+      }
     }
     return path.join(this.location, file)
   }
@@ -125,9 +156,10 @@ export class JsonlFileStore implements SessionStore {
   }
 
   /** A summary index per directory read: `.summaries` next to the logs, one `<id> <summary>` line each. */
-  async readSummaries(): Promise<Map<string, string>> {
+  async readSummaries(options: { everywhere?: boolean } = {}): Promise<Map<string, string>> {
     const entries = new Map<string, string>()
-    for (const dir of [...this.dirs].reverse()) {
+    const dirs = options.everywhere ? [...this.otherDirs(), ...this.dirs] : this.dirs
+    for (const dir of [...dirs].reverse()) {
       let text: string
       try {
         text = await readFile(path.join(dir, INDEX), 'utf8')
@@ -149,8 +181,11 @@ export class JsonlFileStore implements SessionStore {
     const merged = await this.readSummaries()
     const before = merged.size
     for (const id of removed) merged.delete(id)
-    if (!entries.size && merged.size === before) return
-    for (const [id, text] of entries) merged.set(id, text)
+    // Another project's sessions (a listing of everywhere) keep no summary here: its own listing keeps them.
+    const own = new Set(this.dirs)
+    const kept = [...entries].filter(([id]) => own.has(path.dirname(this.locationOf(id))))
+    if (!kept.length && merged.size === before) return
+    for (const [id, text] of kept) merged.set(id, text)
     const file = path.join(this.location, INDEX)
     await checkDir(this.location)
     // No sessions left, no index: a store holds nothing it does not need.
@@ -183,9 +218,9 @@ export class JsonlFileStore implements SessionStore {
     return { size: Number(info.size), identity: { dev: Number(info.dev), ino: Number(info.ino) }, info }
   }
 
-  async list(): Promise<string[]> {
+  async list(options: { everywhere?: boolean } = {}): Promise<string[]> {
     const ids = new Set<string>()
-    for (const dir of this.dirs) {
+    for (const dir of options.everywhere ? [...this.dirs, ...this.otherDirs()] : this.dirs) {
       await checkDir(dir)
       for (const id of await logsIn(dir)) ids.add(id)
     }

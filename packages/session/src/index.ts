@@ -12,7 +12,7 @@ export * from './records.ts'
 export * from './types.ts'
 export type { Appender, AppenderOptions, SessionStore, StoreWriter } from './store.ts'
 export { WriteBehind } from './write-behind.ts'
-export { defaultSessionsDir, LEGACY_DIR, sessionsRoot, stateHome, workspaceKey } from './location.ts'
+export { defaultSessionsDir, LEGACY_DIR, projectRoot, sessionsRoot, stateHome, workspaceKey } from './location.ts'
 export { isSessionId } from './ids.ts'
 export { titleOf } from './summary.ts'
 

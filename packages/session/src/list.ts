@@ -20,7 +20,7 @@ const CHECK_CONCURRENCY = 16
  */
 export async function listSessions(store: SessionStore, open: ReadonlyMap<string, SessionImpl>, logger: Logger, signer: Signer, options: ListOptions = {}): Promise<SessionSummary[]> {
   const folds = options.folds ?? {}
-  const [ids, kept] = await Promise.all([store.list(), store.readSummaries().catch((error: Error) => {
+  const [ids, kept] = await Promise.all([store.list({ everywhere: !!options.everywhere }), store.readSummaries({ everywhere: !!options.everywhere }).catch((error: Error) => {
     logger.debug('the kept session summaries cannot be read (they are rebuilt): %s', error.message)
     return new Map<string, string>()
   })])

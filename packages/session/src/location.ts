@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -29,4 +30,17 @@ export function sessionsRoot(env: NodeJS.ProcessEnv = process.env): string {
 /** The default sessions directory of a workspace: `$XDG_STATE_HOME/goalkeeper/sessions/<workspace-key>`. */
 export function defaultSessionsDir(workspace: string, env: NodeJS.ProcessEnv = process.env): string {
   return path.join(sessionsRoot(env), workspaceKey(workspace))
+}
+
+/**
+ * The project a directory belongs to: the nearest directory at or above it that holds `.git` (a directory,
+ * or the file of a worktree or submodule), else the directory itself. Sessions are kept per project, so
+ * a command started in any subdirectory finds them.
+ */
+export function projectRoot(dir: string): string {
+  const start = path.resolve(dir)
+  for (let place = start; ; place = path.dirname(place)) {
+    if (existsSync(path.join(place, '.git'))) return place
+    if (path.dirname(place) === place) return start
+  }
 }

@@ -37,15 +37,19 @@ export interface SessionStore {
    * replacement), without reading it (`SESSION_NOT_FOUND` if there is none). Summaries are bound to it.
    */
   version(id: string): Promise<{ size: number; token: string }>
-  /** Ids of the logs in the store, in no order; entries that are not logs are skipped. */
-  list(): Promise<string[]>
+  /**
+   * Ids of the logs in the store, in no order; entries that are not logs are skipped. `everywhere`: also
+   * the logs of every other project a file store can see (`ListOptions.everywhere`); `locationOf` and
+   * reads find those too.
+   */
+  list(options?: { everywhere?: boolean }): Promise<string[]>
   /** Removes a log that no writer holds. */
   remove(id: string): Promise<void>
   /**
    * The listing summaries kept for the logs, by id, as `writeSummaries` got them. A cache: any may be
    * missing or stale, and the service verifies each (its signature, its log's `version`) before use.
    */
-  readSummaries(): Promise<Map<string, string>>
+  readSummaries(options?: { everywhere?: boolean }): Promise<Map<string, string>>
   /** Keeps `entries` (replacing those of the same ids) and forgets the summaries of `removed`; best effort. */
   writeSummaries(entries: ReadonlyMap<string, string>, removed: readonly string[]): Promise<void>
   /**

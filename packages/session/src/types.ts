@@ -81,6 +81,11 @@ export interface SummaryFoldRun<T = unknown> {
 export interface ListOptions {
   /** Folds whose results each summary should carry in `folds`, by name. */
   folds?: Readonly<Record<string, SummaryFold>>
+  /**
+   * Every project's sessions, not only this store's: a file store then also lists the default store of
+   * every other project (`$XDG_STATE_HOME/goalkeeper/sessions/*`). A database lists everything anyway.
+   */
+  everywhere?: boolean
 }
 
 /** What opening a session for writing had to repair. */

@@ -5,6 +5,7 @@ import type { CliIO } from '../command.ts'
 import { defineCommand } from '../command.ts'
 import { HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
+import { docFile } from '../home.ts'
 import { readVersion } from '../program.ts'
 import { assertPermissions } from './lookup/permissions.ts'
 import { assertComposition, assertServices } from './lookup/services.ts'
@@ -49,7 +50,7 @@ export interface AcpOptions {
 
 export default defineCommand<AcpOptions>({
   name: 'acp',
-  description: 'serve the Agent Client Protocol on stdin/stdout, for editors such as Zed (see packages/acp/README.md)',
+  description: 'serve the Agent Client Protocol on stdin/stdout, for editors such as Zed',
   configure: (command) =>
     command
       .option('--permission-timeout <duration>', `how long a permission question waits for the editor's answer before the call is denied, e.g. 90s or 10m (default: ${TIMEOUT_VARIABLE}, else 5m)`, parseTimeout)
@@ -58,7 +59,10 @@ An editor starts this command and talks JSON-RPC with it over stdin/stdout; logs
 session the editor opens works in the folder it names; sessions are stored as for the other commands,
 so \`goalkeeper sessions\` and \`goalkeeper show\` see them. Ctrl-C or the editor closing the connection
 stops the running work (a goal round pauses its goal) and shuts down in order. Exit code 0, or 64 when
-the composition does not load.`),
+the composition does not load.
+
+The editor's settings (Zed's agent_servers entry) and what a client sees:
+${docFile('packages/acp/README.md')}`),
   async run(cli, _args, options) {
     // Before anything starts: a bad value is the person's mistake, said on stderr with exit 64.
     const permissionTimeoutMs = permissionTimeout(options.permissionTimeout, process.env)

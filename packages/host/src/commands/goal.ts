@@ -36,7 +36,7 @@ export default defineCommand<GoalOptions>({
       .option('--notify <url>', 'POST a signed webhook to this URL when the goal completes, blocks, pauses or waits for an approval (repeatable; signed with GOALKEEPER_WEBHOOK_SECRET)', collectUrl)
       .option('--auto-resume', 'after a usage limit, wait for the reset and resume the goal (at most the goal-auto-resume plugin\'s maxTries)')
       .option('--session <id>', 'work in a saved session; without an objective, resume the goal saved there')
-      .option('--last', 'work in the most recent session of this workspace (as --session)')
+      .option('--last', 'work in the most recent session of this project (as --session)')
       .option('--continue', 'the same as --last')
       .addHelpText('after', `
 Progress (session id, round counter, tool calls, goal changes) goes to stderr; the final answer and the

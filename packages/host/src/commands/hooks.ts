@@ -5,6 +5,7 @@ import { clip, describeError } from '@goalkeeper/kit'
 import { type CommandContext, defineCommand } from '../command.ts'
 import { HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
+import { docFile } from '../home.ts'
 import { programName } from '../invocation.ts'
 
 // The hooks package is imported when the command runs, so `--help` and other commands never load it.
@@ -63,7 +64,7 @@ async function list(cli: CommandContext, entries: HooksEntry[]): Promise<number>
     return ExitCode.OK
   }
   if (!entries.length) {
-    cli.print(`no hooks in ${file} (add an entry named ${PLUGIN}; see its README)`)
+    cli.print(`no hooks in ${file} (add an entry named ${PLUGIN}; see ${docFile('packages/hooks/README.md')})`)
     return ExitCode.OK
   }
   for (const entry of entries) {

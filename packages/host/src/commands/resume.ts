@@ -1,4 +1,5 @@
 import { defineCommand, joinWords } from '../command.ts'
+import { HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
 import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { continuationHint, reportResult } from './render/result.ts'
@@ -8,6 +9,8 @@ import { AgentRun } from './run/agent-run.ts'
 export interface ResumeOptions {
   acceptTruncation?: boolean
   database?: string
+  last?: boolean
+  continue?: boolean
 }
 
 export default defineCommand<ResumeOptions>({
@@ -15,16 +18,21 @@ export default defineCommand<ResumeOptions>({
   description: 'continue a saved session: run its unanswered inputs, then the prompt if one is given',
   configure: (command) =>
     command
-      .argument('<id>', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
+      .argument('[id]', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`); none with --last')
       .argument('[prompt...]', 'a new prompt for the session')
+      .option('--last', 'the most recent session of this project (every word is then the prompt)')
+      .option('--continue', 'the same as --last')
       .option('--accept-truncation', 'continue a session whose end was cut off (see show): its lost records stay lost, and the log records that you accepted it')
       .option('--database <url>', 'continue a session kept in this PostgreSQL database (its writer lease keeps other machines out meanwhile)')
       .addHelpText('after', `
 A goal found in the session is loaded disarmed; resume it with \`goalkeeper goal --session <id>\`.
 ${EXIT_CODE_HELP}`),
   async run(cli, [id, words], options) {
-    const run = await AgentRun.open(cli, { session: String(id), purpose: 'resume', acceptTruncation: !!options.acceptTruncation, ...databaseEnv(options.database) })
-    const prompt = joinWords(words)
+    const last = !!(options.last || options.continue)
+    if (!last && id === undefined) throw new HostError('resume needs the session: its id, or --last', { hint: 'goalkeeper sessions lists them' })
+    const run = await AgentRun.open(cli, { ...(last ? { last } : { session: String(id) }), purpose: 'resume', acceptTruncation: !!options.acceptTruncation, ...databaseEnv(options.database) })
+    // With --last there is no id: the first word is the prompt's.
+    const prompt = joinWords(last && id !== undefined ? [String(id), ...(words as string[])] : words)
     // send wakes the agent; restored inputs join the same batch, ahead of the prompt.
     if (prompt) run.agent.send({ content: prompt })
     else if (!run.agent.wake()) {

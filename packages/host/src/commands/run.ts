@@ -20,7 +20,7 @@ export default defineCommand<RunOptions>({
     withMaxSteps(command)
       .argument('<prompt...>', 'the prompt (several words are joined with spaces; `-` reads it from stdin)')
       .option('--session <id>', 'continue a saved session (id, or an unambiguous part of it) instead of a new one')
-      .option('--last', 'continue the most recent session of this workspace')
+      .option('--last', 'continue the most recent session of this project')
       .option('--continue', 'the same as --last')
       .addHelpText('after', `\nThe session id and progress (tool calls, failures) go to stderr.\n${EXIT_CODE_HELP}`),
   async run(cli, [words], options) {

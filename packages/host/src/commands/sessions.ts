@@ -56,14 +56,16 @@ export default defineCommand<SessionsOptions>({
   configure: (command) =>
     command
       .option('-n, --limit <n>', 'how many sessions, newest activity first', parseLimit, 20)
-      .option('--all', 'list every session')
+      .option('--all', 'list every session of every project, with the directory each was started in')
       .argument('[action]', '`adopt`: sign a session from before sessions were signed, so that it can be resumed')
       .argument('[id]', 'the session to adopt')
       .option('--yes', 'with adopt: you checked the session (goalkeeper show <id>) and vouch for every line of it')
       .option('--database <url>', 'list the sessions of this PostgreSQL database (every machine that writes to it) instead of files')
       .addHelpText('after', `
-Sessions are kept per workspace (--cwd), in the session plugin's directory (default
-~/.local/state/goalkeeper/sessions/<workspace-key>; also the workspace's .goalkeeper/sessions).
+Sessions are kept per project: the git top level of the workspace (--cwd), else the workspace
+itself, so they are listed from any directory of it. They live in the session plugin's directory
+(default ~/.local/state/goalkeeper/sessions/<project-key>; sessions kept per directory before, and
+those in the workspace's .goalkeeper/sessions, are listed too). --all lists every project's.
 With --database URL (or a session entry whose database is set): the sessions of that PostgreSQL
 database, written from any machine. With --json: one object per session and line. Sessions are only
 read, never repaired or written; the listing keeps a signed summary of each (beside the files, or in
@@ -85,7 +87,7 @@ session that cannot be adopted, or adopt without --yes.`),
     const sessions = app.ctx.get('sessions')!
     if (action === 'adopt') return adopt(cli, sessions, String(id), !!options.yes)
     // The goal comes from each log's kept summary: a listing reads no log that did not change since the last one.
-    const summaries = await sessions.list({ folds: { goal: goalSummaryFold, worker: workerSummaryFold } }).catch((error) => {
+    const summaries = await sessions.list({ folds: { goal: goalSummaryFold, worker: workerSummaryFold }, ...(options.all && { everywhere: true }) }).catch((error) => {
       throw asHostError(error)
     })
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)
@@ -100,9 +102,11 @@ session that cannot be adopted, or adopt without --yes.`),
     }
     // The worker column appears once a fleet worker ran one of the sessions listed (goalkeeper worker).
     const workers = rows.some((row) => row.worker)
-    const header = ['ID', 'STARTED', 'LAST ACTIVITY', 'GOAL', ...(workers ? ['WORKER'] : []), 'TITLE']
+    // Every project's sessions: which directory each belongs to.
+    const directories = !!options.all
+    const header = ['ID', 'STARTED', 'LAST ACTIVITY', 'GOAL', ...(workers ? ['WORKER'] : []), ...(directories ? ['DIRECTORY'] : []), 'TITLE']
     const cells = rows.map((row) => {
-      const worker = workers ? [row.worker ?? '-'] : []
+      const worker = [...(workers ? [row.worker ?? '-'] : []), ...(directories ? [row.cwd || '-'] : [])]
       if (!row.problem) return [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), ...worker, oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)]
       // A tampered, cut or unsigned log is readable, but its goal cannot be trusted: not shown.
       const label = UNTRUSTED[row.problem.code]

@@ -5,6 +5,7 @@ import type { Agent } from '@goalkeeper/agent-loop'
 import { compactionLine, lastAssistantText } from '@goalkeeper/session'
 import { defineCommand } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
+import { HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { EXIT_CODE_HELP, goalExitCode, turnExitCode } from '../render/outcome.ts'
 import { AgentRun } from '../run/agent-run.ts'
@@ -24,6 +25,8 @@ const HELP = [
 
 export interface ChatOptions extends MaxStepsOptions {
   session?: string
+  last?: boolean
+  continue?: boolean
 }
 
 export default defineCommand<ChatOptions>({
@@ -32,6 +35,8 @@ export default defineCommand<ChatOptions>({
   configure: (command) =>
     withMaxSteps(command)
       .option('--session <id>', 'continue a saved session (id, or an unambiguous part of it)')
+      .option('--last', 'continue the most recent session of this project')
+      .option('--continue', 'the same as --last')
       .addHelpText('after', `
 Lines are read from stdin: a terminal gets a prompt, piped input is processed line by line (each message
 waits for its answer), and at the end of input chat waits until the agent is idle and the goal has settled.
@@ -45,7 +50,9 @@ unless the last turn failed).`),
     const input = cli.io.stdin ?? process.stdin
     // Only a person at a terminal can be asked; piped input and --json are unattended.
     const attended = isTerminal(cli.io, input) && !cli.globals.json
-    const run = await AgentRun.open(cli, { session: options.session, purpose: 'chat', repeatInterrupts: true, attended, maxSteps: options.maxSteps })
+    const last = !!(options.last || options.continue)
+    if (last && options.session) throw new HostError('--last and --session both name a session', { hint: 'give one of them' })
+    const run = await AgentRun.open(cli, { session: options.session, last, purpose: 'chat', repeatInterrupts: true, attended, maxSteps: options.maxSteps })
     const chat = new Chat(run, input, attended)
     return chat.talk()
   },

@@ -1,4 +1,5 @@
-import type { SessionService } from '@goalkeeper/session'
+import path from 'node:path'
+import { projectRoot, type SessionService } from '@goalkeeper/session'
 import type { GlobalOptions } from '../../command.ts'
 import { asHostError, HostError } from '../../errors.ts'
 import { cliCommand } from '../render/hints.ts'
@@ -11,29 +12,42 @@ export async function resolveSessionId(sessions: SessionService, text: string, g
   const wanted = text.trim()
   const list = `\`${cliCommand(globals, 'sessions')}\` lists them`
   if (!wanted) throw new HostError('the session id is empty', { hint: list })
-  const ids = (await listed(sessions)).map((summary) => summary.id)
-  if (ids.includes(wanted)) return wanted
-  const matches = ids.filter((id) => id.startsWith(wanted) || id.endsWith(wanted))
-  if (matches.length === 1) return matches[0]
-  if (matches.length > 1) {
-    const shown = matches.slice(0, 5).join(', ') + (matches.length > 5 ? ', …' : '')
-    throw new HostError(`session "${wanted}" is ambiguous: it matches ${matches.length} sessions (${shown})`, { hint: 'give more of the id' })
+  // This project's sessions first, so a short id that is unique here stays valid when other projects grow.
+  for (const everywhere of [false, true]) {
+    const ids = (await listed(sessions, everywhere)).map((summary) => summary.id)
+    if (ids.includes(wanted)) return wanted
+    const matches = ids.filter((id) => id.startsWith(wanted) || id.endsWith(wanted))
+    if (matches.length === 1) return matches[0]
+    if (matches.length > 1) {
+      const shown = matches.slice(0, 5).join(', ') + (matches.length > 5 ? ', …' : '')
+      throw new HostError(`session "${wanted}" is ambiguous: it matches ${matches.length} sessions${everywhere ? ' of several projects' : ''} (${shown})`, { hint: 'give more of the id' })
+    }
   }
-  // Sessions live under the workspace (--cwd) by default: a wrong directory is the usual cause.
-  throw new HostError(`no session "${wanted}" in ${sessions.dir}`, { hint: `${list}; sessions are kept per workspace, so check --cwd` })
+  throw new HostError(`no session "${wanted}" in ${sessions.dir} or any other project's sessions`, { hint: `${list}, \`${cliCommand(globals, 'sessions', '--all')}\` every project's` })
 }
 
-/** `--last`: the most recently updated session of this workspace (sessions of other cwds sharing the store are skipped). */
+/**
+ * `--last`: the most recently updated session of this project (the git top level of --cwd, else --cwd),
+ * whichever of its directories it was started in; sessions of other projects sharing the store are skipped.
+ */
 export async function lastSessionId(sessions: SessionService, globals: Pick<GlobalOptions, 'cwd' | 'config'>): Promise<string> {
-  const mine = (await listed(sessions)).filter((summary) => summary.cwd === globals.cwd)
+  const project = projectRoot(globals.cwd)
+  const mine = (await listed(sessions, false)).filter((summary) => !summary.problem && within(summary.cwd, project))
   const last = mine.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1))[0]
-  if (!last) throw new HostError(`--last: no saved session of ${globals.cwd} in ${sessions.dir}`, { hint: `start one: ${cliCommand(globals, 'run', '<prompt>')}` })
+  if (!last) throw new HostError(`--last: no saved session of ${project} in ${sessions.dir}`, { hint: `start one: ${cliCommand(globals, 'run', '<prompt>')}` })
   return last.id
 }
 
+/** `dir` is `root` or lies below it. */
+function within(dir: string, root: string): boolean {
+  if (!dir) return false
+  const relative = path.relative(root, dir)
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))
+}
+
 /** The listing, its failures (a store directory that is a link, say) reported like any session error. */
-function listed(sessions: SessionService) {
-  return sessions.list().catch((error) => {
+function listed(sessions: SessionService, everywhere: boolean) {
+  return sessions.list(everywhere ? { everywhere } : undefined).catch((error) => {
     throw asHostError(error)
   })
 }

@@ -5,6 +5,9 @@ import { goalSummary } from './goal-text.ts'
 import { describeUsage, usageOf } from './usage.ts'
 import { goalExitCode, turnExitCode } from './outcome.ts'
 
+/** Why the goal's spend shows fewer tokens than the usage line (goal's tokensOf). */
+export const TOKEN_RULE = "tokens used counts every input token; the goal's spend and token budget count input not read from the cache, plus output"
+
 /** After the work is at rest: the answer (unless it was streamed), the goal summary, whether it is saved, hints; returns the exit code. */
 export async function reportResult(run: AgentRun, state: RestState, options: { goal: boolean }): Promise<number> {
   const { term } = run
@@ -16,6 +19,8 @@ export async function reportResult(run: AgentRun, state: RestState, options: { g
   if (showGoal) term.out(goalSummary(goal))
   const usage = usageOf(run.records())
   if (usage) term.note(`tokens used: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}`)
+  // Two token figures disagree when input came from the cache: say which rule each follows, once.
+  if (usage?.cachedInputTokens && showGoal && goal?.spent?.tokens) term.note(TOKEN_RULE)
   const failure = await run.checkSaved()
   // A log removed while open left nothing to show: no hint that points at it.
   if (failure?.code === 'SESSION_LOST' && failure.reason === 'removed') term.note('nothing of the session is left to read: its log was removed')

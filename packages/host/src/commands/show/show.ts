@@ -1,13 +1,14 @@
 import { defineCommand } from '../../command.ts'
-import { asHostError } from '../../errors.ts'
+import { asHostError, HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { assertSessions, databaseEnv } from '../lookup/database.ts'
-import { resolveSessionId } from '../lookup/session-id.ts'
+import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
 import { renderTranscript } from './transcript.ts'
 
 export interface ShowOptions {
   full?: boolean
   database?: string
+  last?: boolean
 }
 
 export default defineCommand<ShowOptions>({
@@ -15,7 +16,8 @@ export default defineCommand<ShowOptions>({
   description: 'print a session as a readable transcript, or with --json its raw records (read-only)',
   configure: (command) =>
     command
-      .argument('<id>', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
+      .argument('[id]', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
+      .option('--last', 'the most recent session of this project')
       .option('--full', 'show tool results, arguments and goal round prompts whole')
       .option('--database <url>', 'read the session from this PostgreSQL database instead of files')
       .addHelpText('after', `
@@ -26,14 +28,17 @@ with a warning too. With --json, the first line is {"type":"integrity","integrit
 (signed, unsigned, tampered with its line, or truncated with its last seq), and records after the
 first bad line carry "unverified": true.
 
-Exit codes: 0 shown, 64 no such session, an ambiguous id, or bad configuration.`),
+Exit codes: 0 shown, 64 no such session (or none for --last), an ambiguous id, or bad configuration.`),
   async run(cli, [id], options) {
+    if (options.last && id !== undefined) throw new HostError('--last and an id both name a session', { hint: 'give one of them' })
+    if (!options.last && id === undefined) throw new HostError('show needs the session: its id, or --last', { hint: 'goalkeeper sessions lists them' })
     // Reading sessions needs the session store only: the entries below it (models, agents) are not started.
     // A failed session entry is reported once, by assertSessions.
     const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions'), reportsFailedEntries: true, ...databaseEnv(options.database) })
     assertSessions(app, cli.globals, 'show', databaseEnv(options.database).database)
     const sessions = app.ctx.get('sessions')!
-    const session = await sessions.open(await resolveSessionId(sessions, String(id), cli.globals), { readOnly: true }).catch((error) => {
+    const chosen = options.last ? await lastSessionId(sessions, cli.globals) : await resolveSessionId(sessions, String(id), cli.globals)
+    const session = await sessions.open(chosen, { readOnly: true }).catch((error) => {
       throw asHostError(error)
     })
     const { integrity } = session

@@ -1,6 +1,7 @@
 // A worker SIGKILLed at every point of a round: before the round writes, after it wrote, while its push is
 // held by a slow pre-receive hook (the push then refused, or landed after the death), after the push landed
-// but before it was recorded (a slow post-receive hook), and after the push was recorded. Another worker
+// but before it was recorded (a slow post-receive hook), after the push was recorded, and while the push of
+// the round that completed the goal is held (then refused). Another worker
 // takes each goal over; the branch must then hold every turn the session still calls done, file for file,
 // and the goal completes with all its work on the branch.
 import { execFileSync } from 'node:child_process'
@@ -12,20 +13,20 @@ import { listQueue, readSessions, submit, useFleet, worker } from './helpers.ts'
 
 const fleet = useFleet({ script: fileURLToPath(new URL('./kill-script.mjs', import.meta.url)) })
 
-type Point = 'before-write' | 'after-write' | 'push-refused' | 'push-landed' | 'after-push' | 'after-record'
-const POINTS: Point[] = ['before-write', 'after-write', 'push-refused', 'push-landed', 'after-push', 'after-record']
+type Point = 'before-write' | 'after-write' | 'push-refused' | 'push-landed' | 'after-push' | 'after-record' | 'complete-push'
+const POINTS: Point[] = ['before-write', 'after-write', 'push-refused', 'push-landed', 'after-push', 'after-record', 'complete-push']
 
 /**
- * A `kind` hook that holds the push of round 2 until the test answers at a named pipe: `reached` holds the
+ * A `kind` hook that holds the push of `round` until the test answers at a named pipe: `reached` holds the
  * pushed commit once the push waits there, `answered` the answer once the hook let the push go (`yes`) or
- * refused it. Only the first round 2 push is held.
+ * refused it. Only the first such push is held.
  */
-async function holdRound2(bare: string, kind: 'pre-receive' | 'post-receive') {
+async function holdRound(bare: string, kind: 'pre-receive' | 'post-receive', round: number) {
   const gate = `${bare}/${kind}.gate`
   execFileSync('mkfifo', [gate])
   await writeFile(`${bare}/hooks/${kind}`, `#!/bin/sh
 while read old new ref; do
-  if [ -p '${gate}' ] && git log -1 --format=%s "$new" | grep -q ' round 2 '; then
+  if [ -p '${gate}' ] && git log -1 --format=%s "$new" | grep -q ' round ${round} '; then
     echo "$new" > '${gate}.reached'
     read answer < '${gate}'
     rm -f '${gate}'
@@ -69,15 +70,19 @@ function filesTheSessionCallsDone(records: { type: string; data: any }[], name: 
 }
 
 it('a worker killed at every point of a round: the worker taking over works on exactly what the session records, and the branch holds every turn it calls done', async () => {
-  const goals = await Promise.all(POINTS.map(async (point, index) => {
+  // One submit after another: the first creates the queue's tables (creating them at once is the
+  // database-resilience part of the fleet, tested with it).
+  const goals = []
+  for (const [index, point] of POINTS.entries()) {
     const name = `kill-${index + 1}`
     const url = await fleet.repo(name)
     const bare = fileURLToPath(url)
-    const gate = point === 'push-refused' || point === 'push-landed' ? await holdRound2(bare, 'pre-receive')
-      : point === 'after-push' ? await holdRound2(bare, 'post-receive') : undefined
+    const gate = point === 'push-refused' || point === 'push-landed' ? await holdRound(bare, 'pre-receive', 2)
+      : point === 'after-push' ? await holdRound(bare, 'post-receive', 2)
+      : point === 'complete-push' ? await holdRound(bare, 'pre-receive', 3) : undefined
     const id = await submit(fleet, `Write result.txt and notes.txt for goal-${index + 1} (hold:${point})`, url, '--max-rounds', '8')
-    return { point, name, goal: `goal-${index + 1}`, url, bare, gate, id }
-  }))
+    goals.push({ point, name, goal: `goal-${index + 1}`, url, bare, gate, id })
+  }
 
   const doomed = worker(fleet, ['--name', 'doomed', '--concurrency', String(POINTS.length)], { FLEET_HOLD: '1' })
   // Every goal at its point at once: the script's holds say so on stderr, the hooks in their repositories.
@@ -87,7 +92,7 @@ it('a worker killed at every point of a round: the worker taking over works on e
   // The pushes the dead worker left under way end before anyone takes over: refused, or landed unrecorded.
   for (const { point, gate } of goals) {
     if (!gate) continue
-    await gate.answer(point !== 'push-refused')
+    await gate.answer(point === 'push-landed' || point === 'after-push')
     await gate.answered()
   }
   const landed = goals.find((goal) => goal.point === 'push-landed')!
@@ -111,7 +116,7 @@ it('a worker killed at every point of a round: the worker taking over works on e
     // The invariant: the branch holds exactly what the session's done turns wrote; and the goal's work is all there.
     const files = branchFiles(goal.bare, branch)
     expect([goal.point, files]).toEqual([goal.point, filesTheSessionCallsDone(records, goal.name)])
-    expect([goal.point, files]).toEqual([goal.point, { 'README.md': `# ${goal.name}\n`, 'result.txt': `${goal.goal} result\n`, 'notes.txt': `${goal.goal} notes\n` }])
+    expect([goal.point, files]).toEqual([goal.point, { 'README.md': `# ${goal.name}\n`, 'result.txt': `${goal.goal} result\n`, 'notes.txt': `${goal.goal} notes\n`, 'done.txt': `${goal.goal} done\n` }])
 
     // Each claim names the commit it started from; the takeover's is the last one the dead worker recorded.
     const claims = records.filter((record) => record.type === 'fleet/claim')
@@ -123,8 +128,19 @@ it('a worker killed at every point of a round: the worker taking over works on e
     expect(rewinds).toHaveLength(1)
     expect(records.indexOf(rewinds[0]!)).toBe(takeover + 1)
     const rewind = rewinds[0]!.data
-    expect(rewind).toMatchObject({ worker: 'survivor', commit: claims[1]!.data.commit, lostRounds: [goal.point === 'after-record' ? 3 : 2] })
-    expect(recorded.map(([round]) => round)).toEqual(goal.point === 'after-record' ? [1, 2] : [1])
+    const late = goal.point === 'after-record' || goal.point === 'complete-push'
+    expect(rewind).toMatchObject({ worker: 'survivor', commit: claims[1]!.data.commit, lostRounds: [late ? 3 : 2] })
+    expect(recorded.map(([round]) => round)).toEqual(late ? [1, 2] : [1])
+    // A goal completed in the undone round is pursued anew; any other is re-armed where it was.
+    const creates = records.filter((record) => record.type === 'goal/change' && record.data.op === 'create')
+    if (goal.point === 'complete-push') {
+      expect(claims[1]!.data).toMatchObject({ takeover: true, rearmed: false, phase: 'complete' })
+      expect(creates.map((record) => records.indexOf(record) > takeover)).toEqual([false, true])
+      expect(survivor.stderr()).toMatch(new RegExp(`goal ${goal.id}: the goal was completed in the undone work: pursuing it again`))
+    } else {
+      expect(claims[1]!.data).toMatchObject({ takeover: true, rearmed: true, phase: 'active' })
+      expect(creates).toHaveLength(1)
+    }
     // A push that landed without its record was dropped from the branch, and the branch moved back.
     if (goal.point === 'after-push' || goal.point === 'push-landed') expect(rewind.dropped).toMatch(/^[0-9a-f]{40}$/)
     else expect(rewind.dropped).toBeUndefined()

@@ -100,6 +100,35 @@ export class GitWorkspace {
     return run
   }
 
+  /** The commit the workspace is at. */
+  async head(): Promise<string> {
+    await this.chain
+    return (await this.git(this.dir, ['rev-parse', 'HEAD'])).trim()
+  }
+
+  /**
+   * Resets the workspace and the goal branch to `commit` (a commit the branch holds), dropping whatever
+   * came after it. Resolves to the branch head it replaced, or undefined when the branch was there already.
+   */
+  rewind(commit: string): Promise<string | undefined> {
+    const run = this.chain.then(async () => {
+      await this.git(this.dir, ['cat-file', '-e', `${commit}^{commit}`]).catch(() => {
+        // The branch was rewritten outside the fleet: no retry brings the session's workspace back.
+        throw Object.assign(new FleetError('GIT_FAILED', `git: the goal branch ${this.branch} does not hold commit ${commit}, the last one its session recorded`), { permanent: true })
+      })
+      await this.git(this.dir, ['reset', '--quiet', '--hard', commit])
+      await this.git(this.dir, ['clean', '--quiet', '-d', '--force'])
+      const replaced = this.pushed
+      if (replaced === commit || replaced === undefined) return undefined
+      // The lease is the head this clone saw: a push that landed since (a dead worker's straggler) refuses this one.
+      await this.git(this.dir, ['push', '--quiet', '--force-with-lease', 'origin', `HEAD:refs/heads/${this.branch}`])
+      this.pushed = commit
+      return replaced
+    })
+    this.chain = run.catch(() => {})
+    return run
+  }
+
   async dispose(): Promise<void> {
     await this.chain
     await rm(this.home, { recursive: true, force: true })

@@ -11,6 +11,7 @@ import type { GoalApp, GoalRunnerOptions } from './goal-app.ts'
 import type { GitWorkspace } from './git.ts'
 import type { FleetRecordData } from './records.ts'
 import * as roundCommit from './round-commit.ts'
+import { type Rewind, rewindNotice, rewindToSession } from './rewind.ts'
 import type { GoalHandle, GoalOutcome, StopReason } from './worker.ts'
 
 interface GoalServices {
@@ -44,7 +45,9 @@ export async function runGoal(handle: GoalHandle, options: GoalRunnerOptions): P
     note(`session ${agent.id} (${takeover ? 'resumed' : 'new'}) in ${workspace.dir}${workspace.resumed ? ` from ${workspace.branch}` : ''}`)
     // As `run` says which composition it loaded when it is not the workspace's own, the worker says when it is.
     if (config === own) note(`composed by the workspace's cordis.yml`)
-    claimGoal(services.goals, agent, handle, takeover, note)
+    // Before anything is claimed: the workspace becomes what the session recorded, whatever a dead worker left.
+    const rewind = takeover ? await rewindToSession(services.goals, agent, workspace, handle.worker) : undefined
+    claimGoal(services.goals, agent, handle, { takeover, commit: await workspace.head(), rewind }, note)
     await services.sessions.flush(agent.session)
     return await pursueGoal(app, services, agent, handle, note)
   } finally {
@@ -91,12 +94,30 @@ async function openSession({ sessions, agents }: GoalServices, { job, workspace 
 
 const append = <K extends keyof FleetRecordData>(agent: Agent, type: K, data: FleetRecordData[K]) => agent.session.append<keyof FleetRecordData>(type, data)
 
-/** Records the claim, then creates the goal, re-arms the loaded one, or leaves a settled one as it is. */
-function claimGoal(goals: GoalService, agent: Agent, handle: GoalHandle, takeover: boolean, note: (line: string) => void): void {
+/**
+ * Records the claim (and the rewind a takeover made), then creates the goal, re-arms the loaded one, or
+ * leaves a settled one as it is. A goal completed in turns the rewind undid is pursued anew: its
+ * completion rested on work the workspace no longer holds.
+ */
+function claimGoal(goals: GoalService, agent: Agent, handle: GoalHandle, start: { takeover: boolean; commit: string; rewind?: Rewind }, note: (line: string) => void): void {
   const { job } = handle
+  const { takeover, commit, rewind } = start
   const loaded = takeover ? goals.get(agent) : undefined
-  if (!takeover || !loaded) {
-    append(agent, 'fleet/claim', { worker: handle.worker, job: handle.id, attempt: handle.attempt, takeover, rearmed: false })
+  const claim = { worker: handle.worker, job: handle.id, attempt: handle.attempt, takeover, commit }
+  const reopen = loaded?.phase === 'complete' && !!rewind?.lostTurns.length
+  // `rounds`: whether rounds run after the claim (a settled goal's job only ends, no model reads a notice).
+  const told = (rounds: boolean) => {
+    if (!rewind) return
+    append(agent, 'fleet/rewind', rewind)
+    const undone = rewind.lostRounds.length ? `round${rewind.lostRounds.length === 1 ? '' : 's'} ${rewind.lostRounds.join(', ')}` : `turn${rewind.lostTurns.length === 1 ? '' : 's'} ${rewind.lostTurns.join(', ')}`
+    note(`the branch did not hold ${rewind.lostTurns.length ? `the work of ${undone}` : `what the session recorded`}: reset the workspace to ${rewind.commit.slice(0, 12)} (round ${rewind.round})${rewind.dropped ? `, dropping ${rewind.dropped.slice(0, 12)}` : ''}`)
+    // The model reads this before its next round: the records of the undone turns stay in its history.
+    if (rounds && rewind.lostTurns.length) agent.steer({ content: rewindNotice(rewind), source: { kind: 'plugin', name: 'fleet' } })
+  }
+  if (!takeover || !loaded || reopen) {
+    append(agent, 'fleet/claim', { ...claim, rearmed: false, ...(loaded ? { phase: loaded.phase } : {}) })
+    told(true)
+    if (reopen) note('the goal was completed in the undone work: pursuing it again')
     goals.create(agent, {
       objective: job.objective,
       ...(job.maxRounds !== undefined ? { maxGoalRounds: job.maxRounds } : {}),
@@ -105,10 +126,12 @@ function claimGoal(goals: GoalService, agent: Agent, handle: GoalHandle, takeove
     })
   } else if (isSettled(loaded)) {
     // The last worker finished the goal but not the job: nothing to re-arm.
-    append(agent, 'fleet/claim', { worker: handle.worker, job: handle.id, attempt: handle.attempt, takeover, rearmed: false, phase: loaded.phase })
+    append(agent, 'fleet/claim', { ...claim, rearmed: false, phase: loaded.phase })
+    told(false)
   } else {
     // A goal always loads disarmed; the job is the standing instruction to pursue it, so it is re-armed here.
-    append(agent, 'fleet/claim', { worker: handle.worker, job: handle.id, attempt: handle.attempt, takeover, rearmed: true, phase: loaded.phase })
+    append(agent, 'fleet/claim', { ...claim, rearmed: true, phase: loaded.phase })
+    told(true)
     note(`took over the goal (${loaded.phase}, ${loaded.roundsStarted}/${loaded.maxGoalRounds} rounds) and re-armed it`)
     goals.resume(agent, { id: loaded.id, revision: loaded.revision })
   }

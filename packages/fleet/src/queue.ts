@@ -14,6 +14,8 @@ export interface QueuedGoal {
   repo: string
   ref: string
   worker: string | null
+  /** The job runs, but its worker's beat stopped more than `lostSeconds` ago: it is released at the next sweep of a live worker. */
+  workerLost: boolean
   rounds: number | null
   phase: string | null
   attempts: number
@@ -38,7 +40,8 @@ const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 /**
  * The goal queue: pg-boss 10 on the sessions' database. pg-boss owns job state, retries and expiry; the
  * queue adds a heartbeat (pg-boss 10 has none: a running job's `started_on` is renewed, so expiry
- * measures silence, not run time) and a `goalkeeper_fleet` table naming the worker and progress of each job.
+ * measures silence, not run time), a `goalkeeper_fleet` table naming the worker and progress of each job,
+ * and a `goalkeeper_fleet_workers` table of each worker's last beat, by which lost workers' jobs are released.
  */
 export class GoalQueue {
   readonly boss: PgBoss
@@ -77,6 +80,8 @@ export class GoalQueue {
       await this.pool.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet (
         job_id uuid PRIMARY KEY, session_id text NOT NULL, worker text, attempt int NOT NULL DEFAULT 0,
         rounds int, phase text, updated_at timestamptz NOT NULL DEFAULT now())`)
+      await this.pool.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet_workers (
+        worker text PRIMARY KEY, beat_at timestamptz NOT NULL DEFAULT now(), started_at timestamptz NOT NULL DEFAULT now())`)
     })())
   }
 
@@ -115,6 +120,43 @@ export class GoalQueue {
       [this.config.queue, id],
     )
     return result.rowCount === 1
+  }
+
+  /** The worker's own beat: its row in `goalkeeper_fleet_workers`, stamped with the database's clock. */
+  async beat(worker: string): Promise<void> {
+    await this.start()
+    await this.pool.query(
+      `INSERT INTO goalkeeper_fleet_workers (worker) VALUES ($1) ON CONFLICT (worker) DO UPDATE SET beat_at = now()`,
+      [worker],
+    )
+  }
+
+  /** A worker that stopped cleanly leaves no row behind (it is not lost, it is gone). */
+  async forgetWorker(worker: string): Promise<void> {
+    await this.pool.query(`DELETE FROM goalkeeper_fleet_workers WHERE worker = $1`, [worker])
+  }
+
+  /**
+   * Gives back the running jobs of lost workers: a job whose worker's beat and whose own renewal both
+   * stopped more than `lostSeconds` ago is failed with a retry (pg-boss's own fail), so another worker
+   * takes it without waiting for pg-boss's expiry. Resolves to the jobs released and their workers.
+   */
+  async releaseLost(lostSeconds: number): Promise<{ job: string; worker: string }[]> {
+    const schema = ident(this.config.schema)
+    // Unhooking the job from its worker in the same statement makes each release happen once, whichever
+    // worker's sweep gets the row first; a job fetched since (fresh started_on) is never touched.
+    const { rows } = await this.pool.query(
+      `UPDATE goalkeeper_fleet f SET worker = NULL, updated_at = now()
+       FROM goalkeeper_fleet_workers w, ${schema}.job j
+       WHERE f.worker = w.worker AND w.beat_at < now() - $2 * interval '1 second'
+         AND j.id = f.job_id AND j.name = $1 AND j.state = 'active' AND j.started_on < now() - $2 * interval '1 second'
+       RETURNING f.job_id, w.worker`,
+      [this.config.queue, lostSeconds],
+    )
+    for (const row of rows) {
+      await this.boss.fail(this.config.queue, row.job_id, { message: `worker ${row.worker} was lost (no beat for ${lostSeconds} s)`, code: 'WORKER_LOST' })
+    }
+    return rows.map((row) => ({ job: row.job_id, worker: row.worker }))
   }
 
   async complete(id: string, output: object): Promise<void> {
@@ -160,11 +202,12 @@ export class GoalQueue {
     const schema = ident(this.config.schema)
     const columns = 'id, state::text AS state, data, output, retry_count, created_on'
     const { rows } = await this.pool.query(
-      `SELECT j.*, f.worker, f.rounds, f.phase FROM (
+      `SELECT j.*, f.worker, f.rounds, f.phase, (w.beat_at < now() - $2 * interval '1 second') AS worker_lost FROM (
          SELECT ${columns} FROM ${schema}.job WHERE name = $1
          UNION ALL SELECT ${columns} FROM ${schema}.archive WHERE name = $1
-       ) j LEFT JOIN goalkeeper_fleet f ON f.job_id = j.id ORDER BY j.created_on DESC, j.id`,
-      [this.config.queue],
+       ) j LEFT JOIN goalkeeper_fleet f ON f.job_id = j.id LEFT JOIN goalkeeper_fleet_workers w ON w.worker = f.worker
+       ORDER BY j.created_on DESC, j.id`,
+      [this.config.queue, this.config.lostSeconds],
     )
     return rows.map((row) => {
       const data = (row.data ?? {}) as Partial<GoalJob>
@@ -179,6 +222,7 @@ export class GoalQueue {
         ref: String(data.ref ?? ''),
         // Only a running job has a worker now; a finished one keeps the last that ran it.
         worker: row.worker ?? null,
+        workerLost: state === 'running' && row.worker_lost === true,
         rounds: row.rounds ?? null,
         phase: row.phase ?? null,
         attempts: Number(row.retry_count) + (state === 'queued' && row.state === 'created' && row.retry_count === 0 ? 0 : 1),

@@ -5,6 +5,7 @@ import type { GoalService } from '@goalkeeper/goal'
 import type { SessionService } from '@goalkeeper/session'
 import type { GitWorkspace } from './git.ts'
 import type { FleetRecordData } from './records.ts'
+import { recordedWorkspace } from './rewind.ts'
 
 /** Where a goal's rounds are committed: its agent, its clone and the worker that runs it. */
 export interface RoundCommitTarget {
@@ -16,16 +17,19 @@ export interface RoundCommitTarget {
 }
 
 /**
- * Commits and pushes what the goal's rounds changed in the clone; a push that moved the branch is
- * recorded as `fleet/push` and flushed before anything else is reported.
+ * Commits and pushes what the goal's rounds changed in the clone; once the push landed, the commit the
+ * branch holds is recorded as `fleet/push` (when it moved or turns ran since the last record) and flushed
+ * before anything else is reported.
  */
 export async function commitRound(services: { sessions: SessionService; goals: GoalService }, target: RoundCommitTarget): Promise<void> {
   const { agent, workspace, worker } = target
   const goal = services.goals.get(agent)
   const round = goal?.roundsStarted ?? 0
-  const before = workspace.pushed
   const commit = await workspace.save(`goalkeeper: round ${round} of session ${agent.id}`)
-  if (commit && commit !== before) {
+  // Recorded after every turn, a change or not: a worker taking over counts a turn after the last
+  // recorded commit as lost (see rewind.ts), so a turn that changed nothing must be confirmed too.
+  const recorded = recordedWorkspace(agent.session.records)
+  if (commit && (commit !== recorded.commit || recorded.turnsAfter.length)) {
     const push: FleetRecordData['fleet/push'] = { worker, branch: workspace.branch, commit, round }
     agent.session.append('fleet/push', push)
   }

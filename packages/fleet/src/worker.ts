@@ -63,6 +63,8 @@ export class FleetWorker {
   private draining = false
   private wake?: () => void
   private loop?: Promise<void>
+  private beating?: ReturnType<typeof setInterval>
+  private beatUnderWay?: Promise<void>
 
   constructor(private queue: GoalQueue, private config: Config, private options: WorkerOptions) {
     this.name = options.name || `${os.hostname()}:${process.pid}`
@@ -73,11 +75,33 @@ export class FleetWorker {
     return this.running.size
   }
 
-  /** Connects (creating pg-boss's schema and the queue when missing), then takes jobs until drained. Rejects when the database cannot be used. */
+  /** Connects (creating pg-boss's schema and the queue when missing), then beats and takes jobs until drained. Rejects when the database cannot be used. */
   async start(): Promise<this> {
     await this.queue.start()
-    this.loop ??= this.poll()
+    if (!this.loop) {
+      await this.queue.beat(this.name)
+      this.beating = setInterval(() => void this.beat(), this.config.heartbeatSeconds * 1000)
+      this.loop = this.poll()
+    }
     return this
+  }
+
+  /** One beat: this worker is alive; and any worker whose beat stopped `lostSeconds` ago has its jobs released. */
+  private beat(): Promise<void> {
+    this.beatUnderWay ??= this.beatOnce().finally(() => (this.beatUnderWay = undefined))
+    return this.beatUnderWay
+  }
+
+  private async beatOnce(): Promise<void> {
+    try {
+      await this.queue.beat(this.name)
+      for (const { job, worker } of await this.queue.releaseLost(this.config.lostSeconds)) {
+        this.log(`goal ${job}: worker ${worker} stopped beating ${this.config.lostSeconds} s ago; released its job`)
+        this.wake?.()
+      }
+    } catch (error) {
+      this.log(`beat failed: ${describeError(error)}`)
+    }
   }
 
   /** No new jobs; running goals are asked to pause and their jobs go back to the queue. Resolves once all are. */
@@ -87,6 +111,13 @@ export class FleetWorker {
     for (const entry of this.running.values()) entry.stop('drain')
     await this.loop
     await Promise.all([...this.running.values()].map((entry) => entry.done))
+    // Beating until every goal is given back: a drain that takes long must not look like a death.
+    if (this.beating) {
+      clearInterval(this.beating)
+      this.beating = undefined
+      await this.beatUnderWay
+      await this.queue.forgetWorker(this.name).catch(() => {})
+    }
   }
 
   private log(line: string) {

@@ -36,7 +36,7 @@ export interface Fleet {
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', GIT_CONFIG_GLOBAL: '/dev/null' } })
 
-export function useFleet(options: { fleet?: Record<string, unknown>; git?: Record<string, unknown> } = {}): Fleet {
+export function useFleet(options: { fleet?: Record<string, unknown>; git?: Record<string, unknown>; script?: string } = {}): Fleet {
   const database = testDatabase()
   const fleet = { dir: '', yml: '', url: '', key: randomBytes(32).toString('hex') } as Fleet
   beforeAll(async () => {
@@ -49,7 +49,7 @@ export function useFleet(options: { fleet?: Record<string, unknown>; git?: Recor
     await writeFile(fleet.yml, [
       ['fleet', '@goalkeeper/fleet', fleetConfig],
       ['session', '@goalkeeper/session', { database: '${GOALKEEPER_DATABASE_URL}', key: '${GOALKEEPER_SESSION_KEY}', leaseMs: LEASE_MS }],
-      ['model', '@goalkeeper/model', { scripted: { module: SCRIPT } }],
+      ['model', '@goalkeeper/model', { scripted: { module: options.script ?? SCRIPT } }],
       ['tools', '@goalkeeper/tools'],
       ['workspace-tools', '@goalkeeper/workspace-tools'],
       ['agent-loop', '@goalkeeper/agent-loop'],

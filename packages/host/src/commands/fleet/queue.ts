@@ -31,7 +31,7 @@ export default defineCommand<QueueOptions>({
         return ExitCode.OK
       }
       const rows = goals.map((goal) => [
-        goal.id, goal.state, goal.worker ?? '-', goal.rounds === null ? '-' : String(goal.rounds), goal.phase ?? '-', goal.sessionId,
+        goal.id, goal.state, goal.worker ? `${goal.worker}${goal.workerLost ? ' (lost)' : ''}` : '-', goal.rounds === null ? '-' : String(goal.rounds), goal.phase ?? '-', goal.sessionId,
         oneLine(goal.state === 'failed' ? `${goal.objective} (${reasonOf(goal.output)})` : goal.objective, 60),
       ])
       const header = ['ID', 'STATE', 'WORKER', 'ROUNDS', 'PHASE', 'SESSION', 'OBJECTIVE']

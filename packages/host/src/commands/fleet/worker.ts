@@ -27,8 +27,10 @@ export default defineCommand<WorkerOptions>({
 Each goal runs in a fresh clone of its job's repository (the branch goalkeeper/<session id> when a
 worker pushed one before), composed from that clone's cordis.yml, else from this command's composition.
 Every round's changes are committed and pushed to that branch. A worker that takes a goal over reopens
-its session and re-arms the goal (recorded as fleet/claim with its name). Exit code after a drain: 0, or
-3 when running goals were paused and returned to the queue.`),
+its session, resets the clone and the branch to the last commit the session recorded (telling the model
+what work was lost) and re-arms the goal (recorded as fleet/claim with its name). Workers beat in the
+database; a live worker releases the goals of one silent for the fleet's lostSeconds. Exit code after a
+drain: 0, or 3 when running goals were paused and returned to the queue.`),
   async run(cli, _args, options) {
     const database = databaseOf(options)
     // Loaded here, not with the command list: `--help` and the other commands never pay for the goal runtime.

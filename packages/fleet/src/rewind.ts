@@ -1,0 +1,62 @@
+import type { Agent } from '@goalkeeper/agent-loop'
+import type { GoalService } from '@goalkeeper/goal'
+import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
+import type { GitWorkspace } from './git.ts'
+import type { FleetRecordData } from './records.ts'
+
+/** What a session says its workspace holds: the last commit it recorded, and the turns that came after it. */
+export interface RecordedWorkspace {
+  /** The last commit recorded (`fleet/push`, `fleet/claim`, `fleet/rewind`); undefined for a session that recorded none. */
+  commit?: string
+  /** Turns started after that record: the branch holds none of what they changed. */
+  turnsAfter: number[]
+}
+
+/** Reads the last recorded commit of a session's records and the turns started after it. */
+export function recordedWorkspace(records: readonly SessionRecord[]): RecordedWorkspace {
+  let commit: string | undefined
+  let anchor = -1
+  records.forEach((record, index) => {
+    const recorded = isRecordOf(record, 'fleet/push') || isRecordOf(record, 'fleet/rewind') ? record.data.commit
+      : isRecordOf(record, 'fleet/claim') ? record.data.commit : undefined
+    if (recorded) [commit, anchor] = [recorded, index]
+  })
+  const turnsAfter = records.slice(anchor + 1).flatMap((record) => (isRecordOf(record, 'turn/start') ? [record.data.turn] : []))
+  return { ...(commit ? { commit } : {}), turnsAfter }
+}
+
+/** The rewind a takeover made: what `fleet/rewind` records and the model is told. */
+export type Rewind = FleetRecordData['fleet/rewind']
+
+/**
+ * Makes the workspace of a taken-over goal what its session recorded: the workspace and the branch go back
+ * to the last recorded commit, whatever a dead worker did after it (turns it ran but whose push it never
+ * recorded, a push that landed unrecorded). Resolves to the rewind when anything was undone, else undefined.
+ */
+export async function rewindToSession(goals: GoalService, agent: Agent, workspace: GitWorkspace, worker: string): Promise<Rewind | undefined> {
+  const records = agent.session.records
+  const { commit, turnsAfter } = recordedWorkspace(records)
+  // A session from before commits were recorded: nothing to compare the branch with.
+  if (!commit) return undefined
+  const dropped = await workspace.rewind(commit)
+  if (!turnsAfter.length && !dropped) return undefined
+  const roundOf = (turn: number) => goals.roundOf(agent, turn)?.round
+  const lostRounds = turnsAfter.map(roundOf).filter((round): round is number => round !== undefined)
+  const lost = new Set(turnsAfter)
+  const kept = records.flatMap((record) => (isRecordOf(record, 'turn/start') && !lost.has(record.data.turn) ? [roundOf(record.data.turn) ?? 0] : []))
+  return { worker, commit, round: Math.max(0, ...kept), lostTurns: turnsAfter, lostRounds, ...(dropped ? { dropped } : {}) }
+}
+
+/** What the model is told of the work a rewind undid, before its next round. */
+export function rewindNotice(rewind: Rewind): string {
+  const what = rewind.lostRounds.length
+    ? `${rewind.lostRounds.length === 1 ? 'round' : 'rounds'} ${rewind.lostRounds.join(', ')} of the goal`
+    : `${rewind.lostTurns.length === 1 ? 'turn' : 'turns'} ${rewind.lostTurns.join(', ')}`
+  return [
+    '<workspace_rewound>',
+    `The work of ${what} was lost: the process running them stopped before their changes were saved.`,
+    `The workspace is back at the end of round ${rewind.round} (commit ${rewind.commit.slice(0, 12)}). Whatever those turns changed in it is gone,`,
+    'even where the messages above say a file was written or a check passed. Check the workspace and redo what is missing.',
+    '</workspace_rewound>',
+  ].join('\n')
+}

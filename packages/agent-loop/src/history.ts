@@ -1,5 +1,6 @@
 import { isRecordOf, type ContextCompactionData, type SessionRecord, type ToolErrorInfo } from '@goalkeeper/session'
 import type { ModelMessage } from '@goalkeeper/model'
+import { estimateMessage } from './estimate.ts'
 
 /** What the model reads in place of a tool output that compaction removed. */
 export const ELIDED_OUTPUT = '[output removed to fit the context window]'
@@ -14,28 +15,78 @@ export interface HistoryEntry {
  * The conversation the model sees, folded from the session log. The log is append-only, so the fold is
  * incremental: each step only reads the records appended since the previous one. `context/compacted`
  * records rewrite the entries folded so far, so replaying a log gives exactly the history each request had.
+ *
+ * The token estimate of the history is kept the same way, per message, as messages are added or a compaction
+ * replaces them: a long session's step does not walk its whole history to decide whether to compact.
  */
 export class History {
   private read = 0
   private list: HistoryEntry[] = []
+  /** The messages of `list`, in step with it, so a request's copy is one slice. */
+  private messages: ModelMessage[] = []
+  /** Estimated tokens of `messages`. */
+  private total = 0
+  private costs = new WeakMap<ModelMessage, number>()
   private toolNames = new Map<string, string>()
+  /** The last copy handed out by `current()` and its estimate, for `estimate` of a request built from it. */
+  private handedOut?: { messages: readonly ModelMessage[]; tokens: number }
 
   constructor(private session: { readonly records: readonly SessionRecord[] }) {}
 
+  /** A copy of the messages: a request in flight keeps the history it was built from. */
   current(): ModelMessage[] {
-    return this.entries().map((entry) => entry.message)
+    this.catchUp()
+    const messages = this.messages.slice()
+    this.handedOut = { messages, tokens: this.total }
+    return messages
   }
 
   entries(): HistoryEntry[] {
+    this.catchUp()
+    return this.list.slice()
+  }
+
+  /** Estimated tokens of the history as it is now (`estimateMessages(current())`, kept as it changes). */
+  tokens(): number {
+    this.catchUp()
+    return this.total
+  }
+
+  /**
+   * Estimated tokens of `messages`: kept when they are the copy `current()` last handed out (requests are
+   * not changed once built), counted otherwise.
+   */
+  estimate(messages: readonly ModelMessage[]): number {
+    const handedOut = this.handedOut
+    if (handedOut?.messages === messages) return handedOut.tokens
+    return messages.reduce((sum, message) => sum + this.cost(message), 0)
+  }
+
+  /** `estimateMessage`, once per message: messages are never changed, a compaction makes new ones. */
+  cost(message: ModelMessage): number {
+    let cost = this.costs.get(message)
+    if (cost === undefined) {
+      cost = estimateMessage(message)
+      this.costs.set(message, cost)
+    }
+    return cost
+  }
+
+  private catchUp() {
     const records = this.session.records
     for (; this.read < records.length; this.read++) this.fold(records[this.read])
-    return this.list.slice()
+  }
+
+  private add(seq: number, message: ModelMessage) {
+    this.list.push({ seq, message })
+    this.messages.push(message)
+    this.total += this.cost(message)
   }
 
   private fold(record: SessionRecord) {
     const { seq } = record
     if (isRecordOf(record, 'user/message')) {
-      this.list.push({ seq, message: { role: 'user', content: record.data.content } })
+      this.add(seq, { role: 'user', content: record.data.content })
     } else if (isRecordOf(record, 'assistant/message')) {
       const { text, toolCalls, reasoning, reasoningBlocks, partial } = record.data
       // An empty answer (e.g. an aborted call) carries nothing, and some APIs refuse empty assistant turns.
@@ -44,14 +95,17 @@ export class History {
       const message: ModelMessage = { role: 'assistant', text: text ?? '', toolCalls: toolCalls ?? [] }
       if (reasoning) message.reasoning = reasoning
       if (reasoningBlocks?.length) message.reasoningBlocks = reasoningBlocks
-      this.list.push({ seq, message })
+      this.add(seq, message)
     } else if (isRecordOf(record, 'tool/call')) {
       this.toolNames.set(record.data.callId, record.data.name)
     } else if (isRecordOf(record, 'tool/result')) {
       const { callId, ok, content, error } = record.data
-      this.list.push({ seq, message: { role: 'tool', callId, name: this.toolNames.get(callId) ?? '', ok, content: resultText(ok, content, error) } })
+      this.add(seq, { role: 'tool', callId, name: this.toolNames.get(callId) ?? '', ok, content: resultText(ok, content, error) })
     } else if (isRecordOf(record, 'context/compacted')) {
+      // Kept entries keep their estimate; only the summary and elided outputs are new messages.
       this.list = applyCompaction(this.list, record.data)
+      this.messages = this.list.map((entry) => entry.message)
+      this.total = this.messages.reduce((sum, message) => sum + this.cost(message), 0)
     }
   }
 }

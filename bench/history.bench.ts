@@ -16,7 +16,9 @@
 // the bare loop at the same size (target: within 2x).
 //
 // Run alone: node --import tsx bench/history.bench.ts [--quick] [--sizes 100,100000] [--only bare|default|goal]
-// (`--quick`: 100 and 10,000 records, fewer turns; to profile: node --cpu-prof --import tsx bench/history.bench.ts ...)
+// [--profile /tmp/turns] (`--quick`: 100 and 10,000 records, fewer turns; `--profile`: a CPU profile of the
+// measured turns alone, without the filling of the sessions).
+import inspector from 'node:inspector/promises'
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -37,6 +39,8 @@ const option = (name: string) => {
 }
 const SIZES = (option('--sizes') ?? (quick ? '100,10000' : '100,1000,10000,100000')).split(',').map(Number)
 const ONLY = option('--only')
+/** `--profile PREFIX`: a CPU profile of the measured turns of each row, written to PREFIX-<time>.cpuprofile. */
+const PROFILE = option('--profile')
 const TURNS = quick ? 20 : 40
 const ROUNDS = quick ? 3 : 5
 const MODEL = 'bench'
@@ -173,10 +177,27 @@ async function prepare(root: Context, cwd: string): Promise<Subject[]> {
 async function measure(subjects: Subject[], run: (agent: Agent, turns: number) => Promise<number>) {
   // Warm-up: JIT, and each agent's one-time fold of its session.
   for (const subject of subjects) await run(subject.agent, 5)
+  const profiler = PROFILE ? await startProfile() : undefined
   for (let round = 0; round < ROUNDS; round++) {
     for (const subject of subjects) subject.samples.push(await run(subject.agent, TURNS))
   }
+  await profiler?.()
   return new Map(subjects.map((subject) => [subject.size, median(subject.samples)]))
+}
+
+/** Profiles the measured turns only (not the filling of the sessions); stop() writes the file. */
+async function startProfile() {
+  const session = new inspector.Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.start')
+  return async () => {
+    const { profile } = await session.post('Profiler.stop')
+    const file = path.resolve(`${PROFILE}-${Date.now()}.cpuprofile`)
+    await writeFile(file, JSON.stringify(profile))
+    session.disconnect()
+    console.log(`profile of the measured turns: ${file}`)
+  }
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]

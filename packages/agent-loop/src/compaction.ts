@@ -7,6 +7,7 @@ import { applyCompaction, ELIDED_OUTPUT, type HistoryEntry } from './history.ts'
 import { CHARS_PER_TOKEN, estimateFixed, estimateRequest, estimateText } from './estimate.ts'
 import { readModelStream } from './stream.ts'
 import { countRequest } from './count.ts'
+import { messagesEstimate } from './request.ts'
 
 /** The fixed instruction of the summary call (system prompt of that call; documented in the README). */
 export const COMPACTION_INSTRUCTION = [
@@ -67,7 +68,7 @@ export async function compactHistory(scope: CompactionScope, request: ModelReque
   // Without a window (configured, reported or learned) a step's check ends here, before any estimate: nothing
   // would use it. A refusal or a request always estimates, and the kept per-message estimate makes that cheap.
   if (reason === 'threshold' && !windowFor(scope, request)) return { kind: 'unchanged', why: 'no context window is known' }
-  const estimate = estimateFixed(request) + agent.history.estimate(request.messages)
+  const estimate = estimateFixed(request) + messagesEstimate(request, agent.history)
   if (options.refusal) learnLimit(agent, request, estimate, options.refusal)
   // On demand without a known window, the request as it is stands for one: the compaction halves it (target 0.5).
   const window = windowFor(scope, request) ?? (reason === 'request' ? estimate : undefined)

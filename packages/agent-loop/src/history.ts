@@ -11,6 +11,13 @@ export interface HistoryEntry {
   message: ModelMessage
 }
 
+/** The history at one moment: its length, its estimated tokens, and its messages, copied when asked for. */
+export interface HistorySnapshot {
+  readonly length: number
+  readonly tokens: number
+  messages(): ModelMessage[]
+}
+
 /**
  * The conversation the model sees, folded from the session log. The log is append-only, so the fold is
  * incremental: each step only reads the records appended since the previous one. `context/compacted`
@@ -22,23 +29,30 @@ export interface HistoryEntry {
 export class History {
   private read = 0
   private list: HistoryEntry[] = []
-  /** The messages of `list`, in step with it, so a request's copy is one slice. */
+  /** The messages of `list`, in step with it; appended to, never changed in place (see `snapshot`). */
   private messages: ModelMessage[] = []
   /** Estimated tokens of `messages`. */
   private total = 0
   private costs = new WeakMap<ModelMessage, number>()
   private toolNames = new Map<string, string>()
-  /** The last copy handed out by `current()` and its estimate, for `estimate` of a request built from it. */
-  private handedOut?: { messages: readonly ModelMessage[]; tokens: number }
 
   constructor(private session: { readonly records: readonly SessionRecord[] }) {}
 
-  /** A copy of the messages: a request in flight keeps the history it was built from. */
+  /** A copy of the messages. */
   current(): ModelMessage[] {
+    return this.snapshot().messages()
+  }
+
+  /**
+   * The history as it is now, copied only when read: a request holds it without a copy per step (a provider
+   * reads it once). Messages are only ever appended to the array read here, and a compaction starts a new
+   * one, so the first `length` messages of it stay this snapshot.
+   */
+  snapshot(): HistorySnapshot {
     this.catchUp()
-    const messages = this.messages.slice()
-    this.handedOut = { messages, tokens: this.total }
-    return messages
+    const { messages, total: tokens } = this
+    const length = messages.length
+    return { length, tokens, messages: () => messages.slice(0, length) }
   }
 
   entries(): HistoryEntry[] {
@@ -52,13 +66,8 @@ export class History {
     return this.total
   }
 
-  /**
-   * Estimated tokens of `messages`: kept when they are the copy `current()` last handed out (requests are
-   * not changed once built), counted otherwise.
-   */
+  /** Estimated tokens of `messages` (history or not), each message estimated once. */
   estimate(messages: readonly ModelMessage[]): number {
-    const handedOut = this.handedOut
-    if (handedOut?.messages === messages) return handedOut.tokens
     return messages.reduce((sum, message) => sum + this.cost(message), 0)
   }
 
@@ -104,6 +113,7 @@ export class History {
     } else if (isRecordOf(record, 'context/compacted')) {
       // Kept entries keep their estimate; only the summary and elided outputs are new messages.
       this.list = applyCompaction(this.list, record.data)
+      // A new array: snapshots taken before the compaction keep reading the old one.
       this.messages = this.list.map((entry) => entry.message)
       this.total = this.messages.reduce((sum, message) => sum + this.cost(message), 0)
     }

@@ -179,7 +179,11 @@ async function measure(subjects: Subject[], run: (agent: Agent, turns: number) =
   for (const subject of subjects) await run(subject.agent, 5)
   const profiler = PROFILE ? await startProfile() : undefined
   for (let round = 0; round < ROUNDS; round++) {
-    for (const subject of subjects) subject.samples.push(await run(subject.agent, TURNS))
+    // Each round starts at another size: the first measured after a pause pays more (caches, the collector).
+    for (let index = 0; index < subjects.length; index++) {
+      const subject = subjects[(round + index) % subjects.length]
+      subject.samples.push(await run(subject.agent, TURNS))
+    }
   }
   await profiler?.()
   return new Map(subjects.map((subject) => [subject.size, median(subject.samples)]))

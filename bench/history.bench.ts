@@ -129,7 +129,11 @@ interface Subject {
   size: number
   agent: Agent
   samples: number[]
+  /** The system (kernel) part of each sample: file writes, fsync, stat. */
+  system: number[]
 }
+
+interface Figure { total: number; system: number }
 
 /** Human turns: CPU microseconds per turn over `turns` turns. */
 async function humanTurns(agent: Agent, turns: number): Promise<number> {
@@ -169,7 +173,7 @@ async function prepare(root: Context, cwd: string): Promise<Subject[]> {
     const session = await root.sessions.create({ cwd })
     await fill(root, session, size)
     const agent = await root.agents.create({ session, model: MODEL })
-    subjects.push({ size, agent, samples: [] })
+    subjects.push({ size, agent, samples: [], system: [] })
   }
   return subjects
 }
@@ -182,11 +186,13 @@ async function measure(subjects: Subject[], run: (agent: Agent, turns: number) =
     // Each round starts at another size: the first measured after a pause pays more (caches, the collector).
     for (let index = 0; index < subjects.length; index++) {
       const subject = subjects[(round + index) % subjects.length]
+      const before = process.cpuUsage().system
       subject.samples.push(await run(subject.agent, TURNS))
+      subject.system.push((process.cpuUsage().system - before) / TURNS)
     }
   }
   await profiler?.()
-  return new Map(subjects.map((subject) => [subject.size, median(subject.samples)]))
+  return new Map<number, Figure>(subjects.map((subject) => [subject.size, { total: median(subject.samples), system: median(subject.system) }]))
 }
 
 /** Profiles the measured turns only (not the filling of the sessions); stop() writes the file. */
@@ -206,7 +212,7 @@ async function startProfile() {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
-async function bare(): Promise<Map<number, number>> {
+async function bare(): Promise<Map<number, Figure>> {
   const h: Harness = await createHarness({ workspaceTools: false })
   try {
     await h.load(benchPlugin)
@@ -217,7 +223,7 @@ async function bare(): Promise<Map<number, number>> {
   }
 }
 
-async function composed(kind: 'human' | 'goal'): Promise<Map<number, number>> {
+async function composed(kind: 'human' | 'goal'): Promise<Map<number, Figure>> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gk-history-'))
   const root = new Context()
   const errors: string[] = []
@@ -244,7 +250,7 @@ async function composed(kind: 'human' | 'goal'): Promise<Map<number, number>> {
 }
 
 export async function run() {
-  const rows: [string, Map<number, number>][] = []
+  const rows: [string, Map<number, Figure>][] = []
   if (!ONLY || ONLY === 'bare') rows.push(['bare loop, human turns', await bare()])
   if (!ONLY || ONLY === 'default') rows.push(['default composition, human turns', await composed('human')])
   if (!ONLY || ONLY === 'goal') rows.push(['default composition, goal rounds', await composed('goal')])
@@ -252,15 +258,19 @@ export async function run() {
   console.log(`host CPU per turn (median of ${ROUNDS} rounds of ${TURNS} turns), by records already in the session`)
   console.log(`${''.padEnd(34)}${SIZES.map((size) => pad(size.toLocaleString('en'), 12)).join('')}   largest/smallest   target <= 1.2x`)
   for (const [name, figures] of rows) {
-    const values = SIZES.map((size) => figures.get(size)!)
+    const values = SIZES.map((size) => figures.get(size)!.total)
     const growth = values.at(-1)! / values[0]
     console.log(`${name.padEnd(34)}${values.map((value) => pad(`${(value / 1000).toFixed(3)} ms`, 12)).join('')}   ${pad(growth.toFixed(2), 8)}x          ${growth <= 1.2 ? 'OK' : 'MISSED'}`)
+  }
+  console.log('of which system CPU (the kernel: file writes, fsync, stat), per turn')
+  for (const [name, figures] of rows) {
+    console.log(`${name.padEnd(34)}${SIZES.map((size) => pad(`${(figures.get(size)!.system / 1000).toFixed(3)} ms`, 12)).join('')}`)
   }
   const bareRow = rows.find(([name]) => name.startsWith('bare'))?.[1]
   if (bareRow) {
     for (const [name, figures] of rows) {
       if (figures === bareRow) continue
-      const ratios = SIZES.map((size) => figures.get(size)! / bareRow.get(size)!)
+      const ratios = SIZES.map((size) => figures.get(size)!.total / bareRow.get(size)!.total)
       console.log(`${`${name} / bare loop`.padEnd(58)}${ratios.map((ratio) => pad(`${ratio.toFixed(2)}x`, 8)).join('')}   target <= 2x ${ratios.every((ratio) => ratio <= 2) ? 'OK' : 'MISSED'}`)
     }
   }

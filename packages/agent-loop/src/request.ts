@@ -25,28 +25,32 @@ export function buildRequest(agent: AgentCore): ModelRequest {
 }
 
 /**
- * `request` (its messages left out) with the history as it is now. The messages are copied when read, not
- * here: a long history is not copied at every step for a provider that reads it once, and a caller that
- * keeps the request still reads the history it was sent with. Assigning `messages` replaces them as usual.
+ * `request` (its messages left out) with the history as it is now. The messages are copied when first read,
+ * not here: a step whose request is checked against the window and handed to a provider copies a long
+ * history once, where the provider reads it, or never; a caller that keeps the request still reads the
+ * history it was sent with. From the first read or assignment on, `messages` is a plain array property.
  */
 export function withHistory(request: ModelRequest | Omit<ModelRequest, 'messages'>, snapshot: HistorySnapshot): ModelRequest {
   // Descriptors, not a spread: a spread would read (and copy) the messages being replaced.
   const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(request)
   delete descriptors.messages
   const next = Object.defineProperties({}, descriptors) as ModelRequest
+  const settle = (value: ModelRequest['messages']) => {
+    // Whoever holds the array may change it: the kept estimate no longer speaks for it.
+    snapshots.delete(next)
+    Object.defineProperty(next, 'messages', { value, enumerable: true, configurable: true, writable: true })
+    return value
+  }
   Object.defineProperty(next, 'messages', {
     enumerable: true,
     configurable: true,
-    get: snapshot.messages,
-    set(value: ModelRequest['messages']) {
-      snapshots.delete(next)
-      Object.defineProperty(next, 'messages', { value, enumerable: true, configurable: true, writable: true })
-    },
+    get: () => settle(snapshot.messages()),
+    set: settle,
   })
   snapshots.set(next, snapshot)
   return next
 }
 
-/** Estimated tokens of `request`'s messages: kept by the history for requests built here, counted otherwise. */
+/** Estimated tokens of `request`'s messages: the history's kept figure while they were not read, counted otherwise. */
 export const messagesEstimate = (request: ModelRequest, history: History): number =>
   snapshots.get(request)?.tokens ?? history.estimate(request.messages)

@@ -105,17 +105,22 @@ describe('the kept token estimate of the history', () => {
     }), { seed: SEED, numRuns: RUNS })
   })
 
-  it('a request keeps its messages, and one given new messages is estimated from them', () => {
+  it('a request keeps the messages it was built with; read or given new ones, they are estimated as they are', () => {
     const session = { records: [] as SessionRecord[] }
     const history = new History(session)
     session.records.push({ seq: 0, at: 0, type: 'user/message', data: { id: 'a', content: [{ type: 'text', text: 'x'.repeat(40) }], source: { kind: 'human' } } })
     const request = withHistory({ system: 's', tools: [] }, history.snapshot())
     session.records.push({ seq: 1, at: 0, type: 'user/message', data: { id: 'b', content: [{ type: 'text', text: 'y'.repeat(400) }], source: { kind: 'human' } } })
     expect(history.current()).toHaveLength(2)
+    expect(messagesEstimate(request, history)).toBe(14)
     expect(request.messages).toHaveLength(1)
-    expect({ ...request }.messages).toEqual(request.messages)
+    // Read once, it is a plain property: the same array each time, and a change to it is counted.
+    expect(request.messages).toBe(request.messages)
+    expect({ ...request }.messages).toBe(request.messages)
     expect(JSON.parse(JSON.stringify(request)).messages).toEqual(request.messages)
     expect(messagesEstimate(request, history)).toBe(14)
+    request.messages.push(...history.current().slice(1))
+    expect(messagesEstimate(request, history)).toBe(14 + 104)
     const replaced: ModelMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'z'.repeat(4000) }] }]
     request.messages = replaced
     expect(request.messages).toBe(replaced)

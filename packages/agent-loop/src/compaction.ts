@@ -4,9 +4,10 @@ import type { ModelError, ModelMessage, ModelProvider, ModelRequest } from '@goa
 import type { AgentCore } from './state.ts'
 import type { CompactionDecision, CompactionProposal, CompactionResult } from './types.ts'
 import { applyCompaction, ELIDED_OUTPUT, type HistoryEntry } from './history.ts'
-import { CHARS_PER_TOKEN, estimateFixed, estimateMessage, estimateRequest, estimateText } from './estimate.ts'
+import { CHARS_PER_TOKEN, estimateFixed, estimateRequest, estimateText } from './estimate.ts'
 import { readModelStream } from './stream.ts'
 import { countRequest } from './count.ts'
+import { messagesEstimate } from './request.ts'
 
 /** The fixed instruction of the summary call (system prompt of that call; documented in the README). */
 export const COMPACTION_INSTRUCTION = [
@@ -64,7 +65,10 @@ export async function compactHistory(scope: CompactionScope, request: ModelReque
   const settings = agent.host.config.compaction
   if (!settings?.enabled) return { kind: 'unchanged', why: 'compaction is disabled' }
   if (scope.signal.aborted) return { kind: 'unchanged', why: 'aborted' }
-  const estimate = estimateRequest(request)
+  // Without a window (configured, reported or learned) a step's check ends here, before any estimate: nothing
+  // would use it. A refusal or a request always estimates, and the kept per-message estimate makes that cheap.
+  if (reason === 'threshold' && !windowFor(scope, request)) return { kind: 'unchanged', why: 'no context window is known' }
+  const estimate = estimateFixed(request) + messagesEstimate(request, agent.history)
   if (options.refusal) learnLimit(agent, request, estimate, options.refusal)
   // On demand without a known window, the request as it is stands for one: the compaction halves it (target 0.5).
   const window = windowFor(scope, request) ?? (reason === 'request' ? estimate : undefined)
@@ -144,6 +148,7 @@ function planContext(scope: CompactionScope, request: ModelRequest, window: numb
   const settings = scope.agent.host.config.compaction
   return {
     entries: scope.agent.history.entries(),
+    cost: (message) => scope.agent.history.cost(message),
     fixed: estimateFixed(request),
     target: Math.floor(settings.target * window),
     pinned: openingSeqs(scope.agent.session.records, scope.turn),
@@ -156,6 +161,8 @@ function planContext(scope: CompactionScope, request: ModelRequest, window: numb
 
 interface PlanContext {
   entries: HistoryEntry[]
+  /** A message's estimate, kept by the history: plans weigh the same messages many times. */
+  cost: (message: ModelMessage) => number
   fixed: number
   target: number
   pinned: Set<number>
@@ -170,8 +177,8 @@ type Summarised = { kind: 'plan'; plan: Plan } | { kind: 'none'; why: string } |
 /** The model summarises everything before the recent exchanges that fit the target, pinned prompts excepted. */
 async function summarise(scope: CompactionScope, context: PlanContext): Promise<Summarised> {
   const { entries, pinned, fixed, target, summaryMax } = context
-  const pinnedTokens = entries.filter((entry) => pinned.has(entry.seq)).reduce((sum, entry) => sum + estimateMessage(entry.message), 0)
-  const cut = chooseCut(entries, target - fixed - pinnedTokens - summaryMax)
+  const pinnedTokens = entries.filter((entry) => pinned.has(entry.seq)).reduce((sum, entry) => sum + context.cost(entry.message), 0)
+  const cut = chooseCut(entries, target - fixed - pinnedTokens - summaryMax, context.cost)
   const replaced = entries.slice(0, cut).filter((entry) => !pinned.has(entry.seq))
   if (!replaced.length) return { kind: 'none', why: 'nothing before the recent exchanges to summarise' }
   // The summary call must fit the window with its answer: long messages are clipped evenly to make room.
@@ -240,20 +247,20 @@ function elide(context: PlanContext, plan: Plan): Plan {
 
 /** Estimated tokens of the request once `plan` is applied. */
 const after = (context: PlanContext, plan: Plan): number =>
-  context.fixed + applyCompaction(context.entries, plan).reduce((sum, entry) => sum + estimateMessage(entry.message), 0)
+  context.fixed + applyCompaction(context.entries, plan).reduce((sum, entry) => sum + context.cost(entry.message), 0)
 
 /**
  * Where the recent exchanges kept verbatim start: the earliest exchange start whose tail fits `budget`,
  * and at least the last exchange. An exchange starts at a user or assistant message, so a tool result
  * never loses the call it answers.
  */
-function chooseCut(entries: readonly HistoryEntry[], budget: number): number {
+function chooseCut(entries: readonly HistoryEntry[], budget: number, cost: (message: ModelMessage) => number): number {
   const starts = boundaries(entries)
   if (!starts.length) return 0
   let cut = starts.at(-1)!
   let tail = 0
   for (let index = entries.length - 1; index >= 0; index--) {
-    tail += estimateMessage(entries[index].message)
+    tail += cost(entries[index].message)
     if (tail > budget) break
     if (starts.includes(index)) cut = index
   }

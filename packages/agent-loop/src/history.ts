@@ -1,5 +1,6 @@
 import { isRecordOf, type ContextCompactionData, type SessionRecord, type ToolErrorInfo } from '@goalkeeper/session'
 import type { ModelMessage } from '@goalkeeper/model'
+import { estimateMessage } from './estimate.ts'
 
 /** What the model reads in place of a tool output that compaction removed. */
 export const ELIDED_OUTPUT = '[output removed to fit the context window]'
@@ -10,32 +11,91 @@ export interface HistoryEntry {
   message: ModelMessage
 }
 
+/** The history at one moment: its length, its estimated tokens, and its messages, copied when asked for. */
+export interface HistorySnapshot {
+  readonly length: number
+  readonly tokens: number
+  messages(): ModelMessage[]
+}
+
 /**
  * The conversation the model sees, folded from the session log. The log is append-only, so the fold is
  * incremental: each step only reads the records appended since the previous one. `context/compacted`
  * records rewrite the entries folded so far, so replaying a log gives exactly the history each request had.
+ *
+ * The token estimate of the history is kept the same way, per message, as messages are added or a compaction
+ * replaces them: a long session's step does not walk its whole history to decide whether to compact.
  */
 export class History {
   private read = 0
   private list: HistoryEntry[] = []
+  /** The messages of `list`, in step with it; appended to, never changed in place (see `snapshot`). */
+  private messages: ModelMessage[] = []
+  /** Estimated tokens of `messages`. */
+  private total = 0
+  private costs = new WeakMap<ModelMessage, number>()
   private toolNames = new Map<string, string>()
 
   constructor(private session: { readonly records: readonly SessionRecord[] }) {}
 
+  /** A copy of the messages. */
   current(): ModelMessage[] {
-    return this.entries().map((entry) => entry.message)
+    return this.snapshot().messages()
+  }
+
+  /**
+   * The history as it is now, copied only when read: a request holds it without a copy per step (a provider
+   * reads it once). Messages are only ever appended to the array read here, and a compaction starts a new
+   * one, so the first `length` messages of it stay this snapshot.
+   */
+  snapshot(): HistorySnapshot {
+    this.catchUp()
+    const { messages, total: tokens } = this
+    const length = messages.length
+    return { length, tokens, messages: () => messages.slice(0, length) }
   }
 
   entries(): HistoryEntry[] {
+    this.catchUp()
+    return this.list.slice()
+  }
+
+  /** Estimated tokens of the history as it is now (`estimateMessages(current())`, kept as it changes). */
+  tokens(): number {
+    this.catchUp()
+    return this.total
+  }
+
+  /** Estimated tokens of `messages` (history or not), each message estimated once. */
+  estimate(messages: readonly ModelMessage[]): number {
+    return messages.reduce((sum, message) => sum + this.cost(message), 0)
+  }
+
+  /** `estimateMessage`, once per message: messages are never changed, a compaction makes new ones. */
+  cost(message: ModelMessage): number {
+    let cost = this.costs.get(message)
+    if (cost === undefined) {
+      cost = estimateMessage(message)
+      this.costs.set(message, cost)
+    }
+    return cost
+  }
+
+  private catchUp() {
     const records = this.session.records
     for (; this.read < records.length; this.read++) this.fold(records[this.read])
-    return this.list.slice()
+  }
+
+  private add(seq: number, message: ModelMessage) {
+    this.list.push({ seq, message })
+    this.messages.push(message)
+    this.total += this.cost(message)
   }
 
   private fold(record: SessionRecord) {
     const { seq } = record
     if (isRecordOf(record, 'user/message')) {
-      this.list.push({ seq, message: { role: 'user', content: record.data.content } })
+      this.add(seq, { role: 'user', content: record.data.content })
     } else if (isRecordOf(record, 'assistant/message')) {
       const { text, toolCalls, reasoning, reasoningBlocks, partial } = record.data
       // An empty answer (e.g. an aborted call) carries nothing, and some APIs refuse empty assistant turns.
@@ -44,14 +104,18 @@ export class History {
       const message: ModelMessage = { role: 'assistant', text: text ?? '', toolCalls: toolCalls ?? [] }
       if (reasoning) message.reasoning = reasoning
       if (reasoningBlocks?.length) message.reasoningBlocks = reasoningBlocks
-      this.list.push({ seq, message })
+      this.add(seq, message)
     } else if (isRecordOf(record, 'tool/call')) {
       this.toolNames.set(record.data.callId, record.data.name)
     } else if (isRecordOf(record, 'tool/result')) {
       const { callId, ok, content, error } = record.data
-      this.list.push({ seq, message: { role: 'tool', callId, name: this.toolNames.get(callId) ?? '', ok, content: resultText(ok, content, error) } })
+      this.add(seq, { role: 'tool', callId, name: this.toolNames.get(callId) ?? '', ok, content: resultText(ok, content, error) })
     } else if (isRecordOf(record, 'context/compacted')) {
+      // Kept entries keep their estimate; only the summary and elided outputs are new messages.
       this.list = applyCompaction(this.list, record.data)
+      // A new array: snapshots taken before the compaction keep reading the old one.
+      this.messages = this.list.map((entry) => entry.message)
+      this.total = this.messages.reduce((sum, message) => sum + this.cost(message), 0)
     }
   }
 }

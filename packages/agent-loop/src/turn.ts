@@ -5,7 +5,7 @@ import { denial, type ToolResult } from '@goalkeeper/tools'
 import type { StepSummary, ToolCallInfo, ToolCallSummary, WrapUpOptions } from './types.ts'
 import type { AgentCore } from './state.ts'
 import { AgentLoopError } from './errors.ts'
-import { buildRequest } from './request.ts'
+import { buildRequest, withHistory } from './request.ts'
 import { readModelStream, type ModelReply } from './stream.ts'
 import { compactHistory } from './compaction.ts'
 
@@ -205,7 +205,7 @@ export class Turn {
     // Only the messages change: the system prompt's listeners already spoke for this step.
     const ahead = await compactHistory(scope, request, 'threshold')
     if (ahead.kind === 'failed') return failedReply(ahead.error)
-    if (ahead.kind === 'compacted') request = { ...request, messages: agent.history.current() }
+    if (ahead.kind === 'compacted') request = withHistory(request, agent.history.snapshot())
     let reply = await readModelStream(provider, request, signal, deltas)
     if (this.stopped || !reply.error) return reply
     if (reply.error.code === 'TRANSPORT' && (reply.text || reply.reasoning) && !reply.toolCalls.length) {
@@ -233,7 +233,7 @@ export class Turn {
       const { data } = compaction
       window = data.contextWindow ?? window
       tried.push(`compacted (${data.method}) from about ${data.tokensBefore} to ${data.tokensAfter} estimated tokens`)
-      request = { ...request, messages: agent.history.current() }
+      request = withHistory(request, agent.history.snapshot())
       reply = await readModelStream(provider, request, signal, deltas)
       if (isRefusal(reply)) refusals++
     }

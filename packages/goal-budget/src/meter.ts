@@ -27,8 +27,14 @@ export class BudgetMeter {
   private readonly meters = new Map<string, AgentMeter>()
   private readonly logger: Logger
 
-  constructor(private readonly ctx: Context, private readonly config: BudgetConfig) {
+  /** Taken once: both are injected, and a `ctx.<service>` read costs tens of microseconds, several a step. */
+  private readonly goals: Context['goals']
+  private readonly models: Context['models']
+
+  constructor(ctx: Context, private readonly config: BudgetConfig) {
     this.logger = ctx.logger('goal-budget')
+    this.goals = ctx.goals
+    this.models = ctx.models
   }
 
   onTurnStart(agent: Agent, turn: number): void {
@@ -46,12 +52,12 @@ export class BudgetMeter {
     // A front end refuses this up front (costBudgetProblem); a goal set another way (the API, a queued job)
     // is stopped here, before a paid round runs that could not be counted against the budget.
     if (!message && ['create', 'edit', 'resume'].includes(change.op) && goal.budgets?.costUsd !== undefined) {
-      const problem = unpricedCostBudget(this.ctx.models.describe(agent.model), agent.model, goal.budgets.costUsd, this.config.prices)
+      const problem = unpricedCostBudget(this.models.describe(agent.model), agent.model, goal.budgets.costUsd, this.config.prices)
       if (problem) message = `${capitalize(problem.message)}: ${problem.fix.replace(/\n\s*/g, ' ')}`
     }
     if (!message) return
     try {
-      this.ctx.goals.block(agent, { id: goal.id, revision: goal.revision }, { code: BUDGET_BLOCK_CODE, message })
+      this.goals.block(agent, { id: goal.id, revision: goal.revision }, { code: BUDGET_BLOCK_CODE, message })
     } catch (error) {
       this.logger.warn('agent %s: blocking goal %s over budget failed: %s', agent.id, goal.id, describeError(error))
     }
@@ -67,7 +73,7 @@ export class BudgetMeter {
    * report (the failed step's answer, a cut-off one) costs 0; one that succeeded without one stays unknown.
    */
   private stepSpend(agent: Agent, turn: number, step: number, summary: StepSummary): { tokens: number; costUsd: number | null } {
-    const description = this.ctx.models.describe(agent.model)
+    const description = this.models.describe(agent.model)
     const answers = recordsOfTurn(agent.session.records, turn).filter((record) => isRecordOf(record, 'assistant/message') && record.data.step === step)
     let tokens = 0
     let costUsd: number | null = answers.length ? 0 : costOf(description, undefined, this.config.prices, { failed: !!summary.error })
@@ -100,7 +106,7 @@ export class BudgetMeter {
     let report: UsageReport | undefined
     try {
       // Once wrapped up, the agent loop holds the turn to it (a tool call is refused and ends the turn): count only.
-      report = this.ctx.goals.recordUsage(agent, { turn, step, tokens, costUsd, activeTimeMs: Math.max(0, now - meter.mark) }, meter.wrappedUp ? undefined : { by: 'goal-budget', wrapUp })
+      report = this.goals.recordUsage(agent, { turn, step, tokens, costUsd, activeTimeMs: Math.max(0, now - meter.mark) }, meter.wrappedUp ? undefined : { by: 'goal-budget', wrapUp })
     } catch (error) {
       return void this.logger.error('agent %s: counting turn %d step %d failed: %s', agent.id, turn, step, describeError(error))
     }

@@ -35,8 +35,15 @@ type Build = (prev: Goal | undefined, now: number, tracked: Tracked) => Goal | u
 /** `ctx.goals`. Every mutation is synchronous from read to append, so nothing can interleave with it. */
 export class GoalRegistry implements GoalService {
   private readonly tracked = new Map<string, Tracked>()
+  /**
+   * Taken once: `agents` is injected, so it outlives this registry, and every `ctx.agents` read goes through
+   * Cordis's context proxy (tens of microseconds), several times a step.
+   */
+  private readonly agents: Context['agents']
 
-  constructor(private readonly ctx: Context, private readonly config: GoalConfig) {}
+  constructor(private readonly ctx: Context, private readonly config: GoalConfig) {
+    this.agents = ctx.agents
+  }
 
   get(agent: AgentRef): GoalState | undefined {
     const tracked = this.lookup(agent)
@@ -256,7 +263,7 @@ export class GoalRegistry implements GoalService {
   }
 
   private live(ref: AgentRef): Agent | undefined {
-    return typeof ref?.id === 'string' ? this.ctx.agents.get(ref.id) : undefined
+    return typeof ref?.id === 'string' ? this.agents.get(ref.id) : undefined
   }
 }
 

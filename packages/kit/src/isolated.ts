@@ -1,8 +1,9 @@
 import type { Context, Events } from 'cordis'
 import { describeError } from './errors.ts'
 
-// Each `ctx.events` lookup goes through Cordis's context proxy; the core events service never changes.
-const eventsOf = new WeakMap<Context, any>()
+// Each `ctx.events` lookup goes through Cordis's context proxy, and each method read on it builds two more
+// proxies (the caller's shadow); the core events service never changes, so both are taken once per context.
+const eventsOf = new WeakMap<Context, { events: any; parallel: (...args: unknown[]) => Promise<unknown> }>()
 
 /**
  * Dispatches an event so that every listener runs and a throw or rejection is logged and contained
@@ -14,12 +15,17 @@ export function dispatchIsolated<K extends keyof Events>(ctx: Context, name: K, 
   // Going through `ctx.parallel` costs tens of microseconds even with no listener (Cordis 4.0.0-rc.10
   // builds an Error on every mixin lookup), and `session/event` fires on every append: call the events
   // service directly, and not at all when nobody listens. `_hooks` is internal, hence the guard.
-  let events = eventsOf.get(ctx)
-  if (!events) eventsOf.set(ctx, (events = ctx.events))
+  let known = eventsOf.get(ctx)
+  if (!known) {
+    const events = ctx.events as any
+    eventsOf.set(ctx, (known = { events, parallel: events.parallel }))
+  }
+  const { events, parallel } = known
   const hooks = events._hooks
   if (hooks && typeof hooks === 'object' && !hooks[name]?.length && !hooks['internal/dispatch']?.length) return
   // `parallel` is an async method: a listener's synchronous throw is part of its rejection, never thrown here.
-  events.parallel(name, ...args).catch((error: unknown) => {
+  // Called on `events`, as read: Cordis then runs it with the caller's shadow, as `events.parallel(...)` would.
+  parallel.call(events, name, ...args).catch((error: unknown) => {
     const errors = error instanceof AggregateError ? error.errors : [error]
     for (const e of errors) ctx.logger('events').error('listener of %s failed: %s', String(name), describeError(e, { stack: true }))
   })

@@ -21,10 +21,13 @@ export interface ToolChoice {
  */
 export function toolMatcher(ctx: Context, { names, kinds, changing = false }: ToolChoice): (name: string) => boolean {
   const named = wildcard(names)
+  // Read once: every `ctx.get` read goes through Cordis's context proxy (tens of microseconds), and this runs
+  // for every call judged. The lookup it returns still asks for the tools service live at each call.
+  const service = ctx.get
   return (name) => {
     if (named(name)) return true
     if (!kinds.length) return false
-    const tool = ctx.get('tools')?.get(name)
+    const tool = service('tools')?.get(name)
     return kinds.includes(kindOf(tool)) && !(changing && isReadOnly(tool))
   }
 }

@@ -23,11 +23,14 @@ export const Config = Schema.object({
 
 export const apply = (ctx: Context, config: ToolGoalConfig) => {
   const prompt = goalToolsPrompt(config.blockedThreshold)
+  // Read once (`goals` is injected): a `ctx.goals` read goes through Cordis's context proxy, and the prompt
+  // listener runs before every model call.
+  const goals = ctx.goals
   ctx.effect(function* () {
     for (const tool of goalTools(ctx, config, (...args) => holdToWrapUp(ctx, ...args))) yield ctx.tools.register(tool)
     yield ctx.on('agent/system-prompt', (agent, parts) => {
       parts.push(prompt)
-      const check = ctx.goals.get(agent)?.verify
+      const check = goals.get(agent)?.verify
       if (check?.length) parts.push(checkPrompt(check))
     })
   }, 'tool-goal')

@@ -1,5 +1,6 @@
 import PgBoss from 'pg-boss'
 import pg from 'pg'
+import { guardConnections, underSetupLock, withRetry } from '@goalkeeper/session-postgres'
 import type { Config } from './config.ts'
 import { FleetError, type GoalJob, type GoalSpec, makeJob, readJob } from './job.ts'
 
@@ -41,43 +42,64 @@ const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
  * measures silence, not run time) and a `goalkeeper_fleet` table naming the worker and progress of each job.
  */
 export class GoalQueue {
-  readonly boss: PgBoss
+  private pgBoss: PgBoss
   private pool: pg.Pool
   private started?: Promise<void>
 
   constructor(private config: Config, private url: string, private options: { supervise?: boolean } = {}) {
     if (!url) throw new FleetError('NO_DATABASE', 'the goal queue needs a PostgreSQL URL', 'pass --database URL or set DATABASE_URL')
-    this.boss = new PgBoss({
-      connectionString: url,
-      schema: config.schema,
+    this.pgBoss = this.newBoss()
+    // Every connection has an error listener: a connection the server drops, idle or busy, must not end the process.
+    this.pool = guardConnections(new pg.Pool({ connectionString: url, max: 2 }), (error) => this.onError?.(error))
+  }
+
+  /** pg-boss on the queue's database (a new instance after a start that lost its connection). */
+  get boss(): PgBoss {
+    return this.pgBoss
+  }
+
+  private newBoss(): PgBoss {
+    const boss = new PgBoss({
+      connectionString: this.url,
+      schema: this.config.schema,
       max: 4,
-      supervise: !!options.supervise,
+      supervise: !!this.options.supervise,
       schedule: false,
-      maintenanceIntervalSeconds: config.maintenanceSeconds,
+      maintenanceIntervalSeconds: this.config.maintenanceSeconds,
       // Finished jobs stay listable in the job table for a week, then pg-boss archives them.
       archiveCompletedAfterSeconds: 7 * 24 * 3600,
     })
     // pg-boss reports connection trouble as events; without a listener an EventEmitter error would end the process.
-    this.boss.on('error', (error) => this.onError?.(error))
-    this.pool = new pg.Pool({ connectionString: url, max: 2 })
-    this.pool.on('error', (error) => this.onError?.(error))
+    boss.on('error', (error) => this.onError?.(error))
+    return boss
   }
 
   onError?: (error: Error) => void
 
+  /**
+   * Creates pg-boss's schema, the queue and the fleet's table when missing, under goalkeeper's set-up lock
+   * (starters on a fresh database at once would collide in the catalogue), and starts pg-boss. A connection
+   * lost on the way is tried again with backoff; pg-boss cannot start twice, so a retry starts a new one.
+   */
   start(): Promise<void> {
-    return (this.started ??= (async () => {
-      await this.boss.start()
-      await this.boss.createQueue(this.config.queue, {
-        name: this.config.queue,
-        retryLimit: this.config.retryLimit,
-        retryDelay: this.config.retryDelaySeconds,
-        expireInSeconds: this.config.expireSeconds,
-      } as PgBoss.Queue)
-      await this.pool.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet (
-        job_id uuid PRIMARY KEY, session_id text NOT NULL, worker text, attempt int NOT NULL DEFAULT 0,
-        rounds int, phase text, updated_at timestamptz NOT NULL DEFAULT now())`)
-    })())
+    return (this.started ??= withRetry(async (attempt) => {
+      if (attempt > 1) {
+        await this.pgBoss.stop({ graceful: false, wait: true, close: true }).catch(() => {})
+        this.pgBoss = this.newBoss()
+      }
+      await underSetupLock(this.pool, async (client) => {
+        await this.pgBoss.start()
+        await this.pgBoss.createQueue(this.config.queue, {
+          name: this.config.queue,
+          retryLimit: this.config.retryLimit,
+          retryDelay: this.config.retryDelaySeconds,
+          expireInSeconds: this.config.expireSeconds,
+        } as PgBoss.Queue)
+        await client.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet (
+          job_id uuid PRIMARY KEY, session_id text NOT NULL, worker text, attempt int NOT NULL DEFAULT 0,
+          rounds int, phase text, updated_at timestamptz NOT NULL DEFAULT now())`)
+      })
+    }, { onRetry: (error) => this.onError?.(error as Error) }))
   }
 
   async submit(spec: GoalSpec): Promise<{ id: string; job: GoalJob }> {
@@ -197,7 +219,7 @@ export class GoalQueue {
 
   async stop(): Promise<void> {
     if (this.started) await this.started.catch(() => {})
-    await this.boss.stop({ graceful: false, wait: true, close: true }).catch(() => {})
+    await this.pgBoss.stop({ graceful: false, wait: true, close: true }).catch(() => {})
     await this.pool.end().catch(() => {})
   }
 }

@@ -152,6 +152,12 @@ async function jobOutcome({ sessions, goals }: GoalServices, agent: Agent, handl
     await sessions.flush(agent.session)
     return { kind: 'returned', output }
   }
+  // Active but disarmed with no drain: the driver stopped the rounds itself (a session flush failed, as when
+  // the database dropped the connection). Nothing was decided; the job is tried again, and the next run
+  // re-arms the goal from what the session holds.
+  if (goal?.phase === 'active' && goal.activation === 'disarmed' && stopReason !== 'drain') {
+    throw Object.assign(new Error(`the goal's rounds stopped while it was still active (a session write failed); it is tried again`), { code: 'GOAL_INTERRUPTED' })
+  }
   return { kind: 'done', output: { ...output, session: agent.id, branch: workspace.branch, commit: workspace.pushed ?? null, worker: handle.worker, ...spendOf(goal) } }
 }
 

@@ -140,7 +140,15 @@ export class GoalQueue {
   }
 
   async complete(id: string, output: object): Promise<void> {
-    await this.boss.complete(this.config.queue, id, output)
+    await this.retrying(() => this.boss.complete(this.config.queue, id, output))
+  }
+
+  /**
+   * A write that settles a job, tried again with backoff while the database is away (a restart, a dropped
+   * connection): each is idempotent, and giving up would leave the job to expire and run again.
+   */
+  private retrying<T>(work: () => Promise<T>): Promise<T> {
+    return withRetry(work, { attempts: 10, onRetry: (error) => this.onError?.(error as Error) })
   }
 
   /** Fails the job for good (no retry): a job that cannot run (bad repository, bad data) fails with its reason. */
@@ -149,23 +157,23 @@ export class GoalQueue {
     const output = { message, ...((error as { code?: unknown })?.code ? { code: (error as { code: string }).code } : {}) }
     if (!retry) {
       // Raising retry_count to the limit makes pg-boss's fail final, through its own fail.
-      await this.pool.query(`UPDATE ${ident(this.config.schema)}.job SET retry_count = retry_limit WHERE name = $1 AND id = $2`, [this.config.queue, id])
+      await this.retrying(() => this.pool.query(`UPDATE ${ident(this.config.schema)}.job SET retry_count = retry_limit WHERE name = $1 AND id = $2`, [this.config.queue, id]))
     }
-    await this.boss.fail(this.config.queue, id, output)
+    await this.retrying(() => this.boss.fail(this.config.queue, id, output))
   }
 
   /** Puts a running job back in the queue as it is, for another worker (a draining worker's goals). */
   async release(id: string): Promise<void> {
-    await this.boss.cancel(this.config.queue, id)
-    await this.boss.resume(this.config.queue, id)
+    await this.retrying(() => this.boss.cancel(this.config.queue, id))
+    await this.retrying(() => this.boss.resume(this.config.queue, id))
   }
 
   async noteClaim(id: string, sessionId: string, worker: string | null, attempt: number): Promise<void> {
-    await this.pool.query(
+    await this.retrying(() => this.pool.query(
       `INSERT INTO goalkeeper_fleet (job_id, session_id, worker, attempt, updated_at) VALUES ($1, $2, $3, $4, now())
        ON CONFLICT (job_id) DO UPDATE SET worker = $3, attempt = $4, updated_at = now()`,
       [id, sessionId, worker, attempt],
-    )
+    ))
   }
 
   async noteProgress(id: string, progress: { rounds?: number; phase?: string; worker?: string | null }): Promise<void> {

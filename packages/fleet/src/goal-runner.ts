@@ -6,6 +6,7 @@ import { interruptWork, type GoalDriver } from '@goalkeeper/goal-session'
 import { describeError } from '@goalkeeper/kit'
 import type { BuiltinPlugins } from '@goalkeeper/loader'
 import type { SessionService } from '@goalkeeper/session'
+import { isConnectionLoss } from '@goalkeeper/session-postgres'
 import { Config as FleetConfig } from './config.ts'
 import type { GoalApp, GoalRunnerOptions } from './goal-app.ts'
 import type { GitWorkspace } from './git.ts'
@@ -68,7 +69,12 @@ async function composeGoal(config: string, workspace: GitWorkspace, options: Goa
 /** The services a goal needs; a composition that fails an entry or lacks one fails the job for good. */
 function goalServices(app: GoalApp, config: string): GoalServices {
   const failed = app.report.entries.filter((entry) => entry.status === 'failed')
-  if (failed.length) throw new PermanentError(`${config}: ${failed.map((entry) => `${entry.id}: ${entry.error}`).join('; ')}`)
+  if (failed.length) {
+    const message = `${config}: ${failed.map((entry) => `${entry.id}: ${entry.error}`).join('; ')}`
+    // A store that could not reach its database (the queue's, just used: a restart, a dropped connection)
+    // is tried again later; any other failed entry fails the job for good.
+    throw failed.every((entry) => isConnectionLoss({ message: entry.error })) ? new Error(message) : new PermanentError(message)
+  }
   const sessions = app.ctx.get('sessions')
   const agents = app.ctx.get('agents')
   const goals = app.ctx.get('goals')

@@ -1,10 +1,11 @@
 // Workers while the database drops every connection, again and again (pg_terminate_backend, as a failover or
 // an operator does): no worker crashes or exits, every goal still completes exactly once, and every session
 // is whole and verified.
+import { readFile } from 'node:fs/promises'
 import { expect, it } from 'vitest'
 import { Config, GoalQueue } from '@goalkeeper/fleet'
 import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
-import { FLEET, listQueue, readSessions, terminateBackends, untilLogged, useFleet, worker } from './helpers.ts'
+import { FLEET, listQueue, readSessions, submit, terminateBackends, untilLogged, useFleet, worker } from './helpers.ts'
 
 const fleet = useFleet()
 const GOALS = 8
@@ -54,4 +55,19 @@ it(`2 workers x 2, ${GOALS} goals, every connection of the database terminated $
     expect(records.filter((record) => record.type === 'goal/change' && record.data.op === 'create')).toHaveLength(1)
     expect(records.filter((record) => record.type === 'goal/change' && record.data.op === 'complete')).toHaveLength(1)
   }
+}, CLI_TIMEOUT)
+
+it('a goal whose session store cannot reach its database is tried again later, not failed for good', async () => {
+  // The repository's composition keeps sessions on a server that refuses connections (as one restarting does).
+  const own = (await readFile(fleet.yml, 'utf8')).replace('${GOALKEEPER_DATABASE_URL}', 'postgres://gk@127.0.0.1:1/down')
+  expect(own).toContain('127.0.0.1:1/down')
+  const repo = await fleet.repo('unreachable', { 'cordis.yml': own })
+  const id = await submit(fleet, 'Write result.txt for goal-9', repo)
+  const one = worker(fleet, ['--name', 'w-down'])
+  await one.waitFor('stderr', new RegExp(`goal ${id} failed \\(it will be retried\\): .*cannot connect to it: .*ECONNREFUSED`))
+  one.child.kill('SIGTERM')
+  expect(await one.exit).toBe(0)
+  expect(one.stderr()).not.toMatch(new RegExp(`goal ${id} failed: `))
+  const listed = (await listQueue(fleet)).find((goal) => goal.id === id)
+  expect(listed).toMatchObject({ state: 'queued', jobState: 'retry' })
 }, CLI_TIMEOUT)

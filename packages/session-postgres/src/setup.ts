@@ -43,7 +43,7 @@ export function isConnectionLoss(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
   if (typeof code === 'string' && (LOST_CODES.has(code) || LOST_STATES.has(code) || code.startsWith('08'))) return true
   const text = typeof message === 'string' ? message : ''
-  return /Connection terminated|not queryable|Connection ended|timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery)|terminating connection/i.test(text)
+  return /\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT)\b|Connection terminated|not queryable|Connection ended|timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery)|terminating connection/i.test(text)
 }
 
 export interface RetryOptions {

@@ -1,6 +1,6 @@
 import PgBoss from 'pg-boss'
 import pg from 'pg'
-import { guardConnections, underSetupLock, withRetry } from '@goalkeeper/session-postgres'
+import { guardConnections, isConnectionLoss, underSetupLock, withRetry } from '@goalkeeper/session-postgres'
 import type { Config } from './config.ts'
 import { FleetError, type GoalJob, type GoalSpec, makeJob, readJob } from './job.ts'
 
@@ -82,12 +82,14 @@ export class GoalQueue {
    * lost on the way is tried again with backoff; pg-boss cannot start twice, so a retry starts a new one.
    */
   start(): Promise<void> {
+    let connected = false
     return (this.started ??= withRetry(async (attempt) => {
       if (attempt > 1) {
         await this.pgBoss.stop({ graceful: false, wait: true, close: true }).catch(() => {})
         this.pgBoss = this.newBoss()
       }
       await underSetupLock(this.pool, async (client) => {
+        connected = true
         await this.pgBoss.start()
         await this.pgBoss.createQueue(this.config.queue, {
           name: this.config.queue,
@@ -99,7 +101,12 @@ export class GoalQueue {
           job_id uuid PRIMARY KEY, session_id text NOT NULL, worker text, attempt int NOT NULL DEFAULT 0,
           rounds int, phase text, updated_at timestamptz NOT NULL DEFAULT now())`)
       })
-    }, { onRetry: (error) => this.onError?.(error as Error) }))
+    }, {
+      // A database that never answered is told at once (a wrong URL, a server that is down); one lost after
+      // it answered, or still starting up, is tried again.
+      retryable: (error) => isConnectionLoss(error) && (connected || (error as { code?: unknown }).code === '57P03'),
+      onRetry: (error) => this.onError?.(error as Error),
+    }))
   }
 
   async submit(spec: GoalSpec): Promise<{ id: string; job: GoalJob }> {

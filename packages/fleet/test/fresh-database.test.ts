@@ -38,3 +38,15 @@ it(`${COMMANDS} commands at once on a fresh database all start, ${TRIES} tries w
     }
   }
 }, 240_000)
+
+it('a database that never answered is reported at once, without retries (a wrong URL, a server that is down)', async () => {
+  const queue = new GoalQueue(Config({ ...FLEET }), 'postgres://gk@127.0.0.1:1/nowhere')
+  const retried: Error[] = []
+  queue.onError = (error) => retried.push(error)
+  try {
+    await expect(queue.start()).rejects.toMatchObject({ code: 'ECONNREFUSED' })
+    expect(retried).toEqual([])
+  } finally {
+    await queue.stop()
+  }
+})

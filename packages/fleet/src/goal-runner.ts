@@ -6,6 +6,7 @@ import { interruptWork, type GoalDriver } from '@goalkeeper/goal-session'
 import { describeError } from '@goalkeeper/kit'
 import type { BuiltinPlugins } from '@goalkeeper/loader'
 import type { SessionService } from '@goalkeeper/session'
+import { isConnectionLoss } from '@goalkeeper/session-postgres'
 import { Config as FleetConfig } from './config.ts'
 import type { GoalApp, GoalRunnerOptions } from './goal-app.ts'
 import type { GitWorkspace } from './git.ts'
@@ -71,7 +72,12 @@ async function composeGoal(config: string, workspace: GitWorkspace, options: Goa
 /** The services a goal needs; a composition that fails an entry or lacks one fails the job for good. */
 function goalServices(app: GoalApp, config: string): GoalServices {
   const failed = app.report.entries.filter((entry) => entry.status === 'failed')
-  if (failed.length) throw new PermanentError(`${config}: ${failed.map((entry) => `${entry.id}: ${entry.error}`).join('; ')}`)
+  if (failed.length) {
+    const message = `${config}: ${failed.map((entry) => `${entry.id}: ${entry.error}`).join('; ')}`
+    // A store that could not reach its database (the queue's, just used: a restart, a dropped connection)
+    // is tried again later; any other failed entry fails the job for good.
+    throw failed.every((entry) => isConnectionLoss({ message: entry.error })) ? new Error(message) : new PermanentError(message)
+  }
   const sessions = app.ctx.get('sessions')
   const agents = app.ctx.get('agents')
   const goals = app.ctx.get('goals')
@@ -174,6 +180,12 @@ async function jobOutcome({ sessions, goals }: GoalServices, agent: Agent, handl
     append(agent, 'fleet/release', { worker: handle.worker, job: handle.id, phase: goal.phase, rounds: goal.roundsStarted })
     await sessions.flush(agent.session)
     return { kind: 'returned', output }
+  }
+  // Active but disarmed with no drain: the driver stopped the rounds itself (a session flush failed, as when
+  // the database dropped the connection). Nothing was decided; the job is tried again, and the next run
+  // re-arms the goal from what the session holds.
+  if (goal?.phase === 'active' && goal.activation === 'disarmed' && stopReason !== 'drain') {
+    throw Object.assign(new Error(`the goal's rounds stopped while it was still active (a session write failed); it is tried again`), { code: 'GOAL_INTERRUPTED' })
   }
   return { kind: 'done', output: { ...output, session: agent.id, branch: workspace.branch, commit: workspace.pushed ?? null, worker: handle.worker, ...spendOf(goal) } }
 }

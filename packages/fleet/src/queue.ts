@@ -1,5 +1,6 @@
 import PgBoss from 'pg-boss'
 import pg from 'pg'
+import { guardConnections, isConnectionLoss, underSetupLock, withRetry } from '@goalkeeper/session-postgres'
 import type { Config } from './config.ts'
 import { FleetError, type GoalJob, type GoalSpec, makeJob, readJob } from './job.ts'
 
@@ -44,45 +45,73 @@ const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
  * and a `goalkeeper_fleet_workers` table of each worker's last beat, by which lost workers' jobs are released.
  */
 export class GoalQueue {
-  readonly boss: PgBoss
+  private pgBoss: PgBoss
   private pool: pg.Pool
   private started?: Promise<void>
 
   constructor(private config: Config, private url: string, private options: { supervise?: boolean } = {}) {
     if (!url) throw new FleetError('NO_DATABASE', 'the goal queue needs a PostgreSQL URL', 'pass --database URL or set DATABASE_URL')
-    this.boss = new PgBoss({
-      connectionString: url,
-      schema: config.schema,
+    this.pgBoss = this.newBoss()
+    // Every connection has an error listener: a connection the server drops, idle or busy, must not end the process.
+    this.pool = guardConnections(new pg.Pool({ connectionString: url, max: 2 }), (error) => this.onError?.(error))
+  }
+
+  /** pg-boss on the queue's database (a new instance after a start that lost its connection). */
+  get boss(): PgBoss {
+    return this.pgBoss
+  }
+
+  private newBoss(): PgBoss {
+    const boss = new PgBoss({
+      connectionString: this.url,
+      schema: this.config.schema,
       max: 4,
-      supervise: !!options.supervise,
+      supervise: !!this.options.supervise,
       schedule: false,
-      maintenanceIntervalSeconds: config.maintenanceSeconds,
+      maintenanceIntervalSeconds: this.config.maintenanceSeconds,
       // Finished jobs stay listable in the job table for a week, then pg-boss archives them.
       archiveCompletedAfterSeconds: 7 * 24 * 3600,
     })
     // pg-boss reports connection trouble as events; without a listener an EventEmitter error would end the process.
-    this.boss.on('error', (error) => this.onError?.(error))
-    this.pool = new pg.Pool({ connectionString: url, max: 2 })
-    this.pool.on('error', (error) => this.onError?.(error))
+    boss.on('error', (error) => this.onError?.(error))
+    return boss
   }
 
   onError?: (error: Error) => void
 
+  /**
+   * Creates pg-boss's schema, the queue and the fleet's table when missing, under goalkeeper's set-up lock
+   * (starters on a fresh database at once would collide in the catalogue), and starts pg-boss. A connection
+   * lost on the way is tried again with backoff; pg-boss cannot start twice, so a retry starts a new one.
+   */
   start(): Promise<void> {
-    return (this.started ??= (async () => {
-      await this.boss.start()
-      await this.boss.createQueue(this.config.queue, {
-        name: this.config.queue,
-        retryLimit: this.config.retryLimit,
-        retryDelay: this.config.retryDelaySeconds,
-        expireInSeconds: this.config.expireSeconds,
-      } as PgBoss.Queue)
-      await this.pool.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet (
-        job_id uuid PRIMARY KEY, session_id text NOT NULL, worker text, attempt int NOT NULL DEFAULT 0,
-        rounds int, phase text, updated_at timestamptz NOT NULL DEFAULT now())`)
-      await this.pool.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet_workers (
-        worker text PRIMARY KEY, beat_at timestamptz NOT NULL DEFAULT now(), started_at timestamptz NOT NULL DEFAULT now())`)
-    })())
+    let connected = false
+    return (this.started ??= withRetry(async (attempt) => {
+      if (attempt > 1) {
+        await this.pgBoss.stop({ graceful: false, wait: true, close: true }).catch(() => {})
+        this.pgBoss = this.newBoss()
+      }
+      await underSetupLock(this.pool, async (client) => {
+        connected = true
+        await this.pgBoss.start()
+        await this.pgBoss.createQueue(this.config.queue, {
+          name: this.config.queue,
+          retryLimit: this.config.retryLimit,
+          retryDelay: this.config.retryDelaySeconds,
+          expireInSeconds: this.config.expireSeconds,
+        } as PgBoss.Queue)
+        await client.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet (
+          job_id uuid PRIMARY KEY, session_id text NOT NULL, worker text, attempt int NOT NULL DEFAULT 0,
+          rounds int, phase text, updated_at timestamptz NOT NULL DEFAULT now())`)
+        await client.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet_workers (
+          worker text PRIMARY KEY, beat_at timestamptz NOT NULL DEFAULT now(), started_at timestamptz NOT NULL DEFAULT now())`)
+      })
+    }, {
+      // A database that never answered is told at once (a wrong URL, a server that is down); one lost after
+      // it answered, or still starting up, is tried again.
+      retryable: (error) => isConnectionLoss(error) && (connected || (error as { code?: unknown }).code === '57P03'),
+      onRetry: (error) => this.onError?.(error as Error),
+    }))
   }
 
   async submit(spec: GoalSpec): Promise<{ id: string; job: GoalJob }> {
@@ -160,7 +189,15 @@ export class GoalQueue {
   }
 
   async complete(id: string, output: object): Promise<void> {
-    await this.boss.complete(this.config.queue, id, output)
+    await this.retrying(() => this.boss.complete(this.config.queue, id, output))
+  }
+
+  /**
+   * A write that settles a job, tried again with backoff while the database is away (a restart, a dropped
+   * connection): each is idempotent, and giving up would leave the job to expire and run again.
+   */
+  private retrying<T>(work: () => Promise<T>): Promise<T> {
+    return withRetry(work, { attempts: 10, onRetry: (error) => this.onError?.(error as Error) })
   }
 
   /** Fails the job for good (no retry): a job that cannot run (bad repository, bad data) fails with its reason. */
@@ -169,23 +206,23 @@ export class GoalQueue {
     const output = { message, ...((error as { code?: unknown })?.code ? { code: (error as { code: string }).code } : {}) }
     if (!retry) {
       // Raising retry_count to the limit makes pg-boss's fail final, through its own fail.
-      await this.pool.query(`UPDATE ${ident(this.config.schema)}.job SET retry_count = retry_limit WHERE name = $1 AND id = $2`, [this.config.queue, id])
+      await this.retrying(() => this.pool.query(`UPDATE ${ident(this.config.schema)}.job SET retry_count = retry_limit WHERE name = $1 AND id = $2`, [this.config.queue, id]))
     }
-    await this.boss.fail(this.config.queue, id, output)
+    await this.retrying(() => this.boss.fail(this.config.queue, id, output))
   }
 
   /** Puts a running job back in the queue as it is, for another worker (a draining worker's goals). */
   async release(id: string): Promise<void> {
-    await this.boss.cancel(this.config.queue, id)
-    await this.boss.resume(this.config.queue, id)
+    await this.retrying(() => this.boss.cancel(this.config.queue, id))
+    await this.retrying(() => this.boss.resume(this.config.queue, id))
   }
 
   async noteClaim(id: string, sessionId: string, worker: string | null, attempt: number): Promise<void> {
-    await this.pool.query(
+    await this.retrying(() => this.pool.query(
       `INSERT INTO goalkeeper_fleet (job_id, session_id, worker, attempt, updated_at) VALUES ($1, $2, $3, $4, now())
        ON CONFLICT (job_id) DO UPDATE SET worker = $3, attempt = $4, updated_at = now()`,
       [id, sessionId, worker, attempt],
-    )
+    ))
   }
 
   async noteProgress(id: string, progress: { rounds?: number; phase?: string; worker?: string | null }): Promise<void> {
@@ -241,7 +278,7 @@ export class GoalQueue {
 
   async stop(): Promise<void> {
     if (this.started) await this.started.catch(() => {})
-    await this.boss.stop({ graceful: false, wait: true, close: true }).catch(() => {})
+    await this.pgBoss.stop({ graceful: false, wait: true, close: true }).catch(() => {})
     await this.pool.end().catch(() => {})
   }
 }

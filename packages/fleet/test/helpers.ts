@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
+import pg from 'pg'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { repoRoot, run, sessionStack, start, testDatabase, type Run } from '@goalkeeper/test-kit'
 
@@ -135,5 +136,38 @@ export async function readSessions(fleet: Fleet, ids: string[]) {
     return out
   } finally {
     await fiber.dispose()
+  }
+}
+
+/** Resolves once `predicate` holds for the stderr of the runs (checked on every chunk, no polling); rejects when one exits with an error. */
+export function untilLogged(runs: Run[], predicate: () => boolean, what: string, guardMs = 180_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // A guard against a hang, not a measure: it names what was awaited and shows what the workers said.
+    const guard = setTimeout(() => reject(new Error(`no ${what} after ${guardMs} ms; the workers said:\n${runs.map((run) => run.stderr()).join('\n---\n')}`)), guardMs)
+    const check = () => {
+      if (!predicate()) return
+      clearTimeout(guard)
+      for (const run of runs) run.child.stderr!.off('data', check)
+      resolve()
+    }
+    for (const run of runs) {
+      run.child.stderr!.on('data', check)
+      void run.exit.then((code) => code !== 0 && reject(new Error(`a worker exited with ${code} while waiting for ${what}:\n${run.stderr()}`)))
+    }
+    check()
+  })
+}
+
+/** Ends every other connection to the fleet's database (what a failover or an operator does); returns how many. */
+export async function terminateBackends(fleet: Fleet): Promise<number> {
+  const client = new pg.Client({ connectionString: fleet.url })
+  await client.connect()
+  try {
+    const { rows } = await client.query(
+      'SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    )
+    return rows[0].n
+  } finally {
+    await client.end()
   }
 }

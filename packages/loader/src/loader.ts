@@ -221,9 +221,12 @@ export class Loader {
     }
     this.slots = slots
     await this.settle()
+    // Entries waiting behind one that failed are its echo (a session store that cannot connect leaves
+    // the agents, goals... waiting): the failure is what to read, so then the waits are only debug lines.
+    const anyFailed = started.some((slot) => this.info(slot).status === 'failed')
     for (const slot of started) {
       const info = this.info(slot)
-      if (info.status === 'waiting') this.logger.warn('%s waits for services: %s', slot.spec.label, info.waitingFor?.join(', '))
+      if (info.status === 'waiting') this.logger[anyFailed ? 'debug' : 'warn']('%s waits for services: %s', slot.spec.label, info.waitingFor?.join(', '))
       if (info.status === 'loaded' && info.kind === 'plugin') this.emitter.emit('entry-loaded', info)
       if (info.status === 'failed') this.emitter.emit('entry-failed', info)
     }

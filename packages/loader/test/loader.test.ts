@@ -226,6 +226,23 @@ describe('loading cordis.yml', () => {
     expect(loader.get('consumer')?.waitingFor).toEqual(['fixtureStore'])
   })
 
+  it('warns about an entry left waiting, unless an entry failed: then the waits are its echo and only debug lines', async () => {
+    const alone = await load(`
+- id: consumer
+  name: ./consumer.mjs
+`)
+    expect(alone.logs).toContain('[warn] loader entry "consumer" waits for services: fixtureStore')
+    const behind = await load(`
+- id: boom
+  name: ./throws.mjs
+- id: consumer
+  name: ./consumer.mjs
+`)
+    expect(behind.report.failed).toEqual(['boom'])
+    expect(behind.report.waiting).toEqual(['consumer'])
+    expect(behind.logs.filter((line) => line.includes('waits for services'))).toEqual(['[debug] loader entry "consumer" waits for services: fixtureStore'])
+  })
+
   it('starts a consumer listed before its provider once the provider is loaded', async () => {
     const { report } = await load(`
 - id: consumer

@@ -6,6 +6,7 @@ import { openPostgresStore } from './store.ts'
 export { openPostgresStore, PostgresSessionStore, type PostgresStoreOptions } from './store.ts'
 export { migrate, MIGRATIONS } from './migrations.ts'
 export { maskUrl } from './url.ts'
+export { guardConnections, isConnectionLoss, type RetryOptions, SETUP_LOCK, underSetupLock, withRetry } from './setup.ts'
 
 export const name = 'session-postgres'
 export const inject: string[] = []

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { underSetupLock } from './setup.ts'
 
 /**
  * The schema, one version per entry, applied in order and recorded in `goalkeeper_migrations`. Never edit
@@ -90,43 +91,32 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
 ]
 
-// Any constant: it only has to be the same for every goalkeeper process on the database.
-const LOCK_KEY = 0x676b7367 // 'gksg'
-
 /**
- * Brings the schema to the latest version. Concurrent starters queue on an advisory lock, so each
+ * Brings the schema to the latest version. Concurrent starters queue on goalkeeper's set-up lock, so each
  * version is applied once; each version is applied in its own transaction with its record.
  */
 export async function migrate(pool: pg.Pool): Promise<number[]> {
-  const client = await pool.connect()
   const applied: number[] = []
-  try {
-    await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY])
-    try {
-      await client.query(`CREATE TABLE IF NOT EXISTS goalkeeper_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
-      const { rows } = await client.query<{ version: number }>('SELECT version FROM goalkeeper_migrations')
-      const done = new Set(rows.map((row) => row.version))
-      const latest = Math.max(0, ...done)
-      const known = MIGRATIONS[MIGRATIONS.length - 1].version
-      if (latest > known) throw Object.assign(new Error(`the database's session schema is version ${latest}, newer than this goalkeeper knows (${known}): upgrade goalkeeper`), { code: 'SESSION_SCHEMA' })
-      for (const migration of MIGRATIONS) {
-        if (done.has(migration.version)) continue
-        await client.query('BEGIN')
-        try {
-          await client.query(migration.sql)
-          await client.query('INSERT INTO goalkeeper_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
-          await client.query('COMMIT')
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => {})
-          throw error
-        }
-        applied.push(migration.version)
+  await underSetupLock(pool, async (client) => {
+    await client.query(`CREATE TABLE IF NOT EXISTS goalkeeper_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM goalkeeper_migrations')
+    const done = new Set(rows.map((row) => row.version))
+    const latest = Math.max(0, ...done)
+    const known = MIGRATIONS[MIGRATIONS.length - 1].version
+    if (latest > known) throw Object.assign(new Error(`the database's session schema is version ${latest}, newer than this goalkeeper knows (${known}): upgrade goalkeeper`), { code: 'SESSION_SCHEMA' })
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.version)) continue
+      await client.query('BEGIN')
+      try {
+        await client.query(migration.sql)
+        await client.query('INSERT INTO goalkeeper_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
+        await client.query('COMMIT')
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw error
       }
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY])
+      applied.push(migration.version)
     }
-  } finally {
-    client.release()
-  }
+  })
   return applied
 }

@@ -3,6 +3,7 @@ import { type Appender, type AppenderOptions, SessionError, type SessionStore, t
 import { PgAppender } from './appender.ts'
 import { Lease, newHolder, takeLease } from './lease.ts'
 import { migrate } from './migrations.ts'
+import { guardConnections, isConnectionLoss, withRetry } from './setup.ts'
 import { headerFacts, lineFacts } from './summary.ts'
 import { checkUrl, maskUrl } from './url.ts'
 
@@ -13,6 +14,10 @@ export interface PostgresStoreOptions {
   renewMs?: number
   /** Connections in the pool (default 4). */
   poolSize?: number
+  /** Tries at connecting and setting up the schema when the connection is lost on the way (default 8, with backoff). */
+  setupAttempts?: number
+  /** Told before each retry of the set-up (for a log line). */
+  onRetry?: (error: unknown, attempt: number) => void
 }
 
 const PAGE = 2000
@@ -314,15 +319,26 @@ async function inTransaction(pool: pg.Pool, work: (client: pg.PoolClient) => Pro
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresSessionStore> {
   checkUrl(url)
   const masked = maskUrl(url)
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4, connectionTimeoutMillis: 10_000 })
-  // An idle connection dropped by the server must not crash the process; the next query reconnects.
-  pool.on('error', () => {})
+  // Every connection gets an error listener: a dropped one, idle or in a transaction, must not crash the
+  // process; the query it ran rejects, and the next query reconnects.
+  const pool = guardConnections(new pg.Pool({ connectionString: url, max: options.poolSize ?? 4, connectionTimeoutMillis: 10_000 }))
   let step = 'connect to it'
+  let connected = false
   try {
-    const client = await pool.connect()
-    client.release()
-    step = 'migrate the session schema'
-    await migrate(pool)
+    await withRetry(async () => {
+      step = 'connect to it'
+      const client = await pool.connect()
+      client.release()
+      connected = true
+      step = 'migrate the session schema'
+      await migrate(pool)
+    }, {
+      attempts: options.setupAttempts ?? 8,
+      // A database that never answered is told at once (a wrong URL, a server that is down); one lost after
+      // it answered (a restart, a terminated backend) or still starting up is tried again.
+      retryable: (error) => isConnectionLoss(error) && (connected || (error as { code?: unknown }).code === '57P03'),
+      onRetry: options.onRetry,
+    })
   } catch (error) {
     await pool.end().catch(() => {})
     const password = safePassword(url)

@@ -30,7 +30,7 @@ export async function listSessions(store: SessionStore, open: ReadonlyMap<string
 
   const problem = (id: string, error: unknown) => {
     const { code, line } = error as { code?: string; line?: number }
-    logger.debug('session %s cannot be read: %s', id, (error as Error).message)
+    logger.debug('%s cannot be read: %s', id, (error as Error).message)
     const reason = (error as Error).message
     return { id, file: store.locationOf(id), createdAt: 0, updatedAt: 0, records: 0, cwd: '', problem: { code: code ?? 'EIO', ...(line !== undefined && { line }), reason } }
   }

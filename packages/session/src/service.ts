@@ -57,6 +57,7 @@ export class SessionServiceImpl implements SessionService {
       const now = clock()
       return Number.isFinite(now) ? now : Date.now()
     }
+    // Lines name the session by its id alone: the logger's name already prints "session" before them.
     this.logger = ctx.logger('session')
     this.host = {
       now: this.now,
@@ -179,7 +180,7 @@ export class SessionServiceImpl implements SessionService {
       try {
         await this.closeNow(session)
       } catch (error) {
-        this.logger.error('session %s: %d records could not be saved to %s: %s', session.id, session.writer?.pending ?? 0, session.file, (error as Error).message)
+        this.logger.error('%s: %d records could not be saved to %s: %s', session.id, session.writer?.pending ?? 0, session.file, (error as Error).message)
         await session.storeWriter?.close().catch(noop)
         session.markClosed()
         this.sessions.delete(session.id)
@@ -260,7 +261,7 @@ export class SessionServiceImpl implements SessionService {
     session.repair = report
     const torn = report.sideFile ? `cut a torn last line of ${report.tornBytes} bytes (kept in ${report.sideFile}); ` : ''
     const closed = report.appended.map((record) => record.type).join(', ') || 'nothing'
-    this.logger.warn('session %s was not closed cleanly: %sappended %s', session.id, torn, closed)
+    this.logger.warn('%s was not closed cleanly: %sappended %s', session.id, torn, closed)
     dispatchIsolated(this.ctx, 'session/repaired', session, report)
   }
 
@@ -306,10 +307,10 @@ export class SessionServiceImpl implements SessionService {
       delayMs: this.options.flushDelayMs,
       maxBatchBytes: this.options.maxBatchBytes,
       onBackgroundError: (error) => {
-        this.logger.warn('session %s: background write failed, records stay queued for the next flush: %s', session.id, (error as Error).message)
+        this.logger.warn('%s: background write failed, records stay queued for the next flush: %s', session.id, (error as Error).message)
       },
       onRecovered: (error) => {
-        this.logger.warn('session %s: written on a later attempt after a write failed (%s); nothing was lost', session.id, (error as Error).message)
+        this.logger.warn('%s: written on a later attempt after a write failed (%s); nothing was lost', session.id, (error as Error).message)
       },
       seal: (seq, line) => this.host.signer!.seal(session.id, seq, splitMac(line).mac ?? ''),
       onDurable: () => {

@@ -115,6 +115,7 @@ function snapshot(prev: Goal, now: number, change: { phase: GoalPhase; objective
   const verify = change.verify ?? prev.verify
   if (verify?.length) goal.verify = [...verify]
   if (prev.verification) goal.verification = structuredClone(prev.verification)
+  if (prev.judgement) goal.judgement = structuredClone(prev.judgement)
   return goal
 }
 

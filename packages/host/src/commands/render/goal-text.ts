@@ -1,4 +1,4 @@
-import { describePhase, describeSpend, type Goal, type GoalActivation, type GoalChange, type GoalState } from '@goalkeeper/goal'
+import { describePhase, describeSpend, describeVerification, type Goal, type GoalActivation, type GoalChange, type GoalState } from '@goalkeeper/goal'
 import { oneLine } from './text.ts'
 
 const rounds = (goal: Goal) => `${goal.roundsStarted}/${goal.maxGoalRounds}`
@@ -19,15 +19,6 @@ export function describeGoalChange(change: GoalChange): string {
   }
 }
 
-/**
- * Whether the completion was checked: `verified: npm test passed` when the goal's check ran and passed last,
- * `not verified` otherwise (no check, or completed without one passing): the model's word alone.
- */
-function verified(goal: Goal): string {
-  const last = goal.verification?.last
-  if (!goal.verify || !last?.ok) return 'not verified'
-  return `verified: ${goal.verify.join(' && ')} passed`
-}
 
 /** Activation only tells something new while the goal is active (other phases are always disarmed). */
 export function describeActivation(activation: GoalActivation, goal: GoalState | undefined): string | undefined {
@@ -45,7 +36,7 @@ export function goalSummary(goal: GoalState | undefined): string {
 function goalOutcome(goal: GoalState | undefined): string {
   if (!goal) return 'No goal: it was cleared.'
   const objective = JSON.stringify(oneLine(goal.objective, 200))
-  if (goal.phase === 'complete') return `Goal complete (${verified(goal)}) after ${rounds(goal)} rounds: ${objective}`
+  if (goal.phase === 'complete') return `Goal complete (${describeVerification(goal)}) after ${rounds(goal)} rounds: ${objective}`
   return `Goal ${describePhase(goal)} after ${rounds(goal)} rounds: ${objective}\n${goal.blockedReason?.message ?? ''}`.trimEnd()
 }
 

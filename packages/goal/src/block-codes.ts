@@ -21,6 +21,8 @@ export const BLOCK_CODES = {
   'budget-limited': { owner: 'goal-budget', kind: 'budget', limit: true },
   /** The judge refused the model's completion too many times in a row; its last reasons are the message. */
   'judge-rejected': { owner: 'goal-judge', kind: 'judge', limit: false },
+  /** The judge could not be asked (errors, timeouts, answers off the schema) after its retries. */
+  'judge-failed': { owner: 'goal-judge', kind: 'judge', limit: false },
   'repeated-tool-call': { owner: 'loop-guard', kind: 'policy', limit: false },
   'mistake-limit': { owner: 'mistake-limit', kind: 'policy', limit: false },
   'no-progress': { owner: 'no-progress', kind: 'policy', limit: false },
@@ -52,6 +54,7 @@ export const BLOCK = {
   contextOverflow: 'context-overflow',
   budgetLimited: 'budget-limited',
   judgeRejected: 'judge-rejected',
+  judgeFailed: 'judge-failed',
   repeatedToolCall: 'repeated-tool-call',
   mistakeLimit: 'mistake-limit',
   noProgress: 'no-progress',

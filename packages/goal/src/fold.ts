@@ -185,7 +185,7 @@ function checkJudgement(value: unknown): void {
   exactKeys(value, ['attempts', 'last', 'rejectionsInARow'], 'judgement')
   if (!isCount(value.attempts) || !isCount(value.rejectionsInARow) || value.rejectionsInARow > value.attempts) throw new Error('goal judgement counts are not consistent counts')
   if (!isRecord(value.last)) throw new Error('goal judgement last is not an object')
-  exactKeys(value.last, ['accepted', 'judge', 'missing', 'reasons', 'verdict'], 'judgement last')
+  exactKeys(value.last, ['accepted', 'diff', 'judge', 'missing', 'reasons', 'verdict'], 'judgement last')
 }
 
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0

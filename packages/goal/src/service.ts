@@ -81,7 +81,7 @@ export class GoalRegistry implements GoalService {
   recordJudgement(agentRef: AgentRef, judgement: GoalJudgementRecord): GoalState {
     const { agent, tracked } = this.track(agentRef)
     const j = judgement
-    const data: GoalJudgementRecord = { goalId: j?.goalId, judge: j?.judge, verdict: j?.verdict, accepted: j?.accepted, reasons: j?.reasons, missing: j?.missing }
+    const data: GoalJudgementRecord = { goalId: j?.goalId, judge: j?.judge, verdict: j?.verdict, accepted: j?.accepted, reasons: j?.reasons, missing: j?.missing, diff: j?.diff }
     const violation = judgementViolation(tracked.fold.current, data)
     if (violation) throw new GoalError('GOAL_INVALID_JUDGEMENT', `Cannot record this judgement: ${violation}.`)
     agent.session.append(GOAL_JUDGEMENT_RECORD, data)

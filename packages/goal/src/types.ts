@@ -102,6 +102,8 @@ export interface GoalJudgementRecord {
   accepted: boolean
   reasons: string[]
   missing: string[]
+  /** The workspace's change since the goal began, as the judge saw it; null outside a git work tree. */
+  diff: { summary: string; sha256: string } | null
 }
 
 /** The fold of a goal's `goal/judgement` records. */

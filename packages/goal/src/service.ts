@@ -140,8 +140,8 @@ export class GoalRegistry implements GoalService {
     })!
   }
 
-  complete(agent: AgentRef, ref: GoalRef): GoalState {
-    return this.simple(agent, ref, 'complete', 'disarmed', {})
+  complete(agent: AgentRef, ref: GoalRef, options: { by?: 'person' } = {}): GoalState {
+    return this.simple(agent, ref, 'complete', 'disarmed', options?.by === 'person' ? { completedBy: 'person' } : {})
   }
 
   block(agent: AgentRef, ref: GoalRef, reason: BlockedReason): GoalState {

@@ -28,9 +28,10 @@ export function describePhase(goal: Pick<Goal, 'phase' | 'blockedReason'> & { ac
 
 /**
  * What a completion was decided on: `verified: npm test passed; judged met by cheap-model`, `judged met by
- * cheap-model`, or `not verified` when neither a passing check nor an accepting judge stood behind it.
+ * cheap-model`, `completed by a person` (`/goal complete`), or `not verified` when neither a passing check nor an accepting judge stood behind it.
  */
-export function describeVerification(goal: Pick<Goal, 'verify' | 'verification' | 'judgement'>): string {
+export function describeVerification(goal: Pick<Goal, 'verify' | 'verification' | 'judgement' | 'completedBy'>): string {
+  if (goal.completedBy === 'person') return 'completed by a person'
   const parts: string[] = []
   if (goal.verify && goal.verification?.last.ok) parts.push(`verified: ${goal.verify.join(' && ')} passed`)
   const judged = goal.judgement?.last

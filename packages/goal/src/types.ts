@@ -149,6 +149,8 @@ export interface Goal {
   verification?: GoalVerification
   /** Present once a judge decided on a completion. */
   judgement?: GoalJudgement
+  /** Present on a goal a person completed (`/goal complete`): neither check nor judge was asked. */
+  completedBy?: 'person'
   createdAt: number
   updatedAt: number
 }
@@ -236,7 +238,8 @@ export interface GoalService {
   edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState
   pause(agent: AgentRef, ref: GoalRef): GoalState
   resume(agent: AgentRef, ref: GoalRef): GoalState
-  complete(agent: AgentRef, ref: GoalRef): GoalState
+  /** `by: 'person'` records a person's decision (`/goal complete`); the model's completions go through the goal tool. */
+  complete(agent: AgentRef, ref: GoalRef, options?: { by?: 'person' }): GoalState
   block(agent: AgentRef, ref: GoalRef, reason: BlockedReason): GoalState
   clear(agent: AgentRef, ref: GoalRef): void
   /** Drops process-local authority only: no record, no revision change, no `goal/changed`. */

@@ -13,7 +13,10 @@ export function describeGoalChange(change: GoalChange): string {
     case 'edit': return `goal edited: ${JSON.stringify(oneLine(goal.objective, 100))} (${cap(goal)}, ${goal.phase})`
     case 'pause': return `goal paused after round ${rounds(goal)}`
     case 'resume': return `goal resumed after round ${rounds(goal)}`
-    case 'complete': return `goal complete after round ${rounds(goal)}`
+    case 'complete': {
+      const how = describeVerification(goal)
+      return `goal complete after round ${rounds(goal)}${how === 'not verified' ? '' : ` (${how})`}`
+    }
     case 'block': return `goal blocked after round ${rounds(goal)}: ${goal.blockedReason?.code}: ${oneLine(goal.blockedReason?.message ?? '', 200)}`
     default: return `goal ${change.op}: ${goal.phase}`
   }

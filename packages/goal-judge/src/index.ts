@@ -2,10 +2,11 @@ import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import type {} from '@goalkeeper/goal-budget'
 import { GoalJudge, type JudgeConfig } from './judge.ts'
+import { AGENT_JUDGE_NOTE } from './prompt.ts'
 
 export { GoalJudge, refusal, type JudgeConfig } from './judge.ts'
 export { parseVerdict, VERDICT_SCHEMA, type Verdict } from './verdict.ts'
-export { JUDGE_SYSTEM_PROMPT } from './prompt.ts'
+export { AGENT_JUDGE_NOTE, JUDGE_SYSTEM_PROMPT } from './prompt.ts'
 export { renderEvidence, type Evidence } from './evidence.ts'
 export { snapshotBase, workspaceDiff, type WorkspaceDiff } from './diff.ts'
 
@@ -31,6 +32,9 @@ export const apply = (ctx: Context, config: JudgeConfig) => {
     yield ctx.on('goal/changed', (agent, change) => {
       if (change.op === 'create' && change.goal) judge.remember(change.goal.id, agent.session.header.cwd)
       if (change.op === 'clear' && change.previous) judge.forget(change.previous.id)
+    })
+    yield ctx.on('agent/system-prompt', (agent, parts) => {
+      if (ctx.goals.get(agent)) parts.push(AGENT_JUDGE_NOTE)
     })
     yield ctx.provide('goalJudge', judge)
   }, 'goal-judge')

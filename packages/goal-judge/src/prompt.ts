@@ -1,5 +1,10 @@
 import { VERDICT_SCHEMA } from './verdict.ts'
 
+/** What the agent is told while it has a goal: its completion is reviewed, and from what. */
+export const AGENT_JUDGE_NOTE = 'When you call update_goal complete, an independent judge reviews the completion after the checks pass. '
+  + 'It reads the check output, the workspace changes since the goal began, your message in that turn and the files it names, not this conversation. '
+  + 'Name the files that show the work in that message.'
+
 /** The judge's instructions. It decides from evidence alone; the agent's claims are one part of it, not proof. */
 export const JUDGE_SYSTEM_PROMPT = [
   'You judge whether a coding agent has met its objective. You do not talk to the agent and you cannot run anything.',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { JUDGE_SYSTEM_PROMPT, refusal, renderEvidence, type Evidence } from '../src/index.ts'
+import { AGENT_JUDGE_NOTE, JUDGE_SYSTEM_PROMPT, refusal, renderEvidence, type Evidence } from '../src/index.ts'
 
 const base: Evidence = { objective: 'Ship it', checks: [], diff: undefined, completion: 'Done.', files: [] }
 
@@ -20,6 +20,10 @@ describe('renderEvidence', () => {
 describe('the judge\'s texts', () => {
   it('tells the judge to decide from evidence and answer by the schema', () => {
     expect(JUDGE_SYSTEM_PROMPT).toMatchSnapshot()
+  })
+
+  it('tells the agent its completion is reviewed, and from what', () => {
+    expect(AGENT_JUDGE_NOTE).toMatchSnapshot()
   })
 
   it('tells the model what is missing', () => {

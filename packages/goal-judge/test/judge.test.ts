@@ -5,6 +5,7 @@ import { BLOCK, describeVerification, foldGoal } from '@goalkeeper/goal'
 import { executeGoalCommand, parseGoalCommand } from '@goalkeeper/tool-goal'
 import type { Harness } from '@goalkeeper/test-kit'
 import type { Agent } from '@goalkeeper/agent-loop'
+import { AGENT_JUDGE_NOTE } from '../src/index.ts'
 import { completeStep, evidenceOf, judgeSetup, roundPrompts, settled, verdict, writeStep } from './helpers.ts'
 
 let h: Harness | undefined
@@ -53,6 +54,7 @@ describe('the judge of a completion', () => {
       'Do what is missing, show it in the workspace, and call update_goal complete again.',
     ].join('\n'))
     expect(accepted.ok).toBe(true)
+    expect(h.scripted.requests[0].system).toContain(AGENT_JUDGE_NOTE)
     // The refusal starts the next round: its prompt carries the reasons, as data.
     const prompts = roundPrompts(h.scripted)
     expect(prompts).toHaveLength(2)

@@ -1,5 +1,5 @@
 import type { PlanEntry } from '@agentclientprotocol/sdk'
-import { addUsage, describePhase, describeTurnOutcome, GOAL_CHANGE_RECORD, GOAL_USAGE_RECORD, isGoalSourced, isLimitCode, isRunnable, tokensOf, type Goal, type GoalBudgets, type GoalSpend, type GoalState, type GoalVerification } from '@goalkeeper/goal'
+import { addUsage, describePhase, describeVerification, describeTurnOutcome, GOAL_CHANGE_RECORD, GOAL_USAGE_RECORD, isGoalSourced, isLimitCode, isRunnable, tokensOf, type Goal, type GoalBudgets, type GoalJudgement, type GoalSpend, type GoalState, type GoalVerification } from '@goalkeeper/goal'
 import { clip } from '@goalkeeper/kit'
 import { isRecordOf, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
 
@@ -51,6 +51,10 @@ export interface GoalSnapshot {
   /** The check a completion must pass, and how it went so far; null when there is none. */
   verify: string[] | null
   verification: GoalVerification | null
+  /** The completion judge's decisions so far (the last one, and refusals in a row); null before any. */
+  judgement: GoalJudgement | null
+  /** What a complete goal stood on (`verified: npm test passed; judged met by cheap`, `completed by a person`, `not verified`); null until complete. */
+  completedOn: string | null
   createdAt: number
   updatedAt: number
 }
@@ -161,6 +165,8 @@ export class GoalView {
       spent: goal.spent ?? null,
       verify: goal.verify ?? null,
       verification: goal.verification ?? null,
+      judgement: goal.judgement ?? null,
+      completedOn: goal.phase === 'complete' ? describeVerification(goal) : null,
       createdAt: goal.createdAt,
       updatedAt: goal.updatedAt,
     }

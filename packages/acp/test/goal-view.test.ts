@@ -26,7 +26,15 @@ describe('the goal snapshot a client sees', () => {
 
     // A goal change carries the spend the goal package folded; the view takes it as it is.
     view.observe(record('goal/change', { op: 'block', goal: goal({ phase: 'blocked', blockedReason: { code: 'budget-limited', message: 'tokens used up' }, spent: { tokens: 1_000, costUsd: null, activeTimeMs: 3_000, calls: 3 } }) }))
-    expect(view.snapshot(undefined)).toMatchObject({ status: 'limited', spent: { tokens: 1_000, calls: 3 } })
+    expect(view.snapshot(undefined)).toMatchObject({ status: 'limited', spent: { tokens: 1_000, calls: 3 }, judgement: null, completedOn: null })
+  })
+
+  it('says what a complete goal stood on: its check and the judge', () => {
+    const view = new GoalView()
+    const judgement = { attempts: 2, rejectionsInARow: 0, last: { judge: 'cheap', verdict: 'met' as const, accepted: true, reasons: ['ok'], missing: [], diff: null } }
+    const verification = { attempts: 2, failures: 0, last: { command: 'npm test', ok: true, exitCode: 0 } }
+    view.observe(record('goal/change', { op: 'complete', goal: goal({ phase: 'complete', verification, judgement }) }))
+    expect(view.snapshot(undefined)).toMatchObject({ judgement, completedOn: 'verified: npm test passed; judged met by cheap' })
   })
 
   it('says null where the goal has no budget and no check', () => {

@@ -19,6 +19,10 @@ export const BLOCK_CODES = {
   'queue-failed': { owner: 'goal-session', kind: 'driver', limit: false },
   'context-overflow': { owner: 'goal-session', kind: 'driver', limit: false },
   'budget-limited': { owner: 'goal-budget', kind: 'budget', limit: true },
+  /** The judge refused the model's completion too many times in a row; its last reasons are the message. */
+  'judge-rejected': { owner: 'goal-judge', kind: 'judge', limit: false },
+  /** The judge could not be asked (errors, timeouts, answers off the schema) after its retries. */
+  'judge-failed': { owner: 'goal-judge', kind: 'judge', limit: false },
   'repeated-tool-call': { owner: 'loop-guard', kind: 'policy', limit: false },
   'mistake-limit': { owner: 'mistake-limit', kind: 'policy', limit: false },
   'no-progress': { owner: 'no-progress', kind: 'policy', limit: false },
@@ -27,7 +31,7 @@ export const BLOCK_CODES = {
 export interface BlockCodeInfo {
   /** The package that blocks goals with this code. */
   owner: string
-  kind: 'model' | 'driver' | 'budget' | 'policy'
+  kind: 'model' | 'driver' | 'budget' | 'judge' | 'policy'
   limit: boolean
 }
 
@@ -49,6 +53,8 @@ export const BLOCK = {
   queueFailed: 'queue-failed',
   contextOverflow: 'context-overflow',
   budgetLimited: 'budget-limited',
+  judgeRejected: 'judge-rejected',
+  judgeFailed: 'judge-failed',
   repeatedToolCall: 'repeated-tool-call',
   mistakeLimit: 'mistake-limit',
   noProgress: 'no-progress',

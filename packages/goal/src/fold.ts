@@ -3,9 +3,10 @@ import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
 import { addUsage, GOAL_USAGE_RECORD, normalizeBudgets } from './budgets.ts'
 import { addCheck, checkViolation, GOAL_CHECK_RECORD, normalizeVerify } from './checks.ts'
 import { GoalError } from './errors.ts'
+import { addJudgement, GOAL_JUDGEMENT_RECORD, judgementViolation } from './judgements.ts'
 import { roundViolation } from './rounds.ts'
 import { checkClear, transition, type MutatingOperation } from './transitions.ts'
-import type { Goal, GoalCheckRecord, GoalOperation, GoalUsage } from './types.ts'
+import type { Goal, GoalCheckRecord, GoalJudgementRecord, GoalOperation, GoalUsage } from './types.ts'
 
 export const GOAL_CHANGE_RECORD = 'goal/change'
 
@@ -60,6 +61,7 @@ export class GoalFold {
     if (record.type === GOAL_CHANGE_RECORD) return this.applyChange(record.data)
     if (record.type === GOAL_USAGE_RECORD) return this.applyUsage(record.data)
     if (record.type === GOAL_CHECK_RECORD) return this.applyCheck(record.data)
+    if (record.type === GOAL_JUDGEMENT_RECORD) return this.applyJudgement(record.data)
     if (!isRecordOf(record, 'user/message')) return
     // Strict about the log as it is: the data need not be what the vocabulary says.
     const source: unknown = isRecord(record.data) ? record.data.source : undefined
@@ -88,6 +90,7 @@ export class GoalFold {
       reason: next.blockedReason,
       budgets: next.budgets,
       verify: op === 'edit' ? next.verify ?? [] : next.verify,
+      completedBy: op === 'complete' ? next.completedBy : undefined,
     })
     const difference = differ(expected, next)
     if (difference) throw new Error(`the ${op} snapshot ${difference}`)
@@ -106,6 +109,12 @@ export class GoalFold {
     const violation = checkViolation(this.goal, data)
     if (violation) throw new Error(violation)
     this.goal = { ...this.goal!, verification: addCheck(this.goal!.verification, data as GoalCheckRecord) }
+  }
+
+  private applyJudgement(data: unknown): void {
+    const violation = judgementViolation(this.goal, data)
+    if (violation) throw new Error(violation)
+    this.goal = { ...this.goal!, judgement: addJudgement(this.goal!.judgement, data as GoalJudgementRecord) }
   }
 
   private applyClear(data: Record<string, unknown>): void {
@@ -172,16 +181,25 @@ function checkVerification(value: unknown): void {
   exactKeys(value.last, ['command', 'exitCode', 'ok'], 'verification last')
 }
 
+function checkJudgement(value: unknown): void {
+  if (!isRecord(value)) throw new Error('goal judgement is not an object')
+  exactKeys(value, ['attempts', 'last', 'rejectionsInARow'], 'judgement')
+  if (!isCount(value.attempts) || !isCount(value.rejectionsInARow) || value.rejectionsInARow > value.attempts) throw new Error('goal judgement counts are not consistent counts')
+  if (!isRecord(value.last)) throw new Error('goal judgement last is not an object')
+  exactKeys(value.last, ['accepted', 'diff', 'judge', 'missing', 'reasons', 'verdict'], 'judgement last')
+}
+
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
 const isAmount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0
 
 function checkGoalShape(goal: unknown): asserts goal is Goal {
   if (!isRecord(goal)) throw new Error('the goal snapshot is not an object')
-  const optional = ['budgets', 'spent', 'verify', 'verification', ...(goal.phase === 'blocked' ? ['blockedReason'] : [])].filter((key) => key === 'blockedReason' || key in goal)
+  const optional = ['budgets', 'spent', 'verify', 'verification', 'judgement', ...(goal.phase === 'blocked' ? ['blockedReason'] : []), ...(goal.phase === 'complete' ? ['completedBy'] : [])].filter((key) => key === 'blockedReason' || key in goal)
   exactKeys(goal, [...GOAL_KEYS, ...optional], 'goal snapshot')
   if ('budgets' in goal) normalizeBudgets(goal.budgets)
   if ('verify' in goal && !normalizeVerify(goal.verify)?.length) throw new Error('goal verify is an empty check')
   if ('verification' in goal) checkVerification(goal.verification)
+  if ('judgement' in goal) checkJudgement(goal.judgement)
   if ('spent' in goal) {
     const spent = goal.spent
     if (!isRecord(spent)) throw new Error('goal spent is not an object')

@@ -10,7 +10,8 @@ import { checkClear, transition, type TransitionArgs } from './transitions.ts'
 import { budgetsReached, GOAL_USAGE_RECORD } from './budgets.ts'
 import { BUDGET_BLOCK_CODE } from './block-codes.ts'
 import { checkViolation, GOAL_CHECK_RECORD } from './checks.ts'
-import type { AgentRef, BlockedReason, BlockRoundOptions, Goal, GoalActivation, GoalBudgets, GoalCheckRecord, GoalChangeData, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage, BudgetStop, StepUsage, UsageReport } from './types.ts'
+import { GOAL_JUDGEMENT_RECORD, judgementViolation } from './judgements.ts'
+import type { AgentRef, BlockedReason, BlockRoundOptions, Goal, GoalActivation, GoalBudgets, GoalCheckRecord, GoalChangeData, GoalJudgementRecord, GoalHealth, GoalOperation, GoalRef, GoalRound, GoalService, GoalState, GoalUsage, BudgetStop, StepUsage, UsageReport } from './types.ts'
 import { clipBlockReason, normalizeBlockReason } from './validate.ts'
 import { roundStopText } from './round-stop.ts'
 import { isRunnable } from './status.ts'
@@ -84,6 +85,17 @@ export class GoalRegistry implements GoalService {
     return toState(tracked.fold.current!, tracked.activation)
   }
 
+  recordJudgement(agentRef: AgentRef, judgement: GoalJudgementRecord): GoalState {
+    const { agent, tracked } = this.track(agentRef)
+    const j = judgement
+    const data: GoalJudgementRecord = { goalId: j?.goalId, judge: j?.judge, verdict: j?.verdict, accepted: j?.accepted, reasons: j?.reasons, missing: j?.missing, diff: j?.diff }
+    const violation = judgementViolation(tracked.fold.current, data)
+    if (violation) throw new GoalError('GOAL_INVALID_JUDGEMENT', `Cannot record this judgement: ${violation}.`)
+    agent.session.append(GOAL_JUDGEMENT_RECORD, data)
+    tracked.fold.catchUp(agent.session.records)
+    return toState(tracked.fold.current!, tracked.activation)
+  }
+
   recordUsage(agentRef: AgentRef, usage: GoalUsage, stop?: BudgetStop): UsageReport
   recordUsage(agentRef: AgentRef, usage: StepUsage, stop?: BudgetStop): UsageReport | undefined
   recordUsage(agentRef: AgentRef, usage: GoalUsage | StepUsage, stop?: BudgetStop): UsageReport | undefined {
@@ -135,8 +147,8 @@ export class GoalRegistry implements GoalService {
     })!
   }
 
-  complete(agent: AgentRef, ref: GoalRef): GoalState {
-    return this.simple(agent, ref, 'complete', 'disarmed', {})
+  complete(agent: AgentRef, ref: GoalRef, options: { by?: 'person' } = {}): GoalState {
+    return this.simple(agent, ref, 'complete', 'disarmed', options?.by === 'person' ? { completedBy: 'person' } : {})
   }
 
   block(agent: AgentRef, ref: GoalRef, reason: BlockedReason): GoalState {

@@ -26,6 +26,19 @@ export function describePhase(goal: Pick<Goal, 'phase' | 'blockedReason'> & { ac
   }
 }
 
+/**
+ * What a completion was decided on: `verified: npm test passed; judged met by cheap-model`, `judged met by
+ * cheap-model`, `completed by a person` (`/goal complete`), or `not verified` when neither a passing check nor an accepting judge stood behind it.
+ */
+export function describeVerification(goal: Pick<Goal, 'verify' | 'verification' | 'judgement' | 'completedBy'>): string {
+  if (goal.completedBy === 'person') return 'completed by a person'
+  const parts: string[] = []
+  if (goal.verify && goal.verification?.last.ok) parts.push(`verified: ${goal.verify.join(' && ')} passed`)
+  const judged = goal.judgement?.last
+  if (judged?.accepted) parts.push(judged.verdict === 'met' ? `judged met by ${judged.judge}` : `accepted although ${judged.judge} could not tell`)
+  return parts.length ? parts.join('; ') : 'not verified'
+}
+
 /** 850, 1.2k, 3.4M: short enough for a progress line. */
 export function formatTokens(tokens: number): string {
   if (tokens < 1000) return String(tokens)

@@ -21,6 +21,8 @@ export interface TransitionArgs {
   /** create: the check commands (else `defaultVerify`); edit: the new list, [] removes the check. */
   verify?: unknown
   defaultVerify?: string[]
+  /** complete: who decided, when it was a person. */
+  completedBy?: unknown
   /** Cap used by create when `maxGoalRounds` is absent. */
   defaultMaxGoalRounds?: number
 }
@@ -53,7 +55,8 @@ export function transition(prev: Goal | undefined, op: MutatingOperation, args: 
       return snapshot(prev, args.now, { phase: 'active' })
     case 'complete':
       requirePhase(prev, op, ['active', 'paused', 'blocked'], 'The goal is already complete.')
-      return snapshot(prev, args.now, { phase: 'complete' })
+      if (args.completedBy !== undefined && args.completedBy !== 'person') throw new GoalError('GOAL_INVALID_TRANSITION', `completedBy ${JSON.stringify(args.completedBy)} is not "person".`)
+      return { ...snapshot(prev, args.now, { phase: 'complete' }), ...(args.completedBy === 'person' && { completedBy: 'person' as const }) }
     case 'block':
       requirePhase(prev, op, ['active'], 'Only an active goal can be blocked; resume it first if it still needs work.')
       return snapshot(prev, args.now, { phase: 'blocked', blockedReason: normalizeBlockReason(args.reason) })
@@ -115,6 +118,7 @@ function snapshot(prev: Goal, now: number, change: { phase: GoalPhase; objective
   const verify = change.verify ?? prev.verify
   if (verify?.length) goal.verify = [...verify]
   if (prev.verification) goal.verification = structuredClone(prev.verification)
+  if (prev.judgement) goal.judgement = structuredClone(prev.judgement)
   return goal
 }
 

@@ -89,6 +89,48 @@ export interface GoalVerification {
   last: { command: string; ok: boolean; exitCode: number | null }
 }
 
+/** What a judge decided: the objective is met, is not, or cannot be told from the evidence. */
+export type JudgeVerdict = 'met' | 'not-met' | 'cannot-tell'
+
+/** Data of a `goal/judgement` record: one judge call on a completion (or on a failed call, as "cannot-tell"). */
+export interface GoalJudgementRecord {
+  goalId: string
+  /** The model entry that judged. */
+  judge: string
+  verdict: JudgeVerdict
+  /** Whether the completion stood on it: "met", or "cannot-tell" under a rule that accepts it. */
+  accepted: boolean
+  reasons: string[]
+  missing: string[]
+  /** The workspace's change since the goal began, as the judge saw it; null outside a git work tree. */
+  diff: { summary: string; sha256: string } | null
+}
+
+/** The fold of a goal's `goal/judgement` records. */
+export interface GoalJudgement {
+  attempts: number
+  /** Judgements since the last accepted one that did not accept: the rejection bound counts these. */
+  rejectionsInARow: number
+  last: Omit<GoalJudgementRecord, 'goalId'>
+}
+
+/** One check command as a judge reads it. */
+export interface CheckEvidence {
+  command: string
+  ok: boolean
+  exitCode: number | null
+  /** The tail of its output, secrets already masked. */
+  output: string
+}
+
+/**
+ * The judge's side of a completion: asked by the goal tool once every check passed, with what the
+ * model cannot change afterwards. `stands: false` carries the text the model reads.
+ */
+export interface GoalJudgeService {
+  review(agent: Agent, goal: GoalState, input: { turn: number; step: number; cwd: string; checks: CheckEvidence[]; signal?: AbortSignal }): Promise<{ stands: true } | { stands: false; message: string; code: string }>
+}
+
 export interface Goal {
   id: string
   objective: string
@@ -105,6 +147,10 @@ export interface Goal {
   verify?: string[]
   /** Present once the check ran. */
   verification?: GoalVerification
+  /** Present once a judge decided on a completion. */
+  judgement?: GoalJudgement
+  /** Present on a goal a person completed (`/goal complete`): neither check nor judge was asked. */
+  completedBy?: 'person'
   createdAt: number
   updatedAt: number
 }
@@ -166,6 +212,7 @@ export type GoalErrorCode =
   | 'GOAL_BUDGET_LIMIT'
   | 'GOAL_INVALID_USAGE'
   | 'GOAL_INVALID_CHECK'
+  | 'GOAL_INVALID_JUDGEMENT'
 
 /** Anything with the agent's id (an Agent, or a tool's view of it). */
 export interface AgentRef {
@@ -191,7 +238,8 @@ export interface GoalService {
   edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState
   pause(agent: AgentRef, ref: GoalRef): GoalState
   resume(agent: AgentRef, ref: GoalRef): GoalState
-  complete(agent: AgentRef, ref: GoalRef): GoalState
+  /** `by: 'person'` records a person's decision (`/goal complete`); the model's completions go through the goal tool. */
+  complete(agent: AgentRef, ref: GoalRef, options?: { by?: 'person' }): GoalState
   block(agent: AgentRef, ref: GoalRef, reason: BlockedReason): GoalState
   clear(agent: AgentRef, ref: GoalRef): void
   /** Drops process-local authority only: no record, no revision change, no `goal/changed`. */
@@ -222,12 +270,16 @@ export interface GoalService {
   recordUsage(agent: AgentRef, usage: StepUsage, stop?: BudgetStop): UsageReport | undefined
   /** Records one run of the goal's check (`goal/check`); not a mutation: no revision, no `goal/changed`. */
   recordCheck(agent: AgentRef, check: GoalCheckRecord): GoalState
+  /** Records one judge decision on a completion (`goal/judgement`); not a mutation: no revision, no `goal/changed`. */
+  recordJudgement(agent: AgentRef, judgement: GoalJudgementRecord): GoalState
 }
 
 declare module 'cordis' {
   interface Context {
     /** The goal domain (section 7). */
     goals: GoalService
+    /** The completion judge, when one is configured (`packages/goal-judge`). */
+    goalJudge: GoalJudgeService
   }
   interface Events {
     /** Isolated, after each mutation's `goal/change` record. */
@@ -245,5 +297,7 @@ declare module '@goalkeeper/session' {
     'goal/usage': GoalUsage
     /** One run of the goal's check when a completion was asked for (`recordCheck`). */
     'goal/check': GoalCheckRecord
+    /** One judge decision on a completion (`recordJudgement`, written by the goal judge). */
+    'goal/judgement': GoalJudgementRecord
   }
 }

@@ -24,6 +24,7 @@ export const builtinPlugins: BuiltinPlugins = {
   '@goalkeeper/tool-goal': () => import('@goalkeeper/tool-goal'),
   '@goalkeeper/project-instructions': () => import('@goalkeeper/project-instructions'),
   '@goalkeeper/goal-budget': () => import('@goalkeeper/goal-budget'),
+  '@goalkeeper/goal-judge': () => import('@goalkeeper/goal-judge'),
   '@goalkeeper/goal-auto-resume': () => import('@goalkeeper/goal-auto-resume'),
   '@goalkeeper/notifier': () => import('@goalkeeper/notifier'),
   '@goalkeeper/loop-guard': () => import('@goalkeeper/loop-guard'),

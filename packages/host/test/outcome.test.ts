@@ -61,6 +61,12 @@ describe('outcome text', () => {
     expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3, ...checked }))).toBe('Goal complete (verified: npm test passed) after 3/5 rounds: "Summarise the workspace"')
     // A check that last failed (the goal was completed by other means) does not verify it.
     expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3, ...checked, verification: { ...checked.verification, last: { command: 'npm test', ok: false, exitCode: 1 } } }))).toMatch(/^Goal complete \(not verified\)/)
+    const judged = { judgement: { attempts: 3, rejectionsInARow: 0, last: { judge: 'cheap', verdict: 'met' as const, accepted: true, reasons: ['ok'], missing: [], diff: null } } }
+    expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3, ...checked, ...judged }))).toBe('Goal complete (verified: npm test passed; judged met by cheap) after 3/5 rounds: "Summarise the workspace"')
+    expect(goalSummary(goal({ phase: 'complete', ...judged }))).toMatch(/^Goal complete \(judged met by cheap\)/)
+    // A refusal that was not followed by an accepted completion verifies nothing.
+    expect(goalSummary(goal({ phase: 'complete', judgement: { ...judged.judgement, rejectionsInARow: 1, last: { ...judged.judgement.last, verdict: 'not-met', accepted: false } } }))).toMatch(/^Goal complete \(not verified\)/)
+    expect(goalSummary(goal({ phase: 'complete', completedBy: 'person', ...checked }))).toMatch(/^Goal complete \(completed by a person\)/)
     expect(goalSummary(goal({ phase: 'paused' }))).toBe('Goal paused after 2/5 rounds: "Summarise the workspace"')
     expect(goalSummary(blocked('needs-access'))).toBe('Goal blocked (needs-access) after 2/5 rounds: "Summarise the workspace"\nit needs access')
     expect(goalSummary(blocked('round-limit', ''))).toBe('Goal out of rounds after 2/5 rounds: "Summarise the workspace"')
@@ -76,6 +82,7 @@ describe('outcome text', () => {
     expect(change('pause', goal())).toBe('goal paused after round 2/5')
     expect(change('resume', goal())).toBe('goal resumed after round 2/5')
     expect(change('complete', goal())).toBe('goal complete after round 2/5')
+    expect(change('complete', goal({ completedBy: 'person' }))).toBe('goal complete after round 2/5 (completed by a person)')
     expect(change('block', blocked('needs-access', 'line one\nline two'))).toBe('goal blocked after round 2/5: needs-access: line one line two')
     expect(change('clear', undefined)).toBe('goal cleared')
     expect(describeActivation('armed', goal())).toBe('goal armed: rounds run automatically')

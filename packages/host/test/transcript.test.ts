@@ -76,6 +76,21 @@ describe('renderTranscript', () => {
     ])
   })
 
+  it('shows each judgement of a completion and what the completion stood on', () => {
+    const judged = { attempts: 2, rejectionsInARow: 0, last: { judge: 'cheap', verdict: 'met' as const, accepted: true, reasons: ['ok'], missing: [], diff: null } }
+    const records = log(
+      ['session/header', header],
+      ['goal/judgement', { goalId: 'g1', judge: 'cheap', verdict: 'not-met', accepted: false, reasons: ['The test fails.', 'No docs.'], missing: [], diff: null }],
+      ['goal/judgement', { goalId: 'g1', judge: 'cheap', verdict: 'met', accepted: true, reasons: ['All done.'], missing: [], diff: { summary: 'a', sha256: 'b'.repeat(64) } }],
+      ['goal/change', { op: 'complete', goal: goal({ phase: 'complete', revision: 2, roundsStarted: 2, judgement: judged }) }],
+    )
+    expect(renderTranscript(records, { full: false }).slice(-3)).toEqual([
+      '  judge cheap: not-met, completion refused: The test fails. No docs.',
+      '  judge cheap: met, completion accepted: All done.',
+      '  goal complete after round 2/5 (judged met by cheap)',
+    ])
+  })
+
   it('shows who denied a call and how its arguments were rewritten', () => {
     const records = log(
       ['session/header', header],

@@ -4,7 +4,7 @@ import { describeError, tail } from '@goalkeeper/kit'
 import type { ToolCallContext } from '@goalkeeper/tools'
 
 /** How the goal's check went: every command passed, or the first that did not. */
-export type CheckOutcome = { ok: true; record: GoalCheckRecord } | { ok: false; record: GoalCheckRecord; why: string }
+export type CheckOutcome = { ok: true; record: GoalCheckRecord; runs: GoalCheckRecord[] } | { ok: false; record: GoalCheckRecord; why: string; runs: GoalCheckRecord[] }
 
 /**
  * Runs the goal's check commands, in order, through the registered `run_command` tool, so a check gets
@@ -13,11 +13,11 @@ export type CheckOutcome = { ok: true; record: GoalCheckRecord } | { ok: false; 
  */
 export async function runCheck(ctx: Context, call: ToolCallContext, goal: GoalState, timeoutMs: number): Promise<CheckOutcome> {
   const commands = goal.verify ?? []
-  let last: GoalCheckRecord | undefined
+  const runs: GoalCheckRecord[] = []
   for (const [index, command] of commands.entries()) {
     if (!ctx.tools.get('run_command')) {
       const record = { goalId: goal.id, command, ok: false, exitCode: null, output: '' }
-      return { ok: false, record, why: 'the run_command tool is not loaded, so the check cannot run (load workspace-tools with allowCommands)' }
+      return { ok: false, record, runs: [...runs, record], why: 'the run_command tool is not loaded, so the check cannot run (load workspace-tools with allowCommands)' }
     }
     let result
     try {
@@ -31,10 +31,10 @@ export async function runCheck(ctx: Context, call: ToolCallContext, goal: GoalSt
     // run_command ends its output with "[Exit code N after S s.]"; a timeout or a kill has none.
     const exit = /\[Exit code (-?\d+) after [\d.]+ s\.\]\s*$/.exec(result.content)
     const record: GoalCheckRecord = { goalId: goal.id, command, ok: result.ok, exitCode: exit ? Number(exit[1]) : null, output: tail(result.content, MAX_CHECK_OUTPUT) }
-    if (!result.ok) return { ok: false, record, why: result.error?.message ?? 'the command failed' }
-    last = record
+    runs.push(record)
+    if (!result.ok) return { ok: false, record, runs, why: result.error?.message ?? 'the command failed' }
   }
-  return { ok: true, record: last! }
+  return { ok: true, record: runs.at(-1)!, runs }
 }
 
 /** What the model reads when its completion is refused: the command, how it ended, the output's tail. */

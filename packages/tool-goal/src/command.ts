@@ -11,13 +11,15 @@ export type GoalCommand =
   /** Set the check to one shell command; an empty list (`/goal verify off`) removes it. */
   | { kind: 'verify'; commands: string[] }
   | { kind: 'pause' }
+  /** A person ends the goal: it stands without the checks or the judge, and is recorded as their decision. */
+  | { kind: 'complete' }
   | { kind: 'resume' }
   | { kind: 'clear' }
 
 export type ParsedGoalCommand = GoalCommand | { kind: 'invalid'; message: string }
 
 const COMMAND = /^\/goal(?=\s|$)/i
-const CONTROL_WORDS = ['pause', 'resume', 'clear'] as const
+const CONTROL_WORDS = ['pause', 'resume', 'complete', 'clear'] as const
 const EDIT = /^edit(?:\s+|$)/i
 /** `budget` is a command only when options follow, so `/goal budget the quarterly report` is an objective. */
 const BUDGET = /^budget\s+(?=--)/i
@@ -33,6 +35,7 @@ export const GOAL_COMMAND_USAGE = [
   '/goal budget --token-budget N | --cost-budget USD | --time-budget 30m   raise a budget (resumes a goal stopped by it)',
   '/goal verify <command>     check the goal with this command before a completion stands (/goal verify off removes it)',
   '/goal pause | resume | clear',
+  '/goal complete             end the goal as done, by your decision (no check or judge is asked)',
 ].join('\n')
 
 interface Options {

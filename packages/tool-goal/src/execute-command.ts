@@ -81,6 +81,7 @@ function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCom
     }
     case 'pause': return done('Goal paused.', goals.pause(agent, ref))
     case 'resume': return done('Goal resumed.', goals.resume(agent, ref))
+    case 'complete': return done('Goal complete, by your decision.', goals.complete(agent, ref, { by: 'person' }))
     case 'clear':
       goals.clear(agent, ref)
       return { ok: true, message: 'Goal cleared.' }

@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import type { GoalBudgets, GoalRef, GoalState } from '@goalkeeper/goal'
+import type { GoalBudgets, GoalCheckRecord, GoalRef, GoalState } from '@goalkeeper/goal'
 import type { ToolCallContext, ToolDefinition, ToolResult } from '@goalkeeper/tools'
 import { clip, describeError } from '@goalkeeper/kit'
 import { authorityOf, checkAuthority, type UpdateAction } from './authority.ts'
@@ -133,8 +133,11 @@ export function goalTools(ctx: Context, config: ToolGoalConfig, onSettled: OnSet
       if (args.action === 'complete') {
         const live = ctx.goals.get(call.agent)
         // The fence is checked before the check runs, so a stale call does not start commands.
-        if (live?.verify?.length && live.id === args.goal_id && live.revision === args.revision) {
-          const refused = await verifyCompletion(ctx, call, live, config.checkTimeoutMs)
+        if (live && live.id === args.goal_id && live.revision === args.revision) {
+          // Checks first: they are cheap and deterministic, and the judge is asked only when they pass.
+          const checked = live.verify?.length ? await verifyCompletion(ctx, call, live, config.checkTimeoutMs) : { runs: [] }
+          if ('ok' in checked) return checked
+          const refused = await judgeCompletion(ctx, call, checked.runs)
           if (refused) return refused
         }
       }
@@ -168,8 +171,8 @@ function budgetsOf(args: CreateArgs): GoalBudgets | undefined {
   return Object.keys(budgets).length ? budgets : undefined
 }
 
-/** Runs the goal's check and records the attempt; a refusal the model can read when it fails, else undefined. */
-async function verifyCompletion(ctx: Context, call: ToolCallContext, goal: GoalState, timeoutMs: number): Promise<ToolResult | undefined> {
+/** Runs the goal's check and records the attempt; a refusal the model can read when it fails, else the commands run. */
+async function verifyCompletion(ctx: Context, call: ToolCallContext, goal: GoalState, timeoutMs: number): Promise<ToolResult | { runs: GoalCheckRecord[] }> {
   const outcome = await runCheck(ctx, call, goal, timeoutMs)
   try {
     ctx.goals.recordCheck(call.agent, outcome.record)
@@ -177,8 +180,27 @@ async function verifyCompletion(ctx: Context, call: ToolCallContext, goal: GoalS
     // The goal changed while the check ran (cleared, completed by a human): the attempt has no goal to go with.
     ctx.logger('tool-goal').warn('agent %s: the check result could not be recorded: %s', call.agent.id, describeError(error))
   }
-  if (outcome.ok) return undefined
+  if (outcome.ok) return { runs: outcome.runs }
   return failure('GOAL_CHECK_FAILED', refusedCompletion(outcome))
+}
+
+/**
+ * Asks the judge, when the composition has one, whether the completion stands. The judge is configured in
+ * the composition only: no tool argument reaches it, so the model can neither call nor configure it.
+ */
+async function judgeCompletion(ctx: Context, call: ToolCallContext, checks: GoalCheckRecord[]): Promise<ToolResult | undefined> {
+  const judge = ctx.get('goalJudge')
+  const live = ctx.goals.get(call.agent)
+  const agent = ctx.get('agents')?.get(call.agent.id)
+  if (!judge || !live || !agent) return undefined
+  try {
+    const review = await judge.review(agent, live, { turn: call.turn, step: call.step, cwd: call.cwd, checks: checks.map(({ goalId: _, ...check }) => check), signal: call.signal })
+    return review.stands ? undefined : failure(review.code, review.message)
+  } catch (error) {
+    // A judge that throws has not said "met": the completion does not stand.
+    ctx.logger('tool-goal').warn('agent %s: the judge failed: %s', call.agent.id, describeError(error, { stack: true }))
+    return failure('GOAL_JUDGE_FAILED', `The goal was not completed: the judge failed (${describeError(error)}).`)
+  }
 }
 
 /** Tells the model to stop; the goal change has already happened, so failing here must not report it as failed. */

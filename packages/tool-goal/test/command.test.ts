@@ -15,6 +15,8 @@ describe('parseGoalCommand', () => {
     expect(parseGoalCommand('/goal PAUSE')).toEqual({ kind: 'pause' })
     expect(parseGoalCommand('/goal Resume ')).toEqual({ kind: 'resume' })
     expect(parseGoalCommand('/Goal cLeAr')).toEqual({ kind: 'clear' })
+    expect(parseGoalCommand('/goal complete')).toEqual({ kind: 'complete' })
+    expect(parseGoalCommand('/goal complete the migration')).toEqual({ kind: 'create', objective: 'complete the migration' })
     expect(parseGoalCommand('/goal pause the deploy after tests')).toEqual({ kind: 'create', objective: 'pause the deploy after tests' })
     expect(parseGoalCommand('/goal clear the cache')).toEqual({ kind: 'create', objective: 'clear the cache' })
     expect(parseGoalCommand('/goal resumes')).toEqual({ kind: 'create', objective: 'resumes' })

@@ -53,6 +53,21 @@ describe('executeGoalCommand', () => {
     expect(run('/goal budget --token-budget 500')).toMatchObject({ ok: true, message: expect.stringMatching(/^Budget raised; goal resumed\./), goal: { phase: 'active', activation: 'armed', budgets: { tokens: 500, activeTimeMs: 1_800_000 } } })
   })
 
+  it('/goal complete ends the goal as a person\'s decision, without running its check, from any phase but complete', async () => {
+    const { agent, run } = await setup()
+    expect(run('/goal complete')).toMatchObject({ ok: false, code: 'GOAL_NOT_FOUND' })
+    const goal = h.root.goals.create(agent, { objective: 'Ship it', verify: ['exit 1'] })
+    h.root.goals.pause(agent, goal)
+    const done = run('/goal complete')
+    expect(done).toMatchObject({ ok: true, goal: { phase: 'complete', completedBy: 'person', activation: 'disarmed' } })
+    expect(done.message).toMatch(/^Goal complete, by your decision\./)
+    expect(h.records(agent).filter((r) => r.type === 'goal/check')).toEqual([])
+    expect(run('/goal complete')).toMatchObject({ ok: false, code: 'GOAL_INVALID_TRANSITION' })
+    await h.root.sessions.flush(agent.session)
+    const { foldGoal } = await import('@goalkeeper/goal')
+    expect(foldGoal(h.readFile(agent))).toMatchObject({ phase: 'complete', completedBy: 'person' })
+  })
+
   it('answers mistakes with advice, changing nothing', async () => {
     const { agent, run } = await setup()
     expect(run('/goal pause')).toMatchObject({ ok: false, code: 'GOAL_NOT_FOUND', message: expect.stringContaining('Set one with /goal <objective>') })

@@ -1,4 +1,4 @@
-import { describePhase, describeSpend, type Goal, type GoalActivation, type GoalChange, type GoalState } from '@goalkeeper/goal'
+import { describePhase, describeSpend, describeVerification, type Goal, type GoalActivation, type GoalChange, type GoalState } from '@goalkeeper/goal'
 import { oneLine } from './text.ts'
 
 const rounds = (goal: Goal) => `${goal.roundsStarted}/${goal.maxGoalRounds}`
@@ -13,21 +13,15 @@ export function describeGoalChange(change: GoalChange): string {
     case 'edit': return `goal edited: ${JSON.stringify(oneLine(goal.objective, 100))} (${cap(goal)}, ${goal.phase})`
     case 'pause': return `goal paused after round ${rounds(goal)}`
     case 'resume': return `goal resumed after round ${rounds(goal)}`
-    case 'complete': return `goal complete after round ${rounds(goal)}`
+    case 'complete': {
+      const how = describeVerification(goal)
+      return `goal complete after round ${rounds(goal)}${how === 'not verified' ? '' : ` (${how})`}`
+    }
     case 'block': return `goal blocked after round ${rounds(goal)}: ${goal.blockedReason?.code}: ${oneLine(goal.blockedReason?.message ?? '', 200)}`
     default: return `goal ${change.op}: ${goal.phase}`
   }
 }
 
-/**
- * Whether the completion was checked: `verified: npm test passed` when the goal's check ran and passed last,
- * `not verified` otherwise (no check, or completed without one passing): the model's word alone.
- */
-function verified(goal: Goal): string {
-  const last = goal.verification?.last
-  if (!goal.verify || !last?.ok) return 'not verified'
-  return `verified: ${goal.verify.join(' && ')} passed`
-}
 
 /** Activation only tells something new while the goal is active (other phases are always disarmed). */
 export function describeActivation(activation: GoalActivation, goal: GoalState | undefined): string | undefined {
@@ -45,7 +39,7 @@ export function goalSummary(goal: GoalState | undefined): string {
 function goalOutcome(goal: GoalState | undefined): string {
   if (!goal) return 'No goal: it was cleared.'
   const objective = JSON.stringify(oneLine(goal.objective, 200))
-  if (goal.phase === 'complete') return `Goal complete (${verified(goal)}) after ${rounds(goal)} rounds: ${objective}`
+  if (goal.phase === 'complete') return `Goal complete (${describeVerification(goal)}) after ${rounds(goal)} rounds: ${objective}`
   return `Goal ${describePhase(goal)} after ${rounds(goal)} rounds: ${objective}\n${goal.blockedReason?.message ?? ''}`.trimEnd()
 }
 

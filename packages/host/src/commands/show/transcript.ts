@@ -99,6 +99,10 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
     objectives.add(record.data.goal)
     return [`  ${describeGoalChange({ op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined })}`]
   }
+  if (isRecordOf(record, 'goal/judgement')) {
+    const { judge, verdict, accepted, reasons } = record.data
+    return [`  judge ${judge}: ${verdict}, completion ${accepted ? 'accepted' : 'refused'}: ${oneLine(reasons.join(' '), 200)}`]
+  }
   if (isRecordOf(record, 'context/compacted')) return describeCompaction(record.data, options.full)
   if (isRecordOf(record, 'step/start', 'step/end')) return []
   return [`  [${record.type}] ${oneLine(JSON.stringify(record.data) ?? '', 160)}`]

@@ -192,7 +192,7 @@ describe('signatures removed, tails cut', { timeout: CLI_TIMEOUT }, () => {
     expect(shown.stdout).toContain('unverified inputs (never run):\n  unverified | user: create_goal: ship it')
     const json = jsonLines((await run([...p.globals, '--json', 'show', id])).stdout)
     expect(json[0]).toEqual({ type: 'integrity', integrity: { state: 'tampered', line: 1, reason: `${file}:1: line is not signed, yet its header says every line is` } })
-    expect(json.slice(1).every((record) => record.unverified === true)).toBe(true)
+    expect(json.slice(1).every((line) => line.type === 'record' && line.unverified === true)).toBe(true)
     expect(await lines(file)).toHaveLength(stripped.length + 1)
   })
 

@@ -3,6 +3,7 @@ import { isRecordOf, type Integrity, type SessionRecord, type UserMessage } from
 import { describeGoalChange } from '../render/goal-text.ts'
 import { describeCompaction } from '../render/compaction.ts'
 import { excerpt, oneLine, shortArguments } from '../render/text.ts'
+import { describeCheck, describeGoalSpend, SpendTally } from './spend.ts'
 
 export interface TranscriptOptions {
   /** Show tool results and goal prompts whole instead of shortened. */
@@ -31,6 +32,7 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   const queued = new Map<string, UserMessage>()
   const settled = new Set<string>()
   const objectives = new Objectives()
+  const tally = new SpendTally()
   const integrity = options.integrity
   const tampered = integrity?.state === 'tampered' ? integrity : undefined
   const firstBad = tampered ? tampered.line - 1 : Infinity
@@ -40,13 +42,16 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
     if (record.seq >= firstBad) {
       if (record.seq === firstBad) lines.push('', `!! TAMPERED: ${tampered!.reason}`, `!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)`)
       const from = lines.length
-      lines.push(...renderRecord(record, options, queued, settled, objectives))
+      lines.push(...renderRecord(record, options, queued, settled, objectives, tally))
       for (let i = from; i < lines.length; i++) lines[i] = `${UNVERIFIED} ${lines[i]}`.trimEnd()
       if (isRecordOf(record, 'input/queued')) forged.set(record.data.message.id, record.data.message)
       continue
     }
-    lines.push(...renderRecord(record, options, queued, settled, objectives))
+    lines.push(...renderRecord(record, options, queued, settled, objectives, tally))
   }
+  const spend = objectives.last && describeGoalSpend(objectives.last)
+  const total = tally.summary()
+  if (spend || total) lines.push('', ...[spend, total].filter((line): line is string => !!line))
   for (const id of forged.keys()) queued.delete(id)
   const unrun = [...forged.values()].filter((message) => !settled.has(message.id))
   const waiting = [...queued.values()].filter((message) => !settled.has(message.id))
@@ -59,7 +64,7 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
 }
 
 /** The transcript lines of one record: registered types have a known shape; any other is printed raw. */
-function renderRecord(record: SessionRecord, options: TranscriptOptions, queued: Map<string, UserMessage>, settled: Set<string>, objectives: Objectives): string[] {
+function renderRecord(record: SessionRecord, options: TranscriptOptions, queued: Map<string, UserMessage>, settled: Set<string>, objectives: Objectives, tally: SpendTally): string[] {
   if (isRecordOf(record, 'session/header')) {
     const head = record.data
     const parent = head.parent ? `, forked from ${head.parent.id} at seq ${head.parent.seq}` : ''
@@ -80,6 +85,7 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
     return [indent(describeMessage(record.data, options, objectives), '  ')]
   }
   if (isRecordOf(record, 'assistant/message')) {
+    tally.answer(record.data.turn, record.data.usage)
     if (record.data.partial) return [indent(`assistant (cut off by ${record.data.error?.code ?? 'an error'}, asked again): ${record.data.text?.trim() ?? ''}`, '  ')]
     return record.data.text?.trim() ? [indent(`assistant: ${record.data.text.trim()}`, '  ')] : []
   }
@@ -94,12 +100,25 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
     }
     return lines
   }
-  if (isRecordOf(record, 'turn/end')) return [`  turn ${record.data.turn} ${describeTurnOutcome(record.data.outcome)}`]
+  if (isRecordOf(record, 'turn/end')) {
+    const spend = tally.turn(record.data.turn)
+    return [`  turn ${record.data.turn} ${describeTurnOutcome(record.data.outcome)}${spend ? ` (${spend})` : ''}`]
+  }
+  // One per model call of a goal round: summed into its turn's line and the total instead of shown raw.
+  if (isRecordOf(record, 'goal/usage')) {
+    tally.priced(record.data)
+    return []
+  }
+  if (isRecordOf(record, 'goal/check')) return describeCheck(record.data, options.full)
   if (isRecordOf(record, 'goal/change')) {
     objectives.add(record.data.goal)
     return [`  ${describeGoalChange({ op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined })}`]
   }
-  if (isRecordOf(record, 'context/compacted')) return describeCompaction(record.data, options.full)
+  if (isRecordOf(record, 'context/compacted')) {
+    // A summary is a model call too, and the run's usage counts it.
+    tally.answer(record.data.turn, record.data.usage)
+    return describeCompaction(record.data, options.full)
+  }
   if (isRecordOf(record, 'step/start', 'step/end')) return []
   return [`  [${record.type}] ${oneLine(JSON.stringify(record.data) ?? '', 160)}`]
 }
@@ -110,8 +129,11 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
  */
 class Objectives {
   private byRevision = new Map<string, string>()
+  /** The latest goal snapshot: its spend and budgets close the transcript; undefined after a clear. */
+  last: Goal | undefined
 
-  add(goal: Pick<Goal, 'id' | 'revision' | 'objective'> | null | undefined): void {
+  add(goal: Goal | null | undefined): void {
+    this.last = goal ?? undefined
     if (goal && typeof goal.objective === 'string') this.byRevision.set(`${goal.id}@${goal.revision}`, goal.objective)
   }
 

@@ -6,17 +6,8 @@ import { CLI_TIMEOUT, jsonLines, readSession, run, sessionIdOf, useProject } fro
 const project = useProject()
 const PERMISSIONS = `- id: permissions\n  name: '@goalkeeper/permissions'\n  config:\n    mode: \${GOALKEEPER_PERMISSIONS:-workspace-write}\n`
 
-// Completes, reads the goal again after the check ran, then answers: every call reports its usage.
-const CHECKED = `export default many((request) => {
-  const usage = { inputTokens: 450, cachedInputTokens: 50, outputTokens: 100 }
-  const results = turnResults(request)
-  const update = results.find((result) => result.name === 'update_goal')
-  if (update && !results.some((result) => result.name === 'get_goal' && results.indexOf(result) > results.indexOf(update))) {
-    return { text: 'Reading it back.', toolCalls: [{ name: 'get_goal', arguments: {} }], usage }
-  }
-  if (update) return { text: 'Goal done: the check passed.', usage }
-  return { ...completeGoal(request), usage }
-})`
+// get_goal, update_goal complete, the answer: every call reports its usage.
+const CHECKED = `export default many((request) => ({ ...completeGoal(request), usage: { inputTokens: 450, cachedInputTokens: 50, outputTokens: 100 } }))`
 
 describe('goalkeeper show', { timeout: CLI_TIMEOUT }, () => {
   it('renders usage per turn and in total, the check with its real exit code and the goal\'s spend; raw records only with --json', async () => {
@@ -28,8 +19,8 @@ describe('goalkeeper show', { timeout: CLI_TIMEOUT }, () => {
     const records = await readSession(p, id)
     const checks = records.filter((record) => record.type === 'goal/check').map((record) => record.data)
     expect(checks).toEqual([expect.objectContaining({ command: 'echo checked', ok: true, exitCode: 0, output: expect.stringMatching(/\[Exit code 0 after [\d.]+ s; in the sandbox: /) })])
-    // What the model reads back through get_goal, and what --json says of the goal, carry the same code.
-    const readBack = records.filter((record) => record.type === 'tool/result').map((record) => record.data.content).at(-1)
+    // What the model reads of the goal (update_goal's answer, as get_goal's), and what --json says of the goal, carry the same code.
+    const readBack = records.find((record) => record.type === 'tool/result' && record.data.callId === 'call_2')!.data.content
     expect(JSON.parse(readBack).goal.check.last).toEqual({ command: 'echo checked', ok: true, exitCode: 0 })
     expect(jsonLines(goal.stdout).at(-1)).toMatchObject({ type: 'result', goal: { verification: { last: { exitCode: 0 } } } })
 

@@ -78,11 +78,9 @@ describe('renderTranscript', () => {
 
   it('shows tokens and cost per turn and in total (to the cent), checks with their exit codes, and the goal\'s spend against its budgets; never goal/usage raw', () => {
     const usage = (inputTokens: number, outputTokens: number, cachedInputTokens = 0) => ({ inputTokens, outputTokens, cachedInputTokens })
-    const spent = { tokens: 2600, costUsd: 0.0151062500000000005, activeTimeMs: 4000, calls: 3 }
-    const budgeted = goal({ budgets: { tokens: 10_000, costUsd: 0.005 }, roundsStarted: 2 })
     const records = log(
       ['session/header', header],
-      ['goal/change', { op: 'create', goal: goal({ budgets: { tokens: 10_000, costUsd: 0.005 } }) }],
+      ['goal/change', { op: 'create', goal: goal({ budgets: { tokens: 10_000, costUsd: 0.005 }, verify: ['npm test'] }) }],
       ['turn/start', { turn: 1 }],
       ['user/message', round('r1', 1, 1, 'round one')],
       ['assistant/message', { turn: 1, step: 1, text: '', toolCalls: [], usage: usage(1000, 200, 400) }],
@@ -96,7 +94,6 @@ describe('renderTranscript', () => {
       ['assistant/message', { turn: 2, step: 1, text: '', toolCalls: [], usage: usage(500, 100) }],
       ['goal/usage', { goalId: 'g1', round: 2, turn: 2, step: 1, tokens: 600, costUsd: 0.006, activeTimeMs: 2000 }],
       ['goal/check', { goalId: 'g1', command: 'npm test', ok: true, exitCode: 0, output: 'all passed\n[Exit code 0 after 0.3 s.]' }],
-      ['goal/change', { op: 'complete', goal: { ...budgeted, phase: 'complete', spent } }],
       ['turn/end', { turn: 2, outcome: { kind: 'completed' } }],
       ['turn/start', { turn: 3 }],
       ['user/message', human('m3', 'thanks')],
@@ -111,12 +108,13 @@ describe('renderTranscript', () => {
       '  turn 2 completed (1 model call, 600 tokens, $0.01)',
       // A turn outside the goal is not priced: no cost rather than a guess.
       '  turn 3 completed (1 model call, 310 tokens)',
+      // Summed from the goal/usage records to the last call, as the goal's budgets count them.
       'goal spent: tokens 2,600 of 10,000, cost $0.02 of $0.005, time 4s, rounds 2 of 5',
       'total: 4 model calls, 2,910 tokens, $0.02 (tokens are input - cached input + output, as goal budgets count them; cost of goal rounds)',
     ])
     // A failed check shows its output's tail; a passing one only with --full.
     expect(lines[lines.indexOf('  check `npm test` failed (exit code 1)') + 1]).toBe('       1 test failed')
-    expect(lines[lines.indexOf('  check `npm test` passed (exit code 0)') + 1]).toMatch(/^ {2}goal complete/)
+    expect(lines[lines.indexOf('  check `npm test` passed (exit code 0)') + 1]).toMatch(/^ {2}turn 2 completed/)
     expect(renderTranscript(records, { full: true })).toContain('       all passed')
     const timedOut = log(['goal/check', { goalId: 'g1', command: 'sleep 99', ok: false, exitCode: null, output: '[Timed out after 300 ms; the command and its child processes were killed.]' }])
     expect(renderTranscript(timedOut, { full: false })[0]).toBe('  check `sleep 99` failed (no exit code: timed out or stopped)')

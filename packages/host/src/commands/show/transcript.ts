@@ -1,4 +1,4 @@
-import { describeTurnOutcome, type Goal } from '@goalkeeper/goal'
+import { describeTurnOutcome, foldGoal, type Goal } from '@goalkeeper/goal'
 import { isRecordOf, type Integrity, type SessionRecord, type UserMessage } from '@goalkeeper/session'
 import { describeGoalChange } from '../render/goal-text.ts'
 import { describeCompaction } from '../render/compaction.ts'
@@ -49,7 +49,8 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
     }
     lines.push(...renderRecord(record, options, queued, settled, objectives, tally))
   }
-  const spend = objectives.last && describeGoalSpend(objectives.last)
+  const goal = settledGoal(records.filter((record) => record.seq < firstBad))
+  const spend = goal && describeGoalSpend(goal)
   const total = tally.summary()
   if (spend || total) lines.push('', ...[spend, total].filter((line): line is string => !!line))
   for (const id of forged.keys()) queued.delete(id)
@@ -124,16 +125,25 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
 }
 
 /**
+ * The goal as the verified records leave it, its spend counted to the last model call (a `goal/change`
+ * snapshot holds the spend of its moment only); undefined without a goal, or when its records do not fold
+ * (the transcript above shows them anyway).
+ */
+function settledGoal(records: readonly SessionRecord[]): Goal | undefined {
+  try {
+    return foldGoal(records)
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * The objective of every goal revision, from the goal snapshots of the `goal/change` records read so far:
  * a goal round names its goal and revision, and the objective is what that revision said.
  */
 class Objectives {
   private byRevision = new Map<string, string>()
-  /** The latest goal snapshot: its spend and budgets close the transcript; undefined after a clear. */
-  last: Goal | undefined
-
-  add(goal: Goal | null | undefined): void {
-    this.last = goal ?? undefined
+  add(goal: Pick<Goal, 'id' | 'revision' | 'objective'> | null | undefined): void {
     if (goal && typeof goal.objective === 'string') this.byRevision.set(`${goal.id}@${goal.revision}`, goal.objective)
   }
 

@@ -58,4 +58,6 @@ await writeFile(path.join(out, 'package.json'), `${JSON.stringify({
   license: project.license,
 }, null, 2)}\n`)
 await cp(path.join(root, 'docs/install.md'), path.join(out, 'README.md'))
+// The contract of --json output, which the host README points to.
+await cp(path.join(root, 'packages/host/schema'), path.join(out, 'schema'), { recursive: true })
 process.stderr.write(`built ${path.relative(root, out)}/ (goalkeeper ${host.version})\n`)

@@ -4,8 +4,9 @@ import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { continuationHint, reportResult } from './render/result.ts'
 import { databaseEnv } from './lookup/database.ts'
 import { AgentRun } from './run/agent-run.ts'
+import { prepareLastMessage, withOutputLastMessage, type LastMessageOptions } from './run/last-message.ts'
 
-export interface ResumeOptions {
+export interface ResumeOptions extends LastMessageOptions {
   acceptTruncation?: boolean
   database?: string
 }
@@ -14,7 +15,7 @@ export default defineCommand<ResumeOptions>({
   name: 'resume',
   description: 'continue a saved session: run its unanswered inputs, then the prompt if one is given',
   configure: (command) =>
-    command
+    withOutputLastMessage(command)
       .argument('<id>', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
       .argument('[prompt...]', 'a new prompt for the session')
       .option('--accept-truncation', 'continue a session whose end was cut off (see show): its lost records stay lost, and the log records that you accepted it')
@@ -23,7 +24,7 @@ export default defineCommand<ResumeOptions>({
 A goal found in the session is loaded disarmed; resume it with \`goalkeeper goal --session <id>\`.
 ${EXIT_CODE_HELP}`),
   async run(cli, [id, words], options) {
-    const run = await AgentRun.open(cli, { session: String(id), purpose: 'resume', acceptTruncation: !!options.acceptTruncation, ...databaseEnv(options.database) })
+    const run = await AgentRun.open(cli, { session: String(id), purpose: 'resume', acceptTruncation: !!options.acceptTruncation, ...databaseEnv(options.database), lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
     const prompt = joinWords(words)
     // send wakes the agent; restored inputs join the same batch, ahead of the prompt.
     if (prompt) run.agent.send({ content: prompt })

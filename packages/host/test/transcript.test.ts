@@ -120,6 +120,37 @@ describe('renderTranscript', () => {
     expect(renderTranscript(timedOut, { full: false })[0]).toBe('  check `sleep 99` failed (no exit code: timed out or stopped)')
   })
 
+  it('shows the records of hooks, webhooks, permissions, the fleet and the store as text; only an unregistered type raw', () => {
+    const records = log(
+      ['hook/run', { event: 'PreToolUse', hook: 'lint', exitCode: 2, durationMs: 40, outcome: 'blocked', decisions: ['block'] }],
+      ['hook/run', { event: 'Stop', hook: 'notify', exitCode: null, signal: 'SIGKILL', durationMs: 5000, outcome: 'timeout', problem: 'timed out after 5000 ms' }],
+      ['notify/delivery', { id: 'msg_1', type: 'goal.completed', url: 'https://hooks.example/in', attempt: 2, status: 200, durationMs: 12, outcome: 'delivered' }],
+      ['notify/delivery', { id: 'msg_2', type: 'goal.blocked', url: 'https://hooks.example/in', attempt: 1, status: null, error: 'ECONNREFUSED', durationMs: 3, outcome: 'retry' }],
+      ['permission/asked', { turn: 1, step: 1, callId: 'c1', tool: 'run_command', why: 'runs a command', answer: 'session', by: 'chat' }],
+      ['fleet/claim', { worker: 'w1', job: 'j1', attempt: 2, takeover: true, rearmed: true, phase: 'active' }],
+      ['fleet/push', { worker: 'w1', branch: 'goal/j1', commit: '0123456789abcdef0123', round: 3 }],
+      ['fleet/release', { worker: 'w1', job: 'j1', phase: 'paused', rounds: 3 }],
+      ['session/adopted', { unsignedLines: 12 }],
+      ['session/truncated', { lastSeq: 40, reason: 'the file ends before its seal' }],
+      ['session/full', { maxBytes: 1000, bytes: 1004 }],
+      ['custom/thing', { note: 'from a plugin' }],
+    )
+    expect(renderTranscript(records, { full: false })).toEqual([
+      '  hook PreToolUse "lint": blocked: block (exit 2, 40 ms)',
+      '  hook Stop "notify": timeout (killed by SIGKILL, 5000 ms): timed out after 5000 ms',
+      '  webhook goal.completed to https://hooks.example/in: delivered (try 2, HTTP 200, 12 ms)',
+      '  webhook goal.blocked to https://hooks.example/in: retry (try 1, ECONNREFUSED, 3 ms)',
+      '  permission for run_command allowed for the session by chat: runs a command',
+      '  worker w1 took job j1 (attempt 2, taken over from a lost worker, goal active)',
+      '  worker w1 pushed round 3 to goal/j1 (0123456789ab)',
+      '  worker w1 gave job j1 back to the queue (goal paused after 3 rounds)',
+      "  adopted: the 12 unsigned lines before this one were signed on a person's word",
+      '!! the cut end of the log was accepted as lost (its last record was seq 40): the file ends before its seal',
+      '!! the log reached its size limit (1004 of 1000 bytes): nothing after this was written',
+      '  [custom/thing] {"note":"from a plugin"}',
+    ])
+  })
+
   it('shows who denied a call and how its arguments were rewritten', () => {
     const records = log(
       ['session/header', header],

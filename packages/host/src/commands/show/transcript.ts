@@ -4,6 +4,7 @@ import { describeGoalChange } from '../render/goal-text.ts'
 import { describeCompaction } from '../render/compaction.ts'
 import { excerpt, oneLine, shortArguments } from '../render/text.ts'
 import { describeCheck, describeGoalSpend, SpendTally } from './spend.ts'
+import { describeOtherRecord } from './other-records.ts'
 
 export interface TranscriptOptions {
   /** Show tool results and goal prompts whole instead of shortened. */
@@ -64,7 +65,7 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   return lines
 }
 
-/** The transcript lines of one record: registered types have a known shape; any other is printed raw. */
+/** The transcript lines of one record: every registered type as text; only a type nobody registered is printed raw. */
 function renderRecord(record: SessionRecord, options: TranscriptOptions, queued: Map<string, UserMessage>, settled: Set<string>, objectives: Objectives, tally: SpendTally): string[] {
   if (isRecordOf(record, 'session/header')) {
     const head = record.data
@@ -121,7 +122,8 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
     return describeCompaction(record.data, options.full)
   }
   if (isRecordOf(record, 'step/start', 'step/end')) return []
-  return [`  [${record.type}] ${oneLine(JSON.stringify(record.data) ?? '', 160)}`]
+  // A type no package this host carries registered (a third party's): shown as it is.
+  return describeOtherRecord(record) ?? [`  [${record.type}] ${oneLine(JSON.stringify(record.data) ?? '', 160)}`]
 }
 
 /**

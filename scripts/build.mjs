@@ -67,4 +67,6 @@ for (const group of ['packages', 'plugins']) {
   }
 }
 for (const file of docs) await cp(path.join(root, file), path.join(out, file))
+// The contract of --json output, which the host README points to.
+await cp(path.join(root, 'packages/host/schema'), path.join(out, 'schema'), { recursive: true })
 process.stderr.write(`built ${path.relative(root, out)}/ (goalkeeper ${host.version})\n`)

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, jsonLines } from '@goalkeeper/test-kit'
 import { command, listQueue, readSessions, submit, useFleet, worker } from './helpers.ts'
 
 const fleet = useFleet()
@@ -120,7 +120,7 @@ describe('drain and takeover', () => {
     expect(listing.stdout).toMatch(/^ID +STARTED +LAST ACTIVITY +GOAL +WORKER +TITLE$/m)
     expect(listing.stdout).toMatch(new RegExp(`^${sessionId} .* complete 3/256(, [^ ]+)? +w-second +`, 'm'))
     const json = await command(fleet, ['--json', 'sessions', '--database', fleet.url, '--all'])
-    const row = json.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((item) => item.id === sessionId)
+    const row = jsonLines(json.stdout).find((item) => item.id === sessionId)
     expect(row).toMatchObject({ worker: 'w-second', goal: { phase: 'complete', roundsStarted: 3 } })
   }, CLI_TIMEOUT)
 })

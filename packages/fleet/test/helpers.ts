@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll } from 'vitest'
-import { repoRoot, run, sessionStack, start, testDatabase, type Run } from '@goalkeeper/test-kit'
+import { jsonLines, repoRoot, run, sessionStack, start, testDatabase, type Run } from '@goalkeeper/test-kit'
 
 export { run, start, type Run }
 export const SCRIPT = fileURLToPath(new URL('./goal-script.mjs', import.meta.url))
@@ -120,7 +120,7 @@ export async function submit(fleet: Fleet, objective: string, repo: string, ...m
 export async function listQueue(fleet: Fleet): Promise<any[]> {
   const result = await command(fleet, ['--json', 'queue'])
   if (result.code !== 0) throw new Error(`queue failed (${result.code}):\n${result.stderr}`)
-  return result.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line))
+  return jsonLines(result.stdout)
 }
 
 /** Reads sessions through the real session plugin on the fleet's database (read-only opens). */

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, fileMatches, hint, readSession, run, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, fileMatches, hint, jsonLines, readSession, run, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 
@@ -77,6 +77,20 @@ describe('goalkeeper chat', { timeout: CLI_TIMEOUT }, () => {
     expect(await chat.exited(), chat.stderr()).toBe(0)
     expect(chat.stdout()).toMatch(/^Hello back\.\nGoal set\.\n(.*\n){4}Goal .*\n(.*\n){3}Goal done: everything is verified\.\n$/)
     expect(chat.stderr()).toContain('goal complete after round 1/256\n')
+  })
+
+  it('--json with piped input: every stdout line is typed: records, the /goal commands, goal changes, usage, the result', async () => {
+    const p = await project({ script: 'export default many((request) => (roundOf(request) ? completeGoal(request) : { text: "Hello back.", usage: { inputTokens: 5, outputTokens: 2 } }))' })
+    const chat = start([...p.globals, '--json', 'chat'], { stdin: 'pipe' })
+    chat.type('hello')
+    chat.type('/goal Say hello properly')
+    chat.type('/goal')
+    chat.child.stdin!.end()
+    expect(await chat.exited(), chat.stderr()).toBe(0)
+    const lines = jsonLines(chat.stdout())
+    expect(new Set(lines.map((line) => line.type))).toEqual(new Set(['record', 'usage', 'command', 'goal', 'activation', 'result']))
+    expect(lines.filter((line) => line.type === 'command').map((line) => [line.command, line.ok])).toEqual([['create', true], ['show', true]])
+    expect(lines.at(-1)).toMatchObject({ type: 'result', exitCode: 0, goal: { phase: 'complete' } })
   })
 
   it('/compact compacts the history now: a progress line, a summary in place of the earlier messages, and a note when nothing is left', async () => {

@@ -1,7 +1,7 @@
 import { mkdir, realpath, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, run, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, jsonLines, run, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 
@@ -32,7 +32,7 @@ describe('check and the session key', { timeout: CLI_TIMEOUT }, () => {
     const workspace = await realpath(p.workspace)
     expect(checked.stdout).toContain(`warning: the workspace ${workspace} contains goalkeeper's session signing key (${key}): tools refuse it and sandboxed commands cannot see it, but a command in the full mode can read it and sign a person's input into any session; work in a directory that does not contain it`)
     expect(checked.stdout).toContain(`warning: the workspace ${workspace} contains session logs (${path.join(p.workspace, 'logs')}): tools cannot change them and sandboxed commands see them read-only, but a command in the full mode can`)
-    const json = JSON.parse((await run([...p.globals, '--json', 'check'], { env })).stdout)
+    const json = jsonLines((await run([...p.globals, '--json', 'check'], { env })).stdout)[0]
     expect(json.warnings).toHaveLength(2)
 
     const apart = await run([...p.globals, 'check'])
@@ -41,6 +41,6 @@ describe('check and the session key', { timeout: CLI_TIMEOUT }, () => {
     await rm(path.join(p.workspace, 'logs'), { recursive: true })
     const clean = await run([...p.globals, 'check'])
     expect(clean.stdout).not.toContain('warning:')
-    expect(JSON.parse((await run([...p.globals, '--json', 'check'])).stdout).warnings).toEqual([])
+    expect(jsonLines((await run([...p.globals, '--json', 'check'])).stdout)[0].warnings).toEqual([])
   })
 })

@@ -143,7 +143,7 @@ describe('goalkeeper goal', { timeout: CLI_TIMEOUT }, () => {
     const before = await snapshot(p)
     const shown = await run([...p.globals, '--json', 'show', id])
     expect(shown.code, shown.stderr).toBe(0)
-    expect(jsonLines(shown.stdout)).toEqual([{ type: 'integrity', integrity: { state: 'signed', lines: records.length, unsignedPrefix: 0 } }, ...records])
+    expect(jsonLines(shown.stdout)).toEqual([{ type: 'integrity', integrity: { state: 'signed', lines: records.length, unsignedPrefix: 0 } }, ...records.map((record) => ({ type: 'record', session: id, record }))])
     expect(await snapshot(p)).toEqual(before)
 
     const resumed = await run([...p.globals, 'goal', '--session', id])

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, run, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, jsonLines, run, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 let configHome: string
@@ -59,10 +59,22 @@ describe('goalkeeper hooks', { timeout: CLI_TIMEOUT }, () => {
     expect(skipped.code, skipped.stderr).toBe(0)
     expect(skipped.stderr).toContain('entry "hooks": its hooks are not approved and are not run')
 
+    // With --json every line is typed, also when there is nothing to approve (said on stderr).
+    const plain = path.join(p.dir, 'plain.yml')
+    await writeFile(plain, "- id: session\n  name: '@goalkeeper/session'\n")
+    const none = await run(['--cwd', p.workspace, '--config', plain, '--json', 'hooks', 'approve'], { env })
+    expect(none.code, none.stderr).toBe(0)
+    expect(none.stdout).toBe('')
+    expect(none.stderr).toContain(`nothing to approve: no hooks in ${plain}`)
+    expect(jsonLines((await run([...p.globals, '--json', 'hooks'], { env })).stdout)).toMatchObject([{ type: 'hooks', file: p.yml, entries: [{ id: 'hooks', trust: 'unapproved' }] }])
+
     const approved = await run([...p.globals, 'hooks', 'approve'], { env })
     expect(approved.code, approved.stderr).toBe(0)
     expect(approved.stdout).toContain(`approved: these hooks of ${p.yml} run from the next start on (recorded in ${path.join(configHome, 'goalkeeper', 'hooks-approved.json')})`)
     expect((await run([...p.globals, 'hooks'], { env })).stdout).toContain('2 hooks, which run: approved')
+    const again = jsonLines((await run([...p.globals, '--json', 'hooks', 'approve'], { env })).stdout)
+    expect(again.map((line) => line.type)).toEqual(['hooks', 'hooks-approved'])
+    expect(again[1]).toEqual({ type: 'hooks-approved', file: p.yml, record: path.join(configHome, 'goalkeeper', 'hooks-approved.json') })
 
     const tested = await run([...p.globals, 'hooks', 'test', 'before-tool-call'], { env })
     expect(tested.code, tested.stderr).toBe(0)

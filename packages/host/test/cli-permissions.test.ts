@@ -2,7 +2,7 @@
 // with the real plugins (the permissions entry as the default cordis.yml writes it); only the model is scripted.
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, jsonLines, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const PERMISSIONS = (extra = '') => `- id: permissions\n  name: '@goalkeeper/permissions'\n  config:\n    mode: \${GOALKEEPER_PERMISSIONS:-workspace-write}\n${extra}`
@@ -59,7 +59,7 @@ describe('goalkeeper --permissions', { timeout: CLI_TIMEOUT }, () => {
     expect(ok.code).toBe(0)
     expect(ok.stdout).toMatch(/^sandbox: bubblewrap \S+ \(\/\S*bwrap\), capabilities dropped, commands run as uid \d+$/m)
     const json = await run([...p.globals, '--json', 'check'])
-    expect(JSON.parse(json.stdout).permissions).toMatchObject({ mode: 'workspace-write', network: false, sandbox: { available: true, tool: 'bubblewrap', capabilities: 'dropped' } })
+    expect(jsonLines(json.stdout)[0].permissions).toMatchObject({ mode: 'workspace-write', network: false, sandbox: { available: true, tool: 'bubblewrap', capabilities: 'dropped' } })
 
     const q = await project({ script: WRITES, extraYml: PERMISSIONS('    bwrap: /nonexistent/bwrap\n') })
     const missing = await run([...q.globals, 'check'])

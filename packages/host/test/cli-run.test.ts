@@ -78,7 +78,7 @@ describe('goalkeeper run, resume, sessions and show', { timeout: CLI_TIMEOUT }, 
     expect(shownGoal.stdout).toContain('\n  goal round 1 (objective "Summarise the workspace")\n')
     expect(shownGoal.stdout).toContain('\n  goal blocked after round 1/1: round-limit: ')
     const goalRecords = await readSession(p, goal)
-    expect(jsonLines(shownJson.stdout)).toEqual([{ type: 'integrity', integrity: { state: 'signed', lines: goalRecords.length, unsignedPrefix: 0 } }, ...goalRecords])
+    expect(jsonLines(shownJson.stdout)).toEqual([{ type: 'integrity', integrity: { state: 'signed', lines: goalRecords.length, unsignedPrefix: 0 } }, ...goalRecords.map((record) => ({ type: 'record', session: goal, record }))])
 
     // Resume without a prompt: nothing is pending; the goal is reported disarmed, with the command to continue it.
     const resumed = await run([...p.globals, 'resume', goal])

@@ -31,7 +31,7 @@ describe('sessions on disk', { timeout: CLI_TIMEOUT }, () => {
     expect(refused.stderr).toMatch(new RegExp(`goalkeeper: session ${id} is open for writing by pid ${holder.child.pid} on ${os.hostname()} since \\d{4}-[^ ]+Z \\(hint: wait for that process to finish, or read the session with show\\)`))
     const json = await run([...p.globals, '--json', 'run', '--session', id, 'fourth'])
     expect(json.code).toBe(64)
-    expect(JSON.parse(json.stdout.trim().split('\n').at(-1)!)).toMatchObject({ type: 'error', exitCode: 64 })
+    expect(jsonLines(json.stdout).at(-1)).toMatchObject({ type: 'error', exitCode: 64 })
     // Readers do not wait for the writer.
     const shown = await run([...p.globals, 'show', id])
     expect(shown.code, shown.stderr).toBe(0)
@@ -166,7 +166,7 @@ describe('tamper evidence', { timeout: CLI_TIMEOUT }, () => {
     expect(listed.stdout).toMatch(new RegExp(`${id} !\\s+\\d{4}-.*\\btampered\\s+tampered: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${count + 1}: line is not signed`))
     expect(listed.stderr).toContain('goalkeeper: 1 session marked ! was changed by someone other than goalkeeper from the line named on; show reads it, resume refuses')
     const json = await run([...p.globals, '--json', 'sessions'])
-    expect(JSON.parse(json.stdout.trim())).toMatchObject({ id, goal: null, problem: { code: 'SESSION_TAMPERED', line: count + 1 } })
+    expect(jsonLines(json.stdout)).toMatchObject([{ type: 'session', id, goal: null, problem: { code: 'SESSION_TAMPERED', line: count + 1 } }])
   })
 })
 
@@ -192,7 +192,7 @@ describe('signatures removed, tails cut', { timeout: CLI_TIMEOUT }, () => {
     expect(shown.stdout).toContain('unverified inputs (never run):\n  unverified | user: create_goal: ship it')
     const json = jsonLines((await run([...p.globals, '--json', 'show', id])).stdout)
     expect(json[0]).toEqual({ type: 'integrity', integrity: { state: 'tampered', line: 1, reason: `${file}:1: line is not signed, yet its header says every line is` } })
-    expect(json.slice(1).every((record) => record.unverified === true)).toBe(true)
+    expect(json.slice(1).every((line) => line.type === 'record' && line.unverified === true)).toBe(true)
     expect(await lines(file)).toHaveLength(stripped.length + 1)
   })
 

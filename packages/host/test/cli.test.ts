@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { nodeArgs } from '@goalkeeper/test-kit'
 import { useFixtures, writeYml } from '@goalkeeper/test-kit'
-import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, jsonLines } from '@goalkeeper/test-kit'
 
 const hostDir = path.resolve(fileURLToPath(import.meta.url), '../..')
 const repoRoot = path.resolve(hostDir, '../..')
@@ -142,7 +142,7 @@ describe('goalkeeper CLI', { timeout: CLI_TIMEOUT }, () => {
     expect(missing.stdout).toBe('')
     expect(missing.stderr).toBe(`goalkeeper: --config ${path.join(fixtures.dir, 'nowhere.yml')}: no such file (hint: a relative --config starts at --cwd; the default composition is --config ${path.join(repoRoot, 'cordis.yml')})\n`)
     expect(fallback.code, fallback.stderr).toBe(0)
-    expect(JSON.parse(fallback.stdout.split('\n')[0])).toMatchObject({ file: path.join(repoRoot, 'cordis.yml'), ok: true })
+    expect(jsonLines(fallback.stdout)[0]).toMatchObject({ file: path.join(repoRoot, 'cordis.yml'), ok: true })
     expect(option.code).toBe(64)
     expect(option.stderr).toBe(`goalkeeper: unknown option '--frobnicate' (hint: see goalkeeper --help)\n`)
     expect(bare.code).toBe(64)

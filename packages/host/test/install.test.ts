@@ -119,6 +119,8 @@ describe('the packed CLI, installed with npm install -g', () => {
     const manifest = JSON.parse(await readFile(path.join(installed, 'package.json'), 'utf8'))
     expect(manifest.dependencies).toBeUndefined()
     expect(await readdir(installed)).not.toContain('node_modules')
+    const schema = JSON.parse(await readFile(path.join(installed, 'schema', 'json-output.schema.json'), 'utf8'))
+    expect(schema.title).toBe('goalkeeper --json output line')
     const version = JSON.parse(await readFile(path.join(repoRoot, 'packages/host/package.json'), 'utf8')).version
     const result = await goalkeeper(temp, '--version')
     expect(result).toMatchObject({ code: 0, stdout: `${version}\n` })

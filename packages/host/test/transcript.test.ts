@@ -91,6 +91,81 @@ describe('renderTranscript', () => {
     ])
   })
 
+  it('shows tokens and cost per turn and in total (to the cent), checks with their exit codes, and the goal\'s spend against its budgets; never goal/usage raw', () => {
+    const usage = (inputTokens: number, outputTokens: number, cachedInputTokens = 0) => ({ inputTokens, outputTokens, cachedInputTokens })
+    const records = log(
+      ['session/header', header],
+      ['goal/change', { op: 'create', goal: goal({ budgets: { tokens: 10_000, costUsd: 0.005 }, verify: ['npm test'] }) }],
+      ['turn/start', { turn: 1 }],
+      ['user/message', round('r1', 1, 1, 'round one')],
+      ['assistant/message', { turn: 1, step: 1, text: '', toolCalls: [], usage: usage(1000, 200, 400) }],
+      ['goal/usage', { goalId: 'g1', round: 1, turn: 1, step: 1, tokens: 800, costUsd: 0.0051062500000000005, activeTimeMs: 1000 }],
+      ['assistant/message', { turn: 1, step: 2, text: 'Done?', toolCalls: [], usage: usage(1100, 100) }],
+      ['goal/usage', { goalId: 'g1', round: 1, turn: 1, step: 2, tokens: 1200, costUsd: 0.004, activeTimeMs: 1000 }],
+      ['goal/check', { goalId: 'g1', command: 'npm test', ok: false, exitCode: 1, output: '1 test failed\n[Exit code 1 after 0.4 s.]' }],
+      ['turn/end', { turn: 1, outcome: { kind: 'completed' } }],
+      ['turn/start', { turn: 2 }],
+      ['user/message', round('r2', 1, 2, 'round two')],
+      ['assistant/message', { turn: 2, step: 1, text: '', toolCalls: [], usage: usage(500, 100) }],
+      ['goal/usage', { goalId: 'g1', round: 2, turn: 2, step: 1, tokens: 600, costUsd: 0.006, activeTimeMs: 2000 }],
+      ['goal/check', { goalId: 'g1', command: 'npm test', ok: true, exitCode: 0, output: 'all passed\n[Exit code 0 after 0.3 s.]' }],
+      ['turn/end', { turn: 2, outcome: { kind: 'completed' } }],
+      ['turn/start', { turn: 3 }],
+      ['user/message', human('m3', 'thanks')],
+      ['assistant/message', { turn: 3, step: 1, text: 'You are welcome.', toolCalls: [], usage: usage(300, 10) }],
+      ['turn/end', { turn: 3, outcome: { kind: 'completed' } }],
+    )
+    const lines = renderTranscript(records, { full: false })
+    expect(lines.filter((line) => /turn \d+ completed|check|goal spent|total|goal\/usage/.test(line))).toEqual([
+      '  check `npm test` failed (exit code 1)',
+      '  turn 1 completed (2 model calls, 2,000 tokens, $0.01)',
+      '  check `npm test` passed (exit code 0)',
+      '  turn 2 completed (1 model call, 600 tokens, $0.01)',
+      // A turn outside the goal is not priced: no cost rather than a guess.
+      '  turn 3 completed (1 model call, 310 tokens)',
+      // Summed from the goal/usage records to the last call, as the goal's budgets count them.
+      'goal spent: tokens 2,600 of 10,000, cost $0.02 of $0.005, time 4s, rounds 2 of 5',
+      'total: 4 model calls, 2,910 tokens, $0.02 (tokens are input - cached input + output, as goal budgets count them; cost of goal rounds)',
+    ])
+    // A failed check shows its output's tail; a passing one only with --full.
+    expect(lines[lines.indexOf('  check `npm test` failed (exit code 1)') + 1]).toBe('       1 test failed')
+    expect(lines[lines.indexOf('  check `npm test` passed (exit code 0)') + 1]).toMatch(/^ {2}turn 2 completed/)
+    expect(renderTranscript(records, { full: true })).toContain('       all passed')
+    const timedOut = log(['goal/check', { goalId: 'g1', command: 'sleep 99', ok: false, exitCode: null, output: '[Timed out after 300 ms; the command and its child processes were killed.]' }])
+    expect(renderTranscript(timedOut, { full: false })[0]).toBe('  check `sleep 99` failed (no exit code: timed out or stopped)')
+  })
+
+  it('shows the records of hooks, webhooks, permissions, the fleet and the store as text; only an unregistered type raw', () => {
+    const records = log(
+      ['hook/run', { event: 'PreToolUse', hook: 'lint', exitCode: 2, durationMs: 40, outcome: 'blocked', decisions: ['block'] }],
+      ['hook/run', { event: 'Stop', hook: 'notify', exitCode: null, signal: 'SIGKILL', durationMs: 5000, outcome: 'timeout', problem: 'timed out after 5000 ms' }],
+      ['notify/delivery', { id: 'msg_1', type: 'goal.completed', url: 'https://hooks.example/in', attempt: 2, status: 200, durationMs: 12, outcome: 'delivered' }],
+      ['notify/delivery', { id: 'msg_2', type: 'goal.blocked', url: 'https://hooks.example/in', attempt: 1, status: null, error: 'ECONNREFUSED', durationMs: 3, outcome: 'retry' }],
+      ['permission/asked', { turn: 1, step: 1, callId: 'c1', tool: 'run_command', why: 'runs a command', answer: 'session', by: 'chat' }],
+      ['fleet/claim', { worker: 'w1', job: 'j1', attempt: 2, takeover: true, rearmed: true, phase: 'active' }],
+      ['fleet/push', { worker: 'w1', branch: 'goal/j1', commit: '0123456789abcdef0123', round: 3 }],
+      ['fleet/release', { worker: 'w1', job: 'j1', phase: 'paused', rounds: 3 }],
+      ['session/adopted', { unsignedLines: 12 }],
+      ['session/truncated', { lastSeq: 40, reason: 'the file ends before its seal' }],
+      ['session/full', { maxBytes: 1000, bytes: 1004 }],
+      ['custom/thing', { note: 'from a plugin' }],
+    )
+    expect(renderTranscript(records, { full: false })).toEqual([
+      '  hook PreToolUse "lint": blocked: block (exit 2, 40 ms)',
+      '  hook Stop "notify": timeout (killed by SIGKILL, 5000 ms): timed out after 5000 ms',
+      '  webhook goal.completed to https://hooks.example/in: delivered (try 2, HTTP 200, 12 ms)',
+      '  webhook goal.blocked to https://hooks.example/in: retry (try 1, ECONNREFUSED, 3 ms)',
+      '  permission for run_command allowed for the session by chat: runs a command',
+      '  worker w1 took job j1 (attempt 2, taken over from a lost worker, goal active)',
+      '  worker w1 pushed round 3 to goal/j1 (0123456789ab)',
+      '  worker w1 gave job j1 back to the queue (goal paused after 3 rounds)',
+      "  adopted: the 12 unsigned lines before this one were signed on a person's word",
+      '!! the cut end of the log was accepted as lost (its last record was seq 40): the file ends before its seal',
+      '!! the log reached its size limit (1004 of 1000 bytes): nothing after this was written',
+      '  [custom/thing] {"note":"from a plugin"}',
+    ])
+  })
+
   it('shows who denied a call and how its arguments were rewritten', () => {
     const records = log(
       ['session/header', header],

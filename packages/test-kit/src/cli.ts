@@ -10,6 +10,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach } from 'vitest'
 import { nodeArgs } from './child-builds.ts'
+import { jsonOutputProblem } from './json-output.ts'
 
 /**
  * How long a test of CLI child processes may take: a guard against hangs, not a speed check. Each child
@@ -309,13 +310,20 @@ export async function snapshot(project: Project): Promise<Record<string, string>
   return result
 }
 
-/** Stdout lines parsed as JSON; throws (failing the test) on any line that is not. */
+/**
+ * Stdout lines of a --json command parsed as JSON; throws (failing the test) on any line that is not JSON, or
+ * not a line of a type and shape that schema/json-output.schema.json of the host package documents.
+ */
 export function jsonLines(stdout: string): any[] {
   return stdout.split('\n').filter(Boolean).map((line, index) => {
+    let value: unknown
     try {
-      return JSON.parse(line)
+      value = JSON.parse(line)
     } catch {
       throw new Error(`stdout line ${index + 1} is not JSON: ${line}`)
     }
+    const problem = jsonOutputProblem(value)
+    if (problem) throw new Error(`stdout line ${index + 1} is not --json output as the schema documents it: ${problem}\n${line}`)
+    return value
   })
 }

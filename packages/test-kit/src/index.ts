@@ -13,6 +13,7 @@ export {
   CHILD_WAIT_LIMIT, CLI_TIMEOUT, childEnv, compositionYml, fileMatches, hint, jsonLines, localModelProject, readSession, repoRoot, run, sessionIdOf, snapshot, start, useProject,
   type Project, type ProjectOptions, type Run,
 } from './cli.ts'
+export { JSON_OUTPUT_SCHEMA, jsonOutputProblem } from './json-output.ts'
 export { sessionStack, type SessionStackConfig } from './sessions.ts'
 export { createTestDatabase, serverUrl, testDatabase, withDatabase, type OwnedDatabase, type TestDatabase } from './database.ts'
 export { startEmbeddedPostgres } from './database-setup.ts'

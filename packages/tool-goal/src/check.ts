@@ -28,13 +28,22 @@ export async function runCheck(ctx: Context, call: ToolCallContext, goal: GoalSt
     } catch (error) {
       result = { ok: false, content: '', error: { code: 'TOOL_FAILED', message: describeError(error) } }
     }
-    // run_command ends its output with "[Exit code N after S s.]"; a timeout or a kill has none.
-    const exit = /\[Exit code (-?\d+) after [\d.]+ s\.\]\s*$/.exec(result.content)
-    const record: GoalCheckRecord = { goalId: goal.id, command, ok: result.ok, exitCode: exit ? Number(exit[1]) : null, output: tail(result.content, MAX_CHECK_OUTPUT) }
+    const record: GoalCheckRecord = { goalId: goal.id, command, ok: result.ok, exitCode: exitCodeOf(result.content), output: tail(result.content, MAX_CHECK_OUTPUT) }
     runs.push(record)
     if (!result.ok) return { ok: false, record, runs, why: result.error?.message ?? 'the command failed' }
   }
   return { ok: true, record: runs.at(-1)!, runs }
+}
+
+/**
+ * The exit code run_command reports on its last line, "[Exit code N after S s.]", or null for a timeout, a
+ * kill or a signal. In a sandbox that line goes on with a note ("after S s; in the sandbox: ...") before the
+ * bracket closes, so only its start is matched: a passing sandboxed check was recorded with null before.
+ */
+export function exitCodeOf(content: string): number | null {
+  const last = content.trimEnd().split('\n').at(-1) ?? ''
+  const exit = /^\[Exit code (-?\d+) after [\d.]+ s[.;]/.exec(last)
+  return exit ? Number(exit[1]) : null
 }
 
 /** What the model reads when its completion is refused: the command, how it ended, the output's tail. */

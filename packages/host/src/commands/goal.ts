@@ -11,8 +11,9 @@ import { budgetHint, reportResult } from './render/result.ts'
 import { AgentRun } from './run/agent-run.ts'
 import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd, withMaxSteps, type BudgetOptions, type MaxStepsOptions } from './run/goal-options.ts'
 import { collectUrl, notifyFor } from './run/notify-option.ts'
+import { prepareLastMessage, withOutputLastMessage, type LastMessageOptions } from './run/last-message.ts'
 
-export interface GoalOptions extends MaxStepsOptions, BudgetOptions {
+export interface GoalOptions extends MaxStepsOptions, BudgetOptions, LastMessageOptions {
   maxRounds?: number
   verify?: string[]
   autoResume?: boolean
@@ -26,7 +27,7 @@ export default defineCommand<GoalOptions>({
   name: 'goal',
   description: 'pursue a goal in automatic rounds until it is complete, blocked, paused or out of rounds',
   configure: (command) =>
-    withMaxSteps(command)
+    withOutputLastMessage(withMaxSteps(command))
       .argument('[objective...]', 'what must be true when the goal is done (several words are joined with spaces; `-` reads it from stdin)')
       .option('--max-rounds <n>', 'cap on automatic rounds (default: the goal plugin\'s defaultMaxGoalRounds, 256 unless cordis.yml sets it)', parseRounds)
       .option('--token-budget <n>', 'stop the goal once its rounds used this many tokens (input - cached input + output)', parseTokens)
@@ -55,7 +56,7 @@ ${EXIT_CODE_HELP}`),
     }
     const budgets = budgetsOf(options)
     const verify: string[] | undefined = options.verify
-    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'goal', goals: true, maxSteps: options.maxSteps })
+    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'goal', goals: true, maxSteps: options.maxSteps, lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
     let early: number | undefined
     try {
       if (budgets && !run.app.ctx.get('goalBudget')) {

@@ -79,18 +79,21 @@ async function approve(cli: CommandContext, entries: HooksEntry[]): Promise<numb
   const { approveHooks } = await load()
   const file = cli.globals.config
   const pending = entries.filter((e) => !e.disabled && e.hooks.length)
+  // With --json stdout holds typed lines only: saying that nothing was approved is a note then.
+  const say = (line: string) => (cli.globals.json ? cli.note(line) : cli.print(line))
   if (!pending.length) {
-    cli.print(`nothing to approve: no hooks in ${file}`)
+    say(`nothing to approve: no hooks in ${file}`)
     return ExitCode.OK
   }
   if (pending.every((e) => e.trust.state === 'user' || e.trust.state === 'code')) {
-    cli.print(`nothing to approve: ${file} is the user's own file, whose hooks always run`)
+    say(`nothing to approve: ${file} is the user's own file, whose hooks always run`)
     return ExitCode.OK
   }
   // What is approved is what is listed: the person sees the commands in the same output.
   await list(cli, pending)
   const record = await approveHooks(file, pending.map((e) => e.trust.digest))
-  if (!cli.globals.json) cli.print(`approved: these hooks of ${file} run from the next start on (recorded in ${record}); a change to them needs a new approval`)
+  if (cli.globals.json) cli.printJson({ type: 'hooks-approved', file, record })
+  else cli.print(`approved: these hooks of ${file} run from the next start on (recorded in ${record}); a change to them needs a new approval`)
   return ExitCode.OK
 }
 

@@ -5,8 +5,9 @@ import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { continuationHint, reportResult } from './render/result.ts'
 import { databaseEnv } from './lookup/database.ts'
 import { AgentRun } from './run/agent-run.ts'
+import { prepareLastMessage, withOutputLastMessage, type LastMessageOptions } from './run/last-message.ts'
 
-export interface ResumeOptions {
+export interface ResumeOptions extends LastMessageOptions {
   acceptTruncation?: boolean
   database?: string
   last?: boolean
@@ -17,7 +18,7 @@ export default defineCommand<ResumeOptions>({
   name: 'resume',
   description: 'continue a saved session: run its unanswered inputs, then the prompt if one is given',
   configure: (command) =>
-    command
+    withOutputLastMessage(command)
       .argument('[id]', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`); none with --last')
       .argument('[prompt...]', 'a new prompt for the session')
       .option('--last', 'the most recent session of this project (every word is then the prompt)')
@@ -30,7 +31,7 @@ ${EXIT_CODE_HELP}`),
   async run(cli, [id, words], options) {
     const last = !!(options.last || options.continue)
     if (!last && id === undefined) throw new HostError('resume needs the session: its id, or --last', { hint: 'goalkeeper sessions lists them' })
-    const run = await AgentRun.open(cli, { ...(last ? { last } : { session: String(id) }), purpose: 'resume', acceptTruncation: !!options.acceptTruncation, ...databaseEnv(options.database) })
+    const run = await AgentRun.open(cli, { ...(last ? { last } : { session: String(id) }), purpose: 'resume', acceptTruncation: !!options.acceptTruncation, ...databaseEnv(options.database), lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
     // With --last there is no id: the first word is the prompt's.
     const prompt = joinWords(last && id !== undefined ? [String(id), ...(words as string[])] : words)
     // send wakes the agent; restored inputs join the same batch, ahead of the prompt.

@@ -6,8 +6,9 @@ import { EXIT_CODE_HELP } from './render/outcome.ts'
 import { reportResult } from './render/result.ts'
 import { AgentRun } from './run/agent-run.ts'
 import { withMaxSteps, type MaxStepsOptions } from './run/goal-options.ts'
+import { prepareLastMessage, withOutputLastMessage, type LastMessageOptions } from './run/last-message.ts'
 
-export interface RunOptions extends MaxStepsOptions {
+export interface RunOptions extends MaxStepsOptions, LastMessageOptions {
   session?: string
   last?: boolean
   continue?: boolean
@@ -17,7 +18,7 @@ export default defineCommand<RunOptions>({
   name: 'run',
   description: 'send one prompt to the agent; its final answer goes to stdout',
   configure: (command) =>
-    withMaxSteps(command)
+    withOutputLastMessage(withMaxSteps(command))
       .argument('<prompt...>', 'the prompt (several words are joined with spaces; `-` reads it from stdin)')
       .option('--session <id>', 'continue a saved session (id, or an unambiguous part of it) instead of a new one')
       .option('--last', 'continue the most recent session of this project')
@@ -27,7 +28,7 @@ export default defineCommand<RunOptions>({
     const prompt = await promptFrom(cli, words, 'run')
     if (!prompt) throw new HostError('the prompt is empty', { hint: cliCommand(cli.globals, 'run', '<prompt>') })
     if ((options.last || options.continue) && options.session) throw new HostError('--last and --session both name a session', { hint: 'give one of them' })
-    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'run', maxSteps: options.maxSteps })
+    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'run', maxSteps: options.maxSteps, lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
     run.agent.send({ content: prompt })
     return reportResult(run, await run.untilRest(), { goal: false })
   },

@@ -93,7 +93,7 @@ session that cannot be adopted, or adopt without --yes.`),
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)
     const rows: Row[] = chosen.map(({ folds, ...summary }) => ({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : goalOf(folds)) }))
     if (cli.globals.json) {
-      for (const row of rows) cli.printJson(row)
+      for (const row of rows) cli.printJson({ type: 'session', ...row })
       return ExitCode.OK
     }
     if (!rows.length) {

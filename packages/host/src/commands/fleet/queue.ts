@@ -23,7 +23,8 @@ export default defineCommand<QueueOptions>({
       let goals = await queue.list()
       if (options.state) goals = goals.filter((goal) => goal.state === options.state)
       if (cli.globals.json) {
-        for (const goal of goals) cli.printJson({ type: 'goal', ...goal })
+        // `job`, not `goal`: a goal line of the agent commands is a goal change, with another shape.
+        for (const goal of goals) cli.printJson({ type: 'job', ...goal })
         return ExitCode.OK
       }
       if (!goals.length) {

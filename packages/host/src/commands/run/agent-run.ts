@@ -19,6 +19,7 @@ import { describeInterrupt, interruptWork } from './interrupt.ts'
 import { LiveView, showReloads } from './live-view.ts'
 import { describeModel } from './model-note.ts'
 import { Terminal } from './terminal.ts'
+import { writeLastMessage } from './last-message.ts'
 
 export interface AgentRunOptions {
   /** Id (or unambiguous part) of a saved session to continue; a new session otherwise. */
@@ -39,6 +40,8 @@ export interface AgentRunOptions {
   maxSteps?: number
   /** `--accept-truncation`: the person accepts that the session's cut-off end is lost (it is recorded, then resumed). */
   acceptTruncation?: boolean
+  /** `--output-last-message`: the file (absolute, already found writable) that gets the final answer. */
+  lastMessageFile?: string
 }
 
 export type RestState = 'rest' | 'gone'
@@ -66,6 +69,8 @@ export class AgentRun {
   private stopInterrupts: () => void
   private stopReloads: () => void
   private keepAlive: NodeJS.Timeout
+  /** `--output-last-message`: where `finish` writes the final answer. */
+  private lastMessageFile?: string
 
   private constructor(
     readonly cli: CommandContext,
@@ -125,6 +130,7 @@ export class AgentRun {
     const resumed = !!(options.session || options.last)
     view.follow(agent, resumed)
     const work = new AgentRun(cli, app, term, agent, view, resumed, !!options.repeatInterrupts)
+    work.lastMessageFile = options.lastMessageFile
     work.introduce(!!options.attended, choice?.model === agent.model ? choice.line : undefined)
     return work
   }
@@ -226,6 +232,12 @@ export class AgentRun {
     if (this.app.signals) this.app.signals.exitCode = exitCode
     const goal = this.goal()
     const usage = usageOf(this.records())
+    const unwritten = this.lastMessageFile === undefined ? undefined : writeLastMessage(this.lastMessageFile, this.answer())
+    if (unwritten) {
+      this.term.note(`could not write the answer to ${this.lastMessageFile}: ${unwritten}`)
+      if (exitCode === ExitCode.OK) exitCode = ExitCode.RUNTIME
+      if (this.app.signals) this.app.signals.exitCode = exitCode
+    }
     this.term.record({ type: 'result', session: this.agent.id, exitCode, outcome: this.lastOutcome() ?? null, answer: this.answer() ?? null, goal: goal ?? null, usage: usage ?? null, ...extra })
     return exitCode
   }

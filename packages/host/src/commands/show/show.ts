@@ -13,7 +13,7 @@ export interface ShowOptions {
 
 export default defineCommand<ShowOptions>({
   name: 'show',
-  description: 'print a session as a readable transcript, or with --json its raw records (read-only)',
+  description: 'print a session as a readable transcript, or with --json its records as JSON lines (read-only)',
   configure: (command) =>
     command
       .argument('[id]', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
@@ -25,8 +25,9 @@ The session (a file, or rows of the --database) is only read, never repaired or 
 A log changed by someone other than goalkeeper is still shown, with a warning at the first line that
 does not verify and every line after it marked "unverified |"; a log cut short or not signed is shown
 with a warning too. With --json, the first line is {"type":"integrity","integrity":{"state":...}}
-(signed, unsigned, tampered with its line, or truncated with its last seq), and records after the
-first bad line carry "unverified": true.
+(signed, unsigned, tampered with its line, or truncated with its last seq); then one
+{"type":"record","session":ID,"record":{...}} line per record, as run --json streams them, and the lines
+of records after the first bad line carry "unverified": true.
 
 Exit codes: 0 shown, 64 no such session (or none for --last), an ambiguous id, or bad configuration.`),
   async run(cli, [id], options) {
@@ -47,7 +48,8 @@ Exit codes: 0 shown, 64 no such session (or none for --last), an ambiguous id, o
         // The first line says what the signatures say; records past the first bad line are marked.
         cli.printJson({ type: 'integrity', integrity })
         const firstBad = integrity.state === 'tampered' ? integrity.line - 1 : Infinity
-        for (const record of session.records) cli.printJson(record.seq >= firstBad ? { ...record, unverified: true } : record)
+        // The shape `run --json` streams records in, so one reader takes both.
+        for (const record of session.records) cli.printJson({ type: 'record', session: session.id, record, ...(record.seq >= firstBad ? { unverified: true } : {}) })
       } else {
         for (const line of renderTranscript(session.records, { full: !!options.full, integrity })) cli.print(line)
       }

@@ -1,8 +1,10 @@
-import { describeTurnOutcome, type Goal } from '@goalkeeper/goal'
+import { describeTurnOutcome, foldGoal, type Goal } from '@goalkeeper/goal'
 import { isRecordOf, type Integrity, type SessionRecord, type UserMessage } from '@goalkeeper/session'
 import { describeGoalChange } from '../render/goal-text.ts'
 import { describeCompaction } from '../render/compaction.ts'
 import { excerpt, oneLine, shortArguments } from '../render/text.ts'
+import { describeCheck, describeGoalSpend, SpendTally } from './spend.ts'
+import { describeOtherRecord } from './other-records.ts'
 
 export interface TranscriptOptions {
   /** Show tool results and goal prompts whole instead of shortened. */
@@ -31,6 +33,7 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   const queued = new Map<string, UserMessage>()
   const settled = new Set<string>()
   const objectives = new Objectives()
+  const tally = new SpendTally()
   const integrity = options.integrity
   const tampered = integrity?.state === 'tampered' ? integrity : undefined
   const firstBad = tampered ? tampered.line - 1 : Infinity
@@ -40,13 +43,17 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
     if (record.seq >= firstBad) {
       if (record.seq === firstBad) lines.push('', `!! TAMPERED: ${tampered!.reason}`, `!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)`)
       const from = lines.length
-      lines.push(...renderRecord(record, options, queued, settled, objectives))
+      lines.push(...renderRecord(record, options, queued, settled, objectives, tally))
       for (let i = from; i < lines.length; i++) lines[i] = `${UNVERIFIED} ${lines[i]}`.trimEnd()
       if (isRecordOf(record, 'input/queued')) forged.set(record.data.message.id, record.data.message)
       continue
     }
-    lines.push(...renderRecord(record, options, queued, settled, objectives))
+    lines.push(...renderRecord(record, options, queued, settled, objectives, tally))
   }
+  const goal = settledGoal(records.filter((record) => record.seq < firstBad))
+  const spend = goal && describeGoalSpend(goal)
+  const total = tally.summary()
+  if (spend || total) lines.push('', ...[spend, total].filter((line): line is string => !!line))
   for (const id of forged.keys()) queued.delete(id)
   const unrun = [...forged.values()].filter((message) => !settled.has(message.id))
   const waiting = [...queued.values()].filter((message) => !settled.has(message.id))
@@ -58,8 +65,8 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   return lines
 }
 
-/** The transcript lines of one record: registered types have a known shape; any other is printed raw. */
-function renderRecord(record: SessionRecord, options: TranscriptOptions, queued: Map<string, UserMessage>, settled: Set<string>, objectives: Objectives): string[] {
+/** The transcript lines of one record: every registered type as text; only a type nobody registered is printed raw. */
+function renderRecord(record: SessionRecord, options: TranscriptOptions, queued: Map<string, UserMessage>, settled: Set<string>, objectives: Objectives, tally: SpendTally): string[] {
   if (isRecordOf(record, 'session/header')) {
     const head = record.data
     const parent = head.parent ? `, forked from ${head.parent.id} at seq ${head.parent.seq}` : ''
@@ -80,6 +87,7 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
     return [indent(describeMessage(record.data, options, objectives), '  ')]
   }
   if (isRecordOf(record, 'assistant/message')) {
+    tally.answer(record.data.turn, record.data.usage)
     if (record.data.partial) return [indent(`assistant (cut off by ${record.data.error?.code ?? 'an error'}, asked again): ${record.data.text?.trim() ?? ''}`, '  ')]
     return record.data.text?.trim() ? [indent(`assistant: ${record.data.text.trim()}`, '  ')] : []
   }
@@ -94,7 +102,16 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
     }
     return lines
   }
-  if (isRecordOf(record, 'turn/end')) return [`  turn ${record.data.turn} ${describeTurnOutcome(record.data.outcome)}`]
+  if (isRecordOf(record, 'turn/end')) {
+    const spend = tally.turn(record.data.turn)
+    return [`  turn ${record.data.turn} ${describeTurnOutcome(record.data.outcome)}${spend ? ` (${spend})` : ''}`]
+  }
+  // One per model call of a goal round: summed into its turn's line and the total instead of shown raw.
+  if (isRecordOf(record, 'goal/usage')) {
+    tally.priced(record.data)
+    return []
+  }
+  if (isRecordOf(record, 'goal/check')) return describeCheck(record.data, options.full)
   if (isRecordOf(record, 'goal/change')) {
     objectives.add(record.data.goal)
     return [`  ${describeGoalChange({ op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined })}`]
@@ -103,9 +120,27 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
     const { judge, verdict, accepted, reasons } = record.data
     return [`  judge ${judge}: ${verdict}, completion ${accepted ? 'accepted' : 'refused'}: ${oneLine(reasons.join(' '), 200)}`]
   }
-  if (isRecordOf(record, 'context/compacted')) return describeCompaction(record.data, options.full)
+  if (isRecordOf(record, 'context/compacted')) {
+    // A summary is a model call too, and the run's usage counts it.
+    tally.answer(record.data.turn, record.data.usage)
+    return describeCompaction(record.data, options.full)
+  }
   if (isRecordOf(record, 'step/start', 'step/end')) return []
-  return [`  [${record.type}] ${oneLine(JSON.stringify(record.data) ?? '', 160)}`]
+  // A type no package this host carries registered (a third party's): shown as it is.
+  return describeOtherRecord(record) ?? [`  [${record.type}] ${oneLine(JSON.stringify(record.data) ?? '', 160)}`]
+}
+
+/**
+ * The goal as the verified records leave it, its spend counted to the last model call (a `goal/change`
+ * snapshot holds the spend of its moment only); undefined without a goal, or when its records do not fold
+ * (the transcript above shows them anyway).
+ */
+function settledGoal(records: readonly SessionRecord[]): Goal | undefined {
+  try {
+    return foldGoal(records)
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -114,7 +149,6 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
  */
 class Objectives {
   private byRevision = new Map<string, string>()
-
   add(goal: Pick<Goal, 'id' | 'revision' | 'objective'> | null | undefined): void {
     if (goal && typeof goal.objective === 'string') this.byRevision.set(`${goal.id}@${goal.revision}`, goal.objective)
   }

@@ -1,0 +1,50 @@
+// `goalkeeper show` of a goal run, on the CLI as a child process with the real plugins (the permissions entry
+// as the default cordis.yml writes it, so commands and checks run in the sandbox); only the model is scripted.
+import { describe, expect, it } from 'vitest'
+import { CLI_TIMEOUT, jsonLines, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
+
+const project = useProject()
+const PERMISSIONS = `- id: permissions\n  name: '@goalkeeper/permissions'\n  config:\n    mode: \${GOALKEEPER_PERMISSIONS:-workspace-write}\n`
+
+// get_goal, update_goal complete, the answer: every call reports its usage.
+const CHECKED = `export default many((request) => ({ ...completeGoal(request), usage: { inputTokens: 450, cachedInputTokens: 50, outputTokens: 100 } }))`
+
+describe('goalkeeper show', { timeout: CLI_TIMEOUT }, () => {
+  it('renders usage per turn and in total, the check with its real exit code and the goal\'s spend; raw records only with --json', async () => {
+    const p = await project({ script: CHECKED, extraYml: PERMISSIONS })
+    const goal = await run([...p.globals, '--json', 'goal', 'Say done', '--verify', 'echo checked', '--token-budget', '100000', '--max-rounds', '2'])
+    expect(goal.code, goal.stderr).toBe(0)
+    const id = sessionIdOf(goal.stderr)
+    // The check ran sandboxed: its output ends with the sandbox's note, and its exit code is still read.
+    const records = await readSession(p, id)
+    const checks = records.filter((record) => record.type === 'goal/check').map((record) => record.data)
+    expect(checks).toEqual([expect.objectContaining({ command: 'echo checked', ok: true, exitCode: 0, output: expect.stringMatching(/\[Exit code 0 after [\d.]+ s; in the sandbox: /) })])
+    // What the model reads of the goal (update_goal's answer, as get_goal's), and what --json says of the goal, carry the same code.
+    const readBack = records.find((record) => record.type === 'tool/result' && record.data.callId === 'call_2')!.data.content
+    expect(JSON.parse(readBack).goal.check.last).toEqual({ command: 'echo checked', ok: true, exitCode: 0 })
+    expect(jsonLines(goal.stdout).at(-1)).toMatchObject({ type: 'result', goal: { verification: { last: { exitCode: 0 } } } })
+
+    const shown = await run([...p.globals, 'show', id])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).not.toContain('[goal/usage]')
+    expect(shown.stdout).not.toContain('[goal/check]')
+    expect(shown.stdout).toContain('\n  check `echo checked` passed (exit code 0)\n')
+    // Three model calls of 450 in (50 cached) and 100 out: 500 tokens each by the one token rule; scripted costs nothing.
+    expect(shown.stdout).toContain('\n  turn 1 completed (3 model calls, 1,500 tokens, $0.00)\n')
+    expect(shown.stdout).toMatch(/\ngoal spent: tokens 1,500 of 100,000, cost \$0\.00, time \d+s, rounds 1 of 2\n/)
+    expect(shown.stdout).toMatch(/\ntotal: 3 model calls, 1,500 tokens, \$0\.00 \(tokens are input - cached input \+ output, as goal budgets count them; cost of goal rounds\)\n$/)
+
+    const json = jsonLines((await run([...p.globals, '--json', 'show', id])).stdout)
+    expect(json.filter((line) => line.type === 'record' && line.record.type === 'goal/check').map((line) => line.record.data.exitCode)).toEqual([0])
+  })
+  it('show --json prints the records as run --json streamed them: the same lines after its integrity line', async () => {
+    const p = await project({ script: 'export default many(() => ({ text: "Hello back.", usage: { inputTokens: 10, outputTokens: 2 } }))' })
+    const ran = await run([...p.globals, '--json', 'run', 'hello'])
+    expect(ran.code, ran.stderr).toBe(0)
+    const streamed = jsonLines(ran.stdout).filter((line) => line.type === 'record')
+    expect(streamed.length).toBeGreaterThan(3)
+    const shown = jsonLines((await run([...p.globals, '--json', 'show', streamed[0].session])).stdout)
+    expect(shown[0]).toMatchObject({ type: 'integrity', integrity: { state: 'signed' } })
+    expect(shown.slice(1)).toEqual(streamed)
+  })
+})

@@ -189,7 +189,9 @@ describe('goalkeeper board in a browser', { timeout: CLI_TIMEOUT }, () => {
     expect(await page.locator('.diff .add').first().textContent()).toBe('+ <script>window.__pwned = 5</script>')
     expect(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)).toBeUndefined()
     expect(await page.locator('main script, main img, main iframe, a[href^="javascript"]').count()).toBe(0)
-    expect(await page.locator('main a').evaluateAll((links) => links.map((link) => link.getAttribute('href')))).toEqual(['/'])
+    // The only link is the board's own way back.
+    expect(await page.locator('main a').count()).toBe(1)
+    expect(await page.locator('main a').getAttribute('href')).toBe('/')
     expect(dialogs).toEqual([])
 
     // No token, or the wrong one: refused, whatever the path.
@@ -212,13 +214,13 @@ describe('goalkeeper board in a browser', { timeout: CLI_TIMEOUT }, () => {
       // The classic forgery: a form that posts to the board; the browser sends the board's cookie with it.
       const [answer] = await Promise.all([
         other.waitForNavigation(),
-        other.evaluate((target) => {
+        other.evaluate(`(() => {
           const form = document.createElement('form')
           form.method = 'POST'
-          form.action = `${target}/api/goal/pause`
+          form.action = ${JSON.stringify(`${origin}/api/goal/pause`)}
           document.body.appendChild(form)
           form.submit()
-        }, origin),
+        })()`),
       ])
       expect(answer!.request().headers().cookie ?? (await answer!.request().allHeaders()).cookie).toMatch(/goalkeeper_board=/)
       expect(answer!.status()).toBe(403)

@@ -233,4 +233,21 @@ describe('goalkeeper board in a browser', { timeout: CLI_TIMEOUT }, () => {
     expect(own).toBe(404)
     await context.close()
   })
+
+  it('a board beyond loopback needs a token of its own (exit 64); with one, only that token opens it', async () => {
+    const p = await project({ script: SCRIPT })
+    const bare = await run([...p.globals, 'board', '--host', '0.0.0.0'])
+    expect(bare.code).toBe(64)
+    expect(bare.stderr).toContain('goalkeeper: board: a board on 0.0.0.0 is reachable from other machines: it needs a token you choose (--token, at least 16 characters)')
+    const short = await run([...p.globals, 'board', '--token', 'short'])
+    expect(short.code).toBe(64)
+    expect(short.stderr).toContain('the token must have at least 16 characters')
+    const token = 'a-token-of-my-own-choosing'
+    const child = start([...p.globals, 'board', '--token', token])
+    await child.waitFor('stdout', /\n$/)
+    const url = new URL(child.stdout().trim())
+    expect(url.searchParams.get('token')).toBe(token)
+    expect((await fetch(new URL('/api/overview', url), { headers: { 'x-board-token': token } })).status).toBe(200)
+    expect((await fetch(new URL('/api/overview', url), { headers: { 'x-board-token': `${token}x` } })).status).toBe(403)
+  })
 })

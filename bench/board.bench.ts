@@ -1,7 +1,8 @@
 // The goal board at 10,000 sessions: how long the overview's first screen takes in a real browser
 // (Chromium through playwright-core, as the board's tests drive it), from the address to the rows shown,
-// and the overview request alone. The sessions each hold a goal; their summaries are kept (a listing ran
-// before, as `goalkeeper sessions` or an earlier board leaves them), and the board is started fresh.
+// and the overview request alone; and how long a fresh board takes to start, which is its first listing
+// (it prints its address once that is done). The sessions each hold a goal; their summaries are kept (a
+// listing ran before, as `goalkeeper sessions` or an earlier board leaves them).
 // Target: first screen under 1 s. Run alone: node --import tsx bench/board.bench.ts [--quick]
 import fs from 'node:fs/promises'
 import os from 'node:os'
@@ -48,9 +49,12 @@ export async function run() {
     try {
       const screens: number[] = []
       const requests: number[] = []
+      const starts: number[] = []
       for (let i = 0; i < 3; i++) {
         await withSessions(dir, async (ctx) => {
+          const started = process.hrtime.bigint()
           const board = await startBoard({ sessions: ctx.sessions })
+          starts.push(ms(started))
           try {
             const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage()
             const start = process.hrtime.bigint()
@@ -70,7 +74,7 @@ export async function run() {
           }
         })
       }
-      console.log(`${`${COUNT.toLocaleString('en')} sessions`.padEnd(16)} first screen (fresh board, browser) ${median(screens).toFixed(0).padStart(5)} ms   filtered page (warm) ${median(requests).toFixed(1).padStart(6)} ms   target first screen < 1000 ms`)
+      console.log(`${`${COUNT.toLocaleString('en')} sessions`.padEnd(16)} board start (its first listing) ${median(starts).toFixed(0).padStart(5)} ms   first screen (browser) ${median(screens).toFixed(0).padStart(5)} ms   filtered page (warm) ${median(requests).toFixed(1).padStart(6)} ms   target first screen < 1000 ms`)
     } finally {
       await browser.close()
     }

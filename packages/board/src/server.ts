@@ -164,6 +164,8 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
       resolve()
     })
   })
+  // The first listing runs before the address is printed: the page's first screen then only pages kept rows.
+  await currentRows().catch((error) => log(`board: listing the sessions: ${describeError(error)}`))
   const { port } = server.address() as AddressInfo
   const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
   origin = `http://${shown}:${port}`

@@ -1,6 +1,7 @@
 // Installs the workspace from the lockfile when node_modules is missing or older than the lockfile,
 // so `npm start` and `npm test` work on a fresh clone with only Node and npm; and, where apt is there
-// and we are root (a CI container), bubblewrap, the sandbox run_command uses (packages/sandbox).
+// and we are root (a CI container), bubblewrap, the sandbox run_command uses (packages/sandbox), and
+// Chromium, the browser the goal board's tests drive (packages/board).
 import { execSync, spawnSync } from 'node:child_process'
 import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -30,4 +31,16 @@ if (process.platform === 'linux' && process.getuid?.() === 0 && !has('bwrap') &&
     result = install()
   }
   if (result.status !== 0) process.stderr.write(`goalkeeper: could not install bubblewrap; commands will be refused in workspace-write:\n${result.stderr}\n`)
+}
+
+// The board's browser tests drive Debian's Chromium; without it they fail saying what is missing.
+if (process.platform === 'linux' && process.getuid?.() === 0 && !has('chromium') && has('apt-get') && !process.env.GOALKEEPER_CHROMIUM) {
+  process.stderr.write('goalkeeper: installing chromium (for the goal board\'s browser tests) with apt-get...\n')
+  const install = () => spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+  let result = install()
+  if (result.status !== 0) {
+    spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore' })
+    result = install()
+  }
+  if (result.status !== 0) process.stderr.write(`goalkeeper: could not install chromium; the board's browser tests will fail until it is there (or GOALKEEPER_CHROMIUM names one):\n${result.stderr}\n`)
 }

@@ -26,7 +26,7 @@ describe('goalkeeper usage', { timeout: CLI_TIMEOUT }, () => {
   })
 
   it('every command\'s help lists its options, the global options and its exit codes', async () => {
-    const names = ['run', 'goal', 'chat', 'resume', 'sessions', 'show', 'check']
+    const names = ['run', 'goal', 'chat', 'resume', 'sessions', 'show', 'check', 'board']
     const helps = await Promise.all(names.map((name) => run([name, '--help'])))
     helps.forEach((help, index) => {
       expect(help.code, help.stderr).toBe(0)

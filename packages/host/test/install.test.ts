@@ -160,7 +160,7 @@ describe('the packed CLI, installed with npm install -g', () => {
     visit('dist/goalkeeper/goalkeeper.mjs')
     const sources = [...loaded].flatMap((file) => Object.keys(outputs[file].inputs))
     expect(sources.some((source) => source.startsWith('packages/host/src/'))).toBe(true)
-    for (const heavy of ['packages/agent-loop/', 'packages/workspace-tools/', 'packages/model-openai/', 'packages/acp/', 'packages/tools/', '@agentclientprotocol', 'packages/fleet/', 'pg-boss']) {
+    for (const heavy of ['packages/agent-loop/', 'packages/workspace-tools/', 'packages/model-openai/', 'packages/acp/', 'packages/tools/', '@agentclientprotocol', 'packages/fleet/', 'pg-boss', 'packages/board/']) {
       expect(sources.filter((source) => source.includes(heavy))).toEqual([])
     }
   })

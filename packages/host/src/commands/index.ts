@@ -1,5 +1,6 @@
 import type { CommandDefinition } from '../command.ts'
 import acp from './acp.ts'
+import board from './board.ts'
 import chat from './chat/chat.ts'
 import check from './check.ts'
 import goal from './goal.ts'
@@ -13,4 +14,4 @@ import worker from './fleet/worker.ts'
 import show from './show/show.ts'
 
 /** Every CLI command, in the order `--help` lists them. Add a command by adding its file here. */
-export const commands: CommandDefinition[] = [run, goal, chat, resume, sessions, show, check, hooks, submit, worker, queue, acp]
+export const commands: CommandDefinition[] = [run, goal, chat, resume, sessions, show, check, hooks, submit, worker, queue, board, acp]

@@ -1,0 +1,86 @@
+// The goal board at 10,000 sessions: how long the overview's first screen takes in a real browser
+// (Chromium through playwright-core, as the board's tests drive it), from the address to the rows shown,
+// and the overview request alone; and how long a fresh board takes to start, which is its first listing
+// (it prints its address once that is done). The sessions each hold a goal; their summaries are kept (a
+// listing ran before, as `goalkeeper sessions` or an earlier board leaves them).
+// Target: first screen under 1 s. Run alone: node --import tsx bench/board.bench.ts [--quick]
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { Context } from 'cordis'
+import { startBoard } from '@goalkeeper/board'
+import { goalSummaryFold, type Goal } from '@goalkeeper/goal'
+import { sessionStack } from '@goalkeeper/test-kit'
+import { launchChromium } from '../packages/board/test/browser.ts'
+
+const QUICK = process.argv.includes('--quick')
+const COUNT = QUICK ? 500 : 10_000
+const PHASES: Goal['phase'][] = ['active', 'paused', 'blocked', 'complete']
+const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+async function withSessions<T>(dir: string, task: (ctx: Context) => Promise<T>): Promise<T> {
+  const ctx = new Context()
+  const fiber = await ctx.plugin(sessionStack, { dir: path.join(dir, 'sessions'), keyFile: path.join(dir, 'session.key') })
+  try {
+    return await task(ctx)
+  } finally {
+    await fiber.dispose()
+  }
+}
+
+export async function run() {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-board-bench-'))
+  try {
+    await withSessions(dir, async (ctx) => {
+      for (let i = 0; i < COUNT; i++) {
+        const session = await ctx.sessions.create({ cwd: path.join(dir, `project-${i % 7}`) })
+        const goal: Goal = { id: `goal-${i}`, objective: `Goal number ${i}: fix module ${i % 97}`, phase: 'active', revision: 1, maxGoalRounds: 20, roundsStarted: 0, createdAt: Date.now(), updatedAt: Date.now() }
+        session.append('goal/change', { op: 'create', goal })
+        const phase = PHASES[i % PHASES.length]
+        if (phase !== 'active') session.append('goal/change', { op: phase === 'paused' ? 'pause' : phase === 'blocked' ? 'block' : 'complete', goal: { ...goal, phase, revision: 2, ...(phase === 'blocked' ? { blockedReason: { code: 'needs-key', message: 'no key' } } : {}) } })
+        await ctx.sessions.close(session)
+      }
+      // What an earlier listing leaves: the kept summaries, goal fold included.
+      await ctx.sessions.list({ folds: { goal: goalSummaryFold } })
+    })
+    const browser = await launchChromium()
+    try {
+      const screens: number[] = []
+      const requests: number[] = []
+      const starts: number[] = []
+      for (let i = 0; i < 3; i++) {
+        await withSessions(dir, async (ctx) => {
+          const started = process.hrtime.bigint()
+          const board = await startBoard({ sessions: ctx.sessions })
+          starts.push(ms(started))
+          try {
+            const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage()
+            const start = process.hrtime.bigint()
+            await page.goto(board.url)
+            await page.locator('body[data-ready="overview"]').waitFor()
+            screens.push(ms(start))
+            const rows = await page.locator('tr.goal-row').count()
+            if (rows !== 50) throw new Error(`the first screen shows ${rows} rows, not 50`)
+            const again = process.hrtime.bigint()
+            const response = await fetch(`${board.origin}/api/overview?text=module+42&sort=tokens`, { headers: { 'x-board-token': board.token } })
+            if (!response.ok) throw new Error(`overview request: ${response.status}`)
+            await response.json()
+            requests.push(ms(again))
+            await page.context().close()
+          } finally {
+            await board.close()
+          }
+        })
+      }
+      console.log(`${`${COUNT.toLocaleString('en')} sessions`.padEnd(16)} board start (its first listing) ${median(starts).toFixed(0).padStart(5)} ms   first screen (browser) ${median(screens).toFixed(0).padStart(5)} ms   filtered page (warm) ${median(requests).toFixed(1).padStart(6)} ms   target first screen < 1000 ms`)
+    } finally {
+      await browser.close()
+    }
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await run()

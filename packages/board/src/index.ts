@@ -1,0 +1,5 @@
+export { type Board, BoardError, type BoardOptions, startBoard } from './server.ts'
+export { overviewRows, queryOverview, STATES, PAGE_LIMIT, MAX_PAGE_LIMIT, type BoardState, type OverviewPage, type OverviewQuery, type OverviewRow } from './overview.ts'
+export { goalView, clean, TAIL_CHARS, HEAD_CHARS, type GoalView, type RoundView, type ToolView, type DiffLine } from './goal-view.ts'
+export { watchStore, type StoreWatch, type StoreWatchOptions } from './live.ts'
+export { isLoopback, MIN_TOKEN_CHARS, newToken, tokenMatches } from './token.ts'

@@ -1,0 +1,185 @@
+/**
+ * The board's script, served as /board.js. It builds every node with textContent and a fixed set of
+ * attributes, never from markup, so nothing a model or a tool wrote can become an element, a link or a
+ * handler; links are only the board's own paths. Plain DOM, no framework: two views and one event stream.
+ */
+export const CLIENT_JS = String.raw`(function () {
+  'use strict'
+  var STATES = ['running', 'blocked', 'paused', 'complete', 'unreadable']
+  var LABELS = { running: 'Running', blocked: 'Blocked', paused: 'Paused', complete: 'Complete', unreadable: 'Unreadable' }
+  var main = document.getElementById('main')
+  var live = document.getElementById('live')
+
+  function el(tag, props, children) {
+    var node = document.createElement(tag)
+    if (props) for (var key in props) {
+      var value = props[key]
+      if (value === undefined || value === null) continue
+      if (key === 'text') node.textContent = String(value)
+      else if (key === 'className') node.className = value
+      else if (key === 'href') node.setAttribute('href', value)
+      else if (key === 'onclick' || key === 'oninput' || key === 'onchange') node.addEventListener(key.slice(2), value)
+      else node.setAttribute(key, String(value))
+    }
+    if (children) for (var i = 0; i < children.length; i++) if (children[i]) node.appendChild(typeof children[i] === 'string' ? document.createTextNode(children[i]) : children[i])
+    return node
+  }
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild) }
+  function tokens(n) { return n >= 1e6 ? (n / 1e6).toFixed(1) + 'M' : n >= 1e3 ? (n / 1e3).toFixed(1) + 'k' : String(n) }
+  function usd(n) { return n === null || n === undefined ? 'unknown' : '$' + n.toFixed(n < 1 ? 4 : 2) }
+  function duration(ms) { var s = Math.round(ms / 1000); return s < 60 ? s + 's' : s < 3600 ? Math.floor(s / 60) + 'm' + (s % 60) + 's' : Math.floor(s / 3600) + 'h' + Math.floor((s % 3600) / 60) + 'm' }
+  function ago(ms) { var s = Math.max(0, Math.round((Date.now() - ms) / 1000)); return s < 60 ? s + 's ago' : s < 3600 ? Math.floor(s / 60) + 'm ago' : s < 86400 ? Math.floor(s / 3600) + 'h ago' : Math.floor(s / 86400) + 'd ago' }
+  function bar(value, limit) {
+    var share = limit ? Math.min(1, value / limit) : 0
+    var inner = el('span')
+    inner.style.width = Math.round(share * 100) + '%'
+    return el('div', { className: 'bar' + (limit && value >= limit ? ' full' : ''), role: 'img', 'aria-label': limit ? Math.round(share * 100) + '% of the budget' : 'no budget' }, [inner])
+  }
+  function spendCells(spent, budgets) {
+    spent = spent || { tokens: 0, costUsd: 0, activeTimeMs: 0 }
+    budgets = budgets || {}
+    var parts = []
+    parts.push(el('div', { className: 'sub', text: 'tokens ' + tokens(spent.tokens) + (budgets.tokens ? ' / ' + tokens(budgets.tokens) : '') }))
+    if (budgets.tokens) parts.push(bar(spent.tokens, budgets.tokens))
+    parts.push(el('div', { className: 'sub', text: 'cost ' + usd(spent.costUsd) + (budgets.costUsd ? ' / ' + usd(budgets.costUsd) : '') }))
+    if (budgets.costUsd) parts.push(bar(spent.costUsd || 0, budgets.costUsd))
+    parts.push(el('div', { className: 'sub', text: 'time ' + duration(spent.activeTimeMs) + (budgets.activeTimeMs ? ' / ' + duration(budgets.activeTimeMs) : '') }))
+    if (budgets.activeTimeMs) parts.push(bar(spent.activeTimeMs, budgets.activeTimeMs))
+    return parts
+  }
+  function getJson(url) {
+    return fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } }).then(function (response) {
+      if (!response.ok) return response.text().then(function (text) { throw new Error(text || response.statusText) })
+      return response.json()
+    })
+  }
+  function failed(error) { clear(main); main.appendChild(el('p', { className: 'empty', text: 'The board could not load: ' + error.message })) }
+
+  // Overview ----------------------------------------------------------------------------------------------
+  var query = new URLSearchParams(location.search)
+  function overviewUrl() {
+    var params = new URLSearchParams()
+    ;['state', 'text', 'sort', 'offset'].forEach(function (key) { if (query.get(key)) params.set(key, query.get(key)) })
+    return params
+  }
+  function setQuery(changes) {
+    for (var key in changes) { if (changes[key]) query.set(key, changes[key]); else query.delete(key) }
+    if (!('offset' in changes)) query.delete('offset')
+    var search = overviewUrl().toString()
+    history.replaceState(null, '', '/' + (search ? '?' + search : ''))
+    refresh()
+  }
+  var typing
+  function filters(page) {
+    var text = el('input', { type: 'search', placeholder: 'filter: objective, project, worker, session', value: query.get('text') || '', 'aria-label': 'filter', id: 'filter' })
+    text.addEventListener('input', function () { clearTimeout(typing); typing = setTimeout(function () { setQuery({ text: text.value.trim() }) }, 250) })
+    var sort = el('select', { 'aria-label': 'sort', id: 'sort' }, [['updated', 'last activity'], ['round', 'rounds'], ['tokens', 'tokens spent'], ['objective', 'objective']].map(function (option) {
+      return el('option', { value: option[0], text: 'sort: ' + option[1] })
+    }))
+    sort.value = query.get('sort') || 'updated'
+    sort.addEventListener('change', function () { setQuery({ sort: sort.value === 'updated' ? '' : sort.value }) })
+    var chips = el('div', { className: 'chips' }, [el('button', { className: 'chip' + (query.get('state') ? '' : ' on'), text: 'all', onclick: function () { setQuery({ state: '' }) } })].concat(STATES.map(function (state) {
+      return el('button', { className: 'chip state-' + state + (query.get('state') === state ? ' on' : ''), 'data-state': state, text: LABELS[state] + ' ' + page.counts[state], onclick: function () { setQuery({ state: state }) } })
+    })))
+    return [el('div', { className: 'filters' }, [text, sort]), chips]
+  }
+  function row(goal) {
+    var verdict = goal.verdict ? el('div', { className: 'sub', text: goal.verdict }) : null
+    return el('tr', { 'data-session': goal.session, className: 'goal-row' }, [
+      el('td', { className: 'objective', 'data-label': 'goal' }, [el('a', { href: '/goal/' + encodeURIComponent(goal.session), text: goal.objective || goal.session }), el('div', { className: 'sub', text: goal.session })]),
+      el('td', { 'data-label': 'project' }, [el('span', { className: 'sub', text: goal.project }), goal.worker ? el('div', { className: 'sub', text: 'worker ' + goal.worker }) : null]),
+      el('td', { 'data-label': 'rounds', className: 'rounds' }, [el('span', { className: 'round', text: goal.round + '/' + goal.maxRounds }), bar(goal.round, goal.maxRounds)]),
+      el('td', { 'data-label': 'spend', className: 'spend' }, spendCells(goal.spent, goal.budgets)),
+      el('td', { 'data-label': 'last activity' }, [el('span', { text: ago(goal.updatedAt), title: new Date(goal.updatedAt).toISOString() }), verdict]),
+    ])
+  }
+  function overview() {
+    return getJson('/api/overview?' + overviewUrl().toString()).then(function (page) {
+      var focused = document.activeElement && document.activeElement.id
+      clear(main)
+      filters(page).forEach(function (node) { main.appendChild(node) })
+      if (!page.rows.length) main.appendChild(el('p', { className: 'empty', text: page.total ? 'Nothing on this page.' : 'No goals match.' }))
+      var groups = {}
+      page.rows.forEach(function (goal) { (groups[goal.state] = groups[goal.state] || []).push(goal) })
+      STATES.forEach(function (state) {
+        if (!groups[state]) return
+        main.appendChild(el('h2', { className: 'state-' + state, text: LABELS[state] + ' (' + page.counts[state] + ')' }))
+        main.appendChild(el('table', { className: 'goals', 'data-group': state }, [
+          el('thead', null, [el('tr', null, ['goal', 'project', 'rounds', 'spend', 'last activity'].map(function (name) { return el('th', { text: name }) }))]),
+          el('tbody', null, groups[state].map(row)),
+        ]))
+      })
+      var offset = page.offset, shown = page.rows.length
+      if (page.total > shown) main.appendChild(el('div', { className: 'pager' }, [
+        el('button', { text: 'previous', disabled: offset > 0 ? null : 'disabled', onclick: function () { setQuery({ offset: String(Math.max(0, offset - page.limit)) }) } }),
+        el('span', { className: 'sub', text: (offset + 1) + '–' + (offset + shown) + ' of ' + page.total }),
+        el('button', { text: 'next', disabled: offset + shown < page.total ? null : 'disabled', onclick: function () { setQuery({ offset: String(offset + page.limit) }) } }),
+      ]))
+      if (focused) { var again = document.getElementById(focused); if (again) { again.focus(); if (again.setSelectionRange && again.value) again.setSelectionRange(again.value.length, again.value.length) } }
+      document.body.setAttribute('data-ready', 'overview')
+    }, failed)
+  }
+
+  // One goal ----------------------------------------------------------------------------------------------
+  function pre(text, className) { return el('pre', { className: className, text: text }) }
+  function diffNode(diff) {
+    return el('div', { className: 'diff' }, [el('div', { className: 'sub', text: 'diff ' + diff.path }), el('pre', null, diff.lines.map(function (line) {
+      return el('span', { className: line[0] === '+' ? 'add' : line[0] === '-' ? 'del' : '', text: line[0] + ' ' + line[1] })
+    }))])
+  }
+  function roundCard(round) {
+    var title = round.round ? 'Round ' + round.round : 'Turn ' + round.turn + ' (a person)'
+    var usage = round.usage.calls ? 'tokens ' + tokens(round.usage.tokens) + ', cost ' + usd(round.usage.costUsd) + ', time ' + duration(round.usage.activeTimeMs) : 'no metered model call'
+    var parts = [el('h3', { text: title }), el('div', { className: 'sub', text: new Date(round.startedAt).toISOString() + ' · ' + usage + (round.outcome ? ' · ' + round.outcome : '') })]
+    round.compactions.forEach(function (c) { parts.push(el('div', { className: 'sub', text: 'context compacted (' + c.reason + ', ' + c.method + ')' })) })
+    round.tools.forEach(function (tool) {
+      var items = [el('div', null, [el('strong', { text: tool.name }), ' ', el('span', { className: 'sub', text: tool.deniedBy ? 'denied by ' + tool.deniedBy : tool.ok === undefined ? 'no result' : tool.ok ? 'ok' : 'failed' })])]
+      items.push(tool.diff ? diffNode(tool.diff) : pre(tool.arguments))
+      if (tool.result !== undefined) items.push(pre(tool.result, 'result'))
+      parts.push(el('div', { className: 'tool' + (tool.ok === false ? ' failed' : '') }, items))
+    })
+    round.checks.forEach(function (check) {
+      parts.push(el('div', { className: 'tool' + (check.ok ? '' : ' failed') }, [el('strong', { text: 'check ' + (check.ok ? 'passed' : 'failed (exit ' + check.exitCode + ')') + ': ' + check.command }), pre(check.output)]))
+    })
+    round.stops.forEach(function (stop) { parts.push(el('div', { className: 'stop', text: stop })) })
+    if (round.text) parts.push(pre(round.text, 'model-text'))
+    return el('section', { className: 'card round', 'data-round': round.round }, parts)
+  }
+  function goalPage(id) {
+    return getJson('/api/goal/' + encodeURIComponent(id)).then(function (data) {
+      var view = data.view, goal = view.goal
+      clear(main)
+      main.appendChild(el('p', null, [el('a', { href: '/', text: '← all goals' })]))
+      main.appendChild(el('h1', { className: 'objective', text: goal ? goal.objective : 'session ' + view.session }))
+      if (goal) {
+        var state = goal.phase === 'active' ? 'running' : goal.phase
+        main.appendChild(el('div', { className: 'card summary' }, [
+          el('div', null, [el('strong', { className: 'state-' + state, text: LABELS[state] || state }), ' · round ', el('span', { className: 'round', text: goal.roundsStarted + '/' + goal.maxGoalRounds })]),
+          bar(goal.roundsStarted, goal.maxGoalRounds),
+          goal.blockedReason ? el('div', { className: 'stop', text: goal.blockedReason.code + ': ' + goal.blockedReason.message }) : null,
+        ].concat(spendCells(goal.spent, goal.budgets)).concat([el('div', { className: 'sub', text: 'session ' + view.session + ' · ' + view.cwd })])))
+      }
+      if (view.answer) main.appendChild(el('section', { className: 'card' }, [el('h3', { text: 'Final answer' }), pre(view.answer, 'answer')]))
+      main.appendChild(el('section', { className: 'card' }, [el('h3', { text: 'Resume from a terminal' })].concat(data.resume.map(function (command) { return pre(command, 'command') }))))
+      view.rounds.slice().reverse().forEach(function (round) { main.appendChild(roundCard(round)) })
+      document.body.setAttribute('data-ready', 'goal')
+    }, failed)
+  }
+
+  // Routing and live updates ------------------------------------------------------------------------------
+  var goalMatch = /^\/goal\/([^/]+)$/.exec(location.pathname)
+  function refresh() { return goalMatch ? goalPage(decodeURIComponent(goalMatch[1])) : overview() }
+  var pending = null, last = 0
+  // A burst of changes (a round writes many records) costs one reload a second at most.
+  function changed() {
+    if (pending) return
+    var wait = Math.max(0, 1000 - (Date.now() - last))
+    pending = setTimeout(function () { pending = null; last = Date.now(); refresh() }, wait)
+  }
+  var events = new EventSource('/api/events')
+  events.addEventListener('open', function () { live.textContent = 'live'; live.className = 'live on' })
+  events.addEventListener('error', function () { live.textContent = 'reconnecting…'; live.className = 'live' })
+  events.addEventListener('change', changed)
+  refresh()
+})()
+`

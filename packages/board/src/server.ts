@@ -1,0 +1,205 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createMasker, describeError } from '@goalkeeper/kit'
+import { goalSummaryFold } from '@goalkeeper/goal'
+import type { SessionService, SessionSummary, SummaryFold } from '@goalkeeper/session'
+import { goalView } from './goal-view.ts'
+import { watchStore } from './live.ts'
+import { type BoardState, type OverviewQuery, overviewRows, type OverviewRow, queryOverview, STATES } from './overview.ts'
+import { CLIENT_JS } from './page/client.ts'
+import { CONTENT_SECURITY_POLICY, SHELL_HTML } from './page/shell.ts'
+import { STYLE_CSS } from './page/style.ts'
+import { isLoopback, MIN_TOKEN_CHARS, newToken, tokenMatches } from './token.ts'
+
+export interface BoardOptions {
+  sessions: SessionService
+  /** Default 127.0.0.1. Anything but loopback needs `token`, chosen by the person. */
+  host?: string
+  /** Default 0: a free port. */
+  port?: number
+  /** Default: a fresh random token. */
+  token?: string
+  /** Summary folds the listing keeps besides `goal` (the host adds `worker`). */
+  folds?: Readonly<Record<string, SummaryFold>>
+  /** The commands a goal page offers to resume a session from a terminal. */
+  resumeCommands?: (session: string, cwd: string) => string[]
+  /** Called with what went wrong serving a request (the page gets a short message). */
+  log?: (line: string) => void
+}
+
+export interface Board {
+  /** The address to open: carries the token once; the page then keeps it in a cookie. */
+  url: string
+  origin: string
+  token: string
+  close(): Promise<void>
+}
+
+export class BoardError extends Error {}
+
+const COOKIE = 'goalkeeper_board'
+
+function cookieOf(request: IncomingMessage): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [name, ...value] = part.trim().split('=')
+    if (name === COOKIE) return value.join('=')
+  }
+  return undefined
+}
+
+const HEADERS = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'cache-control': 'no-store',
+}
+
+/**
+ * Serves the board: the page, its JSON (overview pages, one goal) and an event stream that says when the
+ * store changed. Every request needs the token (the cookie the printed URL sets, or `x-board-token`) and a
+ * Host of this server; a request that is not a GET also needs an Origin of this server (no cross-site posts).
+ * Sessions are only read.
+ */
+export async function startBoard(options: BoardOptions): Promise<Board> {
+  const host = options.host ?? '127.0.0.1'
+  if (!isLoopback(host) && !options.token) throw new BoardError(`a board on ${host} is reachable from other machines: it needs a token you choose (--token, at least ${MIN_TOKEN_CHARS} characters)`)
+  if (options.token !== undefined && options.token.length < MIN_TOKEN_CHARS) throw new BoardError(`the token must have at least ${MIN_TOKEN_CHARS} characters`)
+  const token = options.token ?? newToken()
+  const masker = createMasker()
+  const folds = { ...options.folds, goal: goalSummaryFold }
+  const log = options.log ?? (() => {})
+
+  // The overview's rows, rebuilt from the listing (kept summaries) once per store change, not per request.
+  let rows: Promise<OverviewRow[]> | undefined
+  const currentRows = () => (rows ??= options.sessions.list({ folds }).then(overviewRows, (error) => {
+    rows = undefined
+    throw error
+  }))
+  const streams = new Set<ServerResponse>()
+  const watcher = watchStore({
+    dirs: options.sessions.dirs,
+    onChange: () => {
+      rows = undefined
+      for (const stream of streams) stream.write('event: change\ndata: {}\n\n')
+    },
+    probe: async () => stampOf(await options.sessions.list({ folds })),
+  })
+
+  let origin = ''
+  const allowedHosts = new Set<string>()
+  const send = (response: ServerResponse, status: number, type: string, body: string) => {
+    response.writeHead(status, { ...HEADERS, 'content-type': type })
+    response.end(body)
+  }
+  const sendJson = (response: ServerResponse, value: unknown) => send(response, 200, 'application/json; charset=utf-8', masker.mask(JSON.stringify(value)))
+  const refuse = (response: ServerResponse, status: number, why: string) => send(response, status, 'text/plain; charset=utf-8', `${why}\n`)
+
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const url = new URL(request.url ?? '/', origin)
+    // A page of another site that resolves its own name to this address (DNS rebinding) sends its own Host.
+    if (!allowedHosts.has(request.headers.host ?? '')) return refuse(response, 403, 'unknown host')
+    const given = url.searchParams.get('token') ?? undefined
+    if (request.method === 'GET' && url.pathname === '/' && given !== undefined) {
+      if (!tokenMatches(given, token)) return refuse(response, 403, 'wrong token: open the address goalkeeper board printed')
+      // The token moves from the address into a cookie the browser sends only to this page (SameSite).
+      response.writeHead(303, { ...HEADERS, location: '/', 'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` })
+      return response.end()
+    }
+    const header = request.headers['x-board-token']
+    if (!tokenMatches(cookieOf(request) ?? (typeof header === 'string' ? header : undefined), token)) return refuse(response, 403, 'token required: open the address goalkeeper board printed')
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      // Controls change goals: only this page may send them, never a page of another origin.
+      if (request.headers.origin !== origin) return refuse(response, 403, 'cross-origin request refused')
+      return refuse(response, 404, 'no such control')
+    }
+    if (url.pathname === '/' || /^\/goal\/[^/]+$/.test(url.pathname)) return send(response, 200, 'text/html; charset=utf-8', SHELL_HTML)
+    if (url.pathname === '/board.js') return send(response, 200, 'text/javascript; charset=utf-8', CLIENT_JS)
+    if (url.pathname === '/board.css') return send(response, 200, 'text/css; charset=utf-8', STYLE_CSS)
+    if (url.pathname === '/api/overview') {
+      const page = queryOverview(await currentRows(), queryOf(url.searchParams))
+      return sendJson(response, page)
+    }
+    const goal = /^\/api\/goal\/([^/]+)$/.exec(url.pathname)
+    if (goal) {
+      const id = decodeURIComponent(goal[1])
+      if (!/^[\w-][\w.-]*$/.test(id)) return refuse(response, 404, 'no such session')
+      let session
+      try {
+        session = await options.sessions.open(id, { readOnly: true })
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 'SESSION_NOT_FOUND') return refuse(response, 404, 'no such session')
+        throw error
+      }
+      try {
+        const view = goalView(id, session.records)
+        return sendJson(response, { view, resume: options.resumeCommands?.(id, view.cwd) ?? [] })
+      } finally {
+        await options.sessions.close(session)
+      }
+    }
+    if (url.pathname === '/api/events') {
+      response.writeHead(200, { ...HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' })
+      response.write(': live\n\n')
+      streams.add(response)
+      request.on('close', () => streams.delete(response))
+      return
+    }
+    return refuse(response, 404, 'not found')
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error) => {
+      log(`board: ${request.method} ${request.url}: ${describeError(error)}`)
+      if (!response.headersSent) refuse(response, 500, 'the board could not read the session store; see the terminal')
+      else response.end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  // The first listing runs before the address is printed: the page's first screen then only pages kept rows.
+  await currentRows().catch((error) => log(`board: listing the sessions: ${describeError(error)}`))
+  const { port } = server.address() as AddressInfo
+  const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+  origin = `http://${shown}:${port}`
+  allowedHosts.add(`${shown}:${port}`)
+  if (isLoopback(host)) for (const name of ['127.0.0.1', 'localhost', '[::1]']) allowedHosts.add(`${name}:${port}`)
+  return {
+    url: `${origin}/?token=${token}`,
+    origin,
+    token,
+    async close() {
+      watcher.close()
+      for (const stream of streams) stream.end()
+      streams.clear()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+function queryOf(params: URLSearchParams): OverviewQuery {
+  const state = params.get('state')
+  const sort = params.get('sort')
+  const number = (name: string) => {
+    const value = Number(params.get(name))
+    return Number.isInteger(value) && value >= 0 ? value : undefined
+  }
+  return {
+    ...(state && (STATES as readonly string[]).includes(state) ? { state: state as BoardState } : {}),
+    ...(params.get('text') ? { text: params.get('text')! } : {}),
+    ...(sort === 'updated' || sort === 'round' || sort === 'tokens' || sort === 'objective' ? { sort } : {}),
+    ...(number('offset') !== undefined ? { offset: number('offset') } : {}),
+    ...(number('limit') ? { limit: number('limit') } : {}),
+  }
+}
+
+/** What a database listing compares to tell a change: how many sessions and the newest activity. */
+const stampOf = (summaries: readonly SessionSummary[]) => `${summaries.length} ${Math.max(0, ...summaries.map((summary) => summary.updatedAt))}`

@@ -1,0 +1,14 @@
+import { existsSync } from 'node:fs'
+import { type Browser, chromium } from 'playwright-core'
+
+/** Debian's Chromium (`npm run setup` installs it as root where apt is there), or GOALKEEPER_CHROMIUM. */
+export const CHROMIUM = process.env.GOALKEEPER_CHROMIUM ?? '/usr/bin/chromium'
+
+/** A headless Chromium; fails naming what is missing and how to get it, rather than skipping the browser tests. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`the board's browser tests need Chromium at ${CHROMIUM}, which is missing: run \`npm run setup\` as root on a system with apt-get (it installs Debian's chromium), or install Chromium and set GOALKEEPER_CHROMIUM to its executable`)
+  }
+  // --no-sandbox: test containers run as root, where Chromium's own sandbox cannot start.
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] })
+}

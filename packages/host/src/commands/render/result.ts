@@ -2,7 +2,7 @@ import { BLOCK, budgetsReached, isRunnable, type Goal, type GoalState } from '@g
 import { ExitCode } from '../../exit-codes.ts'
 import type { AgentRun, RestState } from '../run/agent-run.ts'
 import { goalSummary } from './goal-text.ts'
-import { describeUsage, usageOf } from './usage.ts'
+import { costOfRecords, describeCost, describeUsage, usageOf } from './usage.ts'
 import { goalExitCode, turnExitCode } from './outcome.ts'
 
 /** After the work is at rest: the answer (unless it was streamed), the goal summary, whether it is saved, hints; returns the exit code. */
@@ -15,7 +15,10 @@ export async function reportResult(run: AgentRun, state: RestState, options: { g
   const showGoal = options.goal || (run.goalChanged && !!goal)
   if (showGoal) term.out(goalSummary(goal))
   const usage = usageOf(run.records())
-  if (usage) term.note(`tokens used: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}`)
+  if (usage) {
+    const cost = costOfRecords(run.records(), run.price())
+    term.note(`tokens used: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}${cost === undefined ? '' : `; cost ${describeCost(cost)}`}`)
+  }
   const failure = await run.checkSaved()
   // A log removed while open left nothing to show: no hint that points at it.
   if (failure?.code === 'SESSION_LOST' && failure.reason === 'removed') term.note('nothing of the session is left to read: its log was removed')

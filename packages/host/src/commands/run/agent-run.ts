@@ -192,6 +192,11 @@ export class AgentRun {
     return turnOutcome(this.records())
   }
 
+  /** How the agent's model calls are priced (undefined without the goal-budget plugin). */
+  price() {
+    return this.view.price(this.agent)
+  }
+
   get goalChanged(): boolean {
     return this.view.goalChanged
   }

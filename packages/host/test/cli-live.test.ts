@@ -60,6 +60,19 @@ describe('live output on a terminal', { timeout: CLI_TIMEOUT }, () => {
     expect(term.screen().filter((line) => STATUS.test(line))).toEqual([])
   })
 
+  it('in chat the status leads the prompt while the agent works, and the plain prompt comes back after the turn', async () => {
+    const p = await project({ script: `export default many(async () => { await released('go'); return { text: 'Heard.', usage: { inputTokens: 50, outputTokens: 5 } } })` })
+    const term = startOnTerminal([...p.globals, 'chat'])
+    await term.until(/^>$/m)
+    term.keys('hello\r')
+    await term.until(/^working \d+s · 0 tokens >$/m)
+    await writeFile(path.join(p.dir, 'go'), '')
+    await term.until(/^Heard\.\n {2}tokens: 50 in, 5 out; cost \$0\.00\n>$/m)
+    term.keys('\x04')
+    expect(await term.exit, term.screen().join('\n')).toBe(0)
+    expect(term.screen().filter((line) => STATUS.test(line))).toEqual([])
+  })
+
   it('each tool call gets a result line; an edit its unified diff, coloured', async () => {
     const p = await project({ script: EDITS })
     const term = startOnTerminal([...p.globals, 'run', 'edit it'], { env: { NO_COLOR: undefined } })

@@ -72,6 +72,8 @@ class Chat {
   private goalContext: Context | undefined
   /** Permission questions the person answers here (attended chats only). */
   private questions: PermissionQuestions | undefined
+  /** The live status while the agent works; it leads the prompt, so the line a person types on shows it. */
+  private status: string | undefined
 
   constructor(private run: AgentRun, input: NodeJS.ReadableStream & { isTTY?: boolean }, attended: boolean) {
     // A prompt only makes sense when a person both types and reads; anything else is line mode.
@@ -90,6 +92,15 @@ class Chat {
           this.surfaceFree = true
           this.showPrompt()
         },
+        status: (text) => {
+          this.status = text
+          // A permission question owns the prompt until it is answered.
+          if (this.questions?.asking) return
+          this.rl.setPrompt(this.prompt())
+          if (!this.promptShown) return
+          this.hidePrompt()
+          this.showPrompt()
+        },
       }
     }
     if (attended) this.attend()
@@ -105,7 +116,7 @@ class Chat {
       this.showPrompt()
     }, () => {
       this.hidePrompt()
-      this.rl.setPrompt('> ')
+      this.rl.setPrompt(this.prompt())
       this.showPrompt()
     })
     this.questions = questions
@@ -237,6 +248,14 @@ class Chat {
     if (this.leaveArmed) return void this.rl.close()
     this.leaveArmed = true
     run.term.note('press Ctrl-C again to leave (or Ctrl-D)')
+  }
+
+  /** `> `, led by the live status while the agent works (clipped so the line keeps room to type). */
+  private prompt(): string {
+    if (this.status === undefined) return '> '
+    const room = Math.max(20, ((this.stdout as { columns?: number }).columns || 80) - 30)
+    const status = Array.from(this.status).length <= room ? this.status : `${Array.from(this.status).slice(0, room - 1).join('')}…`
+    return `${status} > `
   }
 
   private showPrompt() {

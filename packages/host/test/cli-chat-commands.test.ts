@@ -79,7 +79,7 @@ describe('chat commands', { timeout: CLI_TIMEOUT }, () => {
     expect(out).toContain('No goal. Set one with /goal <objective>.\n')
     const listing = out.slice(out.indexOf('recent sessions')).split('\n').slice(1, 3)
     expect(listing[0]).toMatch(new RegExp(`^  ${fresh} \\*  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d`))
-    expect(listing[1]).toMatch(new RegExp(`^  ${old}  \\d{4}-`))
+    expect(listing[1]).toMatch(new RegExp(`^  ${old} +\\d{4}-`))
     expect(out).toContain(`resumed session ${old} (1 turn so far)\n`)
     expect(out).toMatch(/heard: .*first \| third via default\n/)
   })

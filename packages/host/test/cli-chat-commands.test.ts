@@ -76,6 +76,9 @@ describe('chat commands', { timeout: CLI_TIMEOUT }, () => {
     expect(await chat.exited(), chat.stderr()).toBe(3)
     const out = chat.stdout()
     expect(out).toContain('heard: second via default\n')
+    // The goal is shown by what it is, not by its internal id.
+    expect(out).toMatch(/^Goal set\.\nObjective: keep the notes short\n/m)
+    expect(out + chat.stderr()).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-/)
     expect(out).toContain('No goal. Set one with /goal <objective>.\n')
     const listing = out.slice(out.indexOf('recent sessions')).split('\n').slice(1, 3)
     expect(listing[0]).toMatch(new RegExp(`^  ${fresh} \\*  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d`))

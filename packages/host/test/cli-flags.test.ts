@@ -52,8 +52,9 @@ describe('run flags', { timeout: CLI_TIMEOUT }, () => {
       run([...p.globals, '--show-reasoning', 'run', 'hi']),
       run([...p.globals, '--json', 'run', 'hi']),
     ])
-    expect(plain.stderr).toContain('\n  tokens: 120 in (100 cached), 9 out (4 reasoning)\n')
-    expect(plain.stderr).toContain('goalkeeper: tokens used: 120 in (100 cached), 9 out (4 reasoning) in 1 model call\n')
+    // The scripted model is offline: its calls cost nothing, and the cost says so.
+    expect(plain.stderr).toContain('\n  tokens: 120 in (100 cached), 9 out (4 reasoning); cost $0.00\n')
+    expect(plain.stderr).toContain('goalkeeper: tokens used: 120 in (100 cached), 9 out (4 reasoning) in 1 model call; cost $0.00\n')
     expect(plain.stderr).not.toContain('thinking it over')
     expect(plain.stdout).not.toContain('thinking it over')
     expect(reasoning.stderr).toContain('\n  reasoning: thinking it over\n')

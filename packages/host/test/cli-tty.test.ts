@@ -1,58 +1,12 @@
 // chat on a real terminal: a pseudo-terminal made by util-linux `script`, so that stdin and stdout are
 // TTYs (prompt, raw keys, streamed text), checked as the screen a person would see.
-import { spawn } from 'node:child_process'
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { delta, nodeArgs, startSse, textReply, useOpenAIServers } from '@goalkeeper/test-kit'
-import { CLI_TIMEOUT, childEnv, localModelProject, repoRoot, useProject } from '@goalkeeper/test-kit'
-import { screenLines } from './screen.ts'
+import { delta, startSse, textReply, useOpenAIServers } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, localModelProject, useProject } from '@goalkeeper/test-kit'
+import { startOnTerminal } from './on-terminal.ts'
 
 const project = useProject()
 const serve = useOpenAIServers()
-const cli = path.join(repoRoot, 'packages/host/src/cli.ts')
-
-const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
-
-/** goalkeeper with its stdin and stdout on a pseudo-terminal 200 columns wide; `keys` are typed raw. */
-function startOnTerminal(args: string[]) {
-  const command = `stty cols 200 rows 50; exec ${[process.execPath, ...nodeArgs(cli), ...args].map(quote).join(' ')}`
-  const env = childEnv({ TERM: 'xterm' })
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] })
-  let raw = ''
-  const waiters: { test: () => boolean; resolve: () => void }[] = []
-  const wake = () => {
-    for (const waiter of waiters.filter((item) => item.test())) {
-      waiters.splice(waiters.indexOf(waiter), 1)
-      waiter.resolve()
-    }
-  }
-  child.stdout!.on('data', (chunk) => {
-    raw += chunk
-    wake()
-  })
-  child.stderr!.on('data', (chunk) => (raw += chunk))
-  const exit = new Promise<number | null>((resolve, reject) => {
-    child.on('error', (error) => reject(new Error(`cannot start \`script\` (util-linux) for a pseudo-terminal: ${error.message}`)))
-    child.on('close', (code) => {
-      if (waiters.length) reject(new Error(`exited with ${code} while waiting; the screen:\n${screenLines(raw).join('\n')}`))
-      resolve(code)
-    })
-  })
-  const screen = () => screenLines(raw)
-  return {
-    exit,
-    screen,
-    keys: (text: string) => void child.stdin!.write(text),
-    /** Resolves when the rendered screen matches (the lines joined with \n). */
-    until: (pattern: RegExp) =>
-      new Promise<void>((resolve, reject) => {
-        const test = () => pattern.test(screen().join('\n'))
-        if (test()) return resolve()
-        waiters.push({ test, resolve })
-        exit.catch(reject)
-      }),
-  }
-}
 
 describe('goalkeeper chat on a terminal', { timeout: CLI_TIMEOUT }, () => {
   it('what is typed while an answer streams stays out of it and returns with the prompt; leaving clears the prompt line', async () => {

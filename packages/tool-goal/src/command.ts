@@ -34,8 +34,8 @@ export const GOAL_COMMAND_USAGE = [
   '/goal edit --max-rounds N  change the round cap (an objective may follow)',
   '/goal budget --token-budget N | --cost-budget USD | --time-budget 30m   raise a budget (resumes a goal stopped by it)',
   '/goal verify <command>     check the goal with this command before a completion stands (/goal verify off removes it)',
-  '/goal pause | resume | clear',
-  '/goal complete             end the goal as done, by your decision (no check or judge is asked)',
+  '/goal pause | resume | clear  stop the rounds, start them again, or remove the goal',
+  '/goal complete               end the goal as done, by your decision (no check or judge is asked)',
 ].join('\n')
 
 interface Options {

@@ -1,10 +1,9 @@
 import { describePhase, describeSpend, formatBudgetUsd, formatDuration, type GoalBudgets, type GoalSpend, type GoalState } from '@goalkeeper/goal'
 
-/** Human-readable goal status for `/goal` and hosts. */
+/** Human-readable goal status for `/goal` and hosts; the goal's id and revision stay out (internal, see `--json`). */
 export function formatGoalStatus(goal: GoalState | undefined): string {
   if (!goal) return 'No goal. Set one with /goal <objective>.'
   const lines = [
-    `Goal ${goal.id} (revision ${goal.revision})`,
     `Objective: ${goal.objective}`,
     `Phase: ${phaseLine(goal)}`,
     `Rounds: ${goal.roundsStarted}/${goal.maxGoalRounds}`,

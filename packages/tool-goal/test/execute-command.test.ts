@@ -27,7 +27,7 @@ describe('executeGoalCommand', () => {
     expect(run('/goal')).toEqual({ ok: true, message: 'No goal. Set one with /goal <objective>.', goal: undefined })
     const created = run('/goal Migrate the tests\nto vitest')
     expect(created).toMatchObject({ ok: true, goal: { objective: 'Migrate the tests\nto vitest', phase: 'active', activation: 'armed' } })
-    expect(created.message).toMatch(/^Goal set\.\nGoal .+ \(revision 1\)\nObjective: Migrate the tests\nto vitest\nPhase: active \(armed/)
+    expect(created.message).toMatch(/^Goal set\.\nObjective: Migrate the tests\nto vitest\nPhase: active \(armed/)
     expect(run('/goal edit --max-rounds 12 Migrate every test')).toMatchObject({ ok: true, goal: { objective: 'Migrate every test', maxGoalRounds: 12, revision: 2 } })
     expect(run('/goal PAUSE')).toMatchObject({ ok: true, goal: { phase: 'paused', activation: 'disarmed' } })
     expect(run('/goal').message).toMatch(/Phase: paused\nRounds: 0\/12/)
@@ -106,6 +106,6 @@ describe('executeGoalCommand', () => {
     expect(formatGoalStatus({
       id: 'g', objective: 'o', phase: 'blocked', revision: 3, maxGoalRounds: 5, roundsStarted: 5, createdAt: 1, updatedAt: 2, activation: 'disarmed',
       blockedReason: { code: 'round-limit', message: 'Used all 5 rounds' },
-    })).toBe('Goal g (revision 3)\nObjective: o\nPhase: out of rounds\nRounds: 5/5\nBlocked: round-limit: Used all 5 rounds')
+    })).toBe('Objective: o\nPhase: out of rounds\nRounds: 5/5\nBlocked: round-limit: Used all 5 rounds')
   })
 })

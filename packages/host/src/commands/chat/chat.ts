@@ -1,8 +1,9 @@
 import { clearLine, createInterface, cursorTo, type Interface } from 'node:readline'
 import type { Context } from 'cordis'
-import { executeGoalCommand, GOAL_COMMAND_USAGE, parseGoalCommand } from '@goalkeeper/tool-goal'
+import { executeGoalCommand, parseGoalCommand } from '@goalkeeper/tool-goal'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { compactionLine, lastAssistantText } from '@goalkeeper/session'
+import { compactionLine, isRecordOf, lastAssistantText } from '@goalkeeper/session'
+import { describeSpend, isRunnable } from '@goalkeeper/goal'
 import { defineCommand } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
 import { HostError } from '../../errors.ts'
@@ -14,14 +15,15 @@ import { describeInterrupt, interruptWork } from '../run/interrupt.ts'
 import { untilAnswered } from './answered.ts'
 import { PermissionQuestions } from './permission-question.ts'
 import { PromptOutput } from './prompt-output.ts'
+import { chatHelp } from './help.ts'
+import { chooseModel } from '../run/model-choice.ts'
+import { describeModel } from '../run/model-note.ts'
+import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
+import { sessionChanges } from '../render/session-changes.ts'
+import { costOfRecords, describeCost, describeUsage, usageOf } from '../render/usage.ts'
+import { formatTime, oneLine, table } from '../render/text.ts'
 
-const HELP = [
-  'Type a message and press Enter to send it. While a goal runs, what you type goes first: the next round waits.',
-  GOAL_COMMAND_USAGE,
-  '/compact                   compact the history now: a summary replaces the earlier conversation',
-  '/help                      this text',
-  '/exit                      leave (or Ctrl-D); Ctrl-C cancels the running turn, twice at an empty prompt leaves',
-].join('\n')
+const HELP = chatHelp()
 
 export interface ChatOptions extends MaxStepsOptions {
   session?: string
@@ -79,6 +81,10 @@ class Chat {
   private goalContext: Context | undefined
   /** Permission questions the person answers here (attended chats only). */
   private questions: PermissionQuestions | undefined
+  /** The live status while the agent works; it leads the prompt, so the line a person types on shows it. */
+  private status: string | undefined
+  /** The model id asked for (`--model p/m`, `/model p/m`), kept when /clear or /resume open another session. */
+  private modelId: string | undefined
 
   constructor(private run: AgentRun, input: NodeJS.ReadableStream & { isTTY?: boolean }, attended: boolean) {
     // A prompt only makes sense when a person both types and reads; anything else is line mode.
@@ -97,9 +103,24 @@ class Chat {
           this.surfaceFree = true
           this.showPrompt()
         },
+        status: (text) => {
+          this.status = text
+          // A permission question owns the prompt until it is answered.
+          if (this.questions?.asking) return
+          this.rl.setPrompt(this.prompt())
+          if (!this.promptShown) return
+          this.hidePrompt()
+          this.showPrompt()
+        },
       }
     }
     if (attended) this.attend()
+    this.modelId = run.cli.globals.model === undefined ? undefined : chooseModel(run.app, run.cli.globals)?.modelId
+  }
+
+  /** The model options of an agent this chat opens: the provider in use and the model id asked for. */
+  private picked() {
+    return { model: this.run.agent.model, ...(this.modelId ? { modelId: this.modelId } : {}) }
   }
 
   /** Asks the person about this agent's calls outside the permission mode; the answer is the next line typed. */
@@ -112,7 +133,7 @@ class Chat {
       this.showPrompt()
     }, () => {
       this.hidePrompt()
-      this.rl.setPrompt('> ')
+      this.rl.setPrompt(this.prompt())
       this.showPrompt()
     })
     this.questions = questions
@@ -173,6 +194,13 @@ class Chat {
     if (line === '/exit' || line === '/quit') return void this.rl.close()
     if (line === '/help') return this.after(() => this.run.term.out(HELP))
     if (line === '/compact') return this.compact()
+    if (line === '/cost') return this.after(() => this.cost())
+    if (line === '/diff') return this.after(() => this.diff())
+    const [word, ...rest] = line.split(/\s+/)
+    const argument = rest.join(' ') || undefined
+    if (word === '/model') return this.switching(() => this.model(argument))
+    if (word === '/clear' && !argument) return this.switching(() => this.clear())
+    if (word === '/resume') return this.switching(() => this.resume(argument))
     if (!line) return this.after(() => {})
     const command = parseGoalCommand(line)
     // A person at the prompt takes over: a waiting auto-resume ends (a message would cancel it too; /goal commands, /goal pause included, must as well).
@@ -201,6 +229,95 @@ class Chat {
     else term.note(result.message)
   }
 
+  /** `/cost`: what this session's model calls used and cost, and a goal's spend against its budgets. */
+  private cost() {
+    const { term, agent } = this.run
+    const records = agent.session.records
+    const usage = usageOf(records)
+    const cost = costOfRecords(records, this.run.price())
+    const lines = [usage
+      ? `session: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}${cost === undefined ? '' : `; cost ${describeCost(cost)}`}`
+      : 'session: no model calls yet']
+    const goal = this.run.goals?.get(agent)
+    const spend = goal && describeSpend(goal)
+    if (spend) lines.push(`goal: ${spend}`)
+    term.record({ type: 'command', session: agent.id, command: 'cost', ok: true, message: lines.join('\n'), usage: usage ?? null, costUsd: cost ?? null })
+    term.out(lines.join('\n'))
+  }
+
+  /** `/diff`: the file edits recorded in this session, as unified diffs. */
+  private diff() {
+    const { term, agent, app } = this.run
+    const tools = app.ctx.get('tools')
+    const lines = sessionChanges(agent.session.records, (name) => tools?.get(name), term.colour)
+    term.record({ type: 'command', session: agent.id, command: 'diff', ok: true, message: lines.join('\n') })
+    term.out(lines.join('\n'))
+  }
+
+  /**
+   * Runs a command that continues on another agent (/model, /clear, /resume) once the agent is idle; refused
+   * while a goal's rounds run, which would be cut off.
+   */
+  private async switching(action: () => Promise<string | undefined>) {
+    const { term, agent } = this.run
+    await agent.whenIdle()
+    const goal = this.run.goals?.get(agent)
+    if (goal && isRunnable(goal) && this.run.app.ctx.get('goalDriver')) {
+      term.note('the goal is running rounds: /goal pause first (or Ctrl-C), then switch')
+      return this.showPrompt()
+    }
+    try {
+      const message = await action()
+      if (message) term.out(message)
+    } catch (error) {
+      term.note(describeError(error))
+    }
+    this.showPrompt()
+  }
+
+  /** `/model`: the model in use; `/model provider[/model]`: the same session continued with another model. */
+  private async model(wanted: string | undefined): Promise<string | undefined> {
+    const { run } = this
+    const models = run.app.ctx.get('models')
+    if (!wanted) return describeModel(models, run.agent.model)
+    const choice = chooseModel(run.app, { model: wanted })!
+    const id = run.agent.id
+    await run.switchAgent((agents) => agents.resume(id, { model: choice.model, ...(choice.modelId ? { modelId: choice.modelId } : {}) }), true)
+    this.modelId = choice.modelId
+    return `${choice.line.replace(/; chosen with --model$/, '')}; the conversation goes on with it`
+  }
+
+  /**
+   * `/clear`: a new session in the same workspace, with an empty history. The goal is not carried over: it
+   * belongs to the old session, which keeps it (paused where it was) for /resume or `chat --session`.
+   */
+  private async clear(): Promise<string | undefined> {
+    const { run } = this
+    const old = run.agent.id
+    const picked = this.picked()
+    const hadGoal = !!run.goals?.get(run.agent)
+    await run.switchAgent((agents) => agents.create({ cwd: run.cli.globals.cwd, ...picked }), false)
+    return `new session ${run.agent.id}; the previous one is saved as ${old}${hadGoal ? ' and keeps its goal' : ''} (/resume ${old} returns to it)`
+  }
+
+  /** `/resume`: the recent sessions of this workspace; `/resume <id>`: continue one of them here. */
+  private async resume(wanted: string | undefined): Promise<string | undefined> {
+    const { run } = this
+    const sessions = run.app.ctx.get('sessions')!
+    if (!wanted) {
+      const mine = (await sessions.list()).filter((summary) => summary.cwd === run.cli.globals.cwd)
+      const recent = mine.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1)).slice(0, 10)
+      const rows = recent.map((summary) => [summary.id === run.agent.id ? `${summary.id} *` : summary.id, formatTime(summary.updatedAt), oneLine(summary.title ?? '', 40)])
+      return ['recent sessions of this workspace (* this one); /resume <id> continues one:', ...table(rows).map((row) => `  ${row}`)].join('\n')
+    }
+    const id = wanted === '--last' ? await lastSessionId(sessions, run.cli.globals) : await resolveSessionId(sessions, wanted, run.cli.globals)
+    if (id === run.agent.id) return 'this is the session in use'
+    const picked = this.picked()
+    await run.switchAgent((agents) => agents.resume(id, picked), true)
+    const turns = run.agent.session.records.filter((record) => isRecordOf(record, 'turn/end')).length
+    return `resumed session ${id} (${turns} turn${turns === 1 ? '' : 's'} so far)`
+  }
+
   /** `/compact`: the live view shows a compaction as it is recorded; only a compaction that did not happen needs a word here. */
   private async compact() {
     const { term, agent } = this.run
@@ -217,11 +334,12 @@ class Chat {
 
   /** Piped or --json runs have no streamed text: each turn's answer is printed when the turn ends. */
   private followTurns() {
-    const { term, agent, app } = this.run
+    const { term, app } = this.run
     if (term.streaming) return
     const stop = app.ctx.on('agent/turn-end', (ended: Agent, turn: number) => {
-      if (ended.id !== agent.id) return
-      const answer = lastAssistantText(agent.session.records, turn)
+      // The agent in use: /model, /clear and /resume switch to another one.
+      if (ended.id !== this.run.agent.id) return
+      const answer = lastAssistantText(ended.session.records, turn)
       if (answer) term.out(answer)
     })
     void app.closed.then(stop)
@@ -244,6 +362,14 @@ class Chat {
     if (this.leaveArmed) return void this.rl.close()
     this.leaveArmed = true
     run.term.note('press Ctrl-C again to leave (or Ctrl-D)')
+  }
+
+  /** `> `, led by the live status while the agent works (clipped so the line keeps room to type). */
+  private prompt(): string {
+    if (this.status === undefined) return '> '
+    const room = Math.max(20, ((this.stdout as { columns?: number }).columns || 80) - 30)
+    const status = Array.from(this.status).length <= room ? this.status : `${Array.from(this.status).slice(0, room - 1).join('')}…`
+    return `${status} > `
   }
 
   private showPrompt() {

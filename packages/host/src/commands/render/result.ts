@@ -2,7 +2,7 @@ import { BLOCK, budgetsReached, isRunnable, type Goal, type GoalState } from '@g
 import { ExitCode } from '../../exit-codes.ts'
 import type { AgentRun, RestState } from '../run/agent-run.ts'
 import { goalSummary } from './goal-text.ts'
-import { describeUsage, usageOf } from './usage.ts'
+import { costOfRecords, describeCost, describeUsage, usageOf } from './usage.ts'
 import { goalExitCode, turnExitCode } from './outcome.ts'
 
 /** Why the goal's spend shows fewer tokens than the usage line (goal's tokensOf). */
@@ -18,7 +18,10 @@ export async function reportResult(run: AgentRun, state: RestState, options: { g
   const showGoal = options.goal || (run.goalChanged && !!goal)
   if (showGoal) term.out(goalSummary(goal))
   const usage = usageOf(run.records())
-  if (usage) term.note(`tokens used: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}`)
+  if (usage) {
+    const cost = costOfRecords(run.records(), run.price())
+    term.note(`tokens used: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}${cost === undefined ? '' : `; cost ${describeCost(cost)}`}`)
+  }
   // Two token figures disagree when input came from the cache: say which rule each follows, once.
   if (usage?.cachedInputTokens && showGoal && goal?.spent?.tokens) term.note(TOKEN_RULE)
   const failure = await run.checkSaved()

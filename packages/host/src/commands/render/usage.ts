@@ -33,3 +33,35 @@ export function describeUsage(usage: UsageTotals): string {
   const reasoning = usage.reasoningTokens ? ` (${usage.reasoningTokens} reasoning)` : ''
   return `${usage.inputTokens} in${cached}, ${usage.outputTokens} out${reasoning}`
 }
+
+/** Prices model calls: `ctx.goalBudget.costOf` with the provider's description, as the goal's budget counts them. */
+export type CostOfUsage = (usage: Usage | undefined) => number | null
+
+/**
+ * What the model calls recorded in `records` cost in US dollars: null when a call has no known price, undefined
+ * when nothing prices calls (no goal-budget plugin) or no call was made.
+ */
+export function costOfRecords(records: readonly SessionRecord[], price: CostOfUsage | undefined): number | null | undefined {
+  if (!price) return undefined
+  let total: number | null = 0
+  let calls = 0
+  for (const record of records) {
+    if (!isRecordOf(record, 'assistant/message', 'context/compacted') || !record.data.usage) continue
+    calls++
+    const cost = price(record.data.usage)
+    total = cost === null || total === null ? null : total + cost
+  }
+  return calls ? total : undefined
+}
+
+/** Money for people: rounded to the cent (`$0.00`; `<$0.01` for a cost that is not zero), or `unknown`. */
+export function describeCost(cost: number | null): string {
+  if (cost === null) return 'unknown (no price for the model)'
+  if (cost > 0 && cost < 0.005) return '<$0.01'
+  return `$${cost.toFixed(2)}`
+}
+
+/** Input plus output tokens: the one figure of a status line (cached input is part of input, as in the usage lines). */
+export function totalTokens(usage: UsageTotals | undefined): number {
+  return usage ? usage.inputTokens + usage.outputTokens : 0
+}

@@ -1,4 +1,4 @@
-import type { Agent } from '@goalkeeper/agent-loop'
+import type { Agent, AgentService } from '@goalkeeper/agent-loop'
 import type { GoalService, GoalState } from '@goalkeeper/goal'
 import type {} from '@goalkeeper/project-instructions'
 import { lastAssistantText, turnOutcome, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
@@ -62,8 +62,8 @@ export interface SaveFailure {
  * work, Ctrl-C handling, and the wait until it is at rest. Created with `AgentRun.open`.
  */
 export class AgentRun {
-  /** Records the session had before this command started; its own output is what follows. */
-  readonly startSeq: number
+  /** Records the session had before this command started (or switched to it); its own output is what follows. */
+  private startSeq: number
   private interruptedOnce = false
   private saveFailure?: SaveFailure
   private stopInterrupts: () => void
@@ -76,12 +76,12 @@ export class AgentRun {
     readonly cli: CommandContext,
     readonly app: App,
     readonly term: Terminal,
-    readonly agent: Agent,
+    private current: Agent,
     private view: LiveView,
-    readonly resumed: boolean,
+    public resumed: boolean,
     private repeatInterrupts: boolean,
   ) {
-    this.startSeq = resumed ? agent.session.records.length : 0
+    this.startSeq = resumed ? current.session.records.length : 0
     this.stopInterrupts = app.onInterrupt(() => this.interrupt())
     this.stopReloads = showReloads(app, term)
     // A model call may wait on something that holds no handle (a scripted hang, a stalled provider);
@@ -133,6 +133,40 @@ export class AgentRun {
     work.lastMessageFile = options.lastMessageFile
     work.introduce(!!options.attended, choice?.model === agent.model ? choice.line : undefined)
     return work
+  }
+
+  /** The agent this command drives: the one it opened, or the one chat switched to last. */
+  get agent(): Agent {
+    return this.current
+  }
+
+  /**
+   * Continues on another agent (chat's /model, /clear, /resume): `open` makes it once the current one, idle, is
+   * saved and disposed (so that it may reopen the same session). If `open` fails, the previous session is
+   * opened again and the error is thrown.
+   */
+  async switchAgent(open: (agents: AgentService) => Promise<Agent>, resumed: boolean): Promise<void> {
+    const agents = this.app.ctx.get('agents')!
+    const previous = this.current
+    await previous.whenIdle()
+    await this.checkSaved()
+    await previous.dispose()
+    let next: Agent
+    try {
+      next = await open(agents)
+    } catch (error) {
+      next = await agents.resume(previous.id, { model: previous.model })
+      this.adopt(next, true)
+      throw asHostError(error)
+    }
+    this.adopt(next, resumed)
+  }
+
+  private adopt(agent: Agent, resumed: boolean) {
+    this.current = agent
+    this.resumed = resumed
+    this.startSeq = resumed ? agent.session.records.length : 0
+    this.view.follow(agent, resumed)
   }
 
   get goals(): GoalService | undefined {
@@ -196,6 +230,11 @@ export class AgentRun {
   /** How this command's last turn ended, if it ran one. */
   lastOutcome(): TurnOutcome | undefined {
     return turnOutcome(this.records())
+  }
+
+  /** How the agent's model calls are priced (undefined without the goal-budget plugin). */
+  price() {
+    return this.view.price(this.agent)
   }
 
   get goalChanged(): boolean {

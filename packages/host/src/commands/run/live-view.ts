@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import type { Agent, AgentErrorInfo, ToolCallInfo } from '@goalkeeper/agent-loop'
-import { describeSpend, describeTurnOutcome, type GoalActivation, type GoalChange } from '@goalkeeper/goal'
+import { describeSpend, describeTurnOutcome, formatTokens, type GoalActivation, type GoalChange } from '@goalkeeper/goal'
 import type { AutoResumeNotice } from '@goalkeeper/goal-auto-resume'
 import { compactionLine, isRecordOf, recordsOfTurn, type ContextCompactionData, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
 import type { ToolResult } from '@goalkeeper/tools'
@@ -10,7 +10,8 @@ import { STEP_LIMIT_CODE } from '@goalkeeper/goal-session'
 import type { App } from '../../app.ts'
 import { describeActivation, describeAutoResume, describeGoalChange } from '../render/goal-text.ts'
 import { oneLine, shortArguments } from '../render/text.ts'
-import { describeUsage, usageOf } from '../render/usage.ts'
+import { costOfRecords, describeCost, describeUsage, totalTokens, usageOf, type CostOfUsage } from '../render/usage.ts'
+import { describeToolResult } from '../render/tool-result.ts'
 import type { Terminal } from './terminal.ts'
 
 /**
@@ -28,6 +29,10 @@ export class LiveView {
   goalChanged = false
   /** How many stream events the last broken stream had delivered, until the loop's next answer is told. */
   private brokenFrames: number | undefined
+  /** The turn being worked on, for the live status line; its timer redraws the elapsed time. */
+  private working: { turn: number; since: number; timer: NodeJS.Timeout } | undefined
+  /** Reasoning arrived as deltas this turn, so it is not printed again when its message is recorded. */
+  private reasoningStreamed = false
 
   constructor(private ctx: Context, private term: Terminal, private options: { showReasoning?: boolean } = {}) {
     this.listen()
@@ -47,6 +52,7 @@ export class LiveView {
 
   dispose(): void {
     for (const dispose of this.disposers.splice(0)) dispose()
+    this.stopWorking()
     this.term.endStream()
   }
 
@@ -59,7 +65,7 @@ export class LiveView {
     const add = (dispose: () => void) => this.disposers.push(dispose)
     add(ctx.on('session/event', (session: Session, record: SessionRecord) => {
       // Reasoning stays out of the answer; asked for, it goes to stderr once its message is recorded.
-      if (this.options.showReasoning && session.id === this.agent?.id && isRecordOf(record, 'assistant/message') && record.data.reasoning) {
+      if (this.options.showReasoning && !this.reasoningStreamed && session.id === this.agent?.id && isRecordOf(record, 'assistant/message') && record.data.reasoning) {
         term.progress(record.data.reasoning.trim().split('\n').map((line) => `  reasoning: ${line}`.trimEnd()).join('\n'))
       }
       // A partial answer is recorded right before the loop calls the model again for the whole answer.
@@ -69,6 +75,7 @@ export class LiveView {
         this.brokenFrames = undefined
         term.progress(`  model stream broke${frames}; asking again (1 of 1)`)
       }
+      if (session.id === this.agent?.id && this.working) this.drawStatus()
       if (!term.json) return
       if (!this.agent) {
         if (!this.firstSeen.has(session.id)) this.firstSeen.set(session.id, record.seq)
@@ -77,8 +84,15 @@ export class LiveView {
     add(ctx.on('agent/text-delta', (agent: Agent, _turn: number, _step: number, text: string) => {
       if (this.mine(agent)) term.delta(text)
     }))
-    add(ctx.on('agent/turn-start', (agent: Agent, _turn: number, messages: UserMessage[]) => {
+    add(ctx.on('agent/reasoning-delta', (agent: Agent, _turn: number, _step: number, text: string) => {
+      // On a terminal, reasoning is shown as it arrives; elsewhere once its message is recorded (line-based).
+      if (!this.mine(agent) || !this.options.showReasoning || !term.live) return
+      this.reasoningStreamed = true
+      term.reasoning(text)
+    }))
+    add(ctx.on('agent/turn-start', (agent: Agent, turn: number, messages: UserMessage[]) => {
       if (!this.mine(agent)) return
+      this.startWorking(turn)
       const source = messages.find((message) => message.source?.kind === 'goal')?.source
       if (source?.kind !== 'goal') return
       const goal = this.goal(agent)
@@ -90,19 +104,27 @@ export class LiveView {
       if (this.mine(agent)) term.progress(`  ${call.name} ${shortArguments(call.arguments)}`)
     }))
     add(ctx.on('agent/tool-end', (agent: Agent, call: ToolCallInfo, result: ToolResult) => {
-      if (!this.mine(agent) || result.ok) return
+      if (!this.mine(agent)) return
+      if (result.ok) {
+        const shown = describeToolResult(ctx.get('tools')?.get(call.name), call, result, term.colour)
+        for (const line of shown) term.progress(line)
+        return
+      }
       const code = result.error?.code ?? 'TOOL_FAILED'
       term.progress(`  ${call.name} failed: ${code}: ${oneLine(result.error?.message ?? result.content, 160)}`)
     }))
     add(ctx.on('agent/turn-end', (agent: Agent, turn: number, outcome: TurnOutcome) => {
       if (!this.mine(agent)) return
       this.brokenFrames = undefined
+      this.stopWorking()
       term.endStream()
       // A normal completion is no news, and an error has its own line from agent/error.
       if (outcome.kind !== 'completed' && outcome.kind !== 'error') term.progress(`turn ${turn} ${describeTurnOutcome(outcome)}`)
-      const usage = usageOf(recordsOfTurn(agent.session.records, turn))
+      const records = recordsOfTurn(agent.session.records, turn)
+      const usage = usageOf(records)
       if (usage) {
-        term.progress(`  tokens: ${describeUsage(usage)}`)
+        const cost = costOfRecords(records, this.price(agent))
+        term.progress(`  tokens: ${describeUsage(usage)}${cost === undefined ? '' : `; cost ${describeCost(cost)}`}`)
         term.record({ type: 'usage', session: agent.id, turn, usage })
       }
     }))
@@ -160,12 +182,61 @@ export class LiveView {
     for (; this.nextSeq < records.length; this.nextSeq++) this.term.record({ type: 'record', session: this.agent.id, record: records[this.nextSeq] })
   }
 
+  /** How this agent's model calls are priced, when the goal-budget plugin is loaded. */
+  price(agent: Agent): CostOfUsage | undefined {
+    const budget = this.ctx.get('goalBudget')
+    if (!budget) return undefined
+    const description = this.ctx.get('models')?.describe(agent.model)
+    return (usage) => budget.costOf(description, usage)
+  }
+
+  private startWorking(turn: number) {
+    this.stopWorking()
+    this.reasoningStreamed = false
+    if (!this.term.live) return
+    // The elapsed time moves once a second; unref'd, so a status line never keeps the process alive.
+    const timer = setInterval(() => this.drawStatus(), 1000)
+    timer.unref()
+    this.working = { turn, since: Date.now(), timer }
+    this.drawStatus()
+  }
+
+  private stopWorking() {
+    if (!this.working) return
+    clearInterval(this.working.timer)
+    this.working = undefined
+    this.term.status(undefined)
+  }
+
+  /** `working 12s · 1.2k tokens · round 2/5 · tokens 3.4k/10k, cost $0.01/$1.00`. */
+  private drawStatus() {
+    const { working, agent } = this
+    if (!working || !agent) return
+    const parts = [`working ${elapsed(Date.now() - working.since)}`]
+    const tokens = totalTokens(usageOf(recordsOfTurn(agent.session.records, working.turn)))
+    parts.push(`${formatTokens(tokens)} tokens`)
+    const round = this.ctx.get('goals')?.roundOf(agent, working.turn)
+    const goal = this.goal(agent)
+    if (round && goal) {
+      parts.push(`round ${round.round}/${goal.maxGoalRounds}`)
+      const spend = describeSpend(goal)
+      if (spend) parts.push(spend)
+    }
+    this.term.status(parts.join(' · '))
+  }
+
   private goal(agent: Agent) {
     return this.ctx.get('goals')?.get(agent)
   }
 }
 
 const seconds = (ms: number) => `${ms / 1000} s`
+
+/** `7s`, `2m05s`: whole seconds, as a status line counts them. */
+export function elapsed(ms: number): string {
+  const total = Math.floor(ms / 1000)
+  return total < 60 ? `${total}s` : `${Math.floor(total / 60)}m${String(total % 60).padStart(2, '0')}s`
+}
 
 /** Under --watch, one line per reload of the composition. */
 export function showReloads(app: App, term: Terminal): () => void {

@@ -5,7 +5,12 @@ import { redact } from '../../redact.ts'
 export interface PromptSurface {
   hide(): void
   show(): void
+  /** Shows the live status in the prompt line (undefined: the plain prompt again). */
+  status?(text: string | undefined): void
 }
+
+/** Erases the terminal line the cursor is on and returns to its start. */
+const ERASE_LINE = '\r\x1b[2K'
 
 /**
  * Where agent commands write. stdout carries results only (the answer, the goal summary, or with `--json`
@@ -17,8 +22,74 @@ export class Terminal {
   private midLine = false
   /** Assistant text has been streamed since the last end of an answer (endStream or cutOff). */
   private streamed = false
+  /** The live status line drawn on stderr (without a newline), to erase before anything else is written. */
+  private statusShown = false
+  /** Streamed reasoning has been written to stderr without its closing newline. */
+  private reasoningMidLine = false
+  /** The status to draw again after other output, until it is cleared. */
+  private statusText: string | undefined
 
   constructor(readonly io: CliIO, readonly json: boolean) {}
+
+  /** Live status and streamed reasoning go to a person only: stderr is a TTY, and not in JSON mode. */
+  get live(): boolean {
+    return !this.json && !!this.io.stderr.isTTY
+  }
+
+  /** Colours only on a TTY, and never when NO_COLOR is set (https://no-color.org). */
+  get colour(): boolean {
+    return !!this.io.stderr.isTTY && !process.env.NO_COLOR
+  }
+
+  /**
+   * The one live status line (elapsed time, tokens, round, spend), replaced in place, never scrolled; undefined
+   * erases it. In chat it goes into the prompt line; elsewhere it is drawn on stderr, clipped to the width,
+   * and only while no streamed text holds a line open.
+   */
+  status(text: string | undefined): void {
+    if (!this.live) return
+    if (this.surface?.status) return this.surface.status(text)
+    this.statusText = text
+    this.drawStatus()
+  }
+
+  private drawStatus(): void {
+    const text = this.statusText
+    this.eraseStatus()
+    if (!this.live || text === undefined || this.midLine || this.reasoningMidLine) return
+    const width = (this.io.stderr as { columns?: number }).columns || 80
+    const shown = Array.from(text).length < width ? text : `${Array.from(text).slice(0, width - 2).join('')}…`
+    this.io.stderr.write(redact(shown))
+    this.statusShown = true
+  }
+
+  /** A piece of reasoning as it arrives, on stderr, each line marked `reasoning:` (live output only). */
+  reasoning(text: string): void {
+    if (!this.live || !text) return
+    this.eraseStatus()
+    this.closeLine()
+    this.surface?.hide()
+    const lines = text.split('\n')
+    const shown = lines.map((line, index) => (index === 0 && this.reasoningMidLine) || (index === lines.length - 1 && line === '') ? line : `  reasoning: ${line}`).join('\n')
+    this.io.stderr.write(redact(shown))
+    this.reasoningMidLine = !text.endsWith('\n')
+    if (!this.reasoningMidLine) {
+      this.surface?.show()
+      this.drawStatus()
+    }
+  }
+
+  private eraseStatus(): void {
+    if (!this.statusShown) return
+    this.statusShown = false
+    this.io.stderr.write(ERASE_LINE)
+  }
+
+  private closeReasoning(): void {
+    if (!this.reasoningMidLine) return
+    this.reasoningMidLine = false
+    this.io.stderr.write('\n')
+  }
 
   /** Assistant text is streamed only to a person: a TTY, and not in JSON mode. */
   get streaming(): boolean {
@@ -27,10 +98,13 @@ export class Terminal {
 
   /** One progress line on stderr. */
   progress(line: string): void {
+    this.eraseStatus()
+    this.closeReasoning()
     this.surface?.hide()
     this.closeLine()
     this.io.stderr.write(redact(`${line}\n`))
     this.surface?.show()
+    this.drawStatus()
   }
 
   /** A progress line from goalkeeper itself (session, model, hints). */
@@ -41,10 +115,13 @@ export class Terminal {
   /** Result lines on stdout; ignored in JSON mode, where only JSON goes there. */
   out(text: string): void {
     if (this.json) return
+    this.eraseStatus()
+    this.closeReasoning()
     this.surface?.hide()
     this.closeLine()
     this.io.stdout.write(redact(text.endsWith('\n') ? text : `${text}\n`))
     this.surface?.show()
+    this.drawStatus()
   }
 
   /** One JSON object as one stdout line (JSON mode only). */
@@ -55,12 +132,17 @@ export class Terminal {
   /** A piece of assistant text as it arrives (TTY only). */
   delta(text: string): void {
     if (!this.streaming || !text) return
+    this.eraseStatus()
+    this.closeReasoning()
     if (!this.midLine) this.surface?.hide()
     this.io.stdout.write(redact(text))
     this.streamed = true
     this.midLine = !text.endsWith('\n')
-    // At a line end the prompt can come back below the text until the next piece arrives.
-    if (!this.midLine) this.surface?.show()
+    // At a line end the prompt (or the status) can come back below the text until the next piece arrives.
+    if (!this.midLine) {
+      this.surface?.show()
+      this.drawStatus()
+    }
   }
 
   /**
@@ -69,6 +151,7 @@ export class Terminal {
    */
   cutOff(): void {
     if (!this.streaming || !this.streamed) return
+    this.eraseStatus()
     this.surface?.hide()
     this.io.stdout.write(this.midLine ? ' [cut off]\n' : '[cut off]\n')
     this.midLine = false
@@ -78,10 +161,12 @@ export class Terminal {
 
   /** Ends streamed text with a newline, so the next line starts clean. */
   endStream(): void {
+    this.closeReasoning()
     this.streamed = false
     if (!this.midLine) return
     this.closeLine()
     this.surface?.show()
+    this.drawStatus()
   }
 
   private closeLine(): void {

@@ -117,7 +117,7 @@ describe('drain and takeover', () => {
     // sessions --database names the worker that ran each session last, beside its goal phase, rounds and spend.
     const listing = await command(fleet, ['sessions', '--database', fleet.url, '--all'])
     expect(listing.code).toBe(0)
-    expect(listing.stdout).toMatch(/^ID +STARTED +LAST ACTIVITY +GOAL +WORKER +TITLE$/m)
+    expect(listing.stdout).toMatch(/^ID +STARTED +LAST ACTIVITY +GOAL +WORKER +DIRECTORY +TITLE$/m)
     expect(listing.stdout).toMatch(new RegExp(`^${sessionId} .* complete 3/256(, [^ ]+)? +w-second +`, 'm'))
     const json = await command(fleet, ['--json', 'sessions', '--database', fleet.url, '--all'])
     const row = jsonLines(json.stdout).find((item) => item.id === sessionId)

@@ -20,7 +20,8 @@ describe('goalkeeper usage', { timeout: CLI_TIMEOUT }, () => {
     for (const result of [command, option, missing, json]) expect(result.code, result.stderr).toBe(64)
     expect(command.stderr).toBe("goalkeeper: unknown command 'rn' (hint: did you mean run? see goalkeeper --help)\n")
     expect(option.stderr).toBe("goalkeeper: unknown option '--sesion' (hint: did you mean --session? see goalkeeper run --help)\n")
-    expect(missing.stderr).toBe("goalkeeper: missing required argument 'id' (hint: see goalkeeper show --help)\n")
+    // The id may be left out for --last, so show itself says what it needs.
+    expect(missing.stderr).toBe('goalkeeper: show needs the session: its id, or --last (hint: goalkeeper sessions lists them)\n')
     expect([command.stdout, option.stdout, missing.stdout]).toEqual(['', '', ''])
     expect(jsonLines(json.stdout)).toEqual([{ type: 'error', message: "unknown command 'frobnicate'", hint: 'see goalkeeper --help', exitCode: 64 }])
   })

@@ -135,7 +135,10 @@ export class JsonlWriter extends WriteBehind {
   }
 
   private async writeQueued(handle: FileHandle, fileSize: number): Promise<void> {
+    // Both taken before the write's await: a line pushed during it is the next chunk's, and a seal naming
+    // this chunk's last seq must carry this chunk's last line.
     const lastSeq = this.queuedSeq
+    const lastLine = this.lastQueuedLine
     if (!this.queue.length && !this.retry) return
     // Writing past a file someone truncated would leave a hole of NUL bytes mid-log.
     if (fileSize < this.size) throw this.truncated(fileSize)
@@ -150,8 +153,8 @@ export class JsonlWriter extends WriteBehind {
     this.size += chunk.length
     this.unsynced.push(chunk)
     this.writtenSeq = lastSeq
-    // The chunk ends with the last line queued: the queue holds every line pushed, after any retry.
-    this.writtenLine = this.lastQueuedLine
+    // The chunk ends with the last line queued when it was taken: the queue holds every line pushed, after any retry.
+    this.writtenLine = lastLine
   }
 
   private take(): Buffer | undefined {

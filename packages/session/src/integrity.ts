@@ -14,6 +14,14 @@ import type { Integrity } from './types.ts'
 export class Signer {
   constructor(private key: Buffer) {}
 
+  /**
+   * A name of the key that can be shown and stored anywhere: the HMAC of a fixed label under it, cut to 16
+   * hex digits. Two processes with the same id sign alike; the id tells nothing of the key.
+   */
+  get keyId(): string {
+    return this.mac('', 'goalkeeper-key-id-v1').slice(0, 16)
+  }
+
   seed(id: string): string {
     return this.mac('', `goalkeeper-session-v1\n${id}`)
   }

@@ -10,7 +10,7 @@ import { defaultKeyFile, loadKey, readSealCheck, Signer, splitMac } from './inte
 import { replay } from './replay.ts'
 import { sessionsRoot } from './location.ts'
 import { mebibytes, type SessionHost, SessionImpl } from './session.ts'
-import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
+import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
 import type { SessionStore, StoreWriter } from './store.ts'
 
 export interface ServiceOptions {
@@ -339,6 +339,11 @@ export class SessionServiceImpl implements SessionService {
     const max = this.options.maxOpenBytes
     if (max === undefined || size <= max) return
     throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)}, more than the ${mebibytes(max)} a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session`, this.store.locationOf(id))
+  }
+
+  async signingKey(): Promise<SigningKey> {
+    const signer = await this.ready()
+    return { id: signer.keyId, source: this.options.key ? 'the key setting of the session plugin' : `key file ${path.resolve(this.options.keyFile ?? defaultKeyFile())}` }
   }
 
   /** The signing key, loaded (or created) once, on first use. */

@@ -140,6 +140,11 @@ export interface SessionService {
    * no tool may change.
    */
   readonly protectedPaths: ProtectedPaths
+  /**
+   * The signing key's id (`Signer.keyId`, never the key) and where the key comes from (the key file's path,
+   * or the `key` setting): what a fleet compares before a worker takes a job. Loads the key as first use does.
+   */
+  signingKey(): Promise<SigningKey>
   create(options: CreateOptions): Promise<Session>
   open(id: string, options?: OpenOptions): Promise<Session>
   /** A session already open in this process. */
@@ -165,4 +170,10 @@ export class SessionError extends Error {
     super(message)
     this.name = 'SessionError'
   }
+}
+
+/** Which key signs this service's records, by id, and where it comes from (shown when fleets disagree). */
+export interface SigningKey {
+  id: string
+  source: string
 }

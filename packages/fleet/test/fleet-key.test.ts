@@ -1,0 +1,37 @@
+import { createHmac, randomBytes } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
+import { command, listQueue, submit, useFleet, worker } from './helpers.ts'
+
+const fleet = useFleet()
+
+// The id as the fleet stores it, computed here apart from the code under test.
+const keyId = (hex: string) => createHmac('sha256', Buffer.from(hex, 'hex')).update('\ngoalkeeper-key-id-v1').digest('hex').slice(0, 16)
+
+describe('one key per fleet', () => {
+  it('a worker with another key is refused before it takes a job, naming both keys; the queue is untouched', async () => {
+    // The first worker records the fleet's key.
+    const first = worker(fleet, ['--name', 'w-first'])
+    await first.waitFor('stderr', /worker w-first: 1 at once/)
+    first.child.kill('SIGTERM')
+    expect(await first.exit).toBe(0)
+
+    const repo = await fleet.repo('keyed')
+    const id = await submit(fleet, 'Write result.txt for goal-1', repo)
+    const other = randomBytes(32).toString('hex')
+    const refused = await command(fleet, ['worker', '--name', 'w-other'], { GOALKEEPER_SESSION_KEY: other })
+    expect(refused.code).toBe(64)
+    const lines = refused.stderr.trim().split('\n').filter((line) => /key/.test(line))
+    expect(lines[0]).toBe(`error: this worker signs with key ${keyId(other)} (the key setting of the session plugin) but the fleet's sessions are signed with key ${keyId(fleet.key)} (the key setting of the session plugin, first used by worker w-first); no job taken`)
+    expect(refused.stderr).not.toMatch(new RegExp(`goal ${id}`))
+    expect(refused.stderr).not.toContain(other)
+    const [goal] = (await listQueue(fleet)).filter((item) => item.id === id)
+    expect(goal).toMatchObject({ state: 'queued', worker: null, attempts: 0, rounds: null })
+
+    // The job is whole: a worker with the fleet's key runs it.
+    const right = worker(fleet, ['--name', 'w-right'])
+    await right.waitFor('stderr', new RegExp(`goal ${id} done: complete`))
+    right.child.kill('SIGTERM')
+    expect(await right.exit).toBe(0)
+  }, CLI_TIMEOUT)
+})

@@ -25,6 +25,13 @@ export interface QueuedGoal {
   output: unknown
 }
 
+/** A signing key by its id (never the key), where it comes from and the worker that brought it. */
+export interface FleetKey {
+  id: string
+  source: string
+  worker: string
+}
+
 export interface FetchedJob {
   id: string
   job: GoalJob
@@ -105,6 +112,10 @@ export class GoalQueue {
           rounds int, phase text, updated_at timestamptz NOT NULL DEFAULT now())`)
         await client.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet_workers (
           worker text PRIMARY KEY, beat_at timestamptz NOT NULL DEFAULT now(), started_at timestamptz NOT NULL DEFAULT now())`)
+        // One row: the id of the key the fleet's sessions are signed with (never the key), set by the first worker.
+        await client.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet_key (
+          only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row), key_id text NOT NULL, source text NOT NULL,
+          worker text NOT NULL, set_at timestamptz NOT NULL DEFAULT now())`)
       })
     }, {
       // A database that never answered is told at once (a wrong URL, a server that is down); one lost after
@@ -112,6 +123,23 @@ export class GoalQueue {
       retryable: (error) => isConnectionLoss(error) && (connected || (error as { code?: unknown }).code === '57P03'),
       onRetry: (error) => this.onError?.(error as Error),
     }))
+  }
+
+  /**
+   * The fleet's key: the one recorded in the database, or `key` (recorded now, with the worker that brought
+   * it) when the fleet has none yet. A worker whose key differs must not take a job: everything it signed
+   * would fail verification for the rest of the fleet.
+   */
+  async fleetKey(key: FleetKey): Promise<FleetKey> {
+    await this.start()
+    for (;;) {
+      const { rows } = await withRetry(() => this.pool.query(
+        `WITH added AS (INSERT INTO goalkeeper_fleet_key (key_id, source, worker) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING key_id, source, worker)
+         SELECT key_id, source, worker FROM added UNION ALL SELECT key_id, source, worker FROM goalkeeper_fleet_key LIMIT 1`,
+        [key.id, key.source, key.worker]))
+      // None: another worker's first insert committed after this statement's snapshot; the next one sees it.
+      if (rows[0]) return { id: rows[0].key_id, source: rows[0].source, worker: rows[0].worker }
+    }
   }
 
   async submit(spec: GoalSpec): Promise<{ id: string; job: GoalJob }> {

@@ -2,7 +2,7 @@ import os from 'node:os'
 import { describeError } from '@goalkeeper/kit'
 import type { Config } from './config.ts'
 import { GitWorkspace } from './git.ts'
-import type { GoalJob } from './job.ts'
+import { FleetError, type GoalJob } from './job.ts'
 import type { GoalQueue } from './queue.ts'
 
 export type StopReason = 'drain' | 'lost'
@@ -33,6 +33,11 @@ export interface WorkerOptions {
   /** Worker name in records and listings (default host:pid). */
   name?: string
   run: RunGoal
+  /**
+   * The key this worker's goals sign with (`SessionService.signingKey`): checked against the fleet's before
+   * the first job is taken, and recorded as the fleet's when the database has none.
+   */
+  key?: { id: string; source: string }
   /** One progress line (claimed, done, failed, returned). */
   log?: (line: string) => void
   /** The job stopped being this worker's: another worker took it over (the plugin's `fleet/job-lost`). */
@@ -78,12 +83,21 @@ export class FleetWorker {
   /** Connects (creating pg-boss's schema and the queue when missing), then beats and takes jobs until drained. Rejects when the database cannot be used. */
   async start(): Promise<this> {
     await this.queue.start()
+    if (this.options.key && !this.loop) await this.checkKey(this.options.key)
     if (!this.loop) {
       await this.queue.beat(this.name)
       this.beating = setInterval(() => void this.beat(), this.config.heartbeatSeconds * 1000)
       this.loop = this.poll()
     }
     return this
+  }
+
+  private async checkKey(key: { id: string; source: string }): Promise<void> {
+    const fleet = await this.queue.fleetKey({ ...key, worker: this.name })
+    if (fleet.id === key.id) return
+    throw new FleetError('KEY_MISMATCH',
+      `this worker signs with key ${key.id} (${key.source}) but the fleet's sessions are signed with key ${fleet.id} (${fleet.source}, first used by worker ${fleet.worker}); no job taken`,
+      'give every worker and submitter of this database the same session key (GOALKEEPER_SESSION_KEY or a shared keyFile)')
   }
 
   /** One beat: this worker is alive; and any worker whose beat stopped `lostSeconds` ago has its jobs released. */

@@ -14,6 +14,14 @@ import type { Integrity } from './types.ts'
 export class Signer {
   constructor(private key: Buffer) {}
 
+  /**
+   * A name of the key that can be shown and stored anywhere: the HMAC of a fixed label under it, cut to 16
+   * hex digits. Two processes with the same id sign alike; the id tells nothing of the key.
+   */
+  get keyId(): string {
+    return this.mac('', 'goalkeeper-key-id-v1').slice(0, 16)
+  }
+
   seed(id: string): string {
     return this.mac('', `goalkeeper-session-v1\n${id}`)
   }
@@ -121,6 +129,8 @@ export class ChainCheck {
   integrity: Integrity = { state: 'unsigned' }
   /** Whether the header line carries a mac: the log is signed, and a break in its seqs is tampering. */
   headerSigned = false
+  /** The id of the key the header says signed the log (`SessionHeaderData.keyId`), when it names one. */
+  headerKeyId?: string
   private signed = false
   private required?: string
   private count = 0
@@ -157,6 +167,11 @@ export class ChainCheck {
       return
     }
     this.last = this.next()
+    // A header that fails under this key and names another is a fleet with two keys, not an edit.
+    if (number === 1 && this.headerKeyId && this.headerKeyId !== signer.keyId && signer.mac(this.last, body) !== mac) {
+      this.integrity = { state: 'tampered', line: 1, otherKey: this.headerKeyId, reason: `${this.file}:1: line is signed with another key: key id ${this.headerKeyId}, not this key's ${signer.keyId}` }
+      return
+    }
     if (signer.mac(this.last, body) !== mac) return this.tamper(number, 'does not match its signature: it was edited, moved, inserted or written by someone without the key')
     if (sealed && sealed.mac !== mac) return this.tamper(number, 'is not the line the seal of the log says was written there: the log was replaced')
     this.signed = true

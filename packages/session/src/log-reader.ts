@@ -109,6 +109,7 @@ export class LogReader {
       }
       throw new SessionError(problem.code, `${this.file}:${this.count + 1}: line ${problem.reason}`, this.file, this.count + 1)
     }
+    if (this.count === 0 && typeof value.data.keyId === 'string') this.chain.headerKeyId = value.data.keyId
     if (this.count === 0 && value.data.sealed === true) {
       this.sealedHeader = true
       this.chain.requireSigned('its header says every line is')

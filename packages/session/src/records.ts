@@ -98,6 +98,8 @@ export interface SessionHeaderData {
    * signed, and a missing seal means its end cannot be trusted.
    */
   sealed?: true
+  /** The id of the key that signs the log (`Signer.keyId`, never the key): a reader with another key says so. */
+  keyId?: string
 }
 
 /** Data of each core record type, by type name (the session and agent-loop vocabulary). */

@@ -10,7 +10,7 @@ import { defaultKeyFile, loadKey, readSealCheck, Signer, splitMac } from './inte
 import { replay } from './replay.ts'
 import { sessionsRoot } from './location.ts'
 import { mebibytes, type SessionHost, SessionImpl } from './session.ts'
-import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary } from './types.ts'
+import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
 import type { SessionStore, StoreWriter } from './store.ts'
 
 export interface ServiceOptions {
@@ -92,7 +92,7 @@ export class SessionServiceImpl implements SessionService {
     checkParent(options.parent)
     if (options.id !== undefined) assertSessionId(options.id)
     const cwd = path.resolve(options.cwd)
-    return this.createNew(options.id, (id, at) => [{ type: HEADER, data: header(id, at, cwd, options.parent) }])
+    return this.createNew(options.id, (id, at, keyId) => [{ type: HEADER, data: header(id, at, cwd, options.parent, keyId) }])
   }
 
   async open(id: string, options: OpenOptions = {}): Promise<Session> {
@@ -138,8 +138,8 @@ export class SessionServiceImpl implements SessionService {
     if (integrity?.state === 'tampered' && uptoSeq >= integrity.line - 1) throw tampered(integrity)
     if (integrity?.state === 'unsigned') throw unsigned(id, this.store.locationOf(id))
     const cwd = path.resolve(options.cwd ?? headerOf(source).cwd)
-    return this.createNew(undefined, (newId, at) => {
-      const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, { id, seq: uptoSeq }) }]
+    return this.createNew(undefined, (newId, at, keyId) => {
+      const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, { id, seq: uptoSeq }, keyId) }]
       for (let seq = 1; seq <= uptoSeq; seq++) planned.push({ type: source[seq].type, data: source[seq].data })
       return planned.concat(planRepairs(planned))
     })
@@ -266,7 +266,7 @@ export class SessionServiceImpl implements SessionService {
   }
 
   /** Writes a complete new session file (header first), exclusively, and opens it for writing. */
-  private async createNew(explicitId: string | undefined, build: (id: string, at: number) => PlannedRecord[]): Promise<SessionImpl> {
+  private async createNew(explicitId: string | undefined, build: (id: string, at: number, keyId: string) => PlannedRecord[]): Promise<SessionImpl> {
     for (let attempt = 1; ; attempt++) {
       const id = explicitId ?? newSessionId(this.now())
       try {
@@ -279,7 +279,7 @@ export class SessionServiceImpl implements SessionService {
           const signer = await this.ready()
           let content = ''
           let mac = signer.seed(id)
-          for (const { type, data } of build(id, at)) {
+          for (const { type, data } of build(id, at, signer.keyId)) {
             const encoded = encodeRecord(records.length, at, type, data)
             const signed = signer.sign(mac, encoded.line)
             mac = signed.mac
@@ -341,6 +341,11 @@ export class SessionServiceImpl implements SessionService {
     throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)}, more than the ${mebibytes(max)} a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session`, this.store.locationOf(id))
   }
 
+  async signingKey(): Promise<SigningKey> {
+    const signer = await this.ready()
+    return { id: signer.keyId, source: this.options.key ? 'the key setting of the session plugin' : `key file ${path.resolve(this.options.keyFile ?? defaultKeyFile())}` }
+  }
+
   /** The signing key, loaded (or created) once, on first use. */
   private ready(): Promise<Signer> {
     this.keyLoad ??= (this.options.key ? Promise.resolve(this.options.key) : loadKey(this.options.keyFile ?? defaultKeyFile())).then((key) => {
@@ -387,6 +392,7 @@ function saveError(session: SessionImpl, cause: NodeJS.ErrnoException & { reason
 
 function tampered(integrity: Extract<Integrity, { state: 'tampered' }>) {
   const file = integrity.reason.slice(0, integrity.reason.indexOf(`:${integrity.line}: `))
+  if (integrity.otherKey) return new SessionError('SESSION_TAMPERED', `${integrity.reason}; the session was signed with another key, so nothing of it can be verified with this one and it is not opened for writing (every machine of a fleet needs the same session key)`, file, integrity.line)
   return new SessionError('SESSION_TAMPERED', `${integrity.reason}; the log was changed by someone other than goalkeeper, so nothing from this line on is trusted and it is not opened for writing`, file, integrity.line)
 }
 
@@ -402,8 +408,8 @@ function exists(id: string, file: string) {
   return new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file)
 }
 
-function header(id: string, at: number, cwd: string, parent: CreateOptions['parent']): SessionHeaderData {
-  return { version: 1, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }), sealed: true }
+function header(id: string, at: number, cwd: string, parent: CreateOptions['parent'], keyId: string): SessionHeaderData {
+  return { version: 1, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }), sealed: true, keyId }
 }
 
 function checkParent(parent: CreateOptions['parent']) {

@@ -62,7 +62,7 @@ class SummaryBuilder {
  * short, or unsigned (from before signing, not adopted). `lines` is the log's line count.
  */
 export function problemOf(integrity: Integrity, lines: number, file: string): SessionSummary['problem'] {
-  if (integrity.state === 'tampered') return { code: 'SESSION_TAMPERED', line: integrity.line, reason: integrity.reason }
+  if (integrity.state === 'tampered') return { code: 'SESSION_TAMPERED', line: integrity.line, reason: integrity.reason, ...(integrity.otherKey && { otherKey: integrity.otherKey }) }
   if (integrity.state === 'truncated') return { code: 'SESSION_TRUNCATED', line: lines + 1, reason: integrity.reason }
   if (integrity.state === 'unsigned') return { code: 'SESSION_UNSIGNED', reason: `${file}: the log is not signed (written before signing, or its signatures were removed)` }
 }

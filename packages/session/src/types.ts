@@ -26,7 +26,8 @@ export interface Session {
  * verified (an unsigned prefix is a log from before signing, adopted). `unsigned`: no line is signed
  * and neither the header nor the store says it ever was (a log from before signing): readable, but
  * not written or forked until adopted. `tampered`: `line` (1-based) is the first line that does not
- * verify; nothing from it on is trusted, and the session cannot be opened for writing. `truncated`:
+ * verify; nothing from it on is trusted, and the session cannot be opened for writing; `otherKey` is set
+ * when the header fails and names another key's id (`SessionHeaderData.keyId`): signed with another key. `truncated`:
  * every line verifies, but the log is shorter than its seal says (`sealedSeq`, the last seq written;
  * absent when the seal is missing or does not verify): lines were cut off its end after `lastSeq`,
  * and it is not written again until that is accepted (`acceptTruncation`).
@@ -34,7 +35,7 @@ export interface Session {
 export type Integrity =
   | { state: 'unsigned' }
   | { state: 'signed'; lines: number; unsignedPrefix: number }
-  | { state: 'tampered'; line: number; reason: string }
+  | { state: 'tampered'; line: number; reason: string; otherKey?: string }
   | { state: 'truncated'; lastSeq: number; sealedSeq?: number; reason: string }
 
 export interface SessionSummary {
@@ -53,9 +54,10 @@ export interface SessionSummary {
    * `createdAt`, `updatedAt` and `records` are 0 and `cwd` is empty. A tampered log (`SESSION_TAMPERED`,
    * `line` the first line that does not verify), one cut short (`SESSION_TRUNCATED`, `line` the line
    * after its last) and an unsigned one (`SESSION_UNSIGNED`) are listed with their problem too, and
-   * with what they hold.
+   * with what they hold; a log whose header names another key's id and fails under this key is
+   * `SESSION_TAMPERED` with `otherKey`, that id: signed with another key rather than edited.
    */
-  problem?: { code: string; line?: number; reason: string }
+  problem?: { code: string; line?: number; reason: string; otherKey?: string }
   /** The result of each fold asked for (`list({ folds })`), by name; absent when none was asked for. */
   folds?: Record<string, unknown>
 }
@@ -140,6 +142,11 @@ export interface SessionService {
    * no tool may change.
    */
   readonly protectedPaths: ProtectedPaths
+  /**
+   * The signing key's id (`Signer.keyId`, never the key) and where the key comes from (the key file's path,
+   * or the `key` setting): what a fleet compares before a worker takes a job. Loads the key as first use does.
+   */
+  signingKey(): Promise<SigningKey>
   create(options: CreateOptions): Promise<Session>
   open(id: string, options?: OpenOptions): Promise<Session>
   /** A session already open in this process. */
@@ -165,4 +172,10 @@ export class SessionError extends Error {
     super(message)
     this.name = 'SessionError'
   }
+}
+
+/** Which key signs this service's records, by id, and where it comes from (shown when fleets disagree). */
+export interface SigningKey {
+  id: string
+  source: string
 }

@@ -238,6 +238,21 @@ describe('tamper evidence', () => {
     expect((await app.sessions.list()).find((s) => s.id === forged.id)?.problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 5 })
   })
 
+  it('a log read with another key than the one its header names is signed with another key, not tampered', async () => {
+    const dir = await tempDir()
+    const { id, file, sessions } = await signedSession(dir)
+    const writer = (await sessions.signingKey()).id
+    const other = await launch(dir, { keyFile: path.join(dir, 'other.key') })
+    const reader = (await other.sessions.signingKey()).id
+    expect(reader).not.toBe(writer)
+    const reason = `${file}:1: line is signed with another key: key id ${writer}, not this key's ${reader}`
+    expect((await other.sessions.open(id, { readOnly: true })).integrity).toEqual({ state: 'tampered', line: 1, otherKey: writer, reason })
+    expect((await other.sessions.list()).find((s) => s.id === id)?.problem).toEqual({ code: 'SESSION_TAMPERED', line: 1, reason, otherKey: writer })
+    await expect((await launch(dir, { keyFile: path.join(dir, 'other.key') })).sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', message: expect.stringContaining('the session was signed with another key') })
+    // Nothing was changed: the writer's key still verifies every line.
+    expect((await (await launch(dir)).sessions.open(id, { readOnly: true })).integrity.state).toBe('signed')
+  })
+
   itOnFiles('creates the key on first use with 0600 in a 0700 directory, and signs with it', async () => {
     const dir = await tempDir()
     const keyFile = path.join(dir, 'config', 'goalkeeper', 'session.key')

@@ -22,7 +22,9 @@ describe('append, flush and reopen', () => {
     const other = await launch(dir)
     const reopened = await other.sessions.open(session.id)
     expect(reopened.records).toEqual(before)
-    expect(reopened.header).toEqual({ version: 1, id: session.id, createdAt: before[0].at, cwd: dir, sealed: true })
+    // The header names the id of the key that signed it (never the key): a reader with another key says so.
+    expect(reopened.header).toEqual({ version: 1, id: session.id, createdAt: before[0].at, cwd: dir, sealed: true, keyId: (await other.sessions.signingKey()).id })
+    expect(reopened.header.keyId).toMatch(/^[0-9a-f]{16}$/)
     expect(reopened.repair).toBeUndefined()
     expect(await readLines(session.file)).toEqual(before)
   })

@@ -109,19 +109,22 @@ session that cannot be adopted, or adopt without --yes.`),
       const worker = [...(workers ? [row.worker ?? '-'] : []), ...(directories ? [row.cwd || '-'] : [])]
       if (!row.problem) return [row.id, formatTime(row.createdAt), formatTime(row.updatedAt), goalCell(row), ...worker, oneLine(row.title ?? (row.goal ? `goal: ${row.goal.objective}` : ''), 60)]
       // A tampered, cut or unsigned log is readable, but its goal cannot be trusted: not shown.
+      if (row.problem.otherKey) return [`${row.id} !`, formatTime(row.createdAt), formatTime(row.updatedAt), 'other key', ...worker, oneLine(`signed with another key: ${row.problem.reason}`, 200)]
       const label = UNTRUSTED[row.problem.code]
       if (label) return [`${row.id} !`, formatTime(row.createdAt), formatTime(row.updatedAt), label, ...worker, oneLine(`${label}: ${row.problem.reason}`, 200)]
       return [`${row.id} !`, '-', '-', 'unreadable', ...worker, oneLine(`${row.problem.code === 'SESSION_CORRUPT' || row.problem.code === 'SESSION_BAD_SEQ' ? 'corrupt' : 'unreadable'}: ${row.problem.reason}`, 200)]
     })
     for (const line of table([header, ...cells])) cli.print(line)
     const count = (code: string) => rows.filter((row) => row.problem?.code === code).length
-    const tampered = count('SESSION_TAMPERED')
+    const otherKey = rows.filter((row) => row.problem?.otherKey).length
+    const tampered = count('SESSION_TAMPERED') - otherKey
     const cut = count('SESSION_TRUNCATED')
     const unsigned = count('SESSION_UNSIGNED')
-    const bad = rows.filter((row) => row.problem).length - tampered - cut - unsigned
+    const bad = rows.filter((row) => row.problem).length - tampered - otherKey - cut - unsigned
     const them = (n: number) => (n === 1 ? 'it' : 'them')
     if (bad) cli.note(`${bad} session${bad === 1 ? '' : 's'} marked ! cannot be read; the reason names the file and line`)
     if (tampered) cli.note(`${tampered} session${tampered === 1 ? ' marked ! was' : 's marked ! were'} changed by someone other than goalkeeper from the line named on; show reads ${them(tampered)}, resume refuses`)
+    if (otherKey) cli.note(`${otherKey} session${otherKey === 1 ? ' marked ! was' : 's marked ! were'} signed with another key than this machine's (the key id is named); show reads ${them(otherKey)}, resume refuses: use the key that wrote ${them(otherKey)}`)
     if (cut) cli.note(`${cut} session${cut === 1 ? ' marked ! was' : 's marked ! were'} cut short (records lost from the end); show reads ${them(cut)}, resume refuses without --accept-truncation`)
     if (unsigned) cli.note(`${unsigned} session${unsigned === 1 ? ' marked ! is' : 's marked ! are'} not signed; show reads ${them(unsigned)}, resume refuses until adopted (goalkeeper sessions adopt <id> --yes)`)
     if (summaries.length > rows.length) cli.note(`${summaries.length - rows.length} older sessions not shown (--all lists them)`)

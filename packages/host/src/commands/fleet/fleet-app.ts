@@ -1,4 +1,5 @@
 import type { FleetService, GoalRunnerOptions } from '@goalkeeper/fleet'
+import type { Context } from 'cordis'
 import { type App, startApp } from '../../app.ts'
 import { builtinPlugins } from '../../builtins.ts'
 import type { CommandContext } from '../../command.ts'
@@ -20,8 +21,9 @@ export function databaseOf(options: { database?: string }): string | undefined {
  * The composition's fleet plugin (entries load only up to it), or the plugin with its defaults when the
  * cordis.yml has none: `submit`, `queue` and `worker` work with any composition.
  */
-export async function openFleet(cli: CommandContext, options: { signals?: boolean } = {}): Promise<{ app: App; fleet: FleetService }> {
-  const app = await cli.startApp({ until: (ctx) => !!ctx.get('fleet'), signals: options.signals ?? false })
+export async function openFleet(cli: CommandContext, options: { signals?: boolean; session?: boolean } = {}): Promise<{ app: App; fleet: FleetService }> {
+  const until = options.session ? (ctx: Context) => !!ctx.get('fleet') && !!ctx.get('sessions') : (ctx: Context) => !!ctx.get('fleet')
+  const app = await cli.startApp({ until, signals: options.signals ?? false })
   if (!app.ctx.get('fleet')) await app.ctx.plugin(await import('@goalkeeper/fleet'))
   return { app, fleet: app.ctx.get('fleet')! }
 }
@@ -52,7 +54,7 @@ export function goalRunner(cli: CommandContext, database: string | undefined): G
 export function fleetHostError(error: unknown): unknown {
   const { code, hint } = (error ?? {}) as { code?: unknown; hint?: unknown }
   if (error instanceof Error && error.name === 'FleetError') {
-    const usage = code === 'BAD_JOB' || code === 'NO_DATABASE'
+    const usage = code === 'BAD_JOB' || code === 'NO_DATABASE' || code === 'KEY_MISMATCH'
     return new HostError(error.message, { exitCode: usage ? ExitCode.USAGE : ExitCode.RUNTIME, hint: typeof hint === 'string' ? hint : undefined, cause: error })
   }
   // Refused connections, unknown hosts, and PostgreSQL's connection (08), authorization (28) and missing-database (3D) classes.

@@ -36,13 +36,22 @@ drain: 0, or 3 when running goals were paused and returned to the queue.`),
     // Loaded here, not with the command list: `--help` and the other commands never pay for the goal runtime.
     const { runGoal } = await import('@goalkeeper/fleet')
     const runner = goalRunner(cli, database)
-    const { app, fleet } = await openFleet(cli, { signals: true })
+    // Up to the session entry too: its key is the one this worker's goals sign with, checked against the fleet's.
+    const { app, fleet } = await openFleet(cli, { signals: true, session: true })
+    const sessions = app.ctx.get('sessions')
+    let key: { id: string; source: string } | undefined
+    try {
+      key = await sessions?.signingKey()
+    } catch (error) {
+      throw fleetHostError(error)
+    }
     let returned = 0
     let worker: ReturnType<typeof fleet.worker>
     try {
       worker = fleet.worker({
         concurrency: options.concurrency,
         name: options.name,
+        key,
         log: (line) => cli.note(line),
         run: async (handle) => {
           const outcome = await runGoal(handle, runner)

@@ -41,7 +41,8 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   const forged = new Map<string, UserMessage>()
   for (const record of records) {
     if (record.seq >= firstBad) {
-      if (record.seq === firstBad) lines.push('', `!! TAMPERED: ${tampered!.reason}`, `!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)`)
+      if (record.seq === firstBad && tampered!.otherKey) lines.push('', `!! SIGNED WITH ANOTHER KEY: ${tampered!.reason}`, `!! this machine's session key is not the one that wrote the session: nothing can be verified, nothing is run (give it the writer's key; resume refuses until then)`)
+      else if (record.seq === firstBad) lines.push('', `!! TAMPERED: ${tampered!.reason}`, `!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)`)
       const from = lines.length
       lines.push(...renderRecord(record, options, queued, settled, objectives, tally))
       for (let i = from; i < lines.length; i++) lines[i] = `${UNVERIFIED} ${lines[i]}`.trimEnd()

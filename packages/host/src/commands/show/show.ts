@@ -1,5 +1,4 @@
 import { defineCommand } from '../../command.ts'
-import { outputWidth, wrapText } from '../render/text.ts'
 import { asHostError, HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { assertSessions, databaseEnv } from '../lookup/database.ts'
@@ -52,9 +51,7 @@ Exit codes: 0 shown, 64 no such session (or none for --last), an ambiguous id, o
         // The shape `run --json` streams records in, so one reader takes both.
         for (const record of session.records) cli.printJson({ type: 'record', session: session.id, record, ...(record.seq >= firstBad ? { unverified: true } : {}) })
       } else {
-        // Wrapped to the terminal (80 columns when piped); words longer than that (paths, URLs) stay whole.
-        const width = outputWidth(cli.io.stdout)
-        for (const line of renderTranscript(session.records, { full: !!options.full, integrity })) cli.print(wrapText(line, width))
+        for (const line of renderTranscript(session.records, { full: !!options.full, integrity })) cli.print(line)
       }
     } finally {
       await sessions.close(session)

@@ -35,7 +35,7 @@ export default defineCommand({
     show(cli, app, app.report, 'check')
     // Which model an agent would use, and why (an unusable --model is an error like a failed entry).
     const choice = chooseModel(app, cli.globals)
-    if (choice && !cli.globals.json) cli.print(wrapText(choice.line, outputWidth(cli.io.stdout)))
+    if (choice && !cli.globals.json) cli.print(choice.line)
     if (cli.globals.configSource === 'user' && !cli.globals.json) cli.print(wrapText(`(no cordis.yml in ${cli.globals.cwd}: the user's ${app.report.file} is used)`, outputWidth(cli.io.stdout)))
     if (!cli.globals.watch) return app.report.ok ? ExitCode.OK : ExitCode.USAGE
     app.loader.on('reload', (report) => show(cli, app, report, 'reload'))

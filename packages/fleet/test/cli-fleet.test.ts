@@ -115,7 +115,8 @@ describe('drain and takeover', () => {
     expect(fleet.show(repo, `goalkeeper/${sessionId}`, 'result.txt')).toBe('goal-2 done\n')
 
     // sessions --database names the worker that ran each session last, beside its goal phase, rounds and spend.
-    const listing = await command(fleet, ['sessions', '--database', fleet.url, '--all'])
+    // A terminal wide enough that no column is left out or cut (the 80-column fit is host's cli-columns test).
+    const listing = await command(fleet, ['sessions', '--database', fleet.url, '--all'], { COLUMNS: '400' })
     expect(listing.code).toBe(0)
     expect(listing.stdout).toMatch(/^ID +STARTED +LAST ACTIVITY +GOAL +WORKER +DIRECTORY +TITLE$/m)
     expect(listing.stdout).toMatch(new RegExp(`^${sessionId} .* complete 3/256(, [^ ]+)? +w-second +`, 'm'))

@@ -4,8 +4,8 @@ import type { App, StartAppOptions } from './app.ts'
 
 /** The streams a command writes to and reads from (process by default; tests pass their own). */
 export interface CliIO {
-  stdout: { write(text: string): unknown; isTTY?: boolean }
-  stderr: { write(text: string): unknown; isTTY?: boolean }
+  stdout: { write(text: string): unknown; isTTY?: boolean; columns?: number }
+  stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number }
   /** Input for interactive commands (chat); default process.stdin. */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean }
 }

@@ -15,6 +15,7 @@ import { ExitCode } from './exit-codes.ts'
 import { build, defaultComposition } from './home.ts'
 import { programName } from './invocation.ts'
 import { redact } from './redact.ts'
+import { outputWidth, wrapText } from './commands/render/text.ts'
 
 interface RawGlobals {
   config: string
@@ -100,8 +101,9 @@ Exit codes: 0 done (goal complete), 2 goal blocked, 3 paused or cancelled, 4 out
 74 session not saved, 130 forced exit (details: goalkeeper goal --help).`)
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
+      // Commander fits its own columns; the texts added after them are wrapped here.
+      writeOut: (text) => io.stdout.write(wrapText(text, outputWidth(io.stdout))),
+      writeErr: (text) => io.stderr.write(wrapText(text, outputWidth(io.stderr))),
       outputError: (text) => onUsageError(usageFailureOf(text, `${programName()} --help`)),
     })
 }

@@ -53,7 +53,8 @@ describe('goalkeeper goal with budgets', { timeout: CLI_TIMEOUT }, () => {
     expect(goals.at(-1)).toMatchObject({ op: 'block', goal: { blockedReason: { code: 'budget-limited' }, spent: { tokens: 1000, costUsd: 0, calls: 2 } } })
     expect(lines.at(-1)).toMatchObject({ type: 'result', exitCode: 5, goal: { budgets: { tokens: 600, costUsd: 2.5 }, spent: { tokens: 1000, calls: 2 } } })
 
-    const listed = await run([...p.globals, 'sessions'])
+    // Wide enough that the GOAL column is not cut (cli-columns tests 80).
+    const listed = await run([...p.globals, 'sessions'], { env: { COLUMNS: '400' } })
     expect(listed.code, listed.stderr).toBe(0)
     expect(listed.stdout).toContain('blocked (budget-limited) 2/256, tokens 1k/600, cost $0.0000/$2.50')
   })

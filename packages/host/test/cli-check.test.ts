@@ -30,8 +30,10 @@ describe('check and the session key', { timeout: CLI_TIMEOUT }, () => {
     expect(checked.code, checked.stderr).toBe(0)
     const key = path.join(p.workspace, '.config', 'goalkeeper', 'session.key')
     const workspace = await realpath(p.workspace)
-    expect(checked.stdout).toContain(`warning: the workspace ${workspace} contains goalkeeper's session signing key (${key}): tools refuse it and sandboxed commands cannot see it, but a command in the full mode can read it and sign a person's input into any session; work in a directory that does not contain it`)
-    expect(checked.stdout).toContain(`warning: the workspace ${workspace} contains session logs (${path.join(p.workspace, 'logs')}): tools cannot change them and sandboxed commands see them read-only, but a command in the full mode can`)
+    // check wraps its warnings to 80 columns (paths stay whole): read as one text.
+    const warnings = checked.stdout.replace(/\s+/g, ' ')
+    expect(warnings).toContain(`warning: the workspace ${workspace} contains goalkeeper's session signing key (${key}): tools refuse it and sandboxed commands cannot see it, but a command in the full mode can read it and sign a person's input into any session; work in a directory that does not contain it`)
+    expect(warnings).toContain(`warning: the workspace ${workspace} contains session logs (${path.join(p.workspace, 'logs')}): tools cannot change them and sandboxed commands see them read-only, but a command in the full mode can`)
     const json = jsonLines((await run([...p.globals, '--json', 'check'], { env })).stdout)[0]
     expect(json.warnings).toHaveLength(2)
 

@@ -49,7 +49,8 @@ describe('goalkeeper run, resume, sessions and show', { timeout: CLI_TIMEOUT }, 
 
     const before = await snapshot(p)
     const [table, listJson, shownPlain, shownGoal, shownJson] = await Promise.all([
-      run([...p.globals, 'sessions']),
+      // Wide enough that no column is left out or cut (cli-columns tests 80).
+      run([...p.globals, 'sessions'], { env: { COLUMNS: '400' } }),
       run([...p.globals, '--json', 'sessions']),
       run([...p.globals, 'show', plain]),
       run([...p.globals, 'show', goal.slice(-6)]),

@@ -9,6 +9,8 @@ import { mkdir, readdir, readFile, realpath, symlink, unlink } from 'node:fs/pro
 import { workspaceKey } from '@goalkeeper/session'
 import { CLI_TIMEOUT, childEnv, jsonLines, readSession, repoRoot, run, sessionIdOf, snapshot, start, useProject } from '@goalkeeper/test-kit'
 
+// The listings below are read whole: a terminal wide enough that sessions cuts no column (80 is cli-columns').
+const WIDE = { COLUMNS: '400' }
 const project = useProject()
 
 // The second turn of a session waits until the test creates `release`, so a writer can be held open.
@@ -161,7 +163,7 @@ describe('tamper evidence', { timeout: CLI_TIMEOUT }, () => {
       expect(refused.stdout).not.toContain('ship it')
     }
     expect((await readFile(file, 'utf8')).trimEnd().split('\n')).toHaveLength(count + 1)
-    const listed = await run([...p.globals, 'sessions'])
+    const listed = await run([...p.globals, 'sessions'], { env: WIDE })
     expect(listed.code, listed.stderr).toBe(0)
     expect(listed.stdout).toMatch(new RegExp(`${id} !\\s+\\d{4}-.*\\btampered\\s+tampered: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${count + 1}: line is not signed`))
     expect(listed.stderr).toContain('goalkeeper: 1 session marked ! was changed by someone other than goalkeeper from the line named on; show reads it, resume refuses')
@@ -207,7 +209,7 @@ describe('signatures removed, tails cut', { timeout: CLI_TIMEOUT }, () => {
     expect(refused.stderr).toContain(`goalkeeper: session ${id} was cut short: ${file}: the log ends at seq ${cut - 1}, but its seal says seq ${all.length - 1} was written`)
     expect(refused.stderr).toContain('resume --accept-truncation')
     expect(refused.stdout).toBe('')
-    const listed = await run([...p.globals, 'sessions'])
+    const listed = await run([...p.globals, 'sessions'], { env: WIDE })
     expect(listed.stdout).toMatch(new RegExp(`${id} !.*\\bcut short\\s+cut short: `))
     expect(listed.stderr).toContain('1 session marked ! was cut short')
     const shown = await run([...p.globals, 'show', id])
@@ -251,7 +253,7 @@ describe('bad files in the store', { timeout: CLI_TIMEOUT }, () => {
     const fifo = spawn('mkfifo', [path.join(p.sessions, '20200101-000000-fifofi.jsonl')])
     expect((await once(fifo, 'exit'))[0]).toBe(0)
 
-    const listed = await run([...p.globals, 'sessions'])
+    const listed = await run([...p.globals, 'sessions'], { env: WIDE })
     expect(listed.code, listed.stderr).toBe(0)
     expect(listed.stdout).toContain(`${id} !`)
     expect(listed.stdout).toContain(`corrupt: ${file}:2: line is not valid JSON`)

@@ -56,7 +56,8 @@ describe('renderTranscript', () => {
       ['custom/thing', { note: 'from a plugin' }],
     )
     expect(renderTranscript(records, { full: false })).toEqual([
-      'session 20261129-2114-k3v9qa, started 2026-11-29T20:00:00.000Z in /work/app',
+      'session 20261129-2114-k3v9qa, started 2026-11-29T20:00:00.000Z',
+      '  in /work/app',
       '',
       'turn 1  21:14:05',
       '  user: list the files',
@@ -201,7 +202,8 @@ describe('renderTranscript', () => {
       ['input/queued', { message: round('r4', 2, 3, prompt) }],
     )
     expect(renderTranscript(records, { full: false })).toEqual([
-      'session 20261129-2114-k3v9qa, started 2026-11-29T20:00:00.000Z in /work/app, forked from 20261128-0900-aaaaaa at seq 12',
+      'session 20261129-2114-k3v9qa, started 2026-11-29T20:00:00.000Z',
+      '  in /work/app, forked from 20261128-0900-aaaaaa at seq 12',
       '  goal set: "Summarise the workspace" (at most 5 rounds)',
       '',
       'turn 1  21:14:05',

@@ -7,7 +7,7 @@ import { ExitCode } from '../exit-codes.ts'
 import { resolveSessionId } from './lookup/session-id.ts'
 import { assertSessions, databaseEnv } from './lookup/database.ts'
 import { workerSummaryFold } from './lookup/worker-fold.ts'
-import { formatTime, oneLine, table } from './render/text.ts'
+import { fitTable, formatTime, oneLine, outputWidth, type Shrinkable } from './render/text.ts'
 
 interface Row extends SessionSummary {
   goal: Goal | null
@@ -114,7 +114,7 @@ session that cannot be adopted, or adopt without --yes.`),
       if (label) return [`${row.id} !`, formatTime(row.createdAt), formatTime(row.updatedAt), label, ...worker, oneLine(`${label}: ${row.problem.reason}`, 200)]
       return [`${row.id} !`, '-', '-', 'unreadable', ...worker, oneLine(`${row.problem.code === 'SESSION_CORRUPT' || row.problem.code === 'SESSION_BAD_SEQ' ? 'corrupt' : 'unreadable'}: ${row.problem.reason}`, 200)]
     })
-    for (const line of table([header, ...cells])) cli.print(line)
+    for (const line of fitColumns([header, ...cells], outputWidth(cli.io.stdout), { workers, directories })) cli.print(line)
     const count = (code: string) => rows.filter((row) => row.problem?.code === code).length
     const otherKey = rows.filter((row) => row.problem?.otherKey).length
     const tampered = count('SESSION_TAMPERED') - otherKey
@@ -131,6 +131,27 @@ session that cannot be adopted, or adopt without --yes.`),
     return ExitCode.OK
   },
 })
+
+/**
+ * The table at `width`: DIRECTORY (keeping its end) and TITLE give way first, then WORKER and GOAL; when
+ * that is not enough, STARTED is left out. The id is never cut: it is what other commands take.
+ */
+function fitColumns(rows: string[][], width: number, { workers, directories }: { workers: boolean; directories: boolean }): string[] {
+  const fit = (table: string[][]) => {
+    const title = table[0].length - 1
+    const goal = table[0].indexOf('GOAL')
+    const shrinkable: Shrinkable[] = [
+      ...(directories ? [{ column: title - 1, min: 10, keep: 'end' as const }] : []),
+      { column: title, min: 10 },
+      ...(workers ? [{ column: goal + 1, min: 8 }] : []),
+      { column: goal, min: 14 },
+    ]
+    return fitTable(table, width, shrinkable)
+  }
+  const lines = fit(rows)
+  if (lines.every((line) => Array.from(line).length <= width)) return lines
+  return fit(rows.map((row) => row.filter((_, column) => column !== 1)))
+}
 
 /**
  * Signs an unsigned log after the person confirmed (--yes) that they checked it: a log whose

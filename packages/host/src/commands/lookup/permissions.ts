@@ -26,7 +26,21 @@ export function assertPermissions(app: App, globals: Pick<GlobalOptions, 'permis
 }
 
 /**
- * The header's permissions line. `attended`: a person can be asked (chat on a terminal); otherwise calls the
+ * The header's permissions line, short enough for 80 columns after `goalkeeper: `: the mode, whether
+ * commands are sandboxed, and what happens to calls that need a yes. `goalkeeper check` gives the details.
+ */
+export function permissionsHeader(app: App, attended: boolean): string {
+  const service = app.ctx.get('permissions')
+  if (!service) return 'permissions: none loaded; tools run unsandboxed with your rights'
+  const { mode, network, sandbox } = service.describe()
+  if (mode === 'full') return 'permissions full: tools run unsandboxed with your rights'
+  const commands = sandbox.available ? `sandboxed, ${network ? 'network' : 'no network'}` : 'no sandbox, no commands'
+  const others = mode === 'read-only' ? 'the rest' : 'others'
+  return `permissions ${mode} (${commands}); ${others} ${attended ? 'ask you' : 'denied'}`
+}
+
+/**
+ * The full permissions line `check` prints. `attended`: a person can be asked (chat on a terminal); otherwise calls the
  * mode does not allow are denied, and the line says so.
  */
 export function describePermissions(app: App, attended: boolean): string {

@@ -10,7 +10,7 @@ import { ExitCode } from '../../exit-codes.ts'
 import { assertSessions } from '../lookup/database.ts'
 import { assertComposition, assertServices } from '../lookup/services.ts'
 import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
-import { assertPermissions, describePermissions } from '../lookup/permissions.ts'
+import { assertPermissions, permissionsHeader } from '../lookup/permissions.ts'
 import { chooseModel, type ModelChoice } from './model-choice.ts'
 import { cliCommand } from '../render/hints.ts'
 import { oneLine } from '../render/text.ts'
@@ -306,7 +306,7 @@ export class AgentRun {
     if (this.cli.globals.configSource === 'built-in') term.note(`no cordis.yml here: the default composition (${this.cli.globals.config})`)
     if (this.cli.globals.configSource === 'user') term.note(`no cordis.yml here: the user's composition (${this.cli.globals.config})`)
     term.note(modelLine ?? describeModel(this.app.ctx.get('models'), agent.model))
-    term.note(describePermissions(this.app, attended))
+    term.note(permissionsHeader(this.app, attended))
     const repair = agent.session.repair
     if (repair) {
       const torn = repair.tornBytes ? `cut a torn last line (${repair.tornBytes} bytes, kept in ${repair.sideFile}), ` : ''

@@ -62,7 +62,7 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   if (waiting.length) lines.push('', `waiting in the inbox (${runs}):`, ...waiting.map((message) => `  ${describeMessage(message, { full: false }, objectives)}`))
   if (unrun.length) lines.push('', 'unverified inputs (never run):', ...unrun.map((message) => `  ${UNVERIFIED} ${describeMessage(message, { full: false }, objectives)}`))
   if (integrity?.state === 'truncated') lines.push('', `!! CUT SHORT: ${integrity.reason}`, `!! resume refuses it until you accept that its end is lost: goalkeeper resume <id> --accept-truncation`)
-  if (integrity?.state === 'unsigned') lines.splice(1, 0, `!! NOT SIGNED: this log carries no signatures (written before sessions were signed, or they were removed), so nothing in it can be verified; resume refuses it until adopted (goalkeeper sessions adopt <id> --yes)`)
+  if (integrity?.state === 'unsigned') lines.splice(lines[1]?.startsWith('  in ') ? 2 : 1, 0, `!! NOT SIGNED: this log carries no signatures (written before sessions were signed, or they were removed), so nothing in it can be verified; resume refuses it until adopted (goalkeeper sessions adopt <id> --yes)`)
   return lines
 }
 
@@ -71,7 +71,8 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
   if (isRecordOf(record, 'session/header')) {
     const head = record.data
     const parent = head.parent ? `, forked from ${head.parent.id} at seq ${head.parent.seq}` : ''
-    return [`session ${head.id}, started ${new Date(head.createdAt).toISOString()} in ${head.cwd}${parent}`]
+    // The directory on a line of its own: the first line fits 80 columns, the path is kept whole to copy.
+    return [`session ${head.id}, started ${new Date(head.createdAt).toISOString()}`, `  in ${head.cwd}${parent}`]
   }
   if (isRecordOf(record, 'input/queued')) {
     queued.set(record.data.message.id, record.data.message)

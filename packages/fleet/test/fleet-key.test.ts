@@ -37,7 +37,7 @@ describe('one key per fleet', () => {
 
     // Read with another key, the session says so, naming both key ids, rather than calling it tampered.
     const { sessionId } = (await listQueue(fleet)).find((item) => item.id === id)
-    const byOther = { GOALKEEPER_SESSION_KEY: other }
+    const byOther = { GOALKEEPER_SESSION_KEY: other, COLUMNS: '400' }
     const listing = await command(fleet, ['sessions', '--database', fleet.url, '--all'], byOther)
     expect(listing.code).toBe(0)
     const row = listing.stdout.split('\n').find((line) => line.startsWith(sessionId))

@@ -63,7 +63,8 @@ function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCom
     return { ok: true, message: formatGoalStatus(goal), goal }
   }
   if (command.kind === 'create') {
-    return done('Goal set.', goals.create(agent, { objective: command.objective, ...editInput(undefined, command.maxGoalRounds, command.budgets) }))
+    const until = command.until === undefined ? {} : { until: command.until }
+    return done('Goal set.', goals.create(agent, { objective: command.objective, ...until, ...editInput(undefined, command.maxGoalRounds, command.budgets) }))
   }
   const current = goals.get(agent)
   if (!current) {

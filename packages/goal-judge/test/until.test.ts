@@ -20,8 +20,8 @@ async function expectReplayEqualsLive(agent: Agent): Promise<void> {
 }
 
 describe('a goal defined by a condition (until)', () => {
-  it('completes when the judge finds the condition met after a round, with no update_goal call', async () => {
-    const s = await judgeSetup()
+  it('completes when the judge finds the condition met after a round, with no update_goal call; the judge call counts against the budget', async () => {
+    const s = await judgeSetup({}, { budget: true })
     h = s.h
     const { agent, judge } = s
     h.scripted.push(writeStep('done.txt', 'ok\n'), { text: 'Wrote done.txt with ok.' })
@@ -31,6 +31,8 @@ describe('a goal defined by a condition (until)', () => {
 
     expect(goal).toMatchObject({ phase: 'complete', roundsStarted: 1, until: 'done.txt exists and says ok', judgement: { attempts: 1, rejectionsInARow: 0, last: { verdict: 'met', accepted: true } } })
     expect(goal).not.toHaveProperty('completedBy')
+    // Two calls of the agent's round and the judge's.
+    expect(goal!.spent?.calls).toBe(3)
     expect(toolCalls(agent, 'update_goal')).toHaveLength(0)
     expect(roundPrompts(h.scripted)[0]).toContain('Done when: "done.txt exists and says ok"')
     const evidence = evidenceOf(judge.requests[0])

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { BLOCK, foldGoal } from '@goalkeeper/goal'
 import { executeGoalCommand, parseGoalCommand } from '@goalkeeper/tool-goal'
-import type { Harness } from '@goalkeeper/test-kit'
+import { createHarness, type Harness } from '@goalkeeper/test-kit'
 import type { Agent } from '@goalkeeper/agent-loop'
 import { completeStep, evidenceOf, judgeSetup, roundPrompts, settled, verdict, writeStep } from './helpers.ts'
 
@@ -103,5 +103,13 @@ describe('a goal defined by a condition (until)', () => {
     const result = executeGoalCommand(h.root, s.agent, parseGoalCommand('/goal until the sky is blue') as never)
     expect(result).toMatchObject({ ok: true })
     expect(await settled(h, s.agent)).toMatchObject({ phase: 'complete', objective: 'the sky is blue', until: 'the sky is blue' })
+    // Without a judge the condition would never be checked: the command is refused and no goal is set.
+    await h.dispose()
+    h = await createHarness()
+    await h.load(await import('@goalkeeper/goal'), {})
+    await h.load(await import('@goalkeeper/tool-goal'), {})
+    const agent = await h.createAgent()
+    expect(executeGoalCommand(h.root, agent, parseGoalCommand('/goal until the sky is blue')!)).toMatchObject({ ok: false, code: 'GOAL_NO_JUDGE' })
+    expect(h.root.goals.get(agent)).toBeUndefined()
   })
 })

@@ -432,9 +432,11 @@ export class AgentRounds {
    * only waits, so a review that completes or blocks the goal is seen by the next scheduling pass.
    */
   private review(round: Round): void {
-    const goal = this.goal()
+    // Read without throwing: a round also settles as its agent goes away, and that must stay a quiet no-op.
+    if (this.host.closed || this.agent.disposed) return
+    const goal = this.liveGoal()
     const turn = round.turn
-    if (!goal?.until || turn === undefined || round.goalMoved(goal) || this.host.closed) return
+    if (!goal?.until || turn === undefined || round.goalMoved(goal)) return
     const controller = new AbortController()
     const { agent, host } = this
     const ended = { goalId: goal.id, revision: goal.revision, round: round.number, turn, signal: controller.signal }

@@ -58,7 +58,7 @@ export async function namedFiles(cwd: string, message: string): Promise<{ path: 
  * The evidence as the judge reads it, within `maxChars`: the patch is what grows, so it is what is cut (its
  * `--stat` summary and hash stay whole). Texts from the workspace and the model are fenced as data.
  */
-export function renderEvidence(goal: Pick<Goal, 'objective'>, evidence: Evidence, maxChars: number): string {
+export function renderEvidence(goal: Pick<Goal, 'objective'> & Pick<Partial<Goal>, 'until'>, evidence: Evidence, maxChars: number): string {
   const fence = (text: string) => `<<<\n${text}\n>>>`
   const checks = evidence.checks.length
     ? evidence.checks.map((c) => `- \`${c.command}\`: ${c.ok ? 'passed' : 'failed'} (exit code ${c.exitCode ?? 'none'})\n${fence(c.output)}`).join('\n')
@@ -68,6 +68,7 @@ export function renderEvidence(goal: Pick<Goal, 'objective'>, evidence: Evidence
     : 'The completion message names no file of the workspace.'
   const head = [
     `Objective: ${JSON.stringify(goal.objective)}`,
+    ...(goal.until ? [`Condition that completes the goal: ${JSON.stringify(goal.until)}`] : []),
     '',
     '## Checks (all passed before you were asked)',
     checks,

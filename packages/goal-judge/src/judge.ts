@@ -42,7 +42,7 @@ export class GoalJudge implements GoalJudgeService {
     this.bases.delete(goalId)
   }
 
-  async review(agent: Agent, goal: GoalState, input: { turn: number; step: number; cwd: string; checks: CheckEvidence[]; signal?: AbortSignal }): Promise<Review> {
+  async review(agent: Agent, goal: GoalState, input: { turn: number; step: number; cwd: string; checks: CheckEvidence[]; signal?: AbortSignal; claimed?: boolean }): Promise<Review> {
     const judge = this.config.model ?? agent.model
     const provider = this.ctx.models.get(judge)
     const diff = await workspaceDiff(input.cwd, await this.bases.get(goal.id)).catch(() => undefined)
@@ -78,7 +78,9 @@ export class GoalJudge implements GoalJudgeService {
     const judged = this.ctx.goals.recordJudgement(agent, record(verdict, accepted))
     if (accepted) return { stands: true }
     const message = refusal(judge, verdict)
-    if (judged.judgement!.rejectionsInARow >= this.config.maxRejections) {
+    // A condition goal's review after a round with no completion claim is not a refusal of anything: the goal
+    // is simply not done yet, and the round cap and the budgets bound it instead.
+    if (input.claimed !== false && judged.judgement!.rejectionsInARow >= this.config.maxRejections) {
       return this.stop(agent, judged, input.turn, BLOCK.judgeRejected, `The judge ${judge} refused the completion ${judged.judgement!.rejectionsInARow} times in a row. Last reasons: ${verdict.reasons.join(' ')}`)
     }
     return { stands: false, code: 'GOAL_JUDGE_REJECTED', message }

@@ -55,6 +55,8 @@ export class AgentRounds {
   /** Rounds in a row that ended before their turn opened, with no round or human turn in between. */
   private unadmitted = 0
   private settledWaiters: ((goal: GoalState | undefined) => void)[] = []
+  /** A condition goal's round is being reviewed (`goal/round-ended`): no round is reserved until it is done. */
+  private reviewing?: { done: Promise<void>; controller: AbortController }
 
   constructor(readonly agent: Agent, private readonly host: RoundsHost) {}
 
@@ -134,7 +136,7 @@ export class AgentRounds {
   private ready(): GoalState | undefined {
     const { agent } = this
     if (this.host.closed || agent.disposed || agent.status !== 'idle' || agent.turn !== undefined) return
-    if (this.round || agent.queued.length > 0) return
+    if (this.round || this.reviewing || agent.queued.length > 0) return
     const goal = this.goal()
     return isRunnable(goal) ? goal : undefined
   }
@@ -413,13 +415,46 @@ export class AgentRounds {
     const { agent, host } = this
     const action = settleRound(end, { round: round.number, moved: round.goalMoved(this.goal()) })
     switch (action.kind) {
-      case 'continue': return void (action.note && host.logger.info('goal round of agent %s: %s', agent.id, action.note))
+      case 'continue':
+        if (action.note) host.logger.info('goal round of agent %s: %s', agent.id, action.note)
+        return this.review(round)
       case 'stand': return void host.logger.info('goal round of agent %s: %s', agent.id, action.why)
       case 'preempted': return void host.logger.info('goal round of agent %s: %s', agent.id, action.why)
       case 'pause': return host.actions.pause(agent, round.ref, action.why)
       case 'block': return host.actions.block(agent, round.ref, action.reason)
       case 'disarm': return host.actions.disarm(agent, action.why)
     }
+  }
+
+  /**
+   * A round of a condition goal went on: before the next one is reserved, `goal/round-ended` listeners (the
+   * goal tools: checks, then the judge) decide whether the condition is met. The driver knows no judge; it
+   * only waits, so a review that completes or blocks the goal is seen by the next scheduling pass.
+   */
+  private review(round: Round): void {
+    // Read without throwing: a round also settles as its agent goes away, and that must stay a quiet no-op.
+    if (this.host.closed || this.agent.disposed) return
+    const goal = this.liveGoal()
+    const turn = round.turn
+    if (!goal?.until || turn === undefined || round.goalMoved(goal)) return
+    const controller = new AbortController()
+    const { agent, host } = this
+    const ended = { goalId: goal.id, revision: goal.revision, round: round.number, turn, signal: controller.signal }
+    const done = (async () => {
+      try {
+        await host.ctx.parallel('goal/round-ended', agent, ended)
+      } catch (error) {
+        // A failed review has not found the condition met: the goal goes on, and the next round may end it.
+        host.logger.error('the review of goal round %d of agent %s failed: %s', round.number, agent.id, describeError(error, { stack: true }))
+      }
+    })()
+    const reviewing = { done, controller }
+    this.reviewing = reviewing
+    void done.then(() => {
+      if (this.reviewing === reviewing) this.reviewing = undefined
+      this.schedule()
+      this.poke()
+    })
   }
 
   // --- at rest, unload, gone ---------------------------------------------------------------------
@@ -446,7 +481,7 @@ export class AgentRounds {
   private atRest(): boolean {
     const { agent } = this
     if (agent.disposed) return true
-    if (this.round || this.scheduler.kind !== 'idle') return false
+    if (this.round || this.reviewing || this.scheduler.kind !== 'idle') return false
     if (agent.status !== 'idle' || agent.queued.length > 0) return false
     return this.host.closed || !isRunnable(this.liveGoal())
   }
@@ -459,6 +494,10 @@ export class AgentRounds {
   async unload(): Promise<void> {
     const waits: Promise<unknown>[] = []
     if (this.scheduler.kind === 'awaiting-checkpoint') waits.push(this.scheduler.done)
+    if (this.reviewing) {
+      this.reviewing.controller.abort()
+      waits.push(this.reviewing.done)
+    }
     const { round, agent } = this
     const holds = round !== undefined && !agent.disposed
     if (holds && round.state.kind === 'running') {

@@ -5,10 +5,11 @@ import type { Goal } from '@goalkeeper/goal'
  * always give the same text, so an admitted message can be checked against it. The objective is
  * JSON-quoted so multi-line or tag-like text stays data and cannot close the `<goal_round>` block.
  */
-export function renderGoalRoundPrompt(goal: Pick<Goal, 'objective' | 'maxGoalRounds'> & Pick<Partial<Goal>, 'judgement'>, round: number): string {
+export function renderGoalRoundPrompt(goal: Pick<Goal, 'objective' | 'maxGoalRounds'> & Pick<Partial<Goal>, 'judgement' | 'until'>, round: number): string {
   const lines = [
     '<goal_round>',
     `Objective: ${JSON.stringify(goal.objective)}`,
+    ...(goal.until ? [`Done when: ${JSON.stringify(goal.until)} (after every round a judge checks this condition; the goal completes when it is met)`] : []),
     `Round: ${round}/${goal.maxGoalRounds}`,
     '',
     'This is an automatic round of work on the goal above, in the same session.',

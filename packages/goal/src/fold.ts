@@ -90,6 +90,7 @@ export class GoalFold {
       reason: next.blockedReason,
       budgets: next.budgets,
       verify: op === 'edit' ? next.verify ?? [] : next.verify,
+      until: op === 'create' ? next.until : undefined,
       completedBy: op === 'complete' ? next.completedBy : undefined,
     })
     const difference = differ(expected, next)
@@ -194,7 +195,7 @@ const isAmount = (value: unknown): value is number => typeof value === 'number' 
 
 function checkGoalShape(goal: unknown): asserts goal is Goal {
   if (!isRecord(goal)) throw new Error('the goal snapshot is not an object')
-  const optional = ['budgets', 'spent', 'verify', 'verification', 'judgement', ...(goal.phase === 'blocked' ? ['blockedReason'] : []), ...(goal.phase === 'complete' ? ['completedBy'] : [])].filter((key) => key === 'blockedReason' || key in goal)
+  const optional = ['budgets', 'spent', 'verify', 'until', 'verification', 'judgement', ...(goal.phase === 'blocked' ? ['blockedReason'] : []), ...(goal.phase === 'complete' ? ['completedBy'] : [])].filter((key) => key === 'blockedReason' || key in goal)
   exactKeys(goal, [...GOAL_KEYS, ...optional], 'goal snapshot')
   if ('budgets' in goal) normalizeBudgets(goal.budgets)
   if ('verify' in goal && !normalizeVerify(goal.verify)?.length) throw new Error('goal verify is an empty check')

@@ -57,7 +57,7 @@ export class GoalRegistry implements GoalService {
     return error ? { ok: false, error } : { ok: true }
   }
 
-  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState {
+  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[]; until?: string }): GoalState {
     return this.mutate(agent, undefined, 'create', 'armed', (prev, now) => transition(prev, 'create', {
       now,
       id: randomUUID(),
@@ -65,6 +65,7 @@ export class GoalRegistry implements GoalService {
       maxGoalRounds: input?.maxGoalRounds,
       budgets: input?.budgets,
       verify: input?.verify,
+      until: input?.until,
       defaultVerify: this.config.defaultVerify,
       defaultMaxGoalRounds: this.config.defaultMaxGoalRounds,
     }))!

@@ -3,7 +3,7 @@ import { GoalError } from './errors.ts'
 import { budgetsReached, describeBudget, normalizeBudgets } from './budgets.ts'
 import { normalizeVerify } from './checks.ts'
 import type { BlockedReason, Goal, GoalBudgets, GoalOperation, GoalPhase } from './types.ts'
-import { checkMaxRounds, normalizeBlockReason, normalizeObjective } from './validate.ts'
+import { checkMaxRounds, normalizeBlockReason, normalizeCondition, normalizeObjective } from './validate.ts'
 
 export type MutatingOperation = Exclude<GoalOperation, 'clear'>
 
@@ -21,6 +21,8 @@ export interface TransitionArgs {
   /** create: the check commands (else `defaultVerify`); edit: the new list, [] removes the check. */
   verify?: unknown
   defaultVerify?: string[]
+  /** create: the condition that completes the goal when the judge finds it met. */
+  until?: unknown
   /** complete: who decided, when it was a person. */
   completedBy?: unknown
   /** Cap used by create when `maxGoalRounds` is absent. */
@@ -83,6 +85,7 @@ function create(prev: Goal | undefined, args: TransitionArgs): Goal {
   if (budgets) goal.budgets = budgets
   const verify = normalizeVerify(args.verify ?? (args.defaultVerify?.length ? args.defaultVerify : undefined))
   if (verify?.length) goal.verify = verify
+  if (args.until !== undefined) goal.until = normalizeCondition(args.until)
   return goal
 }
 
@@ -117,6 +120,7 @@ function snapshot(prev: Goal, now: number, change: { phase: GoalPhase; objective
   if (prev.spent) goal.spent = { ...prev.spent }
   const verify = change.verify ?? prev.verify
   if (verify?.length) goal.verify = [...verify]
+  if (prev.until !== undefined) goal.until = prev.until
   if (prev.verification) goal.verification = structuredClone(prev.verification)
   if (prev.judgement) goal.judgement = structuredClone(prev.judgement)
   return goal

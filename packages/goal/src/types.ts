@@ -127,8 +127,22 @@ export interface CheckEvidence {
  * The judge's side of a completion: asked by the goal tool once every check passed, with what the
  * model cannot change afterwards. `stands: false` carries the text the model reads.
  */
+/** A round of a condition goal that ended and settled to go on (`goal/round-ended`). */
+export interface GoalRoundEnded {
+  goalId: string
+  revision: number
+  round: number
+  turn: number
+  /** Aborted when the driver unloads. */
+  signal: AbortSignal
+}
+
 export interface GoalJudgeService {
-  review(agent: Agent, goal: GoalState, input: { turn: number; step: number; cwd: string; checks: CheckEvidence[]; signal?: AbortSignal }): Promise<{ stands: true } | { stands: false; message: string; code: string }>
+  /**
+   * `claimed: false` is the review of a condition goal after a round in which the model did not call
+   * complete: a "not met" then only means "not done yet", so it never blocks the goal at the rejection bound.
+   */
+  review(agent: Agent, goal: GoalState, input: { turn: number; step: number; cwd: string; checks: CheckEvidence[]; signal?: AbortSignal; claimed?: boolean }): Promise<{ stands: true } | { stands: false; message: string; code: string }>
 }
 
 export interface Goal {
@@ -145,6 +159,11 @@ export interface Goal {
   spent?: GoalSpend
   /** Shell commands that must pass before the model's completion stands; present only when set. */
   verify?: string[]
+  /**
+   * A condition goal (`goal --until`): the judge is asked after every round, whether or not the model called
+   * complete, and the goal completes when it says met and every check passes. Set at create only.
+   */
+  until?: string
   /** Present once the check ran. */
   verification?: GoalVerification
   /** Present once a judge decided on a completion. */
@@ -233,7 +252,7 @@ export interface GoalService {
   get(agent: AgentRef): GoalState | undefined
   /** `{ ok: false, error }` once the agent's goal log is corrupt; `{ ok: true }` otherwise (also for an agent not live here). */
   health(agent: AgentRef): GoalHealth
-  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState
+  create(agent: AgentRef, input: { objective: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[]; until?: string }): GoalState
   /** `budgets` is merged into the goal's: a key given replaces that budget, the others stay. `verify: []` removes the check. */
   edit(agent: AgentRef, ref: GoalRef, input: { objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets; verify?: string[] }): GoalState
   pause(agent: AgentRef, ref: GoalRef): GoalState
@@ -286,6 +305,11 @@ declare module 'cordis' {
     'goal/changed'(agent: Agent, change: GoalChange): void
     /** Isolated and process-local: the goal was armed or disarmed (never written). */
     'goal/activation'(agent: Agent, activation: GoalActivation): void
+    /**
+     * Awaited by the round driver (`ctx.parallel`) after a round of a condition goal (`until`) settled to go on,
+     * before the next round is reserved: tool-goal runs the checks and asks the judge here.
+     */
+    'goal/round-ended'(agent: Agent, round: GoalRoundEnded): Promise<void> | void
   }
 }
 

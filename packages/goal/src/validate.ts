@@ -20,6 +20,18 @@ export function normalizeObjective(value: unknown): string {
   return objective
 }
 
+/** A condition goal's condition: text like an objective, with the same limit. */
+export function normalizeCondition(value: unknown): string {
+  if (typeof value !== 'string' || !value.trim()) {
+    throw new GoalError('GOAL_INVALID_OBJECTIVE', 'The condition must be text saying when the goal is done.')
+  }
+  const condition = value.trim()
+  if (condition.length > MAX_OBJECTIVE_LENGTH) {
+    throw new GoalError('GOAL_INVALID_OBJECTIVE', `The condition has ${condition.length} characters; shorten it to at most ${MAX_OBJECTIVE_LENGTH}.`)
+  }
+  return condition
+}
+
 export function checkMaxRounds(value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
     throw new GoalError('GOAL_INVALID_MAX_ROUNDS', `The maximum number of goal rounds must be a positive whole number, got ${JSON.stringify(value) ?? String(value)}.`)

@@ -4,7 +4,8 @@ import type { GoalBudgets } from '@goalkeeper/goal'
 /** The human `/goal` command, parsed; hosts run it with `executeGoalCommand`. */
 export type GoalCommand =
   | { kind: 'show' }
-  | { kind: 'create'; objective: string; maxGoalRounds?: number; budgets?: GoalBudgets }
+  /** `until`: a condition goal (`/goal until <condition>`), whose objective is the condition itself. */
+  | { kind: 'create'; objective: string; maxGoalRounds?: number; budgets?: GoalBudgets; until?: string }
   | { kind: 'edit'; objective?: string; maxGoalRounds?: number; budgets?: GoalBudgets }
   /** Raise (or set) budgets; a goal blocked at its budget is resumed once none is used up. */
   | { kind: 'budget'; budgets: GoalBudgets }
@@ -24,12 +25,14 @@ const EDIT = /^edit(?:\s+|$)/i
 /** `budget` is a command only when options follow, so `/goal budget the quarterly report` is an objective. */
 const BUDGET = /^budget\s+(?=--)/i
 const VERIFY = /^verify(?:\s+|$)/i
+const UNTIL = /^until(?:\s+|$)/i
 const OPTION = /^--([a-z-]+)(?:=|\s+|$)(\S*)(?:\s+|$)/i
 
 export const GOAL_COMMAND_USAGE = [
   '/goal                      show the goal',
   '/goal <objective>          set a new goal',
   '/goal [options] <objective>  set it with --max-rounds N, --token-budget N, --cost-budget USD, --time-budget 30m',
+  '/goal until <condition>    set a goal that completes when a judge finds the condition met after a round',
   '/goal edit <objective>     change the objective',
   '/goal edit --max-rounds N  change the round cap (an objective may follow)',
   '/goal budget --token-budget N | --cost-budget USD | --time-budget 30m   raise a budget (resumes a goal stopped by it)',
@@ -71,6 +74,13 @@ export function parseGoalCommand(input: string): ParsedGoalCommand | undefined {
     const command = rest.slice(verify[0].length).trim()
     if (!command) return { kind: 'invalid', message: 'Give the command to check the goal with: /goal verify npm test (or /goal verify off).' }
     return { kind: 'verify', commands: command.toLowerCase() === 'off' ? [] : [command] }
+  }
+  const until = UNTIL.exec(rest)
+  if (until) {
+    const parsed = withOptions(rest.slice(until[0].length))
+    if ('message' in parsed) return { kind: 'invalid', message: parsed.message }
+    if (parsed.objective === undefined) return { kind: 'invalid', message: 'Give the condition that ends the goal: /goal until the tests in tests/ pass.' }
+    return { kind: 'create', objective: parsed.objective, until: parsed.objective, ...(parsed.maxGoalRounds === undefined ? {} : { maxGoalRounds: parsed.maxGoalRounds }), ...(parsed.budgets ? { budgets: parsed.budgets } : {}) }
   }
   const edit = EDIT.exec(rest)
   if (edit) {

@@ -63,7 +63,12 @@ function run(ctx: Context, agent: AgentRef, command: ParsedGoalCommand): GoalCom
     return { ok: true, message: formatGoalStatus(goal), goal }
   }
   if (command.kind === 'create') {
-    return done('Goal set.', goals.create(agent, { objective: command.objective, ...editInput(undefined, command.maxGoalRounds, command.budgets) }))
+    if (command.until !== undefined && !ctx.get('goalJudge')) {
+      // A condition nobody judges would never complete the goal by itself.
+      return { ok: false, code: 'GOAL_NO_JUDGE', message: '/goal until needs the goal-judge plugin, which is not loaded; set the goal with /goal <objective> instead.', goal: goals.get(agent) }
+    }
+    const until = command.until === undefined ? {} : { until: command.until }
+    return done('Goal set.', goals.create(agent, { objective: command.objective, ...until, ...editInput(undefined, command.maxGoalRounds, command.budgets) }))
   }
   const current = goals.get(agent)
   if (!current) {

@@ -2,6 +2,7 @@ import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import { checkPrompt, goalToolsPrompt } from './prompt.ts'
 import { goalTools, type ToolGoalConfig } from './tools.ts'
+import { reviewCondition } from './condition.ts'
 import { holdToWrapUp } from './wrap-up.ts'
 
 export { parseGoalCommand, GOAL_COMMAND_USAGE, type GoalCommand, type ParsedGoalCommand } from './command.ts'
@@ -33,5 +34,6 @@ export const apply = (ctx: Context, config: ToolGoalConfig) => {
       const check = goals.get(agent)?.verify
       if (check?.length) parts.push(checkPrompt(check))
     })
+    yield ctx.on('goal/round-ended', (agent, ended) => reviewCondition(ctx, config, agent, ended))
   }, 'tool-goal')
 }

@@ -10,6 +10,9 @@ import { goalView } from './status.ts'
 import { wrapUpMessage } from './prompt.ts'
 import { COST_UNPRICED, costBudgetRefusal } from './cost-budget.ts'
 
+/** The last turn of each agent in which the judge ruled on a claimed completion. */
+export const judgedTurns = new WeakMap<object, number>()
+
 export interface ToolGoalConfig {
   blockedThreshold: number
   /** Timeout of each check command run on update_goal complete. */
@@ -172,7 +175,7 @@ function budgetsOf(args: CreateArgs): GoalBudgets | undefined {
 }
 
 /** Runs the goal's check and records the attempt; a refusal the model can read when it fails, else the commands run. */
-async function verifyCompletion(ctx: Context, call: ToolCallContext, goal: GoalState, timeoutMs: number): Promise<ToolResult | { runs: GoalCheckRecord[] }> {
+export async function verifyCompletion(ctx: Context, call: ToolCallContext, goal: GoalState, timeoutMs: number): Promise<ToolResult | { runs: GoalCheckRecord[] }> {
   const outcome = await runCheck(ctx, call, goal, timeoutMs)
   try {
     ctx.goals.recordCheck(call.agent, outcome.record)
@@ -188,13 +191,15 @@ async function verifyCompletion(ctx: Context, call: ToolCallContext, goal: GoalS
  * Asks the judge, when the composition has one, whether the completion stands. The judge is configured in
  * the composition only: no tool argument reaches it, so the model can neither call nor configure it.
  */
-async function judgeCompletion(ctx: Context, call: ToolCallContext, checks: GoalCheckRecord[]): Promise<ToolResult | undefined> {
+export async function judgeCompletion(ctx: Context, call: ToolCallContext, checks: GoalCheckRecord[], claimed = true): Promise<ToolResult | undefined> {
   const judge = ctx.get('goalJudge')
   const live = ctx.goals.get(call.agent)
   const agent = ctx.get('agents')?.get(call.agent.id)
   if (!judge || !live || !agent) return undefined
+  // A condition goal's round whose claim was judged here is not reviewed again when it ends.
+  if (claimed) judgedTurns.set(agent, call.turn)
   try {
-    const review = await judge.review(agent, live, { turn: call.turn, step: call.step, cwd: call.cwd, checks: checks.map(({ goalId: _, ...check }) => check), signal: call.signal })
+    const review = await judge.review(agent, live, { turn: call.turn, step: call.step, cwd: call.cwd, checks: checks.map(({ goalId: _, ...check }) => check), signal: call.signal, claimed })
     return review.stands ? undefined : failure(review.code, review.message)
   } catch (error) {
     // A judge that throws has not said "met": the completion does not stand.

@@ -16,6 +16,7 @@ import { prepareLastMessage, withOutputLastMessage, type LastMessageOptions } fr
 export interface GoalOptions extends MaxStepsOptions, BudgetOptions, LastMessageOptions {
   maxRounds?: number
   verify?: string[]
+  until?: string
   autoResume?: boolean
   session?: string
   last?: boolean
@@ -34,6 +35,7 @@ export default defineCommand<GoalOptions>({
       .option('--cost-budget <usd>', 'stop the goal once its rounds cost this many US dollars (e.g. 2.50)', parseUsd)
       .option('--time-budget <duration>', 'stop the goal once its rounds ran this long (e.g. 30m, 1h30m)', parseTime)
       .option('--verify <command>', 'a check: the completion stands only if this shell command passes in the workspace (repeatable)', (value: string, list: string[] = []) => [...list, value])
+      .option('--until <condition>', 'a condition goal: after every round the judge (goal-judge plugin) checks the condition, and the goal completes when it is met and every check passes (the objective defaults to the condition)')
       .option('--notify <url>', 'POST a signed webhook to this URL when the goal completes, blocks, pauses or waits for an approval (repeatable; signed with GOALKEEPER_WEBHOOK_SECRET)', collectUrl)
       .option('--auto-resume', 'after a usage limit, wait for the reset and resume the goal (at most the goal-auto-resume plugin\'s maxTries)')
       .option('--session <id>', 'work in a saved session; without an objective, resume the goal saved there')
@@ -46,7 +48,8 @@ goal summary go to stdout. Ctrl-C pauses the goal (the running round is cancelle
 raising its cap or that budget). Budgets are counted over the goal's rounds by the goal-budget plugin.
 ${EXIT_CODE_HELP}`),
   async run(cli, [words], options) {
-    const objective = await promptFrom(cli, words, 'goal')
+    const until: string | undefined = options.until
+    const objective = (await promptFrom(cli, words, 'goal')) || until
     const maxRounds: number | undefined = options.maxRounds
     if ((options.last || options.continue) && options.session) throw new HostError('--last and --session both name a session', { hint: 'give one of them' })
     if (!objective && !options.session && !options.last && !options.continue) {
@@ -68,13 +71,20 @@ ${EXIT_CODE_HELP}`),
       // A resumed goal keeps its cost budget: the model this run uses must be priced too (unless nothing will run).
       const saved = objective ? undefined : run.goal()
       refuseUnpricedCost(run, budgets?.costUsd ?? (saved?.phase === 'complete' ? undefined : saved?.budgets?.costUsd))
+      if (until !== undefined && !run.app.ctx.get('goalJudge')) {
+        // A condition nobody judges would never complete the goal by itself.
+        throw new HostError('--until needs the goal-judge plugin, which this composition does not load', {
+          hint: "add `- id: goal-judge\n  name: '@goalkeeper/goal-judge'` to cordis.yml after tool-goal",
+        })
+      }
+      if (until !== undefined && !objective) throw new HostError('--until starts a new goal; it cannot be added to a saved one', { hint: 'give the condition when creating the goal' })
       if (options.notify) notifyFor(run, options.notify)
       if (options.autoResume) {
         const resumer = run.app.ctx.get('goalAutoResume')
         if (!resumer) throw new HostError('--auto-resume needs the goal-auto-resume plugin, which this composition does not load', { hint: "add `- id: goal-auto-resume\n  name: '@goalkeeper/goal-auto-resume'` to cordis.yml" })
         resumer.enable(run.agent)
       }
-      early = objective ? createGoal(run, objective, maxRounds, budgets, verify) : resumeGoal(run, maxRounds, budgets, verify)
+      early = objective ? createGoal(run, objective, maxRounds, budgets, verify, until) : resumeGoal(run, maxRounds, budgets, verify)
     } catch (error) {
       // A refused objective in a new session leaves no empty session behind.
       if (!run.resumed && run.agent.session.records.length === 1) await run.app.ctx.get('sessions')!.discard(run.agent.session).catch(() => {})
@@ -94,9 +104,9 @@ function refuseUnpricedCost(run: AgentRun, costUsd: number | undefined): void {
   if (problem) throw new HostError(problem.message, { hint: `${problem.fix}\nor give the goal a token or time budget instead` })
 }
 
-function createGoal(run: AgentRun, objective: string, maxGoalRounds: number | undefined, budgets: GoalBudgets | undefined, verify: string[] | undefined): number | undefined {
+function createGoal(run: AgentRun, objective: string, maxGoalRounds: number | undefined, budgets: GoalBudgets | undefined, verify: string[] | undefined, until: string | undefined): number | undefined {
   try {
-    run.goals!.create(run.agent, { objective, ...(maxGoalRounds === undefined ? {} : { maxGoalRounds }), ...(budgets ? { budgets } : {}), ...(verify ? { verify } : {}) })
+    run.goals!.create(run.agent, { objective, ...(maxGoalRounds === undefined ? {} : { maxGoalRounds }), ...(budgets ? { budgets } : {}), ...(verify ? { verify } : {}), ...(until === undefined ? {} : { until }) })
   } catch (error) {
     if ((error as { code?: string }).code === 'GOAL_ALREADY_EXISTS') {
       throw new HostError(`session ${run.agent.id} already has a goal that is not complete`, {

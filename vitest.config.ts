@@ -1,6 +1,10 @@
 import { availableParallelism } from 'node:os'
 import { defineConfig } from 'vitest/config'
 
+// CI asks setup.mjs to install afresh before the run (.ci/run); tests that run npm scripts calling setup.mjs
+// (the README's build, the plugin authors' packs) must not reinstall node_modules under the running suite.
+delete process.env.GOALKEEPER_FORCE_INSTALL
+
 export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts', 'plugins/*/test/**/*.test.ts', 'tests/**/*.test.ts'],

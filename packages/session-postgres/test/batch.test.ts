@@ -10,12 +10,14 @@ import { appsPerTest } from './helpers.ts'
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '../../..')
 const BATCH = 4000
+/** The killed writer's connections, by name (node-postgres reads PGAPPNAME). */
+const APP = 'goalkeeper-batch-child'
 
 const db = testDatabase()
 const launch = appsPerTest()
 
 it('a writer killed while its batches are in flight leaves only whole batches: a batch is one transaction', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/batch-child.ts'), db.url, String(BATCH)], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/batch-child.ts'), db.url, String(BATCH)], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PGAPPNAME: APP } })
   const exited = once(child, 'exit')
   let id: string | undefined
   for await (const line of createInterface({ input: child.stdout! })) {
@@ -27,6 +29,9 @@ it('a writer killed while its batches are in flight leaves only whole batches: a
     }
   }
   expect((await exited)[1]).toBe('SIGKILL')
+  // The server finishes or rolls back what the dead writer had sent on its own time: end its backends and wait
+  // until they are gone (PostgreSQL 14+), so the reads below see the batches as they stay.
+  await db.query('SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE application_name = $1', [APP])
   const { rows } = await db.query<{ batch: number; n: number }>(
     `SELECT (line::json -> 'data' ->> 'batch')::int AS batch, count(*)::int AS n FROM goalkeeper_session_records WHERE session_id = $1 AND seq > 0 GROUP BY 1 ORDER BY 1`,
     [id],

@@ -137,7 +137,7 @@ session that cannot be adopted, or adopt without --yes.`),
  * that is not enough, STARTED is left out. The id is never cut: it is what other commands take.
  */
 function fitColumns(rows: string[][], width: number, { workers, directories }: { workers: boolean; directories: boolean }): string[] {
-  const fit = (table: string[][]) => {
+  const fitWidth = (table: string[][]) => {
     const title = table[0].length - 1
     const goal = table[0].indexOf('GOAL')
     const shrinkable: Shrinkable[] = [
@@ -148,9 +148,9 @@ function fitColumns(rows: string[][], width: number, { workers, directories }: {
     ]
     return fitTable(table, width, shrinkable)
   }
-  const lines = fit(rows)
+  const lines = fitWidth(rows)
   if (lines.every((line) => Array.from(line).length <= width)) return lines
-  return fit(rows.map((row) => row.filter((_, column) => column !== 1)))
+  return fitWidth(rows.map((row) => row.filter((_, column) => column !== 1)))
 }
 
 /**

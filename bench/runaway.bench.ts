@@ -10,6 +10,8 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Context, type Exporter, Logger } from 'cordis'
 import { formatReport, Loader } from '@goalkeeper/loader'
+// The CLI's built-in plugins: a session entry of cordis.yml brings its store through them, as in the CLI.
+import { builtinPlugins } from '../packages/host/src/builtins.ts'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
 import type { ModelRequest, ScriptedProvider, ScriptResponse, ScriptToolCall } from '@goalkeeper/model'
@@ -264,6 +266,7 @@ export async function run() {
   const loader = new Loader(root, {
     file: path.join(dir, 'cordis.yml'),
     env: { GOALKEEPER_SESSIONS_DIR: path.join(dir, 'sessions'), GOALKEEPER_DEMO_DELAY_MS: '0' },
+    builtins: builtinPlugins,
   })
   try {
     const report = await loader.load()

@@ -30,12 +30,3 @@ export function appsPerTest(): (database: string, config?: SessionStackConfig) =
     return app
   }
 }
-
-/** Polls `check` until it holds: for what only the passing of time brings (a lease expiring). */
-export async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}

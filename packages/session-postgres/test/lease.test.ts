@@ -1,7 +1,7 @@
 import os from 'node:os'
 import { describe, expect, it } from 'vitest'
-import { testDatabase } from '@goalkeeper/test-kit'
-import { appsPerTest, until } from './helpers.ts'
+import { testDatabase, until } from '@goalkeeper/test-kit'
+import { appsPerTest } from './helpers.ts'
 
 const db = testDatabase()
 const launch = appsPerTest()

@@ -1,7 +1,7 @@
 export { createHarness, harnessWith, type CapturedEvent, type Harness, type HarnessOptions, type LogLine } from './harness.ts'
 export { call, done, readA, repeat, tools } from './script.ts'
 export { outcomes, pluginMessages, userTexts } from './records.ts'
-export { deferred, hangingCall, prompt } from './waits.ts'
+export { deferred, hangingCall, prompt, until } from './waits.ts'
 export { startChatServer, type ChatAnswer, type ChatRequest, type ChatServer } from './chat-server.ts'
 export { OVERFLOW_BODIES, type OverflowBody } from './overflow-bodies.ts'
 export { delta, frame, jsonError, sse, startServer, startSse, textReply, usageFrame, useOpenAIServers, type Handler, type OpenAIServer, type Received } from './openai-server.ts'

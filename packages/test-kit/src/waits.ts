@@ -22,3 +22,12 @@ export function hangingCall() {
   const { promise: reached, resolve } = deferred()
   return { step: () => (resolve(), { kind: 'hang' as const }), reached }
 }
+
+/** Polls `check` until it holds: only for what no event reports (a lease expiring, a signalled process dying). */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}

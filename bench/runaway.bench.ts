@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Context, type Exporter, Logger } from 'cordis'
 import { formatReport, Loader } from '@goalkeeper/loader'
 // The CLI's built-in plugins: a session entry of cordis.yml brings its store through them, as in the CLI.
-import { builtinPlugins } from '../packages/host/src/builtins.ts'
+import { builtinPlugins } from '@goalkeeper/host'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
 import type { ModelRequest, ScriptedProvider, ScriptResponse, ScriptToolCall } from '@goalkeeper/model'

@@ -1,4 +1,5 @@
 export { type App, exitAfterFlush, startApp, type StartAppOptions } from './app.ts'
+export { builtinPlugins } from './builtins.ts'
 export { type CliIO, type CommandContext, type CommandDefinition, defineCommand, type GlobalOptions } from './command.ts'
 export { type ConsoleExporterOptions, createConsoleExporter, LogLevel, type LogLevelName, parseLogLevel } from './console-exporter.ts'
 export { HostError } from './errors.ts'

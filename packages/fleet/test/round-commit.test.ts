@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import { Config, type GoalJob, GitWorkspace, roundCommit } from '@goalkeeper/fleet'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
-import { call, createHarness, done, type Harness, tools } from '@goalkeeper/test-kit'
+import { call, createHarness, done, tools, untilGoalStops, type Harness } from '@goalkeeper/test-kit'
 
 const IDENTITY = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', GIT_CONFIG_GLOBAL: '/dev/null' }
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...IDENTITY } })
@@ -99,21 +99,6 @@ function untilRecords(s: Setup, type: string, count: number): Promise<SessionRec
   })
 }
 
-/** Resolves once the goal is no longer active and armed and the agent has nothing left to do. */
-async function untilGoalRests(s: Setup): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const check = () => {
-      const goal = s.h.root.goals.get(s.agent)
-      if (goal?.phase === 'active' && goal.activation === 'armed') return
-      stops.forEach((stop) => stop())
-      resolve()
-    }
-    const stops = [s.h.root.on('goal/changed', check), s.h.root.on('goal/activation', check)]
-    check()
-  })
-  await s.agent.whenIdle()
-}
-
 const roundOf = (message: UserMessage) => (message.source.kind === 'goal' ? message.source.round : 0)
 const seqOf = (records: SessionRecord[], type: string, test: (data: any) => boolean) => records.find((record) => record.type === type && test(record.data))!.seq
 
@@ -164,7 +149,7 @@ describe('round-commit', () => {
     expect(s.h.records(s.agent).filter((record) => record.type === 'turn/start').map((record) => record.data)).toEqual([{ turn: 1 }])
     await gate.open()
     const pushes = await untilRecords(s, 'fleet/push', 2)
-    await untilGoalRests(s)
+    await untilGoalStops(s.h.root, s.agent)
 
     const branch = s.workspace.branch
     const heads = git(s.bare, 'log', '--format=%H %s', branch).trim().split('\n')
@@ -199,7 +184,7 @@ describe('round-commit', () => {
     await rm(s.bare, { recursive: true, force: true })
     scriptTwoRounds(s)
     s.h.root.goals.create(s.agent, { objective: 'Write one.txt, then two.txt', maxGoalRounds: 2 })
-    await untilGoalRests(s)
+    await untilGoalStops(s.h.root, s.agent)
     await untilTold(s, () => s.failures.length >= 2)
 
     expect(s.failures[0]).toMatchObject({ name: 'FleetError', code: 'GIT_FAILED', message: expect.stringMatching(/^git push failed: /) })
@@ -215,7 +200,7 @@ describe('round-commit', () => {
     await plugged.dispose()
     scriptTwoRounds(s)
     s.h.root.goals.create(s.agent, { objective: 'Write one.txt, then two.txt', maxGoalRounds: 2 })
-    await untilGoalRests(s)
+    await untilGoalStops(s.h.root, s.agent)
     expect(s.h.records(s.agent).filter((record) => record.type === 'turn/start')).toHaveLength(2)
     expect(s.h.records(s.agent).filter((record) => record.type === 'fleet/push')).toEqual([])
     expect(git(s.workspace.dir, 'log', '--format=%s').trim().split('\n')).toEqual(['init'])

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
-import type { GoalState } from '@goalkeeper/goal'
-import { createHarness, type Harness } from '@goalkeeper/test-kit'
+import { createHarness, untilGoalStops, type Harness } from '@goalkeeper/test-kit'
 import type { AutoResumeNotice } from '../src/index.ts'
 
 let h: Harness | undefined
@@ -24,22 +23,6 @@ async function setup(config: Record<string, unknown> = { enabled: true }): Promi
   return { agent: await h.createAgent(), notices }
 }
 
-/** Resolves once the goal is not runnable and the agent is idle. */
-async function untilStopped(agent: Agent): Promise<GoalState> {
-  await new Promise<void>((resolve) => {
-    const check = () => {
-      const goal = h!.root.goals.get(agent)
-      if (goal && goal.phase === 'active' && goal.activation === 'armed') return
-      stops.forEach((stop) => stop())
-      resolve()
-    }
-    const stops = [h!.root.on('goal/changed', check), h!.root.on('goal/activation', check)]
-    check()
-  })
-  await agent.whenIdle()
-  return h!.root.goals.get(agent)!
-}
-
 const limited = (retryAfterMs?: number) => ({ kind: 'error' as const, code: 'RATE_LIMIT', message: 'slow down', ...(retryAfterMs === undefined ? {} : { retryAfterMs }) })
 const ops = (agent: Agent) => h!.records(agent).filter((r) => r.type === 'goal/change').map((r) => (r.data as { op: string }).op)
 
@@ -50,7 +33,7 @@ describe('auto-resume after a usage limit', () => {
     h!.scripted.push(limited(60_000), { text: 'round two' })
     h!.root.goals.create(agent, { objective: 'Keep going', maxGoalRounds: 2 })
     const before = Date.now()
-    expect(await untilStopped(agent)).toMatchObject({ phase: 'blocked', blockedReason: { code: 'usage-limited' } })
+    expect(await untilGoalStops(h!.root, agent)).toMatchObject({ phase: 'blocked', blockedReason: { code: 'usage-limited' } })
     expect(notices).toEqual([{ kind: 'scheduled', goalId: expect.any(String), at: expect.any(Number), waitMs: 61_000, attempt: 1, maxTries: 2 }])
     expect((notices[0] as { at: number }).at - before).toBeGreaterThanOrEqual(61_000)
     expect(h!.root.goalAutoResume.pending(agent)).toMatchObject({ attempt: 1 })
@@ -58,7 +41,7 @@ describe('auto-resume after a usage limit', () => {
     expect(ops(agent)).toEqual(['create', 'block'])
     vi.advanceTimersByTime(1)
     expect(notices.at(-1)).toMatchObject({ kind: 'resumed', attempt: 1 })
-    expect(await untilStopped(agent)).toMatchObject({ phase: 'blocked', roundsStarted: 2, blockedReason: { code: 'round-limit' } })
+    expect(await untilGoalStops(h!.root, agent)).toMatchObject({ phase: 'blocked', roundsStarted: 2, blockedReason: { code: 'round-limit' } })
     expect(ops(agent)).toEqual(['create', 'block', 'resume', 'block'])
   })
 
@@ -67,10 +50,10 @@ describe('auto-resume after a usage limit', () => {
     const { agent, notices } = await setup({ enabled: true, maxTries: 1, defaultWaitMs: 5000, marginMs: 0 })
     h!.scripted.push(limited(), limited())
     h!.root.goals.create(agent, { objective: 'Keep going' })
-    await untilStopped(agent)
+    await untilGoalStops(h!.root, agent)
     expect(notices[0]).toMatchObject({ kind: 'scheduled', waitMs: 5000 })
     vi.advanceTimersByTime(5000)
-    expect(await untilStopped(agent)).toMatchObject({ phase: 'blocked', roundsStarted: 2, blockedReason: { code: 'usage-limited' } })
+    expect(await untilGoalStops(h!.root, agent)).toMatchObject({ phase: 'blocked', roundsStarted: 2, blockedReason: { code: 'usage-limited' } })
     expect(notices.map((n) => n.kind)).toEqual(['scheduled', 'resumed', 'declined'])
     expect(notices.at(-1)).toMatchObject({ why: expect.stringContaining('maxTries 1') })
   })
@@ -80,7 +63,7 @@ describe('auto-resume after a usage limit', () => {
     const { agent, notices } = await setup()
     h!.scripted.push(limited(1000), { text: 'hello' })
     h!.root.goals.create(agent, { objective: 'Keep going' })
-    await untilStopped(agent)
+    await untilGoalStops(h!.root, agent)
     agent.send({ content: 'I will take it from here' })
     await agent.whenIdle()
     vi.advanceTimersByTime(10 * 60_000)
@@ -94,18 +77,18 @@ describe('auto-resume after a usage limit', () => {
     const { agent, notices } = await setup({ enabled: true })
     h!.scripted.push(limited(30 * 3_600_000))
     h!.root.goals.create(agent, { objective: 'Keep going' })
-    await untilStopped(agent)
+    await untilGoalStops(h!.root, agent)
     expect(notices).toEqual([{ kind: 'declined', goalId: expect.any(String), why: expect.stringContaining('beyond the longest wait') }])
     await h!.dispose()
 
     const off = await setup({})
     h!.scripted.push(limited(1000), limited(1000))
     h!.root.goals.create(off.agent, { objective: 'Not armed' })
-    await untilStopped(off.agent)
+    await untilGoalStops(h!.root, off.agent)
     expect(off.notices).toEqual([])
     h!.root.goalAutoResume.enable(off.agent)
     h!.root.goals.resume(off.agent, h!.root.goals.get(off.agent)!)
-    await untilStopped(off.agent)
+    await untilGoalStops(h!.root, off.agent)
     expect(off.notices.map((n) => n.kind)).toEqual(['scheduled'])
   })
 
@@ -114,7 +97,7 @@ describe('auto-resume after a usage limit', () => {
     const { agent, notices } = await setup()
     h!.scripted.push(limited(1000))
     h!.root.goals.create(agent, { objective: 'Keep going' })
-    await untilStopped(agent)
+    await untilGoalStops(h!.root, agent)
     await agent.dispose()
     await h!.root.sessions.close(agent.session)
     expect(notices.map((n) => n.kind)).toEqual(['scheduled', 'cancelled'])

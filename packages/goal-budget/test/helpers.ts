@@ -1,5 +1,4 @@
 import type { Agent } from '@goalkeeper/agent-loop'
-import type { GoalState } from '@goalkeeper/goal'
 import type { ModelRequest, ScriptResponse } from '@goalkeeper/model'
 import { createHarness, type Harness } from '@goalkeeper/test-kit'
 
@@ -33,22 +32,6 @@ export async function setup(options: { config?: Record<string, unknown>; billedA
     await h.dispose()
     throw error
   }
-}
-
-/** Resolves once the goal stopped being runnable and the agent is idle. */
-export async function untilStopped(h: Harness, agent: Agent): Promise<GoalState | undefined> {
-  await new Promise<void>((resolve) => {
-    const check = () => {
-      const goal = h.root.goals.get(agent)
-      if (goal && goal.phase === 'active' && goal.activation === 'armed') return
-      disposers.forEach((dispose) => dispose())
-      resolve()
-    }
-    const disposers = [h.root.on('goal/changed', check), h.root.on('goal/activation', check)]
-    check()
-  })
-  await agent.whenIdle()
-  return h.root.goals.get(agent)
 }
 
 export const usage = (inputTokens: number, outputTokens: number, cachedInputTokens = 0) => ({ inputTokens, outputTokens, cachedInputTokens })

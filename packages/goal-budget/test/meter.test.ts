@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { foldGoal } from '@goalkeeper/goal'
-import { setup, untilStopped, usage, userTexts, working, type BudgetSetup } from './helpers.ts'
+import { untilGoalStops } from '@goalkeeper/test-kit'
+import { setup, usage, userTexts, working, type BudgetSetup } from './helpers.ts'
 
 let s: BudgetSetup | undefined
 afterEach(async () => {
@@ -27,7 +28,7 @@ describe('goal budgets', () => {
     // input - cached + output: 700 - 200 + 100 = 600 per call.
     h.scripted.push(working(usage(700, 100, 200)), working(usage(700, 100, 200)), { text: 'Summary: half done.', usage: usage(900, 50, 800) }, { text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Refactor', budgets: { tokens: 1000 } })
-    const goal = await untilStopped(h, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({
       phase: 'blocked',
       blockedReason: { code: 'budget-limited', message: 'The token budget is used up: 1200 of 1000 tokens.' },
@@ -46,7 +47,7 @@ describe('goal budgets', () => {
     const { h, agent } = s
     h.scripted.push(working(usage(800, 300)), working(usage(10, 10)), { text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Refactor', budgets: { tokens: 1000 } })
-    const goal = await untilStopped(h, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'budget-limited' } })
     expect(h.scripted.requests).toHaveLength(2)
     expect(h.records(agent).filter((r) => r.type === 'turn/end').map((r) => (r.data as { outcome: { kind: string } }).outcome.kind)).toEqual(['aborted'])
@@ -59,7 +60,7 @@ describe('goal budgets', () => {
     const write = { text: 'one more thing', toolCalls: [{ name: 'write_file', arguments: { path: 'after-stop.txt', content: 'x' } }], usage: usage(10, 10) }
     h.scripted.push(working(usage(800, 300)), write, { text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Refactor', budgets: { tokens: 1000 } })
-    await untilStopped(h, agent)
+    await untilGoalStops(h.root, agent)
     expect(existsSync(path.join(h.workspace, 'after-stop.txt'))).toBe(false)
     const results = h.records(agent).filter((r) => r.type === 'tool/result').map((r) => r.data as { ok: boolean; error?: { code: string }; denied?: { by: string; reason: string } })
     expect(results.at(-1)).toMatchObject({ ok: false, error: { code: 'DENIED' }, denied: { by: 'goal-budget', reason: expect.stringContaining('budget-limited') } })
@@ -73,7 +74,7 @@ describe('goal budgets', () => {
     const { h, agent } = s
     h.scripted.push({ text: 'Round one.', usage: usage(400, 100) }, { text: 'Round two.', usage: usage(400, 100) }, { text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Refactor', budgets: { tokens: 1000 } })
-    const goal = await untilStopped(h, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, spent: { tokens: 1000, calls: 2 }, blockedReason: { code: 'budget-limited' } })
     expect(h.scripted.requests).toHaveLength(2)
     expect(h.scripted.requests.flatMap(userTexts).some((t) => WRAP_UP.test(t))).toBe(false)
@@ -85,7 +86,7 @@ describe('goal budgets', () => {
     // (1000 - 500) * 2 + 500 * 0.5 + 250 * 8 per million = 0.00325 USD a call.
     h.scripted.push(...Array.from({ length: 4 }, () => ({ text: 'A round.', usage: usage(1000, 250, 500) })), { text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Cheap work', budgets: { costUsd: 0.01 } })
-    const goal = await untilStopped(h, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 4, blockedReason: { code: 'budget-limited', message: expect.stringMatching(/^The cost budget is used up: \$0\.0130 of \$0\.01\./) } })
     expect(goal!.spent!.costUsd).toBeCloseTo(0.013, 10)
     await expectReplayEqualsLive()
@@ -96,7 +97,7 @@ describe('goal budgets', () => {
     const { h, agent } = s
     h.scripted.push({ text: 'One.', usage: usage(100, 10) })
     h.root.goals.create(agent, { objective: 'Unpriced', maxGoalRounds: 1 })
-    const goal = await untilStopped(h, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', spent: { costUsd: null, tokens: 110 }, blockedReason: { code: 'round-limit' } })
     await expectReplayEqualsLive()
   })
@@ -106,7 +107,7 @@ describe('goal budgets', () => {
     const { h, agent } = s
     h.scripted.push({ text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Unpriced', budgets: { costUsd: 1 } })
-    const goal = await untilStopped(h, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'budget-limited', message: expect.stringContaining('model acme/mystery has no known price: set its price') } })
     expect(h.scripted.requests).toHaveLength(0)
     await expectReplayEqualsLive()
@@ -117,7 +118,7 @@ describe('goal budgets', () => {
     const { h, agent } = s
     h.scripted.push(working(usage(100, 10)), { text: 'Summary.' }, { text: 'never asked' })
     h.root.goals.create(agent, { objective: 'No usage', budgets: { costUsd: 1 } })
-    const goal = await untilStopped(h, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', spent: { costUsd: null, tokens: 110 }, blockedReason: { code: 'budget-limited', message: expect.stringMatching(/no known price/) } })
     await expectReplayEqualsLive()
   })
@@ -127,7 +128,7 @@ describe('goal budgets', () => {
     const { h, agent } = s
     h.scripted.push({ text: 'A slow round.', delayMs: 120 }, { text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Slow work', budgets: { activeTimeMs: 100 } })
-    const goal = await untilStopped(h, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 1, blockedReason: { code: 'budget-limited', message: expect.stringMatching(/^The time budget is used up/) } })
     expect(goal!.spent!.activeTimeMs).toBeGreaterThanOrEqual(120)
   })
@@ -137,12 +138,12 @@ describe('goal budgets', () => {
     const { h, agent } = s
     h.scripted.push({ text: 'One.', usage: usage(500, 100) }, { text: 'Two.', usage: usage(500, 100) }, { text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Refactor', budgets: { tokens: 500 }, maxGoalRounds: 2 })
-    let goal = (await untilStopped(h, agent))!
+    let goal = (await untilGoalStops(h.root, agent))!
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'budget-limited' } })
     expect(() => h.root.goals.resume(agent, goal)).toThrow(expect.objectContaining({ code: 'GOAL_BUDGET_LIMIT' }))
     goal = h.root.goals.edit(agent, goal, { budgets: { tokens: 5000 } })
     h.root.goals.resume(agent, goal)
-    goal = (await untilStopped(h, agent))!
+    goal = (await untilGoalStops(h.root, agent))!
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, spent: { tokens: 1200, calls: 2 }, blockedReason: { code: 'round-limit' } })
     await expectReplayEqualsLive()
   })
@@ -156,7 +157,7 @@ describe('goal budgets', () => {
     expect(h.records(agent).some((r) => r.type === 'goal/usage')).toBe(false)
     h.scripted.push({ text: 'done', usage: usage(50, 5) }, { text: 'done', usage: usage(50, 5) })
     h.root.goals.create(agent, { objective: 'Unbounded', maxGoalRounds: 2 })
-    const goal = await untilStopped(h, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' }, spent: { tokens: 110, calls: 2 } })
     expect(goal).not.toHaveProperty('budgets')
   })
@@ -171,7 +172,7 @@ describe('goal budgets', () => {
       return working(usage(10, 10))
     }, { text: 'Summary after the wrap-up.', usage: usage(10, 10) }, { text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Refactor', budgets: { tokens: 10_000 } })
-    const goal = await untilStopped(h, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, blockedReason: { code: 'budget-limited', message: 'The token budget is used up: 400 of 300 tokens.' } })
     expect(h.scripted.requests).toHaveLength(3)
     expect(userTexts(h.scripted.requests[2]).filter((t) => WRAP_UP.test(t))).toHaveLength(1)

@@ -1,9 +1,8 @@
 import type http from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { createHarness, delta, frame, jsonError, sse, startSse, usageFrame, useOpenAIServers, type Handler, type Harness, type OpenAIServer } from '@goalkeeper/test-kit'
+import { createHarness, delta, frame, jsonError, sse, startSse, usageFrame, useOpenAIServers, untilGoalStops, type Handler, type Harness, type OpenAIServer } from '@goalkeeper/test-kit'
 import * as openai from '@goalkeeper/model-openai'
-import { untilStopped } from './helpers.ts'
 
 // The real loop, goal plugins and this plugin, with the HTTP provider talking to a local OpenAI-compatible
 // server: only the server's answers are scripted.
@@ -43,12 +42,12 @@ describe('failed calls of a priced remote model', () => {
   it('a 429 without usage costs nothing: with a cost budget the goal blocks usage-limited, not budget-limited, and can be resumed', async () => {
     const agent = await start([jsonError(429, { error: { message: 'Rate limit reached' } }, { 'retry-after': '120' }), answer('Done.')])
     h!.root.goals.create(agent, { objective: 'Summarise', budgets: { costUsd: 2.5 }, maxGoalRounds: 2 })
-    let goal = await untilStopped(h!, agent)
+    let goal = await untilGoalStops(h!.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'usage-limited' }, spent: { costUsd: 0, tokens: 0, calls: 1 } })
     expect(usageRecords(agent)).toEqual([expect.objectContaining({ tokens: 0, costUsd: 0 })])
     // Nothing is used up, so resuming is allowed and the next call is priced normally.
     h!.root.goals.resume(agent, goal!)
-    goal = await untilStopped(h!, agent)
+    goal = await untilGoalStops(h!.root, agent)
     expect(goal!.spent!.costUsd).toBeCloseTo((1000 * 2 + 250 * 8) / 1e6, 10)
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' }, spent: { tokens: 1250, calls: 2 } })
   })
@@ -56,7 +55,7 @@ describe('failed calls of a priced remote model', () => {
   it('a 500 without usage, without a cost budget: the spend stays known ($0), never "unknown"', async () => {
     const agent = await start([jsonError(500, { error: { message: 'upstream exploded' } })])
     h!.root.goals.create(agent, { objective: 'Summarise', maxGoalRounds: 1 })
-    const goal = await untilStopped(h!, agent)
+    const goal = await untilGoalStops(h!.root, agent)
     expect(goal?.phase).toBe('blocked')
     expect(goal!.spent).toEqual({ tokens: 0, costUsd: 0, activeTimeMs: expect.any(Number), calls: 1 })
   })
@@ -64,7 +63,7 @@ describe('failed calls of a priced remote model', () => {
   it('a stream cut off after output and asked again: the cut-off call costs 0, the answer is priced by its usage', async () => {
     const agent = await start([dropped('Hello!'), answer('Hello, all done.', { prompt_tokens: 500, completion_tokens: 100 })])
     h!.root.goals.create(agent, { objective: 'Greet', budgets: { costUsd: 1 }, maxGoalRounds: 1 })
-    const goal = await untilStopped(h!, agent)
+    const goal = await untilGoalStops(h!.root, agent)
     const messages = h!.records(agent).filter((r) => r.type === 'assistant/message').map((r) => r.data as { text: string; partial?: boolean })
     expect(messages.map((m) => [m.text, !!m.partial])).toEqual([['Hello!', true], ['Hello, all done.', false]])
     expect(goal).toMatchObject({ blockedReason: { code: 'round-limit' }, spent: { tokens: 600, calls: 1 } })
@@ -74,7 +73,7 @@ describe('failed calls of a priced remote model', () => {
   it('an answer without a usage report from a remote model is still an unknown cost', async () => {
     const agent = await start([sse(delta({ role: 'assistant', content: 'No usage here.' }), delta({}, 'stop'), frame('[DONE]'))])
     h!.root.goals.create(agent, { objective: 'Greet', maxGoalRounds: 1 })
-    const goal = await untilStopped(h!, agent)
+    const goal = await untilGoalStops(h!.root, agent)
     expect(goal!.spent!.costUsd).toBeNull()
   })
 })
@@ -104,7 +103,7 @@ describe('ctx.goalBudget.costBudgetProblem', () => {
   it('a goal given a cost budget some other way (the API, a queued job) is blocked before its first call', async () => {
     const agent = await start([answer('unused')], {})
     h!.root.goals.create(agent, { objective: 'Ship it', budgets: { costUsd: 2.5 } })
-    const goal = await untilStopped(h!, agent)
+    const goal = await untilGoalStops(h!.root, agent)
     expect(goal).toMatchObject({
       phase: 'blocked', roundsStarted: 0,
       blockedReason: { code: 'budget-limited', message: 'The cost budget ($2.50) cannot be kept: model local/m1 has no known price: set its price (US dollars per million tokens) under goal-budget `prices` in cordis.yml, e.g. prices: local/m1: { input: 0.5, output: 1.5 }' },

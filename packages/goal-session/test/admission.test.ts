@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { UserMessage } from '@goalkeeper/session'
-import { admittedRounds, isGoalMessage, nextEvent, recordsOf, setup, turnsBySource, untilGoal, untilStopped, type DriverSetup } from './helpers.ts'
+import { untilGoal, untilGoalStops } from '@goalkeeper/test-kit'
+import { admittedRounds, isGoalMessage, nextEvent, recordsOf, setup, turnsBySource, type DriverSetup } from './helpers.ts'
 
 let s: DriverSetup | undefined
 afterEach(async () => {
@@ -48,7 +49,7 @@ describe('admission fence', () => {
       return next()
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'paused', roundsStarted: 0, activation: 'disarmed' })
     expect(goal).not.toHaveProperty('blockedReason')
     const records = h.records(agent)
@@ -67,7 +68,7 @@ describe('admission fence', () => {
       return decision
     }, { prepend: true })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'paused', roundsStarted: 0, activation: 'disarmed' })
     const records = h.records(agent)
     expect(turnsBySource(records)).toEqual([])
@@ -85,7 +86,7 @@ describe('admission fence', () => {
       return next()
     }, 1)
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 1 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(admittedRounds(h.records(agent))).toEqual(['1@2'])
     expect(goal).toMatchObject({ objective: 'Ship it, with docs', roundsStarted: 1, blockedReason: { code: 'round-limit' } })
   })
@@ -97,7 +98,7 @@ describe('admission fence', () => {
       if (isGoalMessage(message)) queueMicrotask(() => h.root.goals.disarm(a))
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
     expect(turnsBySource(h.records(agent))).toEqual([])
     expect(recordsOf(h.records(agent), 'input/rejected')).toHaveLength(1)
@@ -108,7 +109,7 @@ describe('admission fence', () => {
     const { h, agent } = s
     downstream(s, async () => ({ kind: 'reject', reason: 'maintenance window' }))
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'prompt-rejected' } })
     expect(goal!.blockedReason!.message).toContain('maintenance window')
     expect(recordsOf(h.records(agent), 'input/rejected')).toMatchObject([{ reason: 'maintenance window' }])
@@ -123,7 +124,7 @@ describe('admission fence', () => {
       return next()
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'prompt-rejected' } })
     expect(turnsBySource(h.records(agent))).toEqual([])
   })
@@ -136,7 +137,7 @@ describe('admission fence', () => {
       throw new Error('hook exploded')
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'prompt-rejected' } })
     expect(errors.map((e) => (e.args[2] as { code: string }).code)).toEqual(['PROMPT_SUBMIT_FAILED'])
     // The agent still takes human work.
@@ -158,7 +159,7 @@ describe('admission fence', () => {
         if (isGoalMessage(message)) alter(message)
       })
       h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-      const goal = await untilStopped(h.root, agent)
+      const goal = await untilGoalStops(h.root, agent)
       expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'prompt-rejected' } })
       expect(goal!.blockedReason!.message).toContain('no longer matches the reserved prompt')
       expect(turnsBySource(h.records(agent))).toEqual([])
@@ -191,7 +192,7 @@ describe('admission fence', () => {
       })
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 1 })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     const records = h.records(agent)
     expect(admittedRounds(records)).toEqual(['1@1'])
     const admitted = recordsOf(records, 'user/message') as UserMessage[]
@@ -212,7 +213,7 @@ describe('admission fence', () => {
     const legal = { kind: 'goal' as const, goalId: goal.id, revision: 2, round: 1 }
     await nextEvent(h.root, 'agent/queued', (_a: Agent, m: UserMessage) => isGoalMessage(m))
     const injected = agent.send({ content: 'extra round', source: legal })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     const admitted = recordsOf(h.records(agent), 'user/message') as UserMessage[]
     expect(admitted.map((m) => m.id)).not.toContain(injected.id)
     expect(admittedRounds(h.records(agent))).toEqual(['1@2', '2@2', '3@2'])
@@ -238,7 +239,7 @@ describe('admission fence, last word as the turn opens', () => {
       return decision
     }, { prepend: true })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
     const records = h.records(agent)
     expect(turnsBySource(records)).toEqual([])
@@ -251,7 +252,7 @@ describe('admission fence, last word as the turn opens', () => {
     const { h, agent } = s
     h.root.on('agent/admit', (_a: Agent, message: UserMessage) => (isGoalMessage(message) ? 'maintenance-window' : undefined))
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'prompt-rejected' } })
     expect(recordsOf(h.records(agent), 'input/rejected').map((data: any) => data.reason)).toEqual(['maintenance-window'])
     expect(h.scripted.requests).toHaveLength(0)
@@ -280,7 +281,7 @@ describe('admission fence, last word as the turn opens', () => {
       queueMicrotask(() => a.send({ content: 'me first' }))
     })
     h.root.goals.create(agent, { objective: 'Refactor', maxGoalRounds: 1 })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     const records = h.records(agent)
     expect(turnsBySource(records)).toEqual([['human'], ['goal:1']])
     expect(recordsOf(records, 'input/rejected')).toEqual([{ messageId: stale!.id, reason: 'stale-goal-round' }])

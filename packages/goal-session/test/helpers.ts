@@ -1,7 +1,6 @@
 import { afterEach, expect } from 'vitest'
 import type { Context } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
-import type { GoalState } from '@goalkeeper/goal'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
 import { createHarness, type Harness, type HarnessOptions } from '@goalkeeper/test-kit'
 
@@ -35,21 +34,6 @@ export async function setup(options: HarnessOptions & { toolGoal?: boolean; driv
   }
 }
 
-/** Resolves once `predicate` holds for the live goal, checked now and after every goal event. */
-export function untilGoal(root: Context, agent: Agent, predicate: (goal: GoalState | undefined) => boolean): Promise<GoalState | undefined> {
-  return new Promise((resolve) => {
-    const check = () => {
-      const goal = root.goals.get(agent)
-      if (!predicate(goal)) return false
-      disposers.forEach((d) => d())
-      resolve(goal)
-      return true
-    }
-    const disposers = [root.on('goal/changed', check), root.on('goal/activation', check)]
-    check()
-  })
-}
-
 /** Resolves with the args of the next `name` event whose args satisfy `predicate`. */
 export function nextEvent<A extends unknown[]>(root: Context, name: string, predicate: (...args: A) => boolean = () => true): Promise<A> {
   return new Promise((resolve) => {
@@ -59,13 +43,6 @@ export function nextEvent<A extends unknown[]>(root: Context, name: string, pred
       resolve(args)
     }) as any)
   })
-}
-
-/** The goal stopped being runnable (not active, or disarmed) and the agent has nothing left to do. */
-export async function untilStopped(root: Context, agent: Agent): Promise<GoalState | undefined> {
-  const goal = await untilGoal(root, agent, (g) => !g || g.phase !== 'active' || g.activation !== 'armed')
-  await agent.whenIdle()
-  return root.goals.get(agent) ?? goal
 }
 
 export function isGoalMessage(message: UserMessage): boolean {

@@ -3,8 +3,8 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { UserMessage } from '@goalkeeper/session'
-import { createHarness, hangingCall, type Harness } from '@goalkeeper/test-kit'
-import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilGoal, untilStopped, type DriverSetup } from './helpers.ts'
+import { createHarness, hangingCall, untilGoal, untilGoalStops, type Harness } from '@goalkeeper/test-kit'
+import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, type DriverSetup } from './helpers.ts'
 
 const cleanup: Harness[] = []
 afterEach(async () => {
@@ -58,7 +58,7 @@ describe('lifecycle', () => {
 
     b.scripted.push({ text: 'round two' })
     b.root.goals.resume(agent, b.root.goals.get(agent)!)
-    const goal = await untilStopped(b.root, agent)
+    const goal = await untilGoalStops(b.root, agent)
     expect(admittedRounds(b.records(agent))).toEqual(['1@1', '2@2'])
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' } })
   })
@@ -75,7 +75,7 @@ describe('lifecycle', () => {
 
     h.scripted.push({ text: 'round one' })
     h.root.goals.resume(agent, h.root.goals.get(agent)!)
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     expect(admittedRounds(h.records(agent))).toEqual(['1@2'])
   })
 
@@ -166,7 +166,7 @@ describe('lifecycle', () => {
     h.root.on('agent/turn-start', (a: Agent) => seen.push(h.root.goalDriver.current(a)))
     h.scripted.push({ text: 'round one' })
     const goal = h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 1 })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     const round = { goalId: goal.id, revision: 1, round: 1 }
     expect(seen).toEqual([{ ...round, state: 'queued' }, { ...round, state: 'running' }])
     expect(h.root.goalDriver.current(agent)).toBeUndefined()
@@ -186,7 +186,7 @@ describe('lifecycle', () => {
     expect(h.root.goals.get(agent)).toMatchObject({ phase: 'active', roundsStarted: 2, activation: 'disarmed' })
     h.scripted.push({ text: 'round three' })
     h.root.goals.resume(agent, h.root.goals.get(agent)!)
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(admittedRounds(h.records(agent))).toEqual(['1@1', '2@1', '3@2'])
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' } })
   })

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent, ToolCallInfo } from '@goalkeeper/agent-loop'
 import type { ModelRequest, ScriptResponse } from '@goalkeeper/model'
 import type { SessionRecord, TurnOutcome } from '@goalkeeper/session'
-import { call, done, tools } from '@goalkeeper/test-kit'
-import { outcomes, recordsOf, setup, turnsBySource, untilStopped, type DriverSetup } from './helpers.ts'
+import { call, done, tools, untilGoalStops } from '@goalkeeper/test-kit'
+import { outcomes, recordsOf, setup, turnsBySource, type DriverSetup } from './helpers.ts'
 
 let s: DriverSetup | undefined
 afterEach(async () => {
@@ -26,7 +26,7 @@ describe('a pause of the goal while its round runs', () => {
       done('never requested'),
     )
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'paused', roundsStarted: 1, activation: 'disarmed' })
     expect(h.scripted.requests).toHaveLength(1)
     expect(recordsOf(h.readFile(agent), 'turn/end')).toEqual([{ turn: 1, outcome: { kind: 'aborted', cause: 'user' } satisfies TurnOutcome }])
@@ -43,7 +43,7 @@ describe('a pause of the goal while its round runs', () => {
     })
     h.scripted.push(tools(call('list_dir', { path: '.' })), done('the answer'), done('never requested'))
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     await agent.whenIdle()
     expect(goal).toMatchObject({ phase: 'paused', roundsStarted: 1 })
     expect(turnsBySource(h.records(agent))).toEqual([['goal:1'], ['human']])
@@ -61,7 +61,7 @@ describe('a pause of the goal while its round runs', () => {
     })
     h.scripted.push(tools(call('list_dir', { path: '.' })), done('round one done'))
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 1 })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     expect(outcomes(h.records(agent))).toEqual(['completed'])
     expect(h.scripted.requests).toHaveLength(2)
   })

@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { ModelRequest, ScriptResponse } from '@goalkeeper/model'
 import type { SessionRecord, TurnOutcome, UserMessage } from '@goalkeeper/session'
-import { call, done, tools } from '@goalkeeper/test-kit'
-import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilStopped, type DriverSetup } from './helpers.ts'
+import { call, done, tools, untilGoalStops } from '@goalkeeper/test-kit'
+import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, type DriverSetup } from './helpers.ts'
 
 let s: DriverSetup | undefined
 afterEach(async () => {
@@ -40,7 +40,7 @@ describe('a human message during a goal round', () => {
       done('round two done'),
     )
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 2 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
 
     expect(turnsBySource(h.records(agent))).toEqual([['goal:1'], ['human'], ['goal:2']])
     expect(outcomes(h.records(agent))).toEqual(['preempted', 'completed', 'completed'])
@@ -63,7 +63,7 @@ describe('a human message during a goal round', () => {
     })
     h.scripted.push(done('human answered'), done('round two'))
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 2 })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     expect(turnsBySource(h.records(agent))).toEqual([['goal:1'], ['human'], ['goal:2']])
     expect(outcomes(h.records(agent))).toEqual(['preempted', 'completed', 'completed'])
     expect(recordsOf(h.records(agent), 'step/start')).toHaveLength(2)
@@ -86,7 +86,7 @@ describe('a human message during a goal round', () => {
       done('paused it'),
     )
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'paused', roundsStarted: 1 })
     expect(turnsBySource(h.records(agent))).toEqual([['goal:1'], ['human']])
     expect(outcomes(h.records(agent))).toEqual(['preempted', 'completed'])
@@ -105,7 +105,7 @@ describe('a human message during a goal round', () => {
       done('reminder seen'),
     )
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 1 })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     expect(turnsBySource(h.records(agent))).toEqual([['goal:1'], ['plugin']])
     expect(outcomes(h.records(agent)).slice(0, 1)).toEqual(['completed'])
 

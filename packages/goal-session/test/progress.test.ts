@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { UserMessage } from '@goalkeeper/session'
-import { admittedRounds, isGoalMessage, recordsOf, setup, turnsBySource, untilStopped, type DriverSetup } from './helpers.ts'
+import { untilGoalStops } from '@goalkeeper/test-kit'
+import { admittedRounds, isGoalMessage, recordsOf, setup, turnsBySource, type DriverSetup } from './helpers.ts'
 
 let s: DriverSetup | undefined
 afterEach(async () => {
@@ -30,7 +31,7 @@ describe('no progress, no endless re-reserving', () => {
       return next()
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
     expect(edits).toBe(3)
     expect(goalQueued(s)).toBe(3)
@@ -38,7 +39,7 @@ describe('no progress, no endless re-reserving', () => {
     expect(h.errors().some((line) => /dropped 3 times in a row/.test(line))).toBe(true)
     // A resume is a fresh start: the same allowance again, not one more try.
     h.root.goals.resume(agent, goal!)
-    expect(await untilStopped(h.root, agent)).toMatchObject({ phase: 'active', activation: 'disarmed' })
+    expect(await untilGoalStops(h.root, agent)).toMatchObject({ phase: 'active', activation: 'disarmed' })
     expect(edits).toBe(6)
   })
 
@@ -52,7 +53,7 @@ describe('no progress, no endless re-reserving', () => {
     })
     h.scripted.push(...Array.from({ length: RUNAWAY }, (_, i) => ({ text: `noted ${i + 1}` })))
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
     expect(sent).toBe(3)
     expect(turnsBySource(h.records(agent))).toEqual([['plugin'], ['plugin'], ['plugin']])
@@ -70,7 +71,7 @@ describe('no progress, no endless re-reserving', () => {
     })
     h.scripted.push(...Array.from({ length: 4 }, (_, i) => ({ text: `answer ${i + 1}` })), { text: 'round one' })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 1 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(turnsBySource(h.records(agent))).toEqual([['human'], ['human'], ['human'], ['human'], ['goal:1']])
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 1, blockedReason: { code: 'round-limit' } })
   })

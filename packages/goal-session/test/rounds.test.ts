@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { UserMessage } from '@goalkeeper/session'
 import { renderGoalRoundPrompt } from '../src/index.ts'
-import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilStopped, type DriverSetup } from './helpers.ts'
+import { untilGoalStops } from '@goalkeeper/test-kit'
+import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, type DriverSetup } from './helpers.ts'
 
 let s: DriverSetup | undefined
 afterEach(async () => {
@@ -31,7 +32,7 @@ describe('goal rounds', () => {
     const { h, agent } = s
     h.scripted.push({ text: 'did part one' }, { text: 'did part two' })
     const created = h.root.goals.create(agent, { objective: 'Write NOTES.md', maxGoalRounds: 2 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code: 'round-limit' } })
     const records = h.records(agent)
     expect(admittedRounds(records)).toEqual(['1@1', '2@1'])
@@ -54,7 +55,7 @@ describe('goal rounds', () => {
       () => ({ toolCalls: [{ name: 'update_goal', arguments: { goal_id: goal.id, revision: goal.revision, action: 'complete' } }] }),
       { text: 'Summary: everything passes.' },
     )
-    const final = await untilStopped(h.root, agent)
+    const final = await untilGoalStops(h.root, agent)
     expect(final).toMatchObject({ phase: 'complete', roundsStarted: 2, activation: 'disarmed' })
     const records = h.records(agent)
     expect(admittedRounds(records)).toEqual(['1@1', '2@1'])
@@ -74,7 +75,7 @@ describe('goal rounds', () => {
     // Queued while round 1 runs: it goes before round 2.
     nextEvent(h.root, 'agent/turn-start', (_a: Agent, _t: number, messages: UserMessage[]) => messages.some(isGoalMessage))
       .then(() => agent.send({ content: 'and another thing' }))
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(turnsBySource(h.records(agent))).toEqual([['human'], ['goal:1'], ['human'], ['goal:2']])
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, blockedReason: { code: 'round-limit' } })
   })
@@ -87,7 +88,7 @@ describe('goal rounds', () => {
     // Same tick: the driver is awaiting its checkpoint.
     expect(flush).toHaveBeenCalledTimes(1)
     h.root.goals.pause(agent, created)
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     await flush.mock.results[0].value
     await agent.whenIdle()
     expect(goalQueued(s)).toBe(0)
@@ -106,7 +107,7 @@ describe('goal rounds', () => {
     // Both checkpoints came before the round was queued.
     expect(flush).toHaveBeenCalledTimes(2)
     expect(message.source).toEqual({ kind: 'goal', goalId: edited.id, revision: 2, round: 1 })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     expect(goalQueued(s)).toBe(1)
     expect(admittedRounds(h.records(agent))).toEqual(['1@2'])
   })
@@ -124,7 +125,7 @@ describe('goal rounds', () => {
       return next()
     })
     h.root.goals.create(agent, { objective: 'Refactor', maxGoalRounds: 1 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     const records = h.records(agent)
     expect(turnsBySource(records)).toEqual([['human'], ['goal:1']])
     expect(admittedRounds(records)).toEqual(['1@1'])
@@ -146,7 +147,7 @@ describe('goal rounds', () => {
       copy = a.send({ content: message.content, source: message.source })
     })
     h.root.goals.create(agent, { objective: 'Refactor', maxGoalRounds: 1 })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     const records = h.records(agent)
     expect(admittedRounds(records)).toEqual(['1@1'])
     expect(admittedMessages(s).map((m) => m.id)).not.toContain(first!.id)
@@ -163,7 +164,7 @@ describe('goal rounds', () => {
       agent.send({ content: 'me first' })
     })
     h.root.goals.create(agent, { objective: 'Refactor', maxGoalRounds: 1 })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     const records = h.records(agent)
     expect(turnsBySource(records)).toEqual([['human'], ['goal:1']])
     expect(recordsOf(records, 'input/rejected')).toEqual([{ messageId: dropped!.id, reason: 'dropped' }])
@@ -180,7 +181,7 @@ describe('goal rounds', () => {
     onFirstGoalQueued(s, () => {
       edited = h.root.goals.edit(agent, goal, { objective: 'New objective' })
     })
-    await untilStopped(h.root, agent)
+    await untilGoalStops(h.root, agent)
     expect(admittedRounds(h.records(agent))).toEqual(['1@2'])
     expect(admittedMessages(s)[0].content).toEqual([{ type: 'text', text: renderGoalRoundPrompt(edited!, 1) }])
     expect(h.scripted.requests).toHaveLength(1)

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { ScriptResponse } from '@goalkeeper/model'
 import type { SessionRecord, UserMessage } from '@goalkeeper/session'
-import { hangingCall } from '@goalkeeper/test-kit'
+import { hangingCall, untilGoalStops } from '@goalkeeper/test-kit'
 import { DRIVER_BLOCK_CODES, settleRound, type RoundEnd } from '../src/index.ts'
-import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, untilStopped, type DriverSetup } from './helpers.ts'
+import { admittedRounds, isGoalMessage, nextEvent, outcomes, recordsOf, setup, turnsBySource, type DriverSetup } from './helpers.ts'
 
 let s: DriverSetup | undefined
 afterEach(async () => {
@@ -78,14 +78,14 @@ describe('settlement', () => {
       queueMicrotask(() => agent.cancel('user'))
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 1 })
-    const paused = await untilStopped(h.root, agent)
+    const paused = await untilGoalStops(h.root, agent)
     expect(paused).toMatchObject({ phase: 'paused', roundsStarted: 0, activation: 'disarmed' })
     expect(recordsOf(h.records(agent), 'input/cancelled')).toEqual([{ messageId: cancelled!.id, reason: 'user' }])
     expect(turnsBySource(h.records(agent))).toEqual([])
 
     h.scripted.push({ text: 'round one' })
     h.root.goals.resume(agent, paused!)
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(admittedRounds(h.records(agent))).toEqual(['1@3'])
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' } })
   })
@@ -97,7 +97,7 @@ describe('settlement', () => {
     h.scripted.push(call.step, { text: 'must not be used' })
     call.reached.then(() => agent.cancel('user'))
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'paused', roundsStarted: 1, activation: 'disarmed' })
     expect(outcomes(h.records(agent))).toEqual(['aborted'])
     expect(h.scripted.remaining).toBe(1)
@@ -115,7 +115,7 @@ describe('settlement', () => {
       a.cancel('policy', { turn })
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 1, activation: 'disarmed', blockedReason: { code: 'repeated-tool-call' } })
     expect(goalOps(h.records(agent))).toEqual(['create', 'block'])
     expect(outcomes(h.records(agent))).toEqual(['aborted'])
@@ -146,7 +146,7 @@ describe('settlement', () => {
     })
     roundStarted(s).then(() => agent.cancel('user'))
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'active', roundsStarted: 1, activation: 'disarmed' })
     expect(h.errors().some((line) => line.includes('injected pause failure'))).toBe(true)
   })
@@ -162,7 +162,7 @@ describe('settlement', () => {
     const { h, agent } = s
     h.scripted.push({ text: 'round one' }, response, { text: 'must not be used' })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code } })
     expect(h.scripted.remaining).toBe(1)
   })
@@ -174,7 +174,7 @@ describe('settlement', () => {
     // The first refusal compacts with a summary (the third answer), the second with the fallback (no model call), the third blocks.
     h.scripted.push({ text: 'round one' }, overflow, { text: 'summary of round one' }, overflow, overflow, { text: 'must not be used' })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code: 'context-overflow' } })
     expect(goal?.blockedReason?.message).toMatch(/^The model refused goal round 2 as too long even after the history was compacted \(CONTEXT_OVERFLOW: the model refused the request as too long 3 times; compacted \(summary\) .*, then compacted \(fallback\) .*Last refusal: too long\)\. Set the provider's contextWindow/)
     expect(h.scripted.remaining).toBe(1)
@@ -187,7 +187,7 @@ describe('settlement', () => {
     // Round 2 is refused as too long; the summary call (the third answer) meets the provider's limit.
     h.scripted.push({ text: 'round one' }, overflow, { kind: 'error', code: 'QUOTA', message: 'insufficient balance' }, { text: 'must not be used' })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 5 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 2, activation: 'disarmed', blockedReason: { code: 'usage-limited' } })
     expect(goal?.blockedReason?.message).toContain('QUOTA: insufficient balance')
     expect(h.scripted.remaining).toBe(1)
@@ -199,7 +199,7 @@ describe('settlement', () => {
     const { h, agent } = s
     const flush = vi.spyOn(h.root.sessions, 'flush').mockRejectedValueOnce(new Error('injected: disk full'))
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
     expect(flush).toHaveBeenCalledTimes(1)
     expect(recordsOf(h.records(agent), 'input/queued')).toEqual([])
@@ -218,7 +218,7 @@ describe('settlement', () => {
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
     // Queued while the driver awaits its checkpoint: the human turn runs first.
     agent.send({ content: 'hi' })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'active', roundsStarted: 0, activation: 'disarmed' })
     expect(turnsBySource(h.records(agent))).toEqual([['human']])
     const queued = recordsOf(h.records(agent), 'input/queued') as { message: UserMessage }[]
@@ -238,7 +238,7 @@ describe('settlement', () => {
       return real(session)
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'active', roundsStarted: 1, activation: 'disarmed' })
     expect(errors.map((e) => (e.args[2] as { code: string }).code)).toEqual(['FLUSH_FAILED'])
     expect(h.scripted.remaining).toBe(1)
@@ -253,7 +253,7 @@ describe('settlement', () => {
       return send(input)
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'blocked', roundsStarted: 0, blockedReason: { code: 'queue-failed' } })
     expect(h.errors().some((line) => line.includes('injected: inbox unavailable'))).toBe(true)
   })
@@ -268,7 +268,7 @@ describe('settlement', () => {
       throw new Error('injected: inbox unavailable')
     })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(goal).toMatchObject({ phase: 'active', revision: 1, roundsStarted: 0, activation: 'disarmed' })
     expect(h.records(agent).filter((r) => r.type === 'goal/change').map((r) => (r.data as { op: string }).op)).toEqual(['create'])
   })
@@ -282,7 +282,7 @@ describe('settlement', () => {
       return { kind: 'error', code: 'SERVER', message: 'bad gateway' }
     }, { text: 'round two' })
     h.root.goals.create(agent, { objective: 'Ship it', maxGoalRounds: 3 })
-    const goal = await untilStopped(h.root, agent)
+    const goal = await untilGoalStops(h.root, agent)
     expect(admittedRounds(h.records(agent))).toEqual(['1@1', '2@2'])
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' } })
   })

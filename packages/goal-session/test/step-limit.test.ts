@@ -4,7 +4,8 @@ import path from 'node:path'
 import type { ScriptStep } from '@goalkeeper/model'
 import { turnOutcome } from '@goalkeeper/session'
 import { settleRound, STEP_LIMIT_CODE } from '../src/index.ts'
-import { admittedRounds, outcomes, setup, untilStopped, type DriverSetup } from './helpers.ts'
+import { untilGoalStops } from '@goalkeeper/test-kit'
+import { admittedRounds, outcomes, setup, type DriverSetup } from './helpers.ts'
 
 let s: DriverSetup | undefined
 afterEach(async () => {
@@ -33,7 +34,7 @@ describe('a round that reaches the step limit', () => {
       { toolCalls: [{ name: 'update_goal', arguments: { goal_id: goal.id, revision: goal.revision, action: 'complete' } }] },
       { text: 'All 70 files are written.' },
     )
-    const final = await untilStopped(h.root, agent)
+    const final = await untilGoalStops(h.root, agent)
     expect(final).toMatchObject({ phase: 'complete', roundsStarted: 2, activation: 'disarmed' })
     const records = h.records(agent)
     expect(admittedRounds(records)).toEqual(['1@1', '2@1'])
@@ -52,7 +53,7 @@ describe('a round that reaches the step limit', () => {
     const { h, agent } = s
     h.root.goals.create(agent, { objective: 'Never done', maxGoalRounds: 2 })
     h.scripted.push(...Array.from({ length: 200 }, (_, i) => writeStep(i + 1)))
-    const final = await untilStopped(h.root, agent)
+    const final = await untilGoalStops(h.root, agent)
     expect(final).toMatchObject({ phase: 'blocked', roundsStarted: 2, blockedReason: { code: 'round-limit' } })
     expect(outcomes(h.records(agent))).toEqual(['error', 'error'])
     expect(h.scripted.requests).toHaveLength(128)

@@ -1,11 +1,9 @@
 // Turn-end hooks inside goal rounds run by the real round driver: a continue stays in the round and is
 // bounded, and a round whose goal was completed is not sent on.
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Agent } from '@goalkeeper/agent-loop'
 import * as goal from '@goalkeeper/goal'
-import type { Goal } from '@goalkeeper/goal'
 import * as goalSession from '@goalkeeper/goal-session'
-import { createHarness, done, type Harness, outcomes, pluginMessages, tools, call } from '@goalkeeper/test-kit'
+import { call, createHarness, done, outcomes, pluginMessages, tools, untilGoalStops, type Harness } from '@goalkeeper/test-kit'
 import * as toolGoal from '@goalkeeper/tool-goal'
 import * as hooks from '../src/index.ts'
 import { hookRuns } from './scripts.ts'
@@ -16,17 +14,6 @@ afterEach(async () => {
   h = undefined
 })
 
-/** Resolves with the goal once a change leaves it not active, and the agent is idle. */
-function untilStopped(h: Harness, agent: Agent): Promise<Goal> {
-  return new Promise((resolve) => {
-    const off = h.root.on('goal/changed', (changed, change) => {
-      if (changed !== agent || !change.goal || change.goal.phase === 'active') return
-      off()
-      void agent.whenIdle().then(() => resolve(change.goal!))
-    })
-  })
-}
-
 describe('turn-end hooks in goal rounds', () => {
   it('go on inside the round up to continueLimit; a completed goal\'s wrap-up ends as it would without hooks', async () => {
     h = await createHarness()
@@ -36,7 +23,7 @@ describe('turn-end hooks in goal rounds', () => {
     await h.load(goalSession)
     const agent = await h.createAgent()
     const created = h.root.goals.create(agent, { objective: 'Make the tests pass', maxGoalRounds: 5 })
-    const stopped = untilStopped(h, agent)
+    const stopped = untilGoalStops(h.root, agent)
     h.scripted.push(
       done('part one'),
       done('part one, checked'),

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import type { Agent } from '@goalkeeper/agent-loop'
-import type { GoalState } from '@goalkeeper/goal'
 import { createHarness, type Harness } from '@goalkeeper/test-kit'
 import type { DeliveryRecord } from '../src/index.ts'
 
@@ -33,22 +32,6 @@ export async function setup(config: Record<string, unknown>, options: { before?:
     await h.dispose()
     throw error
   }
-}
-
-/** Resolves once the goal stopped being runnable and the agent is idle. */
-export async function untilStopped(h: Harness, agent: Agent): Promise<GoalState | undefined> {
-  await new Promise<void>((resolve) => {
-    const check = () => {
-      const goal = h.root.goals.get(agent)
-      if (goal && goal.phase === 'active' && goal.activation === 'armed') return
-      disposers.forEach((dispose) => dispose())
-      resolve()
-    }
-    const disposers = [h.root.on('goal/changed', check), h.root.on('goal/activation', check)]
-    check()
-  })
-  await agent.whenIdle()
-  return h.root.goals.get(agent)
 }
 
 export const deliveries = (h: Harness, agent: Agent): DeliveryRecord[] =>

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { readFile } from 'node:fs/promises'
 import { dispatchIsolated } from '@goalkeeper/kit'
-import { hangingCall } from '@goalkeeper/test-kit'
-import { completeStep, deliveries, dropSecret, makeSecret, SECRET_ENV, setup, untilStopped, type Setup } from './helpers.ts'
+import { hangingCall, untilGoalStops } from '@goalkeeper/test-kit'
+import { completeStep, deliveries, dropSecret, makeSecret, SECRET_ENV, setup, type Setup } from './helpers.ts'
 import { startReceiver, type Receiver } from './receiver.ts'
 
 let s: Setup | undefined
@@ -28,7 +28,7 @@ describe('webhooks through the real loop', () => {
     const { h, agent } = s
     h.scripted.push({ text: 'first pass' }, completeStep(h, agent), { text: 'Summary: done.' })
     h.root.goals.create(agent, { objective: 'Make the tests pass', maxGoalRounds: 5 })
-    expect(await untilStopped(h, agent)).toMatchObject({ phase: 'complete' })
+    expect(await untilGoalStops(h.root, agent)).toMatchObject({ phase: 'complete' })
     await h.root.notifier.idle()
 
     expect(hook.received).toHaveLength(3)
@@ -60,13 +60,13 @@ describe('webhooks through the real loop', () => {
     h.scripted.push({ text: 'round one' }, hang.step)
     const goal = h.root.goals.create(agent, { objective: 'Tidy the repo', maxGoalRounds: 1 })
     // One round, then the cap: the driver blocks the goal round-limit.
-    expect(await untilStopped(h, agent)).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' } })
+    expect(await untilGoalStops(h.root, agent)).toMatchObject({ phase: 'blocked', blockedReason: { code: 'round-limit' } })
     const raised = h.root.goals.edit(agent, { id: goal.id, revision: h.root.goals.get(agent)!.revision }, { maxGoalRounds: 2 })
     h.root.goals.resume(agent, { id: goal.id, revision: raised.revision })
     await hang.reached
     // Ctrl-C's meaning: the round is cancelled and its goal paused.
     agent.cancel('user')
-    expect(await untilStopped(h, agent)).toMatchObject({ phase: 'paused' })
+    expect(await untilGoalStops(h.root, agent)).toMatchObject({ phase: 'paused' })
     await h.root.notifier.idle()
 
     expect(all.received.map((r) => r.body.type)).toEqual(['goal.blocked', 'goal.paused'])
@@ -84,7 +84,7 @@ describe('webhooks through the real loop', () => {
     const { h, agent } = s
     h.scripted.push({ text: 'spent it all', usage: { inputTokens: 900, outputTokens: 200 } }, { text: 'never asked' })
     h.root.goals.create(agent, { objective: 'Refactor', budgets: { tokens: 1000 } })
-    expect(await untilStopped(h, agent)).toMatchObject({ phase: 'blocked', blockedReason: { code: 'budget-limited' } })
+    expect(await untilGoalStops(h.root, agent)).toMatchObject({ phase: 'blocked', blockedReason: { code: 'budget-limited' } })
     await h.root.notifier.idle()
     expect(hook.received.map((r) => r.body.type)).toEqual(['goal.budget_reached'])
     expect(hook.received[0]!.body.data.goal).toMatchObject({ budgets: { tokens: 1000 }, spent: { tokens: 1100 } })

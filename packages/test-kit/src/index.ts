@@ -2,6 +2,7 @@ export { createHarness, harnessWith, type CapturedEvent, type Harness, type Harn
 export { call, done, readA, repeat, tools } from './script.ts'
 export { outcomes, pluginMessages, userTexts } from './records.ts'
 export { deferred, hangingCall, prompt, until } from './waits.ts'
+export { untilGoal, untilGoalStops } from './goals.ts'
 export { startChatServer, type ChatAnswer, type ChatRequest, type ChatServer } from './chat-server.ts'
 export { OVERFLOW_BODIES, type OverflowBody } from './overflow-bodies.ts'
 export { delta, frame, jsonError, sse, startServer, startSse, textReply, usageFrame, useOpenAIServers, type Handler, type OpenAIServer, type Received } from './openai-server.ts'

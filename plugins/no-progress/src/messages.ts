@@ -33,6 +33,7 @@ function either(items: readonly string[]): string {
 function describeRound(round: IdleRound): string {
   const calls = round.calls ? `made ${plural(round.calls, 'tool call')} that changed nothing and found nothing new, then ` : ''
   if (round.stepLimit) return `round ${round.round} ${calls}reached the step limit`
+  if (round.redone) return `round ${round.round} redid what each round before it did (the same calls with the same results)`
   return `round ${round.round} ${calls}ended with ${round.text ? `text only: ${quote(round.text)}` : 'an empty reply'}`
 }
 

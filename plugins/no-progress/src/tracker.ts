@@ -1,5 +1,5 @@
 import type { StepSummary, ToolCallSummary } from '@goalkeeper/agent-loop'
-import { DEFAULT_VOLATILE_PATTERNS, NewResults, similarity, volatileMasker } from '@goalkeeper/policy'
+import { DEFAULT_VOLATILE_PATTERNS, digest, NewResults, resultFingerprint, similarity, volatileMasker } from '@goalkeeper/policy'
 import type { NoProgressConfig } from './config.ts'
 import type { IdleFinding, IdleRound } from './types.ts'
 
@@ -12,6 +12,8 @@ interface TurnState {
   counted: boolean
   /** Tool calls made in this turn (none of them progress). */
   calls: number
+  /** What those calls were (`callKey`), to tell whether a later round redoes them. */
+  keys: Set<string>
   /** The latest replies without a tool call, in a row, that read the same (normalised, and as given). */
   replies: string[]
   quoted: string[]
@@ -48,18 +50,23 @@ function normalise(text: string): string {
  */
 export class IdleTracker {
   private idle: IdleRound[] = []
+  /** Per idle round in `idle`, the calls it made (`callKey`). */
+  private idleCalls: Set<string>[] = []
   private current: TurnState | undefined
   /** The results seen in the goal. */
   private results: NewResults
+  private mask: (text: string) => string
 
   /** `isProgress`: a successful call of the tool is progress; `isRead`: it is progress when it finds something new. */
   constructor(private config: NoProgressConfig, private isProgress: (tool: string) => boolean, private isRead: (tool: string) => boolean) {
     this.results = new NewResults(config)
+    this.mask = volatileMasker(config.volatilePatterns)
   }
 
   /** Starts the counts over; a turn already counted as an idle round is not counted again when it goes on. */
   reset(): void {
     this.idle = []
+    this.idleCalls = []
     this.results.clear()
     if (!this.current) return
     this.current.replies = []
@@ -103,7 +110,7 @@ export class IdleTracker {
   observe(summary: StepSummary, roundOf: () => number | undefined): IdleFinding | undefined {
     const state = this.current?.turn === summary.turn
       ? this.current
-      : this.current = { turn: summary.turn, progress: false, counted: false, calls: 0, replies: [], quoted: [] }
+      : this.current = { turn: summary.turn, progress: false, counted: false, calls: 0, keys: new Set(), replies: [], quoted: [] }
     // A model error or the token limit ends the turn on its own, and the goal driver settles it.
     if (summary.finish === 'error' || summary.finish === 'max-tokens') return
     if (summary.toolCalls.length) {
@@ -113,10 +120,14 @@ export class IdleTracker {
       if (news.progress || news.informed) {
         state.progress = true
         this.idle = []
-      } else {
-        state.calls += summary.toolCalls.filter((call) => call.error?.code !== 'ABORTED').length
+        this.idleCalls = []
+        return this.echo(state, summary.text, news)
       }
-      return this.echo(state, summary.text, news)
+      const calls = summary.toolCalls.filter((call) => call.error?.code !== 'ABORTED')
+      const keys = calls.map((call) => this.callKey(call))
+      state.calls += calls.length
+      keys.forEach((key) => state.keys.add(key))
+      return this.redone(state, keys, roundOf) ?? this.echo(state, summary.text, news)
     }
     state.echo = undefined
 
@@ -148,12 +159,32 @@ export class IdleTracker {
     return this.countRound(state, roundOf, { text: '', stepLimit: true })
   }
 
+  /**
+   * The last idle round allowed, redoing what every idle round before it did: a step whose calls (same tool,
+   * arguments and result) each of those rounds made already. The round would end like them, so it is
+   * counted and the goal stopped now rather than after its closing reply.
+   */
+  private redone(state: TurnState, keys: readonly string[], roundOf: () => number | undefined): IdleFinding | undefined {
+    if (state.counted || state.progress || !keys.length || this.idle.length !== this.config.rounds - 1) return
+    if (!this.idleCalls.length || !keys.every((key) => this.idleCalls.every((made) => made.has(key)))) return
+    const round = roundOf()
+    if (round === undefined) return
+    state.counted = true
+    return { kind: 'idle-rounds', level: 'stop', rounds: [...this.idle, { round, calls: state.calls, text: '', redone: true }], replies: [] }
+  }
+
+  /** A call as the redo check compares it: the tool, its arguments and its result with volatile parts masked. */
+  private callKey(call: ToolCallSummary): string {
+    return digest(`${call.name}\u0000${JSON.stringify(call.arguments ?? null)}\u0000${resultFingerprint(call, this.mask)}`)
+  }
+
   private countRound(state: TurnState, roundOf: () => number | undefined, end: Pick<IdleRound, 'text' | 'stepLimit'>): IdleFinding | undefined {
     if (state.counted || state.progress) return
     const round = roundOf()
     if (round === undefined) return
     state.counted = true
     this.idle.push({ round, calls: state.calls, ...end })
+    this.idleCalls.push(state.keys)
     if (this.idle.length >= this.config.rounds) return { kind: 'idle-rounds', level: 'stop', rounds: [...this.idle], replies: [] }
     if (this.pending()) return { kind: 'idle-rounds', level: 'hint', rounds: [...this.idle], replies: [] }
   }

@@ -16,6 +16,8 @@ export interface IdleRound {
   text: string
   /** The round ended at the agent loop's step limit (still calling tools), not with a reply. */
   stepLimit?: boolean
+  /** The last round allowed, stopped as it redid calls every idle round before it made (same arguments, same result). */
+  redone?: boolean
 }
 
 export interface IdleFinding {

@@ -16,6 +16,10 @@ const findings: Record<string, IdleFinding> = {
       { round: 6, calls: 3, text: '', stepLimit: true },
     ],
   },
+  'idle rounds, the last one redone': {
+    kind: 'idle-rounds', level: 'stop', replies: [],
+    rounds: [{ round: 2, calls: 1, text: 'Still investigating.' }, { round: 3, calls: 1, text: 'Still investigating.' }, { round: 4, calls: 1, text: '', redone: true }],
+  },
   'one idle round': { kind: 'idle-rounds', level: 'hint', replies: [], rounds: [{ round: 2, calls: 0, text: 'Done.' }] },
   'monologue, same text': { kind: 'monologue', level: 'hint', rounds: [], replies: ['Let me check.', 'Let me check.', 'Let me check.'] },
   'monologue, similar text': { kind: 'monologue', level: 'stop', rounds: [], replies: ['Let me check.', 'Let me check again.'] },

@@ -80,6 +80,40 @@ describe('no-progress across goal rounds', () => {
     )
   })
 
+  it('stops the last round allowed at its first step that redoes what every idle round did, before its closing reply', async () => {
+    const { agent, start } = await driven()
+    const reread = () => [tools(call('read_file', { path: 'a.txt' })), done('Still investigating.')]
+    h.scripted.push(tools(call('read_file', { path: 'a.txt' })), done('Read a.txt.'), ...reread(), ...reread(), ...reread())
+    const goal = await start()
+    await agent.whenIdle()
+    // Round 4's read is answered; its closing reply is never asked for.
+    expect(h.scripted.requests).toHaveLength(7)
+    expect(goal.blockedReason).toEqual({
+      code: 'no-progress',
+      message: `3 goal rounds in a row ${CHANGED_NOTHING}: `
+        + 'round 2 made 1 tool call that changed nothing and found nothing new, then ended with text only: "Still investigating."; '
+        + 'round 3 made 1 tool call that changed nothing and found nothing new, then ended with text only: "Still investigating."; '
+        + 'round 4 redid what each round before it did (the same calls with the same results).',
+    })
+    expect(outcomes(h.records(agent)).at(-1)).toEqual({ kind: 'aborted', cause: 'policy' })
+  })
+
+  it('lets the last round allowed go on when its calls are not what every idle round did', async () => {
+    const { agent, start } = await driven()
+    h.scripted.push(
+      tools(call('read_file', { path: 'a.txt' })), done('Read a.txt.'),
+      tools(call('read_file', { path: 'a.txt' })), done('Still investigating.'),
+      tools(call('run_command', { command: 'exit 3' })), done('The check fails.'),
+      // Round 2 re-read a.txt, round 3 did not: this re-read before the write is not the idle rounds again.
+      tools(call('read_file', { path: 'a.txt' })), tools(call('write_file', { path: 'NOTES.md', content: 'alpha' })), done('Wrote the notes.'),
+      done(idle), done(idle), done(idle),
+    )
+    const goal = await start()
+    await agent.whenIdle()
+    expect(h.scripted.remaining).toBe(0)
+    expect(goal.blockedReason?.message).toMatch(/^3 goal rounds in a row .*: round 5 .*; round 6 .*; round 7 ended with text only/)
+  })
+
   it('a read or search that finds something new is progress; one that finds nothing, or what was already seen, is not', async () => {
     const { agent, start } = await driven()
     h.scripted.push(

@@ -20,18 +20,16 @@
 // profile of the measured turns alone, without the filling of the sessions; the machine's noise shrinks with more
 // `--rounds` and `--turns`.
 import inspector from 'node:inspector/promises'
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { Context, type Exporter, Logger } from 'cordis'
-import { formatReport, Loader } from '@goalkeeper/loader'
+import { pathToFileURL } from 'node:url'
+import type { Context } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { ModelChunk, ModelProvider } from '@goalkeeper/model'
 import type { Session } from '@goalkeeper/session'
 import { createHarness, type Harness } from '@goalkeeper/test-kit'
+import { loadRepoComposition } from './repo-composition.ts'
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const argv = process.argv.slice(2)
 const quick = argv.includes('--quick') || process.env.BENCH_QUICK === '1'
 const option = (name: string) => {
@@ -225,28 +223,15 @@ async function bare(): Promise<Map<number, Figure>> {
 }
 
 async function composed(kind: 'human' | 'goal'): Promise<Map<number, Figure>> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'gk-history-'))
-  const root = new Context()
-  const errors: string[] = []
-  const exporter: Exporter = { levels: { default: 0 }, export: (message) => errors.push(`${message.name}: ${Logger.format(exporter, message)}`) }
-  root.logger.exporter(exporter)
-  const original = await readFile(path.join(repoRoot, 'cordis.yml'), 'utf8')
-  const composition = original.replace("name: ./demo/goal-script.mjs\n", "name: ./demo/goal-script.mjs\n  disabled: true\n")
-  if (composition === original) throw new Error('cordis.yml no longer has the demo-script entry this bench switches off')
-  await writeFile(path.join(dir, 'cordis.yml'), composition)
-  await symlink(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'), 'dir')
-  const loader = new Loader(root, { file: path.join(dir, 'cordis.yml'), env: { GOALKEEPER_SESSIONS_DIR: path.join(dir, 'sessions'), GOALKEEPER_DEMO_DELAY_MS: '0' } })
+  const { root, dir, errors, dispose } = await loadRepoComposition('gk-history-')
   try {
-    const report = await loader.load()
-    if (!report.ok) throw new Error(formatReport(report).join('\n'))
     await root.plugin(benchPlugin)
     const subjects = await prepare(root, dir)
     const result = await measure(subjects, kind === 'human' ? humanTurns : (agent, turns) => goalRounds(root, agent, turns))
     if (errors.length) console.log(`${errors.length} error log line(s):\n${errors.slice(0, 5).join('\n')}`)
     return result
   } finally {
-    await loader.dispose()
-    await rm(dir, { recursive: true, force: true })
+    await dispose()
   }
 }
 

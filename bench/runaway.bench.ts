@@ -4,19 +4,15 @@
 // the model calls wasted (from the first pointless one on), what stopped the run and the goal's final state;
 // for each legitimate run, whether it was stopped. Targets: every pattern <= 5 wasted calls, no legitimate
 // run stopped. Run alone: node --import tsx bench/runaway.bench.ts
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { Context, type Exporter, Logger } from 'cordis'
-import { formatReport, Loader } from '@goalkeeper/loader'
-// The CLI's built-in plugins: a session entry of cordis.yml brings its store through them, as in the CLI.
-import { builtinPlugins } from '@goalkeeper/host'
+import { pathToFileURL } from 'node:url'
+import type { Context } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalState } from '@goalkeeper/goal'
 import type { ModelRequest, ScriptedProvider, ScriptResponse, ScriptToolCall } from '@goalkeeper/model'
+import { loadRepoComposition } from './repo-composition.ts'
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 /** A run that nothing stopped ends here: the script answers with an error, which blocks the goal (turn-error). */
 const MAX_CALLS = 150
 const WASTE_TARGET = 5
@@ -250,27 +246,8 @@ async function runScenario(root: Context, dir: string, scenario: Scenario, index
 }
 
 export async function run() {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'gk-runaway-'))
-  const root = new Context()
-  const errors: string[] = []
-  const exporter: Exporter = { levels: { default: 0 }, export: (message) => errors.push(`${message.name}: ${Logger.format(exporter, message)}`) }
-  root.logger.exporter(exporter)
-  // The repository's composition with its offline demo model switched off: every row scripts the model
-  // itself, and the demo model would block any goal but its own (`demo-model-only`) before a round ran.
-  const original = await readFile(path.join(repoRoot, 'cordis.yml'), 'utf8')
-  const composition = original.replace("name: ./demo/goal-script.mjs\n", "name: ./demo/goal-script.mjs\n  disabled: true\n")
-  if (composition === original) throw new Error('cordis.yml no longer has the demo-script entry this bench switches off')
-  await writeFile(path.join(dir, 'cordis.yml'), composition)
-  // Package names resolve from the file's directory, as in a project.
-  await symlink(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'), 'dir')
-  const loader = new Loader(root, {
-    file: path.join(dir, 'cordis.yml'),
-    env: { GOALKEEPER_SESSIONS_DIR: path.join(dir, 'sessions'), GOALKEEPER_DEMO_DELAY_MS: '0' },
-    builtins: builtinPlugins,
-  })
+  const { root, dir, errors, dispose } = await loadRepoComposition('gk-runaway-')
   try {
-    const report = await loader.load()
-    if (!report.ok) throw new Error(formatReport(report).join('\n'))
     const pad = (text: string | number, width: number) => String(text).padEnd(width)
     console.log(`${pad('pattern', 54)}${pad('calls', 7)}${pad('wasted', 8)}${pad('stopped by', 40)}${pad('goal', 9)}target`)
     let index = 0
@@ -299,8 +276,7 @@ export async function run() {
     }
     console.log(`\n${missed ? `${missed} target(s) missed` : 'every target met'}${errors.length ? `; ${errors.length} error log line(s):\n${errors.join('\n')}` : ''}`)
   } finally {
-    await loader.dispose()
-    await rm(dir, { recursive: true, force: true })
+    await dispose()
   }
 }
 

@@ -7,6 +7,7 @@ import os from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
 import { pg, sessionStack, startEmbeddedPostgres, withDatabase } from '@goalkeeper/test-kit'
+import { median, payload, seconds, sessionAppend } from './session-figures.ts'
 
 type Pool = InstanceType<typeof pg.Pool>
 
@@ -21,12 +22,7 @@ const LIST_SESSIONS = QUICK ? 100 : 2_000
 const TARGET = 0.5
 const KEY = 'd4'.repeat(32)
 
-/** The same mid-sized record as session.bench.ts: a tool result of a few hundred bytes. */
-const payload = (i: number) => ({ turn: 1 + (i >> 6), step: 1 + (i & 63), callId: `call-${i}`, ok: true, content: `line ${i}\n`.repeat(20) })
 const line = (seq: number) => JSON.stringify({ seq, at: Date.now(), type: 'tool/result', data: payload(seq) })
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
 
 // The raw side writes a table of the store's shape (primary key included), so both pay the same index upkeep.
 const RAW_TABLE = `CREATE TABLE IF NOT EXISTS bench_raw (session_id text NOT NULL, seq integer NOT NULL, byte_offset bigint NOT NULL, line text NOT NULL, PRIMARY KEY (session_id, seq))`
@@ -48,19 +44,6 @@ async function rawAppend(pool: Pool, count: number, batch: number): Promise<numb
     await pool.query(`INSERT INTO bench_raw (session_id, seq, byte_offset, line) VALUES ${rows.join(', ')}`, values)
   }
   return count / seconds(start)
-}
-
-/** Records/s through ctx.sessions: `append` each record, `await flush` every `batch` records. */
-async function sessionAppend(root: Context, count: number, batch: number): Promise<number> {
-  const session = await root.sessions.create({ cwd: os.tmpdir() })
-  const start = process.hrtime.bigint()
-  for (let i = 0; i < count; i++) {
-    session.append('tool/result', payload(i))
-    if ((i + 1) % batch === 0) await root.sessions.flush(session)
-  }
-  const elapsed = seconds(start)
-  await root.sessions.close(session)
-  return count / elapsed
 }
 
 /** Records/s of `SELECT line ... ORDER BY seq` and JSON.parse of each, nothing else. */

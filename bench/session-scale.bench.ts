@@ -12,6 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
 import type { UserMessage } from '@goalkeeper/session'
 import { sessionStack } from '@goalkeeper/test-kit'
+import { median, payload } from './session-figures.ts'
 
 const here = fileURLToPath(import.meta.url)
 const cli = path.resolve(path.dirname(here), '../dist/goalkeeper/goalkeeper.mjs')
@@ -22,11 +23,8 @@ const LIST_SIZES = QUICK ? [100] : [100, 10_000]
 const AGENTS = QUICK ? 500 : 10_000
 const AGENT_FD_LIMIT = 1024
 
-/** A typical mid-sized record: a tool result of a few hundred bytes (as in session.bench.ts). */
-const payload = (i: number) => ({ turn: 1 + (i >> 6), step: 1 + (i & 63), callId: `call-${i}`, ok: true, content: `line ${i}\n`.repeat(20) })
 const human = (i: number): { message: UserMessage } => ({ message: { id: `input-${i}`, source: { kind: 'human' }, content: [{ type: 'text', text: `task ${i}` }] } })
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
 async function withSessions<T>(dir: string, task: (ctx: Context) => Promise<T>): Promise<T> {
   const ctx = new Context()

@@ -7,6 +7,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
 import { sessionStack } from '@goalkeeper/test-kit'
+import { median, payload, seconds, sessionAppend } from './session-figures.ts'
 
 const ROUNDS = 3
 const PER_RECORD = 300
@@ -14,12 +15,6 @@ const BATCHED = 3000
 const BATCH = 100
 const REPLAY_RECORDS = 100_000
 const TARGET = 0.5
-
-/** A typical mid-sized record: a tool result of a few hundred bytes. */
-const payload = (i: number) => ({ turn: 1 + (i >> 6), step: 1 + (i & 63), callId: `call-${i}`, ok: true, content: `line ${i}\n`.repeat(20) })
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
 
 /** Records/s of the bare minimum: serialise, appendFileSync and fsyncSync every `batch` records. */
 function rawAppend(dir: string, count: number, batch: number): number {
@@ -32,19 +27,6 @@ function rawAppend(dir: string, count: number, batch: number): number {
   }
   const elapsed = seconds(start)
   closeSync(fd)
-  return count / elapsed
-}
-
-/** Records/s through ctx.sessions: `append` each record, `await flush` every `batch` records. */
-async function sessionAppend(root: Context, count: number, batch: number): Promise<number> {
-  const session = await root.sessions.create({ cwd: os.tmpdir() })
-  const start = process.hrtime.bigint()
-  for (let i = 0; i < count; i++) {
-    session.append('tool/result', payload(i))
-    if ((i + 1) % batch === 0) await root.sessions.flush(session)
-  }
-  const elapsed = seconds(start)
-  await root.sessions.close(session)
   return count / elapsed
 }
 

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, jsonLines, localModelProject, readSession, run, sessionIdOf, textReply, useOpenAIServers, useProject, type Project } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, delta, frame, jsonLines, localModelProject, readSession, run, sessionIdOf, sse, textReply, useOpenAIServers, useProject, type Project } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const serve = useOpenAIServers()
@@ -43,10 +43,15 @@ describe('goalkeeper --output-schema', { timeout: CLI_TIMEOUT }, () => {
 
   it('an invalid answer, then a valid one: one retry turn gives the model the problems, exit 0', async () => {
     const p = await withSchema(answers('It is ok.', '{"ok": true, "note": "fixed"}'))
-    const result = await run([...p.globals, 'run', '--output-schema', 'verdict.json', 'is it ok?'])
+    // An absolute path, long enough to be shortened on stderr (it keeps its end).
+    const file = path.join(p.workspace, 'verdict.json')
+    const result = await run([...p.globals, 'run', '--output-schema', file, 'is it ok?'])
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toBe('{"ok": true, "note": "fixed"}\n')
-    expect(result.stderr).toMatch(/^goalkeeper: the answer does not fit verdict\.json; asking once more:\ngoalkeeper: {3}the answer is not JSON: Unexpected token .*\n/m)
+    expect(result.stderr).toMatch(/^goalkeeper: the answer does not fit …\S*\/workspace\/verdict\.json; asking once more:\ngoalkeeper: {3}the answer is not JSON: Unexpected token .*\n/m)
+    for (const line of result.stderr.split('\n').filter((text) => text.startsWith('goalkeeper: the answer') || text.startsWith('goalkeeper:   '))) {
+      expect(Array.from(line).length, line).toBeLessThanOrEqual(80)
+    }
     const retry = `${RETRY_PREFIX}\n- the answer is not JSON: `
     expect(result.stderr).toContain(`script: retry ${JSON.stringify(retry).slice(0, -1)}`)
     // Both model calls asked for the schema; the retry is a plugin's message, not the person's.
@@ -109,16 +114,19 @@ describe('goalkeeper --output-schema', { timeout: CLI_TIMEOUT }, () => {
     expect(lines.at(-1)).toMatchObject({ type: 'result', exitCode: 0, goal: { phase: 'complete' }, output: { ok: true, note: 'goal done' } })
   })
 
-  it('an OpenAI-compatible server receives the schema as response_format on every request', async () => {
-    const server = await serve([textReply('{"ok": false, "note": "not yet"}')])
+  it('an OpenAI-compatible server receives the schema as response_format on every request, the one answered with a tool call too', async () => {
+    const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'list_dir', arguments: '{}' } }
+    const server = await serve([sse(delta({ role: 'assistant', tool_calls: [call] }), delta({}, 'tool_calls'), frame('[DONE]')), textReply('{"ok": false, "note": "not yet"}')])
     const p = await project(localModelProject(server.url))
     await writeFile(path.join(p.workspace, 'verdict.json'), JSON.stringify(VERDICT))
     const result = await run([...p.globals, 'run', '--output-schema', 'verdict.json', 'is it ok?'])
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toBe('{"ok": false, "note": "not yet"}\n')
-    expect(server.received).toHaveLength(1)
-    const { body } = server.received[0]
-    expect(body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', schema: VERDICT, strict: true } })
-    expect(body.tools.length).toBeGreaterThan(0)
+    expect(server.received).toHaveLength(2)
+    for (const { body } of server.received) {
+      expect(body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', schema: VERDICT, strict: true } })
+      expect(body.tools.length).toBeGreaterThan(0)
+    }
+    expect(server.received[1].body.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_1' })
   })
 })

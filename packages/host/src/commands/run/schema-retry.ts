@@ -1,5 +1,5 @@
 import type { MessageSource } from '@goalkeeper/session'
-import { oneLine } from '../render/text.ts'
+import { clipStart, oneLine } from '../render/text.ts'
 import type { AgentRun, RestState } from './agent-run.ts'
 import type { AnswerCheck, AnswerSchema } from './output-schema.ts'
 
@@ -40,7 +40,8 @@ function retryPrompt(schema: AnswerSchema, errors: string[]): string {
 function report(run: AgentRun, schema: AnswerSchema, check: AnswerCheck, attempt: 1 | 2): void {
   run.term.record({ type: 'output-schema', session: run.agent.id, attempt, valid: check.valid, ...(check.valid ? {} : { errors: check.errors }) })
   if (check.valid) return
-  const file = oneLine(schema.file, 40)
+  // Each line fits 80 columns with its `goalkeeper: ` prefix: the file keeps its end, the problems their start.
+  const file = clipStart(schema.file, 25)
   run.term.note(attempt === 1 ? `the answer does not fit ${file}; asking once more:` : `the answer still does not fit ${file}:`)
   for (const error of check.errors.slice(0, SHOWN_ERRORS)) run.term.note(`  ${oneLine(error, 66)}`)
   if (check.errors.length > SHOWN_ERRORS) run.term.note(`  (and ${check.errors.length - SHOWN_ERRORS} more)`)

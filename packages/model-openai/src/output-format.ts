@@ -22,6 +22,9 @@ type Schema = Record<string, unknown>
 
 const isSchema = (value: unknown): value is Schema => !!value && typeof value === 'object' && !Array.isArray(value)
 
+/** Keywords strict mode does not take (composition other than anyOf, conditionals, open-ended property rules). */
+const NOT_STRICT = ['allOf', 'oneOf', 'not', 'if', 'then', 'else', 'patternProperties', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames', 'dependentRequired', 'dependentSchemas']
+
 /** Keywords whose value is one subschema, an array of them, or a map of them. */
 const ONE = ['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames']
 const MANY = ['anyOf', 'allOf', 'oneOf', 'prefixItems']
@@ -30,13 +33,14 @@ const MAPS = ['properties', '$defs', 'definitions', 'patternProperties', 'depend
 /**
  * Whether `schema` keeps the rule strict mode enforces on every object (OpenAI refuses the request
  * otherwise): no other properties (`additionalProperties: false`) and each property required, with an
- * object at the root. Strict decoding is then a guarantee; a schema that does not fit is sent with
+ * object at the root, and none of the keywords it does not support. Strict decoding is then a guarantee; a schema that does not fit is sent with
  * `strict: false`, where the model is guided by it but not held to it (the caller validates the answer).
  */
 export function fitsStrictMode(schema: Schema): boolean {
   if (schema.type !== 'object') return false
   const fits = (node: unknown): boolean => {
     if (!isSchema(node)) return true
+    if (NOT_STRICT.some((key) => key in node)) return false
     if (node.type === 'object' || isSchema(node.properties)) {
       const keys = Object.keys(isSchema(node.properties) ? node.properties : {})
       const required = Array.isArray(node.required) ? node.required : []

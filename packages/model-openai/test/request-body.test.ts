@@ -139,6 +139,7 @@ describe('request mapping', () => {
       expect(fitsStrictMode(strictSchema)).toBe(true)
       expect(fitsStrictMode(looseSchema)).toBe(false)
       expect(fitsStrictMode({ type: 'array', items: {} })).toBe(false)
+      expect(fitsStrictMode({ type: 'object', properties: { a: { oneOf: [{ type: 'string' }, { type: 'integer' }] } }, required: ['a'], additionalProperties: false })).toBe(false)
       expect(fitsStrictMode({ type: 'object', properties: { a: { $ref: '#/$defs/a' } }, required: ['a'], additionalProperties: false, $defs: { a: { type: 'object', properties: { b: { type: 'string' } }, additionalProperties: false } } })).toBe(false)
       expect(fitsStrictMode({ type: 'object', properties: { a: { anyOf: [{ type: 'string' }, { type: 'object', properties: {}, additionalProperties: false }] } }, required: ['a'], additionalProperties: false })).toBe(true)
     })

@@ -5,6 +5,7 @@ import type { AgentSettings, LoopHost } from './state.ts'
 import { LoopAgent } from './agent.ts'
 import { AgentLoopError } from './errors.ts'
 import { foldSession } from './fold.ts'
+import { OUTPUT_SCHEMA_NAME, type OutputSchema } from '@goalkeeper/model'
 
 type StartOptions = Omit<CreateAgentOptions, 'session' | 'cwd'>
 
@@ -67,6 +68,7 @@ export class AgentRegistry implements AgentService {
       throw new AgentLoopError('INVALID_OPTIONS', 'tools must be an array of tool names')
     }
     const settings: AgentSettings = { maxSteps, ownsSession }
+    if (options.outputSchema !== undefined) settings.outputSchema = checkOutputSchema(options.outputSchema)
     if (options.system !== undefined) settings.system = String(options.system)
     if (options.tools) settings.tools = [...options.tools]
     if (options.maxTokens !== undefined) settings.maxTokens = options.maxTokens
@@ -108,4 +110,15 @@ export class AgentRegistry implements AgentService {
   private forget(id: string, agent: LoopAgent) {
     if (this.agents.get(id) === agent) this.agents.delete(id)
   }
+}
+
+/** A copy of `output`, so a caller changing its object later cannot change what the agent's requests ask. */
+function checkOutputSchema(output: OutputSchema): OutputSchema {
+  if (!output || typeof output !== 'object' || typeof output.name !== 'string' || !OUTPUT_SCHEMA_NAME.test(output.name)) {
+    throw new AgentLoopError('INVALID_OPTIONS', `outputSchema.name must match ${OUTPUT_SCHEMA_NAME}, got ${JSON.stringify(output?.name)}`)
+  }
+  if (!output.schema || typeof output.schema !== 'object' || Array.isArray(output.schema)) {
+    throw new AgentLoopError('INVALID_OPTIONS', 'outputSchema.schema must be a JSON Schema object')
+  }
+  return structuredClone({ name: output.name, schema: output.schema })
 }

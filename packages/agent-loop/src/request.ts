@@ -21,6 +21,7 @@ export function buildRequest(agent: AgentCore): ModelRequest {
   if (agent.settings.modelId) request.model = agent.settings.modelId
   const maxTokens = agent.settings.maxTokens ?? config.maxTokens
   if (maxTokens) request.maxTokens = maxTokens
+  if (agent.settings.outputSchema) request.outputSchema = agent.settings.outputSchema
   return withHistory(request, agent.history.snapshot())
 }
 

@@ -1,6 +1,6 @@
 import type { Context, Logger } from 'cordis'
 import type { SessionService, UserMessage } from '@goalkeeper/session'
-import type { ModelService } from '@goalkeeper/model'
+import type { ModelService, OutputSchema } from '@goalkeeper/model'
 import type { ToolService } from '@goalkeeper/tools'
 import type { Config } from './config.ts'
 import type { History } from './history.ts'
@@ -26,6 +26,7 @@ export interface AgentSettings {
   maxTokens?: number
   maxSteps: number
   modelId?: string
+  outputSchema?: OutputSchema
   /** The agent created or opened the session itself, so it closes it on dispose. */
   ownsSession: boolean
 }

@@ -1,5 +1,5 @@
 import type { ContentBlock, ContextCompactionData, MessageSource, Session, ToolErrorInfo, TurnOutcome, UserMessage } from '@goalkeeper/session'
-import type { FinishReason, ModelError } from '@goalkeeper/model'
+import type { FinishReason, ModelError, OutputSchema } from '@goalkeeper/model'
 import type { ToolAgent, ToolResult } from '@goalkeeper/tools'
 
 export type CancelReason = 'user' | 'parent' | 'shutdown' | 'policy'
@@ -151,6 +151,11 @@ export interface CreateAgentOptions {
   maxTokens?: number
   /** Safety bound on steps in one turn (default 64); reaching it ends the turn with error `MAX_STEPS`. */
   maxSteps?: number
+  /**
+   * Every model call of the agent's turns asks for text answers in this schema (`request.outputSchema`;
+   * compaction's summary call does not). Checking the answer is the caller's part.
+   */
+  outputSchema?: OutputSchema
 }
 
 export interface AgentService {

@@ -17,6 +17,11 @@ export const ExitCode = {
   /** The model refused the request (its `refusal`): the answer says why. */
   REFUSED: 6,
   /**
+   * `--output-schema`: the final answer is not JSON valid against the schema, also after the one retry turn
+   * that gave the model the problems. The answer is still printed and written to `--output-last-message`.
+   */
+  OUTPUT_INVALID: 7,
+  /**
    * The session could not be saved (a flush failed: disk full, file size limit, I/O error, or its file
    * was removed or replaced while open); the message says why and what was kept. Follows EX_IOERR.
    */

@@ -97,8 +97,9 @@ function createProgram(version: string, io: CliIO, onUsageError: (failure: Failu
     .configureHelp({ showGlobalOptions: true })
     .addHelpText('after', `
 Exit codes: 0 done (goal complete), 2 goal blocked, 3 paused or cancelled, 4 out of rounds,
-5 budget used up, 6 the model refused, 64 bad command line or configuration, 70 runtime error,
-74 session not saved, 130 forced exit (details: goalkeeper goal --help).`)
+5 budget used up, 6 the model refused, 7 answer not valid against --output-schema,
+64 bad command line or configuration, 70 runtime error, 74 session not saved,
+130 forced exit (details: goalkeeper goal --help).`)
     .exitOverride()
     .configureOutput({
       // Commander fits its own columns; the texts added after them are wrapped here.

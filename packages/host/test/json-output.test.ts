@@ -24,6 +24,8 @@ describe('the --json output schema', () => {
       { type: 'error', message: 'no such session', exitCode: 64 },
       { type: 'usage', session: 's1', turn: 1, usage: { inputTokens: 3, cachedInputTokens: 0, outputTokens: 2, reasoningTokens: 0, calls: 1 } },
       { type: 'retry', session: 's1', provider: 'openai', attempt: 1, of: 3, waitMs: 500, error: { code: 'RATE_LIMIT', message: 'slow down' } },
+      { type: 'output-schema', session: 's1', attempt: 1, valid: false, errors: ['/ok must be boolean'] },
+      { type: 'output-schema', session: 's1', attempt: 2, valid: true },
     ]) expect(jsonOutputProblem(line), JSON.stringify(line)).toBeUndefined()
   })
 

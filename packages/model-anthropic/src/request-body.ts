@@ -1,4 +1,4 @@
-import type { ModelMessage, ModelRequest } from '@goalkeeper/model'
+import { outputSchemaInstruction, type ModelMessage, type ModelRequest } from '@goalkeeper/model'
 import type { ReasoningBlock } from '@goalkeeper/session'
 import { maxTokensFor, type ProviderSettings } from './config.ts'
 
@@ -109,6 +109,8 @@ export const buildRequestBody = (request: ModelRequest, settings: ProviderSettin
   let maxTokens = maxTokensFor(settings, model, request.maxTokens)
   const body: RequestBody = { model, max_tokens: maxTokens, messages: toWireMessages(request.messages) }
   if (request.system) body.system = [{ type: 'text', text: request.system }]
+  // No JSON Schema option in the Messages API: the schema is asked for in the system prompt (README, Decisions).
+  if (request.outputSchema) body.system = [...body.system ?? [], { type: 'text', text: outputSchemaInstruction(request.outputSchema) }]
   if (request.tools.length) {
     body.tools = request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters }))
   }

@@ -3,6 +3,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { CreateAgentOptions } from '@goalkeeper/agent-loop'
 import { createHarness, type Harness } from '@goalkeeper/test-kit'
 import * as plugin from '../src/index.ts'
 import { counted, cut, stream, thinkingBlocksOf, type Reply } from '@goalkeeper/test-kit'
@@ -18,12 +19,12 @@ afterEach(async () => {
   process.env = { ...savedEnv }
 })
 
-const start = async (replies: Reply[], config: Record<string, unknown> = {}, countReply?: Reply) => {
+const start = async (replies: Reply[], config: Record<string, unknown> = {}, countReply?: Reply, agentOptions: Partial<CreateAgentOptions> = {}) => {
   const server = await serve(replies, countReply)
   harness = await createHarness()
   process.env.ANTHROPIC_API_KEY = KEY
   await harness.load(plugin, { baseUrl: server.url, baseDelayMs: 1, ...config })
-  const agent = await harness.createAgent({ model: 'anthropic' })
+  const agent = await harness.createAgent({ model: 'anthropic', ...agentOptions })
   return { server, agent }
 }
 
@@ -74,6 +75,23 @@ describe('model-anthropic end to end through the harness', () => {
     const file = await fs.readFile(agent.session.file, 'utf8')
     expect(file).not.toContain(KEY)
     expect(harness!.logs.map((line) => line.text).join('\n')).not.toContain(KEY)
+  })
+
+  it('an output schema is asked for in the system prompt, after the agent\'s own, the tools still offered and free', async () => {
+    const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] }
+    const { server, agent } = await start([stream('text.sse')], {}, undefined, { outputSchema: { name: 'verdict', schema } })
+    agent.send({ content: 'Is it done?' })
+    await agent.whenIdle()
+    const [{ body }] = server.messages
+    expect(body.system).toHaveLength(2)
+    expect(body.system[1]).toEqual({
+      type: 'text',
+      text: `Your final answer (the text you reply with once you call no more tools) must be exactly one JSON value, valid against the JSON Schema "verdict" below.\nWrite only the JSON: no Markdown code fence, no text before or after it.\n${JSON.stringify(schema)}`,
+      cache_control: { type: 'ephemeral' },
+    })
+    expect(body.system[0].text).not.toContain('"verdict"')
+    expect(body.tools.length).toBeGreaterThan(0)
+    expect(body).not.toHaveProperty('tool_choice')
   })
 
   it('a connection lost mid-answer is asked again, the partial answer kept out of the history', async () => {

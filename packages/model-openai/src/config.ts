@@ -4,6 +4,13 @@ import { createMasker, type Masker } from '@goalkeeper/kit'
 
 export type PresetName = 'deepseek' | 'openai' | 'custom'
 
+/**
+ * How a request's `outputSchema` is asked for: `json_schema` (OpenAI's structured outputs, which vLLM,
+ * llama.cpp and Ollama also take), `json_object` (JSON mode: JSON promised, the schema only in the system
+ * prompt; DeepSeek has no more), `prompt` (the system prompt alone, for servers that take neither).
+ */
+export type StructuredOutput = 'json_schema' | 'json_object' | 'prompt'
+
 export interface Preset {
   name: string
   baseUrl?: string
@@ -14,12 +21,13 @@ export interface Preset {
   maxTokensField: 'max_tokens' | 'max_completion_tokens'
   /** Context window of the preset's default model in tokens (deepseek-chat and gpt-4o-mini: 128K). */
   contextWindow?: number
+  structuredOutput: StructuredOutput
 }
 
 export const PRESETS: Record<PresetName, Preset> = {
-  deepseek: { name: 'deepseek', baseUrl: 'https://api.deepseek.com', model: 'deepseek-chat', apiKeyEnv: 'DEEPSEEK_API_KEY', maxTokensField: 'max_tokens', contextWindow: 128_000 },
-  openai: { name: 'openai', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY', maxTokensField: 'max_completion_tokens', contextWindow: 128_000 },
-  custom: { name: 'openai-compatible', maxTokensField: 'max_tokens' },
+  deepseek: { name: 'deepseek', baseUrl: 'https://api.deepseek.com', model: 'deepseek-chat', apiKeyEnv: 'DEEPSEEK_API_KEY', maxTokensField: 'max_tokens', contextWindow: 128_000, structuredOutput: 'json_object' },
+  openai: { name: 'openai', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY', maxTokensField: 'max_completion_tokens', contextWindow: 128_000, structuredOutput: 'json_schema' },
+  custom: { name: 'openai-compatible', maxTokensField: 'max_tokens', structuredOutput: 'json_schema' },
 }
 
 /** The variables the presets read their key from, in preset order. */
@@ -44,6 +52,8 @@ export const Config = Schema.object({
   maxDelayMs: Schema.natural().default(30_000).description('Cap of a backoff delay and of an honoured Retry-After.'),
   headers: Schema.dict(Schema.string()).default({}).description('Extra request headers.'),
   streamUsage: Schema.boolean().default(true).description('Ask for a usage frame (`stream_options.include_usage`); turn off for servers that reject it.'),
+  structuredOutput: Schema.union(['json_schema', 'json_object', 'prompt'] as const)
+    .description('How an answer in a JSON Schema (`--output-schema`) is asked for: `json_schema` (response_format, the default of openai and custom), `json_object` (JSON mode plus the schema in the system prompt, the default of deepseek) or `prompt` (the system prompt only).'),
 })
 
 export type Config = Schemastery.TypeT<typeof Config>
@@ -73,6 +83,7 @@ export interface ProviderSettings {
   maxDelayMs: number
   headers: Record<string, string>
   streamUsage: boolean
+  structuredOutput: StructuredOutput
 }
 
 /** Header values this short (`x-team: core`) are not secrets, and masking them would mangle messages. */
@@ -149,6 +160,7 @@ export const resolveSettings = (config: Config, env: NodeJS.ProcessEnv): Resolut
       maxDelayMs: config.maxDelayMs,
       headers: { ...config.headers },
       streamUsage: config.streamUsage,
+      structuredOutput: config.structuredOutput ?? preset.structuredOutput,
     },
   }
 }

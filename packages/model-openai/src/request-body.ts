@@ -1,5 +1,6 @@
 import type { ModelMessage, ModelRequest } from '@goalkeeper/model'
 import type { ProviderSettings } from './config.ts'
+import { outputFormat } from './output-format.ts'
 
 type WireMessage =
   | { role: 'system' | 'user'; content: string }
@@ -40,7 +41,9 @@ const toWire = (message: ModelMessage): WireMessage => {
 
 export const buildRequestBody = (request: ModelRequest, settings: ProviderSettings): Record<string, unknown> => {
   const messages: WireMessage[] = []
-  if (request.system) messages.push({ role: 'system', content: request.system })
+  const format = request.outputSchema && outputFormat(request.outputSchema, settings.structuredOutput)
+  const system = [request.system, format?.instruction].filter(Boolean).join('\n\n')
+  if (system) messages.push({ role: 'system', content: system })
   for (const message of request.messages) messages.push(toWire(message))
 
   const body: Record<string, unknown> = {
@@ -59,5 +62,6 @@ export const buildRequestBody = (request: ModelRequest, settings: ProviderSettin
   const maxTokens = request.maxTokens ?? settings.maxTokens
   if (maxTokens !== undefined) body[settings.maxTokensField] = maxTokens
   if (settings.temperature !== undefined) body.temperature = settings.temperature
+  if (format?.responseFormat) body.response_format = format.responseFormat
   return body
 }

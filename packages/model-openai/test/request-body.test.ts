@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { Config, resolveSettings } from '../src/config.ts'
+import { fitsStrictMode } from '../src/output-format.ts'
 import { collect, providerFor, request, startServer, textReply, TEST_KEY } from './fake-server.ts'
 
 let server: Awaited<ReturnType<typeof startServer>> | undefined
@@ -90,5 +92,56 @@ describe('request mapping', () => {
     const chunks = await collect(provider.stream(request({ messages: [{ role: 'robot' } as any] }), new AbortController().signal))
     expect(chunks).toEqual([{ type: 'finish', reason: 'error', error: { code: 'BAD_REQUEST', message: 'openai-compatible: cannot build the request: unsupported message role "robot"' } }])
     expect(server.received).toHaveLength(0)
+  })
+
+  describe('an answer in a JSON Schema (outputSchema)', () => {
+    const strictSchema = { type: 'object', properties: { ok: { type: 'boolean' }, items: { type: 'array', items: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false } } }, required: ['ok', 'items'], additionalProperties: false }
+    const looseSchema = { type: 'object', properties: { ok: { type: 'boolean' }, note: { type: 'string' } }, required: ['ok'] }
+    const tools = [{ name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } }]
+
+    it('json_schema (openai, custom): response_format on the request, beside the tools; strict when the schema fits strict mode', async () => {
+      server = await startServer([textReply('{}')])
+      const { provider } = providerFor(server.url)
+      await collect(provider.stream(request({ system: 'Be brief.', tools, outputSchema: { name: 'verdict', schema: strictSchema } }), new AbortController().signal))
+      await collect(provider.stream(request({ system: 'Be brief.', tools, outputSchema: { name: 'verdict', schema: looseSchema } }), new AbortController().signal))
+      const [strict, loose] = server.received.map((entry) => entry.body)
+      expect(strict.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', schema: strictSchema, strict: true } })
+      expect(strict.tools).toHaveLength(1)
+      // The option is the whole ask: the system prompt stays as it was.
+      expect(strict.messages[0]).toEqual({ role: 'system', content: 'Be brief.' })
+      expect(loose.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', schema: looseSchema, strict: false } })
+    })
+
+    it('json_object (deepseek\'s default): JSON mode, and the schema in the system prompt', async () => {
+      server = await startServer([textReply('{}')])
+      const { provider } = providerFor(server.url, { structuredOutput: 'json_object' })
+      await collect(provider.stream(request({ system: 'Be brief.', outputSchema: { name: 'verdict', schema: looseSchema } }), new AbortController().signal))
+      const { body } = server.received[0]
+      expect(body.response_format).toEqual({ type: 'json_object' })
+      expect(body.messages[0].content).toBe(`Be brief.\n\nYour final answer (the text you reply with once you call no more tools) must be exactly one JSON value, valid against the JSON Schema "verdict" below.\nWrite only the JSON: no Markdown code fence, no text before or after it.\n${JSON.stringify(looseSchema)}`)
+      expect(resolveSettings(Config({ preset: 'deepseek', apiKey: 'k' }), {})).toMatchObject({ settings: { structuredOutput: 'json_object' } })
+      expect(resolveSettings(Config({ preset: 'openai', apiKey: 'k' }), {})).toMatchObject({ settings: { structuredOutput: 'json_schema' } })
+    })
+
+    it('prompt: the system prompt only (a system message is added when the request has none), no response_format', async () => {
+      server = await startServer([textReply('{}')])
+      const { provider } = providerFor(server.url, { structuredOutput: 'prompt' })
+      await collect(provider.stream(request({ outputSchema: { name: 'verdict', schema: looseSchema } }), new AbortController().signal))
+      await collect(provider.stream(request(), new AbortController().signal))
+      const [asked, plain] = server.received.map((entry) => entry.body)
+      expect(asked).not.toHaveProperty('response_format')
+      expect(asked.messages[0]).toEqual({ role: 'system', content: expect.stringContaining(`valid against the JSON Schema "verdict" below.`) })
+      expect(plain).not.toHaveProperty('response_format')
+      expect(plain.messages.map((message: { role: string }) => message.role)).toEqual(['user'])
+    })
+
+    it('strict mode fits only schemas whose every object is closed and requires all its properties', () => {
+      expect(fitsStrictMode(strictSchema)).toBe(true)
+      expect(fitsStrictMode(looseSchema)).toBe(false)
+      expect(fitsStrictMode({ type: 'array', items: {} })).toBe(false)
+      expect(fitsStrictMode({ type: 'object', properties: { a: { oneOf: [{ type: 'string' }, { type: 'integer' }] } }, required: ['a'], additionalProperties: false })).toBe(false)
+      expect(fitsStrictMode({ type: 'object', properties: { a: { $ref: '#/$defs/a' } }, required: ['a'], additionalProperties: false, $defs: { a: { type: 'object', properties: { b: { type: 'string' } }, additionalProperties: false } } })).toBe(false)
+      expect(fitsStrictMode({ type: 'object', properties: { a: { anyOf: [{ type: 'string' }, { type: 'object', properties: {}, additionalProperties: false }] } }, required: ['a'], additionalProperties: false })).toBe(true)
+    })
   })
 })

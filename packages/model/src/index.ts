@@ -7,6 +7,7 @@ import { checkSteps, loadScriptModule } from './script.ts'
 
 export * from './types.ts'
 export { createScriptedProvider } from './scripted.ts'
+export { OUTPUT_SCHEMA_NAME, outputSchemaInstruction } from './output-schema.ts'
 
 declare module 'cordis' {
   interface Context {

@@ -165,6 +165,7 @@ class RequestRecorder {
     const length = messages.length
     const { messages: _, ...rest } = request
     const copy = { ...rest, tools: request.tools.map((tool) => this.copy(tool)) } as ModelRequest
+    if (rest.outputSchema) copy.outputSchema = this.copy(rest.outputSchema)
     // A fresh array on each read: a script may sort or splice what it is given.
     Object.defineProperty(copy, 'messages', { enumerable: true, get: () => log.slice(0, length) })
     return copy

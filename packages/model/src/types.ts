@@ -36,6 +36,17 @@ export interface ToolSchema {
   parameters: Record<string, unknown>
 }
 
+/**
+ * A JSON Schema the model's final answer must satisfy (`goalkeeper run --output-schema`). Each provider asks
+ * for it in its own way (OpenAI's `response_format`, or the system prompt where there is no such option); the
+ * caller still validates the answer, since no way is a guarantee.
+ */
+export interface OutputSchema {
+  /** A name for the schema, `^[A-Za-z0-9_-]{1,64}$` (OpenAI's `json_schema.name`). */
+  name: string
+  schema: Record<string, unknown>
+}
+
 export interface ModelRequest {
   /** Provider-specific model id; providers fall back to their configured one. */
   model?: string
@@ -43,6 +54,8 @@ export interface ModelRequest {
   messages: ModelMessage[]
   tools: ToolSchema[]
   maxTokens?: number
+  /** The answer in text must be one JSON value valid against this schema (tool calls stay free). */
+  outputSchema?: OutputSchema
 }
 
 export type FinishReason = 'stop' | 'tool-calls' | 'max-tokens' | 'error'

@@ -167,6 +167,20 @@ describe('scripted provider: script management', () => {
     expect(provider.requests[1]).toEqual(request('second'))
   })
 
+  it('records the output schema a request asks for, as a frozen copy a step can read', async () => {
+    const seen: unknown[] = []
+    const provider = createScriptedProvider([(req) => {
+      seen.push(req.outputSchema)
+      return { text: '{"ok":true}' }
+    }])
+    const outputSchema = { name: 'verdict', schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } }
+    await collect(provider, { ...request('judge'), outputSchema })
+    outputSchema.schema.required.push('changed later')
+    expect(provider.requests[0].outputSchema).toEqual({ name: 'verdict', schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } })
+    expect(seen).toEqual([provider.requests[0].outputSchema])
+    expect(Object.isFrozen(provider.requests[0].outputSchema!.schema)).toBe(true)
+  })
+
   it('copies each message of a growing history once: requests share the copies of their common start', async () => {
     const provider = createScriptedProvider(Array.from({ length: 3 }, () => ({ text: 'ok' })))
     const history = request('one')

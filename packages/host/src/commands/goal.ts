@@ -12,8 +12,9 @@ import { AgentRun } from './run/agent-run.ts'
 import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd, withMaxSteps, type BudgetOptions, type MaxStepsOptions } from './run/goal-options.ts'
 import { collectUrl, notifyFor } from './run/notify-option.ts'
 import { prepareLastMessage, withOutputLastMessage, type LastMessageOptions } from './run/last-message.ts'
+import { loadOutputSchema, withOutputSchema, type OutputSchemaOptions } from './run/output-schema.ts'
 
-export interface GoalOptions extends MaxStepsOptions, BudgetOptions, LastMessageOptions {
+export interface GoalOptions extends MaxStepsOptions, BudgetOptions, LastMessageOptions, OutputSchemaOptions {
   maxRounds?: number
   verify?: string[]
   until?: string
@@ -28,7 +29,7 @@ export default defineCommand<GoalOptions>({
   name: 'goal',
   description: 'pursue a goal in automatic rounds until it is complete, blocked, paused or out of rounds',
   configure: (command) =>
-    withOutputLastMessage(withMaxSteps(command))
+    withOutputSchema(withOutputLastMessage(withMaxSteps(command)))
       .argument('[objective...]', 'what must be true when the goal is done (several words are joined with spaces; `-` reads it from stdin)')
       .option('--max-rounds <n>', 'cap on automatic rounds (default: the goal plugin\'s defaultMaxGoalRounds, 256 unless cordis.yml sets it)', parseRounds)
       .option('--token-budget <n>', 'stop the goal once its rounds used this many tokens (input - cached input + output)', parseTokens)
@@ -59,7 +60,7 @@ ${EXIT_CODE_HELP}`),
     }
     const budgets = budgetsOf(options)
     const verify: string[] | undefined = options.verify
-    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'goal', goals: true, maxSteps: options.maxSteps, lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
+    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'goal', goals: true, maxSteps: options.maxSteps, answerSchema: loadOutputSchema(cli.globals.cwd, options.outputSchema), lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
     let early: number | undefined
     try {
       if (budgets && !run.app.ctx.get('goalBudget')) {

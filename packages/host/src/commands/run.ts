@@ -7,8 +7,9 @@ import { reportResult } from './render/result.ts'
 import { AgentRun } from './run/agent-run.ts'
 import { withMaxSteps, type MaxStepsOptions } from './run/goal-options.ts'
 import { prepareLastMessage, withOutputLastMessage, type LastMessageOptions } from './run/last-message.ts'
+import { loadOutputSchema, withOutputSchema, type OutputSchemaOptions } from './run/output-schema.ts'
 
-export interface RunOptions extends MaxStepsOptions, LastMessageOptions {
+export interface RunOptions extends MaxStepsOptions, LastMessageOptions, OutputSchemaOptions {
   session?: string
   last?: boolean
   continue?: boolean
@@ -18,7 +19,7 @@ export default defineCommand<RunOptions>({
   name: 'run',
   description: 'send one prompt to the agent; its final answer goes to stdout',
   configure: (command) =>
-    withOutputLastMessage(withMaxSteps(command))
+    withOutputSchema(withOutputLastMessage(withMaxSteps(command)))
       .argument('<prompt...>', 'the prompt (several words are joined with spaces; `-` reads it from stdin)')
       .option('--session <id>', 'continue a saved session (id, or an unambiguous part of it) instead of a new one')
       .option('--last', 'continue the most recent session of this project')
@@ -28,7 +29,7 @@ export default defineCommand<RunOptions>({
     const prompt = await promptFrom(cli, words, 'run')
     if (!prompt) throw new HostError('the prompt is empty', { hint: cliCommand(cli.globals, 'run', '<prompt>') })
     if ((options.last || options.continue) && options.session) throw new HostError('--last and --session both name a session', { hint: 'give one of them' })
-    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'run', maxSteps: options.maxSteps, lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
+    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'run', maxSteps: options.maxSteps, answerSchema: loadOutputSchema(cli.globals.cwd, options.outputSchema), lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
     run.agent.send({ content: prompt })
     return reportResult(run, await run.untilRest(), { goal: false })
   },

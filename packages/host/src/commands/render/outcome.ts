@@ -39,6 +39,7 @@ Exit codes:
   4    the goal ran out of rounds (blocked with round-limit)
   5    a budget of the goal is used up (blocked with budget-limited)
   6    the model refused the prompt (the answer says why); for a goal: blocked with refused
+  7    the answer is not valid against --output-schema, also after one retry
   64   bad command line or configuration (unreadable cordis.yml, an entry that did not load),
        an unknown session, or a session another process has open for writing
   70   runtime error (a model or session error, a failed turn)

@@ -4,6 +4,8 @@ import type { AgentRun, RestState } from '../run/agent-run.ts'
 import { goalSummary } from './goal-text.ts'
 import { costOfRecords, describeCost, describeUsage, usageOf } from './usage.ts'
 import { goalExitCode, turnExitCode } from './outcome.ts'
+import type { AnswerCheck } from '../run/output-schema.ts'
+import { enforceAnswerSchema } from '../run/schema-retry.ts'
 
 /** Why the goal's spend shows fewer tokens than the usage line (goal's tokensOf). */
 export const TOKEN_RULE = "tokens used counts every input token; the goal's spend and token budget count input not read from the cache, plus output"
@@ -11,6 +13,9 @@ export const TOKEN_RULE = "tokens used counts every input token; the goal's spen
 /** After the work is at rest: the answer (unless it was streamed), the goal summary, whether it is saved, hints; returns the exit code. */
 export async function reportResult(run: AgentRun, state: RestState, options: { goal: boolean }): Promise<number> {
   const { term } = run
+  // Only an answer that stands is checked: a goal blocked or a turn failed already says there is none.
+  let check: AnswerCheck | undefined
+  if (run.answerSchema && state === 'rest' && succeeded(run, options)) ({ state, check } = await enforceAnswerSchema(run, run.answerSchema))
   if (state === 'gone') term.note('the agent was shut down before its work ended')
   const answer = run.answer()
   if (answer && !term.streaming) term.out(answer)
@@ -29,8 +34,16 @@ export async function reportResult(run: AgentRun, state: RestState, options: { g
   if (failure?.code === 'SESSION_LOST' && failure.reason === 'removed') term.note('nothing of the session is left to read: its log was removed')
   else run.hint(failure ? 'what was saved can be read with' : 'the session is saved; to read it', 'show', run.agent.id)
   continuationHint(run, goal)
-  if (showGoal) return run.finish(goalExitCode(goal))
-  return run.finish(state === 'gone' ? ExitCode.RUNTIME : turnExitCode(run.lastOutcome()))
+  const exitCode = showGoal ? goalExitCode(goal) : state === 'gone' ? ExitCode.RUNTIME : turnExitCode(run.lastOutcome())
+  if (!check) return run.finish(exitCode)
+  if (!check.valid) return run.finish(exitCode === ExitCode.OK ? ExitCode.OUTPUT_INVALID : exitCode)
+  return run.finish(exitCode, { output: check.value })
+}
+
+/** Whether the work ended well enough for its answer to count: the goal complete, or the last turn completed. */
+function succeeded(run: AgentRun, options: { goal: boolean }): boolean {
+  const goal = run.goals?.get(run.agent)
+  return (options.goal || (run.goalChanged && !!goal) ? goalExitCode(goal) : turnExitCode(run.lastOutcome())) === ExitCode.OK
 }
 
 /** The exact command that continues a goal that stopped short of complete. */

@@ -20,6 +20,7 @@ import { LiveView, showReloads } from './live-view.ts'
 import { describeModel } from './model-note.ts'
 import { Terminal } from './terminal.ts'
 import { writeLastMessage } from './last-message.ts'
+import type { AnswerSchema } from './output-schema.ts'
 
 export interface AgentRunOptions {
   /** Id (or unambiguous part) of a saved session to continue; a new session otherwise. */
@@ -42,6 +43,8 @@ export interface AgentRunOptions {
   acceptTruncation?: boolean
   /** `--output-last-message`: the file (absolute, already found writable) that gets the final answer. */
   lastMessageFile?: string
+  /** `--output-schema`: the schema the agent's model calls ask for and its final answer is checked against. */
+  answerSchema?: AnswerSchema
 }
 
 export type RestState = 'rest' | 'gone'
@@ -71,6 +74,8 @@ export class AgentRun {
   private keepAlive: NodeJS.Timeout
   /** `--output-last-message`: where `finish` writes the final answer. */
   private lastMessageFile?: string
+  /** `--output-schema`, checked by `reportResult`. */
+  answerSchema?: AnswerSchema
 
   private constructor(
     readonly cli: CommandContext,
@@ -114,6 +119,7 @@ export class AgentRun {
       const picked = {
         ...(choice && cli.globals.model !== undefined ? { model: choice.model, ...(choice.modelId ? { modelId: choice.modelId } : {}) } : {}),
         ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+        ...(options.answerSchema ? { outputSchema: options.answerSchema.request } : {}),
       }
       const sessions = app.ctx.get('sessions')!
       const session = options.last ? await lastSessionId(sessions, cli.globals) : options.session
@@ -131,6 +137,7 @@ export class AgentRun {
     view.follow(agent, resumed)
     const work = new AgentRun(cli, app, term, agent, view, resumed, !!options.repeatInterrupts)
     work.lastMessageFile = options.lastMessageFile
+    work.answerSchema = options.answerSchema
     work.introduce(!!options.attended, choice?.model === agent.model ? choice.line : undefined)
     return work
   }

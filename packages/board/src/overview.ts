@@ -77,17 +77,18 @@ export function overviewRows(summaries: readonly SessionSummary[]): OverviewRow[
     }
     const goal = kept && 'goal' in kept ? kept.goal : null
     if (!goal) continue
-    const verdict = waiting.length ? `waiting for approval: ${waiting.map((wait) => wait.tool).join(', ')}` : verdictOf(goal)
+    const state = stateOf(goal, waiting)
+    const verdict = state === 'waiting' ? `waiting for approval: ${waiting.map((wait) => wait.tool).join(', ')}` : verdictOf(goal)
     rows.push({
       ...base,
-      state: stateOf(goal, waiting),
+      state,
       objective: goal.objective,
       round: goal.roundsStarted,
       maxRounds: goal.maxGoalRounds,
       ...(goal.spent ? { spent: goal.spent } : {}),
       ...(goal.budgets ? { budgets: goal.budgets } : {}),
       ...(verdict ? { verdict } : {}),
-      ...(waiting.length ? { waiting } : {}),
+      ...(state === 'waiting' ? { waiting } : {}),
     })
   }
   return rows

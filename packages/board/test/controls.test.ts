@@ -131,6 +131,8 @@ describe('the board controls goals run by other processes', { timeout: CLI_TIMEO
   it('a call waiting for approval groups its goal as waiting; allowed from the page, the call runs and the goal completes', async () => {
     const { p, env } = await controlled()
     const waiting = runGoal(p, env, 'approve', ['Write the approved file', '--max-rounds', '2'])
+    // The board watches the store's directory, which the goal's process creates.
+    await waiting.waitFor('stderr', /write_file \{/)
     const { url } = await startBoardChild(p, [], env)
     const page = await (await browser.newContext()).newPage()
     await page.goto(url)

@@ -1,8 +1,9 @@
 import type { Goal, GoalSummary } from '@goalkeeper/goal'
+import type { WaitingApproval } from '@goalkeeper/permissions'
 import type { SessionSummary } from '@goalkeeper/session'
 
-/** The board's groups, in the order the overview shows them. */
-export const STATES = ['running', 'blocked', 'paused', 'complete', 'unreadable'] as const
+/** The board's groups, in the order the overview shows them; `waiting`: running, a call waits for a person's approval. */
+export const STATES = ['running', 'waiting', 'blocked', 'paused', 'complete', 'unreadable'] as const
 export type BoardState = (typeof STATES)[number]
 
 /** One goal of the overview, built from a session's kept summary only (no log is read for it). */
@@ -20,6 +21,8 @@ export interface OverviewRow {
   updatedAt: number
   /** The last stop or check verdict: a block's code and message, or the goal check's last run. */
   verdict?: string
+  /** Calls waiting for a person's approval, as the log says (the `approvals` fold). */
+  waiting?: WaitingApproval[]
 }
 
 export interface OverviewQuery {
@@ -44,8 +47,9 @@ export interface OverviewPage {
 export const PAGE_LIMIT = 50
 export const MAX_PAGE_LIMIT = 500
 
-function stateOf(goal: Goal): BoardState {
-  return goal.phase === 'active' ? 'running' : goal.phase
+function stateOf(goal: Goal, waiting: readonly WaitingApproval[]): BoardState {
+  if (goal.phase !== 'active') return goal.phase
+  return waiting.length ? 'waiting' : 'running'
 }
 
 function verdictOf(goal: Goal): string | undefined {
@@ -56,7 +60,7 @@ function verdictOf(goal: Goal): string | undefined {
 }
 
 /**
- * The overview's rows from the listing's summaries (their `goal` and `worker` folds): sessions without a goal
+ * The overview's rows from the listing's summaries (their `goal`, `approvals` and `worker` folds): sessions without a goal
  * are left out; a log that cannot be trusted is listed as unreadable with its reason, its goal not shown.
  */
 export function overviewRows(summaries: readonly SessionSummary[]): OverviewRow[] {
@@ -64,6 +68,7 @@ export function overviewRows(summaries: readonly SessionSummary[]): OverviewRow[
   for (const summary of summaries) {
     const worker = typeof summary.folds?.worker === 'string' ? summary.folds.worker : undefined
     const kept = summary.folds?.goal as GoalSummary | undefined
+    const waiting = Array.isArray(summary.folds?.approvals) ? (summary.folds.approvals as WaitingApproval[]) : []
     const base = { session: summary.id, project: summary.cwd, updatedAt: summary.updatedAt, ...(worker ? { worker } : {}) }
     const problem = summary.problem?.reason ?? (kept && 'error' in kept ? kept.error : undefined)
     if (problem) {
@@ -72,16 +77,18 @@ export function overviewRows(summaries: readonly SessionSummary[]): OverviewRow[
     }
     const goal = kept && 'goal' in kept ? kept.goal : null
     if (!goal) continue
-    const verdict = verdictOf(goal)
+    const state = stateOf(goal, waiting)
+    const verdict = state === 'waiting' ? `waiting for approval: ${waiting.map((wait) => wait.tool).join(', ')}` : verdictOf(goal)
     rows.push({
       ...base,
-      state: stateOf(goal),
+      state,
       objective: goal.objective,
       round: goal.roundsStarted,
       maxRounds: goal.maxGoalRounds,
       ...(goal.spent ? { spent: goal.spent } : {}),
       ...(goal.budgets ? { budgets: goal.budgets } : {}),
       ...(verdict ? { verdict } : {}),
+      ...(state === 'waiting' ? { waiting } : {}),
     })
   }
   return rows

@@ -2,17 +2,23 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { createMasker, describeError } from '@goalkeeper/kit'
 import { goalSummaryFold } from '@goalkeeper/goal'
+import { waitingApprovalsFold } from '@goalkeeper/permissions'
 import type { SessionService, SessionSummary, SummaryFold } from '@goalkeeper/session'
+import { type BoardControls, controlsOf, controlState, postControl } from './controls.ts'
 import { goalView } from './goal-view.ts'
 import { watchStore } from './live.ts'
 import { type BoardState, type OverviewQuery, overviewRows, type OverviewRow, queryOverview, STATES } from './overview.ts'
 import { CLIENT_JS } from './page/client.ts'
 import { CONTENT_SECURITY_POLICY, SHELL_HTML } from './page/shell.ts'
 import { STYLE_CSS } from './page/style.ts'
+import { storesOf } from './stores.ts'
 import { isLoopback, MIN_TOKEN_CHARS, newToken, tokenMatches } from './token.ts'
 
 export interface BoardOptions {
-  sessions: SessionService
+  /** One session store, or several shown as one (projects' files and a fleet's database). */
+  sessions: SessionService | readonly SessionService[]
+  /** The control channel to the processes that run the goals (default: `@goalkeeper/control`'s socket directory). */
+  controls?: BoardControls
   /** Default 127.0.0.1. Anything but loopback needs `token`, chosen by the person. */
   host?: string
   /** Default 0: a free port. */
@@ -69,23 +75,25 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   if (options.token !== undefined && options.token.length < MIN_TOKEN_CHARS) throw new BoardError(`the token must have at least ${MIN_TOKEN_CHARS} characters`)
   const token = options.token ?? newToken()
   const masker = createMasker()
-  const folds = { ...options.folds, goal: goalSummaryFold }
+  const folds = { ...options.folds, goal: goalSummaryFold, approvals: waitingApprovalsFold }
+  const stores = storesOf(Array.isArray(options.sessions) ? options.sessions : [options.sessions as SessionService])
+  const controls = options.controls ?? controlsOf()
   const log = options.log ?? (() => {})
 
   // The overview's rows, rebuilt from the listing (kept summaries) once per store change, not per request.
   let rows: Promise<OverviewRow[]> | undefined
-  const currentRows = () => (rows ??= options.sessions.list({ folds }).then(overviewRows, (error) => {
+  const currentRows = () => (rows ??= stores.list(folds).then(overviewRows, (error) => {
     rows = undefined
     throw error
   }))
   const streams = new Set<ServerResponse>()
   const watcher = watchStore({
-    dirs: options.sessions.dirs,
+    dirs: stores.dirs,
     onChange: () => {
       rows = undefined
       for (const stream of streams) stream.write('event: change\ndata: {}\n\n')
     },
-    probe: async () => stampOf(await options.sessions.list({ folds })),
+    probe: async () => stampOf(await stores.list(folds)),
   })
 
   let origin = ''
@@ -113,7 +121,15 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       // Controls change goals: only this page may send them, never a page of another origin.
       if (request.headers.origin !== origin) return refuse(response, 403, 'cross-origin request refused')
-      return refuse(response, 404, 'no such control')
+      const control = /^\/api\/goal\/([^/]+)\/control$/.exec(url.pathname)
+      if (request.method !== 'POST' || !control) return refuse(response, 404, 'no such control')
+      // A form of another site cannot send JSON; only the page's own script does.
+      if (!/^application\/json\b/.test(request.headers['content-type'] ?? '')) return refuse(response, 415, 'a control is sent as application/json')
+      const id = decodeURIComponent(control[1])
+      if (!/^[\w-][\w.-]*$/.test(id)) return refuse(response, 404, 'no such session')
+      const outcome = await postControl(controls, id, await jsonBody(request))
+      response.writeHead(outcome.status, { ...HEADERS, 'content-type': 'application/json; charset=utf-8' })
+      return response.end(masker.mask(JSON.stringify(outcome.body)))
     }
     if (url.pathname === '/' || /^\/goal\/[^/]+$/.test(url.pathname)) return send(response, 200, 'text/html; charset=utf-8', SHELL_HTML)
     if (url.pathname === '/board.js') return send(response, 200, 'text/javascript; charset=utf-8', CLIENT_JS)
@@ -126,19 +142,20 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     if (goal) {
       const id = decodeURIComponent(goal[1])
       if (!/^[\w-][\w.-]*$/.test(id)) return refuse(response, 404, 'no such session')
-      let session
+      let opened
       try {
-        session = await options.sessions.open(id, { readOnly: true })
+        opened = await stores.open(id, { readOnly: true })
       } catch (error) {
         if ((error as { code?: unknown }).code === 'SESSION_NOT_FOUND') return refuse(response, 404, 'no such session')
         throw error
       }
+      let view
       try {
-        const view = goalView(id, session.records)
-        return sendJson(response, { view, resume: options.resumeCommands?.(id, view.cwd) ?? [] })
+        view = goalView(id, opened.session.records)
       } finally {
-        await options.sessions.close(session)
+        await opened.close()
       }
+      return sendJson(response, { view, resume: options.resumeCommands?.(id, view.cwd) ?? [], control: await controlState(controls, id) })
     }
     if (url.pathname === '/api/events') {
       response.writeHead(200, { ...HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' })
@@ -198,6 +215,20 @@ function queryOf(params: URLSearchParams): OverviewQuery {
     ...(sort === 'updated' || sort === 'round' || sort === 'tokens' || sort === 'objective' ? { sort } : {}),
     ...(number('offset') !== undefined ? { offset: number('offset') } : {}),
     ...(number('limit') ? { limit: number('limit') } : {}),
+  }
+}
+
+/** A control's body: small JSON, or undefined (the control then says what is missing). */
+async function jsonBody(request: IncomingMessage): Promise<unknown> {
+  let text = ''
+  for await (const chunk of request) {
+    text += chunk
+    if (text.length > 16_384) return undefined
+  }
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
   }
 }
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI_TIMEOUT, type Project, run, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
-import { launchChromium } from './browser.ts'
+import { launchChromium, startBoardChild } from './browser.ts'
 
 const project = useProject()
 // The README's screenshots are written into the package only when asked (GOALKEEPER_SCREENSHOTS=1), so a test
@@ -63,12 +63,7 @@ async function goal(p: Project, mode: string, args: string[]) {
   return { ...result, id: sessionIdOf(result.stderr) }
 }
 
-async function board(p: Project) {
-  const child = start([...p.globals, 'board'])
-  await child.waitFor('stdout', /^http:\/\/127\.0\.0\.1:\d+\/\?token=\S+\n/)
-  const url = child.stdout().trim()
-  return { child, url, origin: new URL(url).origin }
-}
+const board = (p: Project) => startBoardChild(p)
 
 /** The overview's row of a session, once the page shows it. */
 const rowOf = (page: Page, id: string) => page.locator(`tr[data-session="${id}"]`)

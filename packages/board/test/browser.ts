@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { type Browser, chromium } from 'playwright-core'
+import { type Project, start } from '@goalkeeper/test-kit'
 
 /** Debian's Chromium (`npm run setup` installs it as root where apt is there), or GOALKEEPER_CHROMIUM. */
 export const CHROMIUM = process.env.GOALKEEPER_CHROMIUM ?? '/usr/bin/chromium'
@@ -11,4 +12,12 @@ export async function launchChromium(): Promise<Browser> {
   }
   // --no-sandbox: test containers run as root, where Chromium's own sandbox cannot start.
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] })
+}
+
+/** `goalkeeper board` of a project as a child process, once it printed its address. */
+export async function startBoardChild(p: Project, args: string[] = [], env?: Record<string, string>) {
+  const child = start([...p.globals, 'board', ...args], { env })
+  await child.waitFor('stdout', /^http:\/\/127\.0\.0\.1:\d+\/\?token=\S+\n/)
+  const url = child.stdout().trim()
+  return { child, url, origin: new URL(url).origin }
 }

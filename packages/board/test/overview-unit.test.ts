@@ -32,9 +32,24 @@ describe('overview rows and pages', () => {
     expect(queryOverview(rows, { sort: 'objective' }).rows.map((row) => row.session)).toEqual(['a', 'b', 'd', 'e', 'f'])
     const page = queryOverview(rows, { text: 'W1 parser' })
     expect(page.rows.map((row) => row.session)).toEqual(['a'])
-    expect(page.counts).toEqual({ running: 1, blocked: 0, paused: 0, complete: 0, unreadable: 0 })
+    expect(page.counts).toEqual({ running: 1, waiting: 0, blocked: 0, paused: 0, complete: 0, unreadable: 0 })
     expect(queryOverview(rows, { state: 'unreadable' }).rows.map((row) => row.session)).toEqual(['e', 'f'])
     const second = queryOverview(rows, { offset: 2, limit: 2 })
     expect([second.total, second.offset, second.limit, second.rows.map((row) => row.session)]).toEqual([5, 2, 2, ['d', 'e']])
+  })
+
+  it('groups an active goal with a call waiting for a person as waiting for approval, after the running ones', () => {
+    const waiting = overviewRows([
+      summary('w', 2, { goal: { goal: goal({ objective: 'Write files' }) }, approvals: [{ callId: 'c1', tool: 'write_file', why: 'read-only', since: 1 }] }),
+      summary('r', 1, { goal: { goal: goal({ objective: 'Read files' }) }, approvals: [] }),
+      // A paused goal's leftover wait (its process died asking) does not make it waiting.
+      summary('p', 3, { goal: { goal: goal({ objective: 'Paused', phase: 'paused' }) }, approvals: [{ callId: 'c2', tool: 'run_command', why: 'x', since: 1 }] }),
+    ])
+    expect(waiting.map((row) => [row.session, row.state, row.verdict])).toEqual([
+      ['w', 'waiting', 'waiting for approval: write_file'],
+      ['r', 'running', undefined],
+      ['p', 'paused', undefined],
+    ])
+    expect(queryOverview(waiting).rows.map((row) => row.session)).toEqual(['r', 'w', 'p'])
   })
 })

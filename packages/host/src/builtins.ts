@@ -27,6 +27,7 @@ export const builtinPlugins: BuiltinPlugins = {
   '@goalkeeper/goal-judge': () => import('@goalkeeper/goal-judge'),
   '@goalkeeper/goal-auto-resume': () => import('@goalkeeper/goal-auto-resume'),
   '@goalkeeper/notifier': () => import('@goalkeeper/notifier'),
+  '@goalkeeper/control': () => import('@goalkeeper/control'),
   '@goalkeeper/loop-guard': () => import('@goalkeeper/loop-guard'),
   '@goalkeeper/mistake-limit': () => import('@goalkeeper/mistake-limit'),
   '@goalkeeper/no-progress': () => import('@goalkeeper/no-progress'),

@@ -6,7 +6,7 @@ import type { PermissionsConfig } from './config.ts'
 import { decide } from './decide.ts'
 import { summarize } from './describe.ts'
 import type { CompiledRule } from './rules.ts'
-import { PERMISSION_RECORD, type PermissionAnswer, type PermissionRecord, type PermissionRequest, type PermissionService } from './types.ts'
+import { PERMISSION_RECORD, PERMISSION_WAITING_RECORD, type PermissionAnswer, type PermissionRecord, type PermissionRequest, type PermissionService } from './types.ts'
 
 /** `by` of every denial this plugin makes (the reason says whether a rule, nobody or a person denied). */
 export const DENIER = 'permissions'
@@ -58,6 +58,7 @@ export class PermissionGate {
     }
     const pending = this.ctx.bail('permissions/ask', request)
     if (!pending) return deny(`${decision.why}, and nobody is there to allow it (an unattended run denies such calls)`)
+    this.recordWaiting(request, decision.why)
     dispatchIsolated(this.ctx, 'permissions/waiting', request)
     let answer: PermissionAnswer
     try {
@@ -75,6 +76,16 @@ export class PermissionGate {
       this.allowed.get(agent)!.add(memoryKey(review))
     }
     return { kind: 'allow' }
+  }
+
+  /** The wait goes into the session too, so a reader of the log (the board's overview) sees a call waiting for a person. */
+  private recordWaiting(request: PermissionRequest, why: string) {
+    const { call } = request.review
+    try {
+      call.agent.session.append(PERMISSION_WAITING_RECORD, { turn: call.turn, step: call.step, callId: call.callId, tool: request.tool, why, ...(request.command !== undefined ? { command: request.command } : {}) })
+    } catch (error) {
+      this.ctx.logger.warn('could not record the wait for a permission answer: %s', describeError(error))
+    }
   }
 
   /** A person's answer goes into the session next to the call, so the log shows who allowed what. */

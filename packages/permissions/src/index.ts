@@ -28,3 +28,4 @@ export const apply = async (ctx: Context, config: PermissionsConfig) => {
     yield ctx.provide('permissions', gate.service)
   }, 'permissions')
 }
+export { waitingApprovalsFold, type WaitingApproval } from './waiting-fold.ts'

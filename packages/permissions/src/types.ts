@@ -56,6 +56,18 @@ export interface PermissionRecord {
   by: string
 }
 
+/** Session record of a call waiting for a person's answer; the `permission/asked` record (or the call's result) ends the wait. */
+export const PERMISSION_WAITING_RECORD = 'permission/waiting'
+export interface PermissionWaitingRecord {
+  turn: number
+  step: number
+  callId: string
+  tool: string
+  why: string
+  /** run_command's command line, as it will run. */
+  command?: string
+}
+
 declare module 'cordis' {
   interface Context {
     /** Permission modes, rules and asking a person (section 5). */
@@ -80,5 +92,7 @@ declare module '@goalkeeper/session' {
   interface RecordData {
     /** A person answered a permission question about one call. */
     'permission/asked': PermissionRecord
+    /** A call waits for a person's answer (a listener of `permissions/ask` took the question). */
+    'permission/waiting': PermissionWaitingRecord
   }
 }

@@ -5,8 +5,8 @@
  */
 export const CLIENT_JS = String.raw`(function () {
   'use strict'
-  var STATES = ['running', 'blocked', 'paused', 'complete', 'unreadable']
-  var LABELS = { running: 'Running', blocked: 'Blocked', paused: 'Paused', complete: 'Complete', unreadable: 'Unreadable' }
+  var STATES = ['running', 'waiting', 'blocked', 'paused', 'complete', 'unreadable']
+  var LABELS = { running: 'Running', waiting: 'Waiting for approval', blocked: 'Blocked', paused: 'Paused', complete: 'Complete', unreadable: 'Unreadable' }
   var main = document.getElementById('main')
   var live = document.getElementById('live')
 
@@ -18,7 +18,7 @@ export const CLIENT_JS = String.raw`(function () {
       if (key === 'text') node.textContent = String(value)
       else if (key === 'className') node.className = value
       else if (key === 'href') node.setAttribute('href', value)
-      else if (key === 'onclick' || key === 'oninput' || key === 'onchange') node.addEventListener(key.slice(2), value)
+      else if (key === 'onclick' || key === 'oninput' || key === 'onchange' || key === 'onsubmit') node.addEventListener(key.slice(2), value)
       else node.setAttribute(key, String(value))
     }
     if (children) for (var i = 0; i < children.length; i++) if (children[i]) node.appendChild(typeof children[i] === 'string' ? document.createTextNode(children[i]) : children[i])
@@ -145,6 +145,67 @@ export const CLIENT_JS = String.raw`(function () {
     if (round.text) parts.push(pre(round.text, 'model-text'))
     return el('section', { className: 'card round', 'data-round': round.round }, parts)
   }
+  // Controls: sent to the process that runs the goal, through the board (POST, JSON, same origin only).
+  var controlMessage = null
+  function control(id, body) {
+    controlMessage = { text: 'sending ' + body.action + '…', failed: false }
+    return fetch('/api/goal/' + encodeURIComponent(id) + '/control', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) }).then(function (response) {
+      return response.json().then(function (reply) {
+        controlMessage = reply.ok ? { text: body.action + ': done', failed: false } : { text: body.action + ' refused: ' + reply.message, failed: true }
+      })
+    }, function (error) { controlMessage = { text: body.action + ' failed: ' + error.message, failed: true } }).then(refresh)
+  }
+  function number(input, scale) { var value = Number(input.value); return input.value.trim() && value > 0 ? value * scale : undefined }
+  function raiseForm(id, goal, enabled) {
+    var budgets = (goal && goal.budgets) || {}
+    var fields = [['tokens', 'tokens', 1, budgets.tokens], ['costUsd', 'cost (USD)', 1, budgets.costUsd], ['activeTimeMs', 'time (minutes)', 60000, budgets.activeTimeMs && budgets.activeTimeMs / 60000], ['maxRounds', 'max rounds', 1, goal && goal.maxGoalRounds]]
+    var inputs = {}
+    var labels = fields.map(function (field) {
+      inputs[field[0]] = el('input', { type: 'number', min: '0', step: 'any', name: field[0], id: 'raise-' + field[0], placeholder: field[3] === undefined ? 'none' : String(field[3]), disabled: enabled ? null : 'disabled' })
+      return el('label', { className: 'sub' }, [field[1] + ' ', inputs[field[0]]])
+    })
+    var form = el('form', { className: 'raise', id: 'raise', onsubmit: function (event) {
+      event.preventDefault()
+      var body = { action: 'raise', revision: goal.revision, budgets: {} }
+      fields.forEach(function (field) {
+        var value = number(inputs[field[0]], field[2])
+        if (value === undefined) return
+        if (field[0] === 'maxRounds') body.maxRounds = Math.round(value)
+        else body.budgets[field[0]] = field[0] === 'costUsd' ? value : Math.round(value)
+      })
+      if (!Object.keys(body.budgets).length) delete body.budgets
+      control(id, body)
+    } }, labels.concat([el('button', { type: 'submit', 'data-control': 'raise', text: 'raise', disabled: enabled ? null : 'disabled' })]))
+    return form
+  }
+  function approvalNode(id, approval) {
+    return el('div', { className: 'approval', 'data-call': approval.callId }, [
+      el('div', null, [el('strong', { text: approval.tool }), ' ', el('span', { className: 'sub', text: approval.why })]),
+      pre(approval.command !== undefined ? approval.command : approval.arguments),
+      el('button', { 'data-control': 'allow', text: 'allow once', onclick: function () { control(id, { action: 'answer', callId: approval.callId, allow: true }) } }),
+      ' ',
+      el('button', { 'data-control': 'deny', text: 'deny', onclick: function () { control(id, { action: 'answer', callId: approval.callId, allow: false }) } }),
+    ])
+  }
+  function controlsCard(id, state) {
+    var live = state.live, status = live ? state.status : null, goal = status && status.goal
+    var parts = [el('h3', { text: 'Controls' })]
+    if (!live) parts.push(el('p', { className: 'sub', id: 'control-why', text: 'Controls are off: ' + state.why }))
+    else parts.push(el('p', { className: 'sub', text: 'run by process ' + status.pid + (status.answersApprovals ? '; it takes approvals from this page' : '') }))
+    function button(action, enabled, extra) {
+      return el('button', { 'data-control': action, text: action, disabled: enabled ? null : 'disabled', onclick: function () { control(id, Object.assign({ action: action, revision: goal.revision }, extra)) } })
+    }
+    parts.push(el('div', { className: 'buttons' }, [
+      button('pause', !!goal && goal.phase === 'active'), ' ',
+      button('resume', !!goal && (goal.phase === 'paused' || goal.phase === 'blocked')), ' ',
+      button('clear', !!goal),
+    ]))
+    parts.push(raiseForm(id, goal, !!goal))
+    if (status) status.approvals.forEach(function (approval) { parts.push(approvalNode(id, approval)) })
+    if (controlMessage) parts.push(el('p', { id: 'control-message', role: 'status', className: controlMessage.failed ? 'stop' : 'sub', text: controlMessage.text }))
+    return el('section', { className: 'card controls', id: 'controls' }, parts)
+  }
+
   function goalPage(id) {
     return getJson('/api/goal/' + encodeURIComponent(id)).then(function (data) {
       var view = data.view, goal = view.goal
@@ -159,6 +220,7 @@ export const CLIENT_JS = String.raw`(function () {
           goal.blockedReason ? el('div', { className: 'stop', text: goal.blockedReason.code + ': ' + goal.blockedReason.message }) : null,
         ].concat(spendCells(goal.spent, goal.budgets)).concat([el('div', { className: 'sub', text: 'session ' + view.session + ' · ' + view.cwd })])))
       }
+      main.appendChild(controlsCard(id, data.control))
       if (view.answer) main.appendChild(el('section', { className: 'card' }, [el('h3', { text: 'Final answer' }), pre(view.answer, 'answer')]))
       main.appendChild(el('section', { className: 'card' }, [el('h3', { text: 'Resume from a terminal' })].concat(data.resume.map(function (command) { return pre(command, 'command') }))))
       view.rounds.slice().reverse().forEach(function (round) { main.appendChild(roundCard(round)) })

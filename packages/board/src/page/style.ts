@@ -1,6 +1,6 @@
 /** The board's style sheet: one column on a phone, a table from 800 px up. */
 export const STYLE_CSS = String.raw`
-:root { --fg: #1d2430; --muted: #5b6575; --line: #d9dee6; --bg: #f6f7f9; --card: #fff; --run: #1f7a3d; --block: #b42318; --pause: #9a6700; --done: #475467; --bad: #7a271a; }
+:root { --fg: #1d2430; --muted: #5b6575; --line: #d9dee6; --bg: #f6f7f9; --card: #fff; --run: #1f7a3d; --block: #b42318; --pause: #9a6700; --done: #475467; --bad: #7a271a; --wait: #6941c6; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
 header { display: flex; justify-content: space-between; align-items: center; padding: 10px 16px; background: #101828; color: #fff; }
@@ -15,7 +15,7 @@ main { padding: 12px 16px; max-width: 1400px; margin: 0 auto; }
 .chip { border: 1px solid var(--line); border-radius: 999px; padding: 3px 10px; background: var(--card); cursor: pointer; }
 .chip.on { background: #101828; color: #fff; }
 h2 { font-size: 15px; margin: 18px 0 6px; }
-.state-running { color: var(--run); } .state-blocked { color: var(--block); } .state-paused { color: var(--pause); } .state-complete { color: var(--done); } .state-unreadable { color: var(--bad); }
+.state-running { color: var(--run); } .state-waiting { color: var(--wait); } .state-blocked { color: var(--block); } .state-paused { color: var(--pause); } .state-complete { color: var(--done); } .state-unreadable { color: var(--bad); }
 table { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-size: 12px; color: var(--muted); font-weight: 600; }
@@ -31,6 +31,11 @@ pre { margin: 4px 0; padding: 6px 8px; background: #f2f4f7; border-radius: 4px; 
 .tool { border-left: 3px solid var(--line); padding-left: 8px; margin: 6px 0; }
 .tool.failed { border-color: var(--block); }
 .stop { color: var(--block); }
+.controls .buttons { margin: 6px 0; }
+.controls button:disabled { opacity: .5; }
+.raise { display: flex; flex-wrap: wrap; gap: 8px; align-items: end; margin: 6px 0; }
+.raise input { width: 110px; font: inherit; padding: 4px 6px; border: 1px solid var(--line); border-radius: 6px; }
+.approval { border-left: 3px solid var(--wait); padding-left: 8px; margin: 8px 0; }
 .empty { color: var(--muted); padding: 20px 0; }
 @media (max-width: 800px) {
   table, thead, tbody, tr, th, td { display: block; }

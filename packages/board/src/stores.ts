@@ -1,0 +1,37 @@
+import type { OpenOptions, Session, SessionService, SessionSummary, SummaryFold } from '@goalkeeper/session'
+
+/** Several session stores read as one: the board over several projects and a fleet's database at once. */
+export interface Stores {
+  readonly dirs: readonly string[]
+  list(folds: Readonly<Record<string, SummaryFold>>): Promise<SessionSummary[]>
+  /** Opens the session from the first store that has it; `SESSION_NOT_FOUND` when none has. */
+  open(id: string, options: OpenOptions): Promise<{ session: Session; close(): Promise<void> }>
+}
+
+const notFound = (error: unknown) => (error as { code?: unknown }).code === 'SESSION_NOT_FOUND'
+
+export function storesOf(services: readonly SessionService[]): Stores {
+  return {
+    dirs: [...new Set(services.flatMap((service) => service.dirs))],
+    async list(folds) {
+      const lists = await Promise.all(services.map((service) => service.list({ folds })))
+      if (lists.length === 1) return lists[0]
+      // A session two stores both reach (a project's store also lists older directories) is shown once.
+      const seen = new Set<string>()
+      return lists.flat().filter((summary) => !seen.has(summary.id) && !!seen.add(summary.id))
+    },
+    async open(id, options) {
+      let last: unknown
+      for (const service of services) {
+        try {
+          const session = await service.open(id, options)
+          return { session, close: () => service.close(session) }
+        } catch (error) {
+          if (!notFound(error)) throw error
+          last = error
+        }
+      }
+      throw last
+    },
+  }
+}

@@ -1,4 +1,4 @@
-import { describeSpend, type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
+import { describeGoalStatus, describeShortfall, describeSpend, type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
 import type { SessionService, SessionSummary } from '@goalkeeper/session'
 import { InvalidArgumentError } from 'commander'
 import { type CommandContext, defineCommand } from '../command.ts'
@@ -39,8 +39,11 @@ function goalCell(row: Row): string {
   if (row.goalError) return 'unreadable'
   if (!row.goal) return '-'
   const reason = row.goal.phase === 'blocked' && row.goal.blockedReason ? ` (${row.goal.blockedReason.code})` : ''
+  // A complete goal says what it stood on; any other, what kept it from completing (both worded by the goal package).
+  const status = row.goal.phase === 'complete' ? describeGoalStatus(row.goal) : `${row.goal.phase}${reason}`
   const spend = describeSpend(row.goal)
-  return `${row.goal.phase}${reason} ${row.goal.roundsStarted}/${row.goal.maxGoalRounds}${spend ? `, ${spend}` : ''}`
+  const shortfall = describeShortfall(row.goal)
+  return `${status} ${row.goal.roundsStarted}/${row.goal.maxGoalRounds}${spend ? `, ${spend}` : ''}${shortfall ? `; ${shortfall}` : ''}`
 }
 
 export interface SessionsOptions {
@@ -93,7 +96,7 @@ session that cannot be adopted, or adopt without --yes.`),
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)
     const rows: Row[] = chosen.map(({ folds, ...summary }) => ({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : goalOf(folds)) }))
     if (cli.globals.json) {
-      for (const row of rows) cli.printJson({ type: 'session', ...row })
+      for (const row of rows) cli.printJson({ type: 'session', ...row, goalStatus: row.goal ? describeGoalStatus(row.goal) : null })
       return ExitCode.OK
     }
     if (!rows.length) {

@@ -1,4 +1,4 @@
-import { describeGoalStatus, describeShortfall, describeSpend, type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
+import { describeGoalStatus, describeShortfall, describeSpend, describeVerification, type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
 import type { SessionService, SessionSummary } from '@goalkeeper/session'
 import { InvalidArgumentError } from 'commander'
 import { type CommandContext, defineCommand } from '../command.ts'
@@ -39,11 +39,11 @@ function goalCell(row: Row): string {
   if (row.goalError) return 'unreadable'
   if (!row.goal) return '-'
   const reason = row.goal.phase === 'blocked' && row.goal.blockedReason ? ` (${row.goal.blockedReason.code})` : ''
-  // A complete goal says what it stood on; any other, what kept it from completing (both worded by the goal package).
-  const status = row.goal.phase === 'complete' ? describeGoalStatus(row.goal) : `${row.goal.phase}${reason}`
   const spend = describeSpend(row.goal)
-  const shortfall = describeShortfall(row.goal)
-  return `${status} ${row.goal.roundsStarted}/${row.goal.maxGoalRounds}${spend ? `, ${spend}` : ''}${shortfall ? `; ${shortfall}` : ''}`
+  // Last, so a narrow terminal cuts it before the rounds: what a complete goal stood on, or what kept an open
+  // one from completing, worded by the goal package.
+  const evidence = row.goal.phase === 'complete' ? describeVerification(row.goal) : describeShortfall(row.goal)
+  return `${row.goal.phase}${reason} ${row.goal.roundsStarted}/${row.goal.maxGoalRounds}${spend ? `, ${spend}` : ''}${evidence ? `; ${evidence}` : ''}`
 }
 
 export interface SessionsOptions {

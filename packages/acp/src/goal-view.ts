@@ -1,5 +1,5 @@
 import type { PlanEntry } from '@agentclientprotocol/sdk'
-import { addUsage, describePhase, describeVerification, describeTurnOutcome, GOAL_CHANGE_RECORD, GOAL_USAGE_RECORD, isGoalSourced, isLimitCode, isRunnable, tokensOf, type Goal, type GoalBudgets, type GoalJudgement, type GoalSpend, type GoalState, type GoalVerification } from '@goalkeeper/goal'
+import { addCheck, addJudgement, addUsage, describeGoalStatus, describePhase, describeVerification, describeTurnOutcome, GOAL_CHANGE_RECORD, GOAL_CHECK_RECORD, GOAL_JUDGEMENT_RECORD, GOAL_USAGE_RECORD, isGoalSourced, isLimitCode, isRunnable, tokensOf, type Goal, type GoalBudgets, type GoalJudgement, type GoalSpend, type GoalState, type GoalVerification } from '@goalkeeper/goal'
 import { clip } from '@goalkeeper/kit'
 import { isRecordOf, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
 
@@ -48,6 +48,8 @@ export interface GoalSnapshot {
   budgets: GoalBudgets | null
   /** What its rounds spent as the budgets count it (Codex's token accounting; `costUsd` null when a price is unknown). */
   spent: GoalSpend | null
+  /** A goal defined by a condition (`until`): the judge decides after every round whether it is met; null otherwise. */
+  until: string | null
   /** The check a completion must pass, and how it went so far; null when there is none. */
   verify: string[] | null
   verification: GoalVerification | null
@@ -55,6 +57,12 @@ export interface GoalSnapshot {
   judgement: GoalJudgement | null
   /** What a complete goal stood on (`verified: npm test passed; judged met by cheap`, `completed by a person`, `not verified`); null until complete. */
   completedOn: string | null
+  /**
+   * The goal's state with its evidence, as every front end words it (`describeGoalStatus`): `complete
+   * (verified: 2 checks passed; judged met by cheap)`, `active (armed); not complete: judged not met by
+   * cheap: ...`, or the phase alone.
+   */
+  statusText: string
   createdAt: number
   updatedAt: number
 }
@@ -97,6 +105,17 @@ export class GoalView {
       const usage = record.data
       if (!this.goal || usage.goalId !== this.goal.id) return false
       this.goal = { ...this.goal, spent: addUsage(this.goal.spent, usage) }
+      return true
+    }
+    // A check run or a judge's decision is evidence a client shows at once, not at the next goal change.
+    if (isRecordOf(record, GOAL_CHECK_RECORD)) {
+      if (!this.goal || record.data.goalId !== this.goal.id) return false
+      this.goal = { ...this.goal, verification: addCheck(this.goal.verification, record.data) }
+      return true
+    }
+    if (isRecordOf(record, GOAL_JUDGEMENT_RECORD)) {
+      if (!this.goal || record.data.goalId !== this.goal.id) return false
+      this.goal = { ...this.goal, judgement: addJudgement(this.goal.judgement, record.data) }
       return true
     }
     if (isRecordOf(record, 'turn/start')) {
@@ -163,10 +182,12 @@ export class GoalView {
       tokensUsed: this.tokens,
       budgets: goal.budgets ?? null,
       spent: goal.spent ?? null,
+      until: goal.until ?? null,
       verify: goal.verify ?? null,
       verification: goal.verification ?? null,
       judgement: goal.judgement ?? null,
       completedOn: goal.phase === 'complete' ? describeVerification(goal) : null,
+      statusText: describeGoalStatus({ ...goal, activation }),
       createdAt: goal.createdAt,
       updatedAt: goal.updatedAt,
     }

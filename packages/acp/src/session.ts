@@ -28,7 +28,7 @@ export interface SessionHost {
 export const GOAL_COMMAND: AvailableCommand = {
   name: 'goal',
   description: 'Set, show or steer the session goal: an objective worked on in automatic rounds until it is complete, blocked, paused or out of rounds',
-  input: { hint: '<objective> | pause | resume | clear | edit <objective> | --max-rounds N <objective>' },
+  input: { hint: '<objective> | until <condition> | pause | resume | clear | edit <objective> | --max-rounds N <objective>' },
 }
 
 /** How the message a prompt sent ended before or in its turn. */

@@ -34,7 +34,7 @@ describe('the goal snapshot a client sees', () => {
     const judgement = { attempts: 2, rejectionsInARow: 0, last: { judge: 'cheap', verdict: 'met' as const, accepted: true, reasons: ['ok'], missing: [], diff: null } }
     const verification = { attempts: 2, failures: 0, last: { command: 'npm test', ok: true, exitCode: 0 } }
     view.observe(record('goal/change', { op: 'complete', goal: goal({ phase: 'complete', verification, judgement }) }))
-    expect(view.snapshot(undefined)).toMatchObject({ judgement, completedOn: 'verified: npm test passed; judged met by cheap' })
+    expect(view.snapshot(undefined)).toMatchObject({ judgement, completedOn: 'verified: 1 check passed; judged met by cheap' })
   })
 
   it('says null where the goal has no budget and no check', () => {

@@ -1,8 +1,8 @@
-import type { ModelRequest, ScriptStep } from '@goalkeeper/model'
+import { createScriptedProvider, type ModelRequest, type ScriptStep } from '@goalkeeper/model'
 import { call, tools } from '@goalkeeper/test-kit'
 import { describe, expect, it } from 'vitest'
 import type { GoalSnapshot } from '../src/index.ts'
-import { modelCall, setup, textOf, type TestClient } from './helpers.ts'
+import { modelCall, setup, textOf, type Setup, type TestClient } from './helpers.ts'
 
 /** The goal as the last tool result of the request shows it (after get_goal). */
 const goalIn = (request: ModelRequest) => {
@@ -21,6 +21,16 @@ const twoRounds: ScriptStep[] = [
   },
   { text: 'The goal is complete: x.txt exists.' },
 ]
+
+/** The completion judge on a scripted model of its own (`judge`), so agent and judge calls are told apart. */
+async function withJudge({ h }: Setup) {
+  const judge = createScriptedProvider()
+  await h.load({ name: 'judge-model', inject: ['models'], apply: (ctx: any) => { ctx.models.register('judge', judge) } })
+  await h.load(await import('@goalkeeper/goal-judge'), { model: 'judge' })
+  return judge
+}
+
+const verdict = (v: 'met' | 'not-met', reasons: string[], missing: string[] = []) => ({ text: JSON.stringify({ verdict: v, reasons, missing }) })
 
 const goals = (client: TestClient, sessionId: string) =>
   client.of(sessionId, 'session_info_update').map((update) => (update._meta as { goal: GoalSnapshot | null }).goal)
@@ -70,6 +80,52 @@ describe('goals over ACP', () => {
     expect(cleared.goal).toBeNull()
     expect(goals(client, sessionId).at(-1)).toBeNull()
     expect(client.of(sessionId, 'plan').at(-1)!.entries).toEqual([])
+  })
+
+  it('/goal until runs rounds until the judge finds the condition met, with no complete call; the snapshot carries the condition and the evidence', async () => {
+    const s = await setup()
+    const judge = await withJudge(s)
+    const { h, client } = s
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    h.scripted.push(tools(call('write_file', { path: 'x.txt', content: 'x\n' })), { text: 'Wrote x.txt.' })
+    judge.push(verdict('met', ['x.txt exists.']))
+    const answer = await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/goal until x.txt exists' }] })
+    expect(answer).toEqual({ stopReason: 'end_turn' })
+    expect(client.of(sessionId, 'tool_call').map((update) => update.title)).toEqual(['Write x.txt'])
+    expect(goals(client, sessionId).at(-1)).toMatchObject({
+      objective: 'x.txt exists', until: 'x.txt exists', status: 'complete', roundsStarted: 1,
+      judgement: { attempts: 1, last: { judge: 'judge', verdict: 'met', accepted: true, reasons: ['x.txt exists.'] } },
+      completedOn: 'judged met by judge', statusText: 'complete (judged met by judge)',
+    })
+  })
+
+  it('the extension sets a goal with a condition; a refusal shows in the snapshot as it is recorded, and its reasons reach the next round', async () => {
+    const s = await setup()
+    const judge = await withJudge(s)
+    const { h, client } = s
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    h.scripted.push(
+      tools(call('write_file', { path: 'x.txt', content: 'draft\n' })), { text: 'A draft.' },
+      tools(call('write_file', { path: 'x.txt', content: 'ok\n' })), { text: 'Now it says ok.' },
+    )
+    judge.push(verdict('not-met', ['x.txt says draft.'], ['x.txt saying ok']), verdict('met', ['x.txt says ok.']))
+    const set = await client.agent.request<any>('_goalkeeper/goal', { sessionId, action: 'set', objective: 'Write x.txt', until: 'x.txt says ok', maxRounds: 3 })
+    expect(set).toMatchObject({ ok: true, goal: { objective: 'Write x.txt', until: 'x.txt says ok', statusText: 'active (armed)' } })
+    await client.until((update) => update.sessionUpdate === 'session_info_update' && (update._meta as any).goal?.status === 'complete')
+    const texts = goals(client, sessionId).map((goal) => goal?.statusText)
+    // The refusal is shown while round 2 has not started yet: from the goal/judgement record, not a goal change.
+    expect(texts).toContain('active (armed); not complete: judged not met by judge: x.txt says draft.')
+    expect(texts.at(-1)).toBe('complete (judged met by judge)')
+    const prompts = h.scripted.requests.flatMap((request) => request.messages).filter((message) => message.role === 'user').map((message) => message.content.map((block) => ('text' in block ? block.text : '')).join(''))
+    expect(prompts.find((text) => text.includes('Round: 2/'))).toContain('x.txt says draft.')
+  })
+
+  it('refuses a condition without a judge, and until on another action', async () => {
+    const { h, client } = await setup()
+    const { sessionId } = await client.agent.request('session/new', { cwd: h.workspace, mcpServers: [] })
+    await expect(client.agent.request('_goalkeeper/goal', { sessionId, action: 'set', until: 'x.txt exists' })).rejects.toMatchObject({ code: -32602, data: { code: 'GOAL_NO_JUDGE' } })
+    await expect(client.agent.request('_goalkeeper/goal', { sessionId, action: 'edit', objective: 'x', until: 'x.txt exists' })).rejects.toMatchObject({ code: -32602, data: { until: { _errors: ['action "edit" takes no until: a condition is set with the goal'] } } })
+    await expect(client.agent.request('_goalkeeper/goal', { sessionId, action: 'set', until: ' ' })).rejects.toMatchObject({ code: -32602, data: { until: { _errors: ['until, when given, is a non-empty condition'] } } })
   })
 
   it('refuses malformed goal requests by naming the field', async () => {

@@ -1,4 +1,4 @@
-import { foldGoal, type Goal, isGoalSourced } from '@goalkeeper/goal'
+import { describeGoalStatus, foldGoal, type Goal, type GoalJudgementRecord, isGoalSourced } from '@goalkeeper/goal'
 import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
 
 /** How much of a tool result or check output a goal page carries: the tail, where the verdict is. */
@@ -26,6 +26,8 @@ export interface RoundView {
   startedAt: number
   tools: ToolView[]
   checks: { command: string; ok: boolean; exitCode: number | null; output: string }[]
+  /** The judge's decisions on this round's completion (a claim, or a condition goal's review after it). */
+  judgements: JudgementView[]
   compactions: { reason: string; method: string }[]
   /** Why the round stopped early: guard denials and blocks. */
   stops: string[]
@@ -35,10 +37,14 @@ export interface RoundView {
   outcome?: string
 }
 
+export type JudgementView = Omit<GoalJudgementRecord, 'goalId'>
+
 export interface GoalView {
   session: string
   cwd: string
   goal: Goal | null
+  /** What the goal stands on, worded by the goal package (`describeGoalStatus`): `complete (verified: 2 checks passed; judged met by cheap)`, or why it is not complete. */
+  status: string | null
   rounds: RoundView[]
   answer: string
 }
@@ -83,7 +89,7 @@ export function goalView(session: string, records: readonly SessionRecord[]): Go
   for (const record of records) {
     if (isRecordOf(record, 'session/header')) cwd = record.data.cwd
     else if (isRecordOf(record, 'turn/start')) {
-      current = { round: 0, turn: record.data.turn, startedAt: record.at, tools: [], checks: [], compactions: [], stops: [], usage: { tokens: 0, costUsd: 0, activeTimeMs: 0, calls: 0 }, text: '' }
+      current = { round: 0, turn: record.data.turn, startedAt: record.at, tools: [], checks: [], judgements: [], compactions: [], stops: [], usage: { tokens: 0, costUsd: 0, activeTimeMs: 0, calls: 0 }, text: '' }
       byTurn.set(record.data.turn, current)
       rounds.push(current)
     } else if (isRecordOf(record, 'user/message') && current && isGoalSourced(record.data)) current.round = record.data.source.round
@@ -107,6 +113,7 @@ export function goalView(session: string, records: readonly SessionRecord[]): Go
       }
     } else if (isRecordOf(record, 'context/compacted')) byTurn.get(record.data.turn)?.compactions.push({ reason: record.data.reason, method: record.data.method })
     else if (isRecordOf(record, 'goal/check') && current) current.checks.push({ command: clean(record.data.command), ok: record.data.ok, exitCode: record.data.exitCode, output: tail(record.data.output) })
+    else if (isRecordOf(record, 'goal/judgement') && current) current.judgements.push(judgementView(record.data))
     else if (isRecordOf(record, 'goal/usage')) {
       const round = byTurn.get(record.data.turn)
       if (!round) continue
@@ -128,5 +135,17 @@ export function goalView(session: string, records: readonly SessionRecord[]): Go
   } catch {
     // A log whose goal records do not replay: its rounds are still shown, its goal is not.
   }
-  return { session, cwd, goal, rounds, answer }
+  return { session, cwd, goal, status: goal && clean(describeGoalStatus(goal)), rounds, answer }
+}
+
+/** A judge's decision as the page shows it: the model's reasons cleaned like any model text. */
+function judgementView(data: GoalJudgementRecord): JudgementView {
+  return {
+    judge: clean(data.judge),
+    verdict: data.verdict,
+    accepted: data.accepted,
+    reasons: data.reasons.map(clean),
+    missing: data.missing.map(clean),
+    diff: data.diff && { summary: clean(data.diff.summary), sha256: data.diff.sha256 },
+  }
 }

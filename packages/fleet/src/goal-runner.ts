@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import type { Agent, AgentService } from '@goalkeeper/agent-loop'
-import { isSettled, type GoalService, type GoalState } from '@goalkeeper/goal'
+import { describeGoalStatus, isSettled, type GoalService, type GoalState } from '@goalkeeper/goal'
 import { interruptWork, type GoalDriver } from '@goalkeeper/goal-session'
 import { describeError } from '@goalkeeper/kit'
 import type { BuiltinPlugins } from '@goalkeeper/loader'
@@ -41,6 +41,10 @@ export async function runGoal(handle: GoalHandle, options: GoalRunnerOptions): P
     const services = goalServices(app, config)
     if (options.databaseVariable && !services.sessions.dir.startsWith('postgres')) {
       note(`sessions are kept in ${services.sessions.dir}, not in the database: only workers that share that directory can take this goal over (give the session entry \`database: \${${options.databaseVariable}:-}\`)`)
+    }
+    // A condition goal without a judge would never complete by its condition: refused before anything is claimed.
+    if (handle.job.until !== undefined && !app.ctx.get('goalJudge')) {
+      throw new PermanentError(`the goal is defined by a condition (submit --until), but ${config} does not load the goal-judge plugin that decides it`)
     }
     const { agent, takeover } = await openSession(services, handle)
     note(`session ${agent.id} (${takeover ? 'resumed' : 'new'}) in ${workspace.dir}${workspace.resumed ? ` from ${workspace.branch}` : ''}`)
@@ -129,6 +133,7 @@ function claimGoal(goals: GoalService, agent: Agent, handle: GoalHandle, start: 
       ...(job.maxRounds !== undefined ? { maxGoalRounds: job.maxRounds } : {}),
       ...(job.budgets ? { budgets: job.budgets } : {}),
       ...(job.verify ? { verify: job.verify } : {}),
+      ...(job.until === undefined ? {} : { until: job.until }),
     })
   } else if (isSettled(loaded)) {
     // The last worker finished the goal but not the job: nothing to re-arm.
@@ -187,7 +192,8 @@ async function jobOutcome({ sessions, goals }: GoalServices, agent: Agent, handl
   if (goal?.phase === 'active' && goal.activation === 'disarmed' && stopReason !== 'drain') {
     throw Object.assign(new Error(`the goal's rounds stopped while it was still active (a session write failed); it is tried again`), { code: 'GOAL_INTERRUPTED' })
   }
-  return { kind: 'done', output: { ...output, session: agent.id, branch: workspace.branch, commit: workspace.pushed ?? null, worker: handle.worker, ...spendOf(goal) } }
+  // What a complete goal stood on (checks, the judge), or why it is not complete: kept with the job.
+  return { kind: 'done', output: { ...output, ...(goal ? { status: describeGoalStatus(goal) } : {}), session: agent.id, branch: workspace.branch, commit: workspace.pushed ?? null, worker: handle.worker, ...spendOf(goal) } }
 }
 
 function spendOf(goal: GoalState | undefined): Record<string, unknown> {

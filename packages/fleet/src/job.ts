@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { normalizeCondition } from '@goalkeeper/goal'
 
 /** Budgets as the goal takes them (`GoalBudgets` of @goalkeeper/goal). */
 export interface JobBudgets {
@@ -18,6 +19,8 @@ export interface GoalJob {
   maxRounds?: number
   budgets?: JobBudgets
   verify?: string[]
+  /** A goal defined by a condition (`submit --until`): the worker creates it as `goal --until` does. */
+  until?: string
   submittedAt: string
 }
 
@@ -55,7 +58,17 @@ export function makeJob(spec: GoalSpec, now = Date.now()): GoalJob {
     ...(spec.maxRounds !== undefined ? { maxRounds: spec.maxRounds } : {}),
     ...(spec.budgets && Object.keys(spec.budgets).length ? { budgets: spec.budgets } : {}),
     ...(spec.verify?.length ? { verify: spec.verify } : {}),
+    ...(spec.until === undefined ? {} : { until: conditionOf(spec.until) }),
     submittedAt: new Date(now).toISOString(),
+  }
+}
+
+/** The goal package's rule for a condition, refused at submit with its reason. */
+function conditionOf(until: string): string {
+  try {
+    return normalizeCondition(until)
+  } catch (error) {
+    throw new FleetError('BAD_JOB', `--until: ${(error as Error).message}`, 'say when the goal is done, e.g. --until "npm test passes and README.md documents the flag"')
   }
 }
 

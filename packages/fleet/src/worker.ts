@@ -236,7 +236,8 @@ export class FleetWorker {
     if (outcome.kind === 'done') {
       await this.queue.noteProgress(id, { rounds: outcome.output.rounds, phase: outcome.output.phase })
       await this.queue.complete(id, outcome.output)
-      this.log(`goal ${id} done: ${outcome.output.phase} after ${outcome.output.rounds} round${outcome.output.rounds === 1 ? '' : 's'}`)
+      const status = typeof outcome.output.status === 'string' ? `; ${outcome.output.status}` : ''
+      this.log(`goal ${id} done: ${outcome.output.phase} after ${outcome.output.rounds} round${outcome.output.rounds === 1 ? '' : 's'}${status}`)
     } else if (outcome.kind === 'returned') {
       // Only a job still this worker's goes back: cancelling one another worker took over would stop that worker's run.
       if (!(await this.queue.heartbeat(id))) return this.lost(id, job, attempt)

@@ -119,7 +119,7 @@ describe('drain and takeover', () => {
     const listing = await command(fleet, ['sessions', '--database', fleet.url, '--all'], { COLUMNS: '400' })
     expect(listing.code).toBe(0)
     expect(listing.stdout).toMatch(/^ID +STARTED +LAST ACTIVITY +GOAL +WORKER +DIRECTORY +TITLE$/m)
-    expect(listing.stdout).toMatch(new RegExp(`^${sessionId} .* complete 3/256(, [^ ]+)? +w-second +`, 'm'))
+    expect(listing.stdout).toMatch(new RegExp(`^${sessionId} .* complete 3/256(, [^ ]+)?; not verified +w-second +`, 'm'))
     const json = await command(fleet, ['--json', 'sessions', '--database', fleet.url, '--all'])
     const row = jsonLines(json.stdout).find((item) => item.id === sessionId)
     expect(row).toMatchObject({ worker: 'w-second', goal: { phase: 'complete', roundsStarted: 3 } })

@@ -37,7 +37,8 @@ export interface Fleet {
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', GIT_CONFIG_GLOBAL: '/dev/null' } })
 
-export function useFleet(options: { fleet?: Record<string, unknown>; git?: Record<string, unknown>; script?: string } = {}): Fleet {
+/** `entries`: more cordis.yml entries after the goal ones, as [id, package, config]. */
+export function useFleet(options: { fleet?: Record<string, unknown>; git?: Record<string, unknown>; script?: string; entries?: [string, string, Record<string, unknown>?][] } = {}): Fleet {
   const database = testDatabase()
   const fleet = { dir: '', yml: '', url: '', key: randomBytes(32).toString('hex') } as Fleet
   beforeAll(async () => {
@@ -58,6 +59,7 @@ export function useFleet(options: { fleet?: Record<string, unknown>; git?: Recor
       ['tool-goal', '@goalkeeper/tool-goal'],
       ['goal-budget', '@goalkeeper/goal-budget'],
       ['goal-session', '@goalkeeper/goal-session'],
+      ...(options.entries ?? []),
     ].map(([id, name, config]) => `- id: ${id}\n  name: '${name}'${config ? `\n  config: ${JSON.stringify(config)}` : ''}`).join('\n') + '\n')
     fleet.env = { GOALKEEPER_DATABASE_URL: database.url, GOALKEEPER_SESSION_KEY: fleet.key }
     fleet.globals = ['--cwd', fleet.dir, '--config', fleet.yml]

@@ -44,7 +44,7 @@ describe('the judge of a completion', () => {
     const goal = await settled(h, agent)
 
     expect(goal).toMatchObject({ phase: 'complete', roundsStarted: 2, judgement: { attempts: 2, rejectionsInARow: 0, last: { judge: 'judge', verdict: 'met', accepted: true } } })
-    expect(describeVerification(goal!)).toBe('verified: test -f done.txt passed; judged met by judge')
+    expect(describeVerification(goal!)).toBe('verified: 1 check passed; judged met by judge')
     const [refused, accepted] = toolResults(agent, 'update_goal')
     expect(refused).toMatchObject({ ok: false, error: { code: 'GOAL_JUDGE_REJECTED' } })
     expect(refused.content).toBe([

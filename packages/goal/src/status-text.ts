@@ -27,16 +27,47 @@ export function describePhase(goal: Pick<Goal, 'phase' | 'blockedReason'> & { ac
 }
 
 /**
- * What a completion was decided on: `verified: npm test passed; judged met by cheap-model`, `judged met by
- * cheap-model`, `completed by a person` (`/goal complete`), or `not verified` when neither a passing check nor an accepting judge stood behind it.
+ * What a completion was decided on: `verified: 2 checks passed; judged met by cheap-model`, `judged met by
+ * cheap-model`, `completed by a person` (`/goal complete`), or `not verified` when neither a passing check nor
+ * an accepting judge stood behind it. The check stops at its first failing command, so a last run that
+ * passed ran every command of `verify`.
  */
 export function describeVerification(goal: Pick<Goal, 'verify' | 'verification' | 'judgement' | 'completedBy'>): string {
   if (goal.completedBy === 'person') return 'completed by a person'
   const parts: string[] = []
-  if (goal.verify && goal.verification?.last.ok) parts.push(`verified: ${goal.verify.join(' && ')} passed`)
+  if (goal.verify && goal.verification?.last.ok) parts.push(`verified: ${plural(goal.verify.length, 'check')} passed`)
   const judged = goal.judgement?.last
   if (judged?.accepted) parts.push(judged.verdict === 'met' ? `judged met by ${judged.judge}` : `accepted although ${judged.judge} could not tell`)
   return parts.length ? parts.join('; ') : 'not verified'
+}
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
+
+/**
+ * Why a goal that is not complete did not complete on its last try: its check failed (`check \`npm test\`
+ * failed with exit code 1`), or the judge refused (`judged not met by cheap: done.txt says draft`). The check
+ * runs first and the judge only when it passed, so a failing last check is the newer news. Undefined when
+ * neither ran, or the goal is complete.
+ */
+export function describeShortfall(goal: Pick<Goal, 'phase' | 'verification' | 'judgement'>): string | undefined {
+  if (goal.phase === 'complete') return undefined
+  const check = goal.verification?.last
+  if (check && !check.ok) return `check \`${check.command}\` failed ${check.exitCode === null ? 'without an exit code' : `with exit code ${check.exitCode}`}`
+  const judged = goal.judgement?.last
+  if (!judged || judged.accepted) return undefined
+  const verdict = judged.verdict === 'not-met' ? `judged not met by ${judged.judge}` : `${judged.judge} could not tell`
+  return `${verdict}: ${judged.reasons[0] ?? 'no reason given'}`
+}
+
+/**
+ * A goal's state with its evidence, the one wording every front end shows: `complete (verified: 2 checks
+ * passed; judged met by cheap)`, `active (armed); not complete: check \`npm test\` failed with exit code 1`,
+ * `blocked (judge-rejected); not complete: judged not met by cheap: ...`, or the phase alone.
+ */
+export function describeGoalStatus(goal: Pick<Goal, 'phase' | 'blockedReason' | 'verify' | 'verification' | 'judgement' | 'completedBy'> & { activation?: GoalActivation }): string {
+  if (goal.phase === 'complete') return `complete (${describeVerification(goal)})`
+  const shortfall = describeShortfall(goal)
+  return shortfall ? `${describePhase(goal)}; not complete: ${shortfall}` : describePhase(goal)
 }
 
 /** 850, 1.2k, 3.4M: short enough for a progress line. */

@@ -2,7 +2,7 @@
 // the wording of a phase, a spend and a turn outcome.
 import { describe, expect, it } from 'vitest'
 import type { TurnOutcome } from '@goalkeeper/session'
-import { BLOCK, BLOCK_CODES, blockCodesOf, describePhase, describeSpend, describeTurnOutcome, isBlockCode, isLimitCode, isRunnable, isSettled, tokensOf, type GoalState } from '../src/index.ts'
+import { BLOCK, BLOCK_CODES, blockCodesOf, describeGoalStatus, describePhase, describeVerification, describeSpend, describeTurnOutcome, isBlockCode, isLimitCode, isRunnable, isSettled, tokensOf, type GoalState } from '../src/index.ts'
 
 const goal = (changes: Partial<GoalState> = {}): GoalState => ({
   id: 'g1', objective: 'o', phase: 'active', activation: 'armed', revision: 1, maxGoalRounds: 5, roundsStarted: 2, createdAt: 1, updatedAt: 2, ...changes,
@@ -79,6 +79,49 @@ describe('status text', () => {
       'interrupted (the process stopped; repaired on the next open)',
       'ended: future-kind',
       'ended: unknown',
+    ])
+  })
+})
+
+describe('the evidence a goal stands on', () => {
+  const passed = { verify: ['npm test', 'npm run lint'], verification: { attempts: 2, failures: 1, last: { command: 'npm run lint', ok: true, exitCode: 0 } } }
+  const failed = { verify: ['npm test'], verification: { attempts: 1, failures: 1, last: { command: 'npm test', ok: false, exitCode: 1 } } }
+  const judged = (verdict: 'met' | 'not-met' | 'cannot-tell', accepted: boolean) => ({
+    judgement: { attempts: 1, rejectionsInARow: accepted ? 0 : 1, last: { judge: 'cheap', verdict, accepted, reasons: ['done.txt says draft.', 'more'], missing: [], diff: null } },
+  })
+
+  it('words a completion by what it was decided on', () => {
+    expect([
+      goal({ phase: 'complete', ...passed, ...judged('met', true) }),
+      goal({ phase: 'complete', verify: ['npm test'], verification: { attempts: 1, failures: 0, last: { command: 'npm test', ok: true, exitCode: 0 } } }),
+      goal({ phase: 'complete', ...judged('cannot-tell', true) }),
+      goal({ phase: 'complete', completedBy: 'person', ...passed }),
+      goal({ phase: 'complete' }),
+    ].map(describeGoalStatus)).toEqual([
+      'complete (verified: 2 checks passed; judged met by cheap)',
+      'complete (verified: 1 check passed)',
+      'complete (accepted although cheap could not tell)',
+      'complete (completed by a person)',
+      'complete (not verified)',
+    ])
+    expect(describeVerification(goal({ phase: 'complete', ...failed }))).toBe('not verified')
+  })
+
+  it('says why a goal is not complete: the failing check first, else the judge\'s refusal', () => {
+    expect([
+      goal({ ...failed, ...judged('not-met', false) }),
+      goal({ ...failed, verification: { ...failed.verification, last: { ...failed.verification.last, exitCode: null } } }),
+      goal({ ...passed, ...judged('not-met', false) }),
+      { ...blocked(BLOCK.judgeRejected), ...judged('cannot-tell', false) },
+      goal({ ...passed }),
+      goal({ ...judged('met', true) }),
+    ].map(describeGoalStatus)).toEqual([
+      'active (armed); not complete: check `npm test` failed with exit code 1',
+      'active (armed); not complete: check `npm test` failed without an exit code',
+      'active (armed); not complete: judged not met by cheap: done.txt says draft.',
+      'blocked (judge-rejected); not complete: cheap could not tell: done.txt says draft.',
+      'active (armed)',
+      'active (armed)',
     ])
   })
 })

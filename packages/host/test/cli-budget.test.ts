@@ -83,7 +83,7 @@ describe('goalkeeper goal --verify', { timeout: CLI_TIMEOUT }, () => {
     const p = await project({ script: checked })
     const { code, stdout, stderr } = await run([...p.globals, 'goal', 'Write done.txt', '--verify', 'test -f done.txt', '--max-rounds', '3'])
     expect(code, stderr).toBe(0)
-    expect(stdout).toBe('Goal done: the check passed.\nGoal complete (verified: test -f done.txt passed) after 2/3 rounds: "Write done.txt"\n')
+    expect(stdout).toBe('Goal done: the check passed.\nGoal complete (verified: 1 check passed) after 2/3 rounds: "Write done.txt"\n')
     expect(stderr).toMatch(/\n {2}update_goal failed: GOAL_CHECK_FAILED: The goal was not completed: its check `test -f done\.txt` failed\. It exited with code 1\./)
     const records = await readSession(p, sessionIdOf(stderr))
     expect(records.filter((r) => r.type === 'goal/check').map((r) => [r.data.command, r.data.ok, r.data.exitCode])).toEqual([['test -f done.txt', false, 1], ['test -f done.txt', true, 0]])

@@ -1,7 +1,7 @@
 // `goalkeeper goal --until`, on the CLI as a child process with the real plugins and the judge; only the model
 // is scripted (the judge is the goal's model in a fresh context, told apart by its system prompt).
 import { describe, expect, it } from 'vitest'
-import { CLI_TIMEOUT, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, jsonLines, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const project = useProject()
 const JUDGE = `- id: goal-judge\n  name: '@goalkeeper/goal-judge'\n`
@@ -26,6 +26,15 @@ describe('goalkeeper goal --until', { timeout: CLI_TIMEOUT }, () => {
     const records = await readSession(p, sessionIdOf(goal.stderr))
     expect(records.filter((record) => record.type === 'tool/call').map((record) => record.data.name)).toEqual(['write_file'])
     expect(records.filter((record) => record.type === 'goal/judgement').map((record) => record.data.verdict)).toEqual(['met'])
+
+    // What the goal stood on, in the same words on every front end.
+    const id = sessionIdOf(goal.stderr)
+    const shown = await run([...p.globals, 'show', id])
+    expect(shown.stdout.trimEnd().split('\n')).toContain('goal complete (judged met by scripted)')
+    const listed = await run([...p.globals, 'sessions'], { env: { COLUMNS: '400' } })
+    expect(listed.stdout).toMatch(new RegExp(`^${id} .* complete 1/3; judged met by scripted `, 'm'))
+    const json = jsonLines((await run([...p.globals, '--json', 'sessions'])).stdout)
+    expect(json.find((row) => row.id === id)).toMatchObject({ type: 'session', goalStatus: 'complete (judged met by scripted)' })
   })
 
   it('is refused when the composition loads no judge', async () => {

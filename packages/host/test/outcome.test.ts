@@ -58,11 +58,11 @@ describe('outcome text', () => {
   it('summarises the goal at the end of a run', () => {
     expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3 }))).toBe('Goal complete (not verified) after 3/5 rounds: "Summarise the workspace"')
     const checked = { verify: ['npm test'], verification: { attempts: 2, failures: 1, last: { command: 'npm test', ok: true, exitCode: 0 } } }
-    expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3, ...checked }))).toBe('Goal complete (verified: npm test passed) after 3/5 rounds: "Summarise the workspace"')
+    expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3, ...checked }))).toBe('Goal complete (verified: 1 check passed) after 3/5 rounds: "Summarise the workspace"')
     // A check that last failed (the goal was completed by other means) does not verify it.
     expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3, ...checked, verification: { ...checked.verification, last: { command: 'npm test', ok: false, exitCode: 1 } } }))).toMatch(/^Goal complete \(not verified\)/)
     const judged = { judgement: { attempts: 3, rejectionsInARow: 0, last: { judge: 'cheap', verdict: 'met' as const, accepted: true, reasons: ['ok'], missing: [], diff: null } } }
-    expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3, ...checked, ...judged }))).toBe('Goal complete (verified: npm test passed; judged met by cheap) after 3/5 rounds: "Summarise the workspace"')
+    expect(goalSummary(goal({ phase: 'complete', roundsStarted: 3, ...checked, ...judged }))).toBe('Goal complete (verified: 1 check passed; judged met by cheap) after 3/5 rounds: "Summarise the workspace"')
     expect(goalSummary(goal({ phase: 'complete', ...judged }))).toMatch(/^Goal complete \(judged met by cheap\)/)
     // A refusal that was not followed by an accepted completion verifies nothing.
     expect(goalSummary(goal({ phase: 'complete', judgement: { ...judged.judgement, rejectionsInARow: 1, last: { ...judged.judgement.last, verdict: 'not-met', accepted: false } } }))).toMatch(/^Goal complete \(not verified\)/)

@@ -92,6 +92,25 @@ describe('renderTranscript', () => {
     ])
   })
 
+  it('ends with what a complete goal stood on, or what kept an open one from completing', () => {
+    const checked = { attempts: 1, failures: 0, last: { command: 'npm test', ok: true, exitCode: 0 } }
+    const judged = { attempts: 1, rejectionsInARow: 0, last: { judge: 'cheap', verdict: 'met' as const, accepted: true, reasons: ['All done.'], missing: [], diff: null } }
+    const complete = log(
+      ['session/header', header],
+      ['goal/change', { op: 'create', goal: goal({ verify: ['npm test'] }) }],
+      ['goal/check', { goalId: 'g1', command: 'npm test', ok: true, exitCode: 0, output: 'ok' }],
+      ['goal/judgement', { goalId: 'g1', ...judged.last }],
+      ['goal/change', { op: 'complete', goal: goal({ phase: 'complete', revision: 2, verify: ['npm test'], verification: checked, judgement: judged }) }],
+    )
+    expect(renderTranscript(complete, { full: false }).at(-1)).toBe('goal complete (verified: 1 check passed; judged met by cheap)')
+    const open = log(
+      ['session/header', header],
+      ['goal/change', { op: 'create', goal: goal({ verify: ['npm test'] }) }],
+      ['goal/check', { goalId: 'g1', command: 'npm test', ok: false, exitCode: 2, output: 'failed' }],
+    )
+    expect(renderTranscript(open, { full: false }).at(-1)).toBe('goal active (disarmed); not complete: check `npm test` failed with exit code 2')
+  })
+
   it('shows tokens and cost per turn and in total (to the cent), checks with their exit codes, and the goal\'s spend against its budgets; never goal/usage raw', () => {
     const usage = (inputTokens: number, outputTokens: number, cachedInputTokens = 0) => ({ inputTokens, outputTokens, cachedInputTokens })
     const records = log(

@@ -1,4 +1,4 @@
-import { describePhase, describeSpend, formatBudgetUsd, formatDuration, type GoalBudgets, type GoalSpend, type GoalState } from '@goalkeeper/goal'
+import { describePhase, describeShortfall, describeSpend, describeVerification, formatBudgetUsd, formatDuration, type GoalBudgets, type GoalSpend, type GoalState } from '@goalkeeper/goal'
 
 /** Human-readable goal status for `/goal` and hosts; the goal's id and revision stay out (internal, see `--json`). */
 export function formatGoalStatus(goal: GoalState | undefined): string {
@@ -11,7 +11,12 @@ export function formatGoalStatus(goal: GoalState | undefined): string {
   if (goal.budgets) lines.push(`Budgets: ${describeBudgets(goal.budgets)}`)
   if (goal.spent) lines.push(`Spent: ${describeSpend(goal)}, ${goal.spent.calls} model calls`)
   if (goal.verify) lines.push(`Check: ${goal.verify.join(' && ')}${goal.verification ? ` (${goal.verification.attempts} runs, last ${goal.verification.last.ok ? 'passed' : 'failed'})` : ''}`)
+  if (goal.until) lines.push(`Done when: ${goal.until}`)
   if (goal.blockedReason) lines.push(`Blocked: ${goal.blockedReason.code}: ${goal.blockedReason.message}`)
+  // What a completion stood on, or why the last try did not complete: the goal package's one wording.
+  const shortfall = describeShortfall(goal)
+  if (goal.phase === 'complete') lines.push(`Completed on: ${describeVerification(goal)}`)
+  else if (shortfall) lines.push(`Not complete: ${shortfall}`)
   return lines.join('\n')
 }
 

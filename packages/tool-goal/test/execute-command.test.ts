@@ -108,4 +108,11 @@ describe('executeGoalCommand', () => {
       blockedReason: { code: 'round-limit', message: 'Used all 5 rounds' },
     })).toBe('Objective: o\nPhase: out of rounds\nRounds: 5/5\nBlocked: round-limit: Used all 5 rounds')
   })
+
+  it('shows the condition, and what a completion stood on or why the last try did not complete', () => {
+    const base = { id: 'g', objective: 'o', revision: 3, maxGoalRounds: 5, roundsStarted: 2, createdAt: 1, updatedAt: 2, activation: 'disarmed' as const, until: 'x.txt says ok' }
+    const judgement = (accepted: boolean) => ({ attempts: 1, rejectionsInARow: accepted ? 0 : 1, last: { judge: 'cheap', verdict: accepted ? 'met' as const : 'not-met' as const, accepted, reasons: ['x.txt says draft.'], missing: [], diff: null } })
+    expect(formatGoalStatus({ ...base, phase: 'active', judgement: judgement(false) })).toBe('Objective: o\nPhase: active (disarmed); /goal resume to continue\nRounds: 2/5\nDone when: x.txt says ok\nNot complete: judged not met by cheap: x.txt says draft.')
+    expect(formatGoalStatus({ ...base, phase: 'complete', judgement: judgement(true) })).toBe('Objective: o\nPhase: complete\nRounds: 2/5\nDone when: x.txt says ok\nCompleted on: judged met by cheap')
+  })
 })

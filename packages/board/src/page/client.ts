@@ -127,6 +127,27 @@ export const CLIENT_JS = String.raw`(function () {
       return el('span', { className: line[0] === '+' ? 'add' : line[0] === '-' ? 'del' : '', text: line[0] + ' ' + line[1] })
     }))])
   }
+  function list(title, items) {
+    return items.length ? el('div', null, [el('div', { className: 'sub', text: title }), el('ul', null, items.map(function (item) { return el('li', { text: item }) }))]) : null
+  }
+  function judgementNode(judged) {
+    return el('div', { className: 'tool judgement' + (judged.accepted ? '' : ' failed') }, [
+      el('strong', { text: 'judge ' + judged.judge + ': ' + judged.verdict + ', completion ' + (judged.accepted ? 'accepted' : 'refused') }),
+      list('reasons', judged.reasons),
+      list('missing', judged.missing),
+      judged.diff ? el('div', { className: 'sub', text: 'workspace change judged (sha256 ' + judged.diff.sha256 + ')' }) : el('div', { className: 'sub', text: 'no diff (not a git work tree)' }),
+      judged.diff ? pre(judged.diff.summary) : null,
+    ])
+  }
+  // What the goal stands on: the status in the goal package's words, then the check and the judge's last word.
+  function evidenceCard(view) {
+    var goal = view.goal
+    var parts = [el('h3', { text: 'Evidence' }), el('div', { className: 'evidence-status', text: view.status })]
+    if (goal.until) parts.push(el('div', { className: 'sub', text: 'done when: ' + goal.until }))
+    if (goal.verify) parts.push(el('div', { className: 'sub', text: 'check: ' + goal.verify.join(' && ') + (goal.verification ? ' · last run ' + (goal.verification.last.ok ? 'passed' : 'failed (exit ' + goal.verification.last.exitCode + ')') + ', ' + goal.verification.attempts + ' run(s)' : ' · not run yet') }))
+    if (goal.judgement) parts.push(judgementNode(goal.judgement.last))
+    return el('section', { className: 'card evidence' }, parts)
+  }
   function roundCard(round) {
     var title = round.round ? 'Round ' + round.round : 'Turn ' + round.turn + ' (a person)'
     var usage = round.usage.calls ? 'tokens ' + tokens(round.usage.tokens) + ', cost ' + usd(round.usage.costUsd) + ', time ' + duration(round.usage.activeTimeMs) : 'no metered model call'
@@ -141,6 +162,7 @@ export const CLIENT_JS = String.raw`(function () {
     round.checks.forEach(function (check) {
       parts.push(el('div', { className: 'tool' + (check.ok ? '' : ' failed') }, [el('strong', { text: 'check ' + (check.ok ? 'passed' : 'failed (exit ' + check.exitCode + ')') + ': ' + check.command }), pre(check.output)]))
     })
+    round.judgements.forEach(function (judged) { parts.push(judgementNode(judged)) })
     round.stops.forEach(function (stop) { parts.push(el('div', { className: 'stop', text: stop })) })
     if (round.text) parts.push(pre(round.text, 'model-text'))
     return el('section', { className: 'card round', 'data-round': round.round }, parts)
@@ -221,6 +243,7 @@ export const CLIENT_JS = String.raw`(function () {
         ].concat(spendCells(goal.spent, goal.budgets)).concat([el('div', { className: 'sub', text: 'session ' + view.session + ' · ' + view.cwd })])))
       }
       main.appendChild(controlsCard(id, data.control))
+      if (goal) main.appendChild(evidenceCard(view))
       if (view.answer) main.appendChild(el('section', { className: 'card' }, [el('h3', { text: 'Final answer' }), pre(view.answer, 'answer')]))
       main.appendChild(el('section', { className: 'card' }, [el('h3', { text: 'Resume from a terminal' })].concat(data.resume.map(function (command) { return pre(command, 'command') }))))
       view.rounds.slice().reverse().forEach(function (round) { main.appendChild(roundCard(round)) })

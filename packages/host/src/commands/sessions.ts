@@ -1,4 +1,4 @@
-import { describeSpend, type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
+import { describeGoalStatus, describeShortfall, describeSpend, describeVerification, type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
 import type { SessionService, SessionSummary } from '@goalkeeper/session'
 import { InvalidArgumentError } from 'commander'
 import { type CommandContext, defineCommand } from '../command.ts'
@@ -40,7 +40,10 @@ function goalCell(row: Row): string {
   if (!row.goal) return '-'
   const reason = row.goal.phase === 'blocked' && row.goal.blockedReason ? ` (${row.goal.blockedReason.code})` : ''
   const spend = describeSpend(row.goal)
-  return `${row.goal.phase}${reason} ${row.goal.roundsStarted}/${row.goal.maxGoalRounds}${spend ? `, ${spend}` : ''}`
+  // Last, so a narrow terminal cuts it before the rounds: what a complete goal stood on, or what kept an open
+  // one from completing, worded by the goal package.
+  const evidence = row.goal.phase === 'complete' ? describeVerification(row.goal) : describeShortfall(row.goal)
+  return `${row.goal.phase}${reason} ${row.goal.roundsStarted}/${row.goal.maxGoalRounds}${spend ? `, ${spend}` : ''}${evidence ? `; ${evidence}` : ''}`
 }
 
 export interface SessionsOptions {
@@ -93,7 +96,7 @@ session that cannot be adopted, or adopt without --yes.`),
     const chosen = options.all ? summaries : summaries.slice(0, options.limit)
     const rows: Row[] = chosen.map(({ folds, ...summary }) => ({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : goalOf(folds)) }))
     if (cli.globals.json) {
-      for (const row of rows) cli.printJson({ type: 'session', ...row })
+      for (const row of rows) cli.printJson({ type: 'session', ...row, goalStatus: row.goal ? describeGoalStatus(row.goal) : null })
       return ExitCode.OK
     }
     if (!rows.length) {

@@ -9,6 +9,7 @@ export interface SubmitOptions extends BudgetOptions {
   ref: string
   maxRounds?: number
   verify?: string[]
+  until?: string
   database?: string
 }
 
@@ -25,12 +26,14 @@ export default defineCommand<SubmitOptions>({
       .option('--cost-budget <usd>', 'stop the goal once its rounds cost this many US dollars', parseUsd)
       .option('--time-budget <duration>', 'stop the goal once its rounds ran this long (e.g. 30m)', parseTime)
       .option('--verify <command>', 'a check the completion must pass in the workspace (repeatable)', (value: string, list: string[] = []) => [...list, value])
+      .option('--until <condition>', 'a condition goal: after every round the judge (goal-judge plugin of the worker\'s composition) checks the condition, and the goal completes when it is met and every check passes (the objective defaults to the condition)')
       .option('--database <url>', 'PostgreSQL URL of the queue (default: GOALKEEPER_DATABASE_URL, else DATABASE_URL)')
       .addHelpText('after', `
 The job's session id is chosen now; any worker that runs the goal works in that session, and its
-workspace changes go to the branch goalkeeper/<session id> of the repository (see \`goalkeeper worker\`).`),
+workspace changes go to the branch goalkeeper/<session id> of the repository (see \`goalkeeper worker\`).
+With --until, the worker's composition must load the goal-judge plugin; a worker without it fails the job.`),
   async run(cli, [words], options) {
-    const objective = await promptFrom(cli, words, 'submit')
+    const objective = (await promptFrom(cli, words, 'submit')) || options.until
     const { fleet } = await openFleet(cli)
     let queue: ReturnType<typeof fleet.queue> | undefined
     try {
@@ -43,8 +46,9 @@ workspace changes go to the branch goalkeeper/<session id> of the repository (se
         ...(options.maxRounds !== undefined ? { maxRounds: options.maxRounds } : {}),
         ...(budgets ? { budgets } : {}),
         ...(options.verify ? { verify: options.verify } : {}),
+        ...(options.until === undefined ? {} : { until: options.until }),
       })
-      if (cli.globals.json) cli.printJson({ type: 'submitted', id, session: job.sessionId, objective: job.objective, repo: job.repo, ref: job.ref })
+      if (cli.globals.json) cli.printJson({ type: 'submitted', id, session: job.sessionId, objective: job.objective, ...(job.until === undefined ? {} : { until: job.until }), repo: job.repo, ref: job.ref })
       else {
         cli.note(`queued goal ${id} (session ${job.sessionId}) for ${job.repo} ${job.ref}`)
         cli.print(id)

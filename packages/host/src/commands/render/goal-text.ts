@@ -1,4 +1,4 @@
-import { describePhase, describeSpend, describeVerification, type Goal, type GoalActivation, type GoalChange, type GoalState } from '@goalkeeper/goal'
+import { describeGoalStatus, describePhase, describeShortfall, describeSpend, describeVerification, type Goal, type GoalActivation, type GoalChange, type GoalState } from '@goalkeeper/goal'
 import { oneLine } from './text.ts'
 
 const rounds = (goal: Goal) => `${goal.roundsStarted}/${goal.maxGoalRounds}`
@@ -39,8 +39,9 @@ export function goalSummary(goal: GoalState | undefined): string {
 function goalOutcome(goal: GoalState | undefined): string {
   if (!goal) return 'No goal: it was cleared.'
   const objective = JSON.stringify(oneLine(goal.objective, 200))
-  if (goal.phase === 'complete') return `Goal complete (${describeVerification(goal)}) after ${rounds(goal)} rounds: ${objective}`
-  return `Goal ${describePhase(goal)} after ${rounds(goal)} rounds: ${objective}\n${goal.blockedReason?.message ?? ''}`.trimEnd()
+  if (goal.phase === 'complete') return `Goal ${describeGoalStatus(goal)} after ${rounds(goal)} rounds: ${objective}`
+  const shortfall = describeShortfall(goal)
+  return [`Goal ${describePhase(goal)} after ${rounds(goal)} rounds: ${objective}`, goal.blockedReason?.message, shortfall && `Not complete: ${shortfall}`].filter(Boolean).join('\n')
 }
 
 /** A line for a `goal/auto-resume` notice: when the next try is, or why there is none. */

@@ -1,5 +1,5 @@
 import type { Agent, AgentService } from '@goalkeeper/agent-loop'
-import type { GoalService, GoalState } from '@goalkeeper/goal'
+import { describeGoalStatus, type GoalService, type GoalState } from '@goalkeeper/goal'
 import type {} from '@goalkeeper/project-instructions'
 import { lastAssistantText, turnOutcome, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
 import type { App } from '../../app.ts'
@@ -284,7 +284,7 @@ export class AgentRun {
       if (exitCode === ExitCode.OK) exitCode = ExitCode.RUNTIME
       if (this.app.signals) this.app.signals.exitCode = exitCode
     }
-    this.term.record({ type: 'result', session: this.agent.id, exitCode, outcome: this.lastOutcome() ?? null, answer: this.answer() ?? null, goal: goal ?? null, usage: usage ?? null, ...extra })
+    this.term.record({ type: 'result', session: this.agent.id, exitCode, outcome: this.lastOutcome() ?? null, answer: this.answer() ?? null, goal: goal ?? null, goalStatus: goal ? describeGoalStatus(goal) : null, usage: usage ?? null, ...extra })
     return exitCode
   }
 

@@ -1,4 +1,4 @@
-import { describeTurnOutcome, foldGoal, type Goal } from '@goalkeeper/goal'
+import { describeGoalStatus, describeShortfall, describeTurnOutcome, foldGoal, type Goal } from '@goalkeeper/goal'
 import { isRecordOf, type Integrity, type SessionRecord, type UserMessage } from '@goalkeeper/session'
 import { describeGoalChange } from '../render/goal-text.ts'
 import { describeCompaction } from '../render/compaction.ts'
@@ -54,7 +54,9 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   const goal = settledGoal(records.filter((record) => record.seq < firstBad))
   const spend = goal && describeGoalSpend(goal)
   const total = tally.summary()
-  if (spend || total) lines.push('', ...[spend, total].filter((line): line is string => !!line))
+  // What a complete goal stood on, or what kept it from completing, worded as every front end words it.
+  const status = goal && (goal.phase === 'complete' || describeShortfall(goal)) ? `goal ${describeGoalStatus(goal)}` : undefined
+  if (status || spend || total) lines.push('', ...[status, spend, total].filter((line): line is string => !!line))
   for (const id of forged.keys()) queued.delete(id)
   const unrun = [...forged.values()].filter((message) => !settled.has(message.id))
   const waiting = [...queued.values()].filter((message) => !settled.has(message.id))

@@ -28,6 +28,8 @@ export interface ServiceOptions {
   maxSessionBytes?: number
   /** A log larger than this is refused at open, before it is read (the whole log is held in memory). */
   maxOpenBytes?: number
+  /** A checkpoint is due once this many records were appended since the last (0: only at compactions). */
+  checkpointEvery?: number
   clock?: () => number
 }
 
@@ -37,6 +39,7 @@ const ID_ATTEMPTS = 10
 export class SessionServiceImpl implements SessionService {
   readonly store: SessionStore
   private sessions = new Map<string, SessionImpl>()
+  private parts = new Map<string, (session: Session) => unknown>()
   /** Tail of the operations queued per id: open, create, fork and close of one id never interleave. */
   private locks = new Map<string, Promise<void>>()
   private stopped = false
@@ -164,9 +167,39 @@ export class SessionServiceImpl implements SessionService {
     return this.exclusive(impl.id, () => this.closeNow(impl))
   }
 
+  provideCheckpoint(name: string, part: (session: Session) => unknown): () => void {
+    if (typeof name !== 'string' || !name) throw new TypeError('provideCheckpoint: name must be a non-empty string')
+    if (this.parts.has(name)) throw new TypeError(`provideCheckpoint: a part named ${name} is already provided`)
+    this.parts.set(name, part)
+    return () => {
+      if (this.parts.get(name) === part) this.parts.delete(name)
+    }
+  }
+
+  checkpoint(session: Session, reason: 'compaction' | 'interval'): SessionRecord | undefined {
+    const impl = own(session)
+    const parts: Record<string, unknown> = {}
+    for (const [name, part] of this.parts) {
+      try {
+        const value = part(impl)
+        if (value !== undefined) parts[name] = value
+      } catch (error) {
+        this.logger.warn('%s: no checkpoint written: the part %s failed: %s', impl.id, name, describeError(error))
+        return undefined
+      }
+    }
+    return impl.append('session/checkpoint', { reason, parts })
+  }
+
+  checkpointDue(session: Session): boolean {
+    const impl = own(session)
+    const every = this.options.checkpointEvery ?? 0
+    return every > 0 && impl.nextSeq - Math.max(impl.checkpointSeq, 0) > every
+  }
+
   async discard(session: Session): Promise<void> {
     const impl = own(session)
-    if (impl.records.length > 1) throw new SessionError('SESSION_EXISTS', `session ${impl.id} holds records; it is kept`, impl.file)
+    if (impl.nextSeq > 1) throw new SessionError('SESSION_EXISTS', `session ${impl.id} holds records; it is kept`, impl.file)
     await this.close(impl)
     await this.store.remove(impl.id)
   }
@@ -303,7 +336,7 @@ export class SessionServiceImpl implements SessionService {
 
   private appenderFor(session: SessionImpl, writer: StoreWriter, size: number) {
     session.bytes = size
-    return writer.appender(size, session.records.length - 1, {
+    return writer.appender(size, session.nextSeq - 1, {
       delayMs: this.options.flushDelayMs,
       maxBatchBytes: this.options.maxBatchBytes,
       onBackgroundError: (error) => {

@@ -15,6 +15,14 @@ export interface SessionHost {
   appended(session: SessionImpl, record: SessionRecord): void
 }
 
+/** Where the records of a session opened from its last checkpoint start, and its header, read apart. */
+export interface TailStart {
+  firstSeq: number
+  header: SessionHeaderData
+}
+
+const CHECKPOINT = 'session/checkpoint'
+
 export class SessionImpl implements Session {
   repair?: RepairReport
   integrity: Integrity = { state: 'unsigned' }
@@ -24,19 +32,30 @@ export class SessionImpl implements Session {
   writer?: Appender
   storeWriter?: StoreWriter
   private list: SessionRecord[]
+  /** Seq of `list[0]`: 0, or the checkpoint a session opened from its tail starts at. */
+  firstSeq = 0
+  /** The header, kept apart for a session whose records start at a checkpoint. */
+  private head?: SessionHeaderData
+  /** Seq of the last `session/checkpoint` record (-1: none yet). */
+  checkpointSeq = -1
   private lastAt = 0
   /** Bytes of the log as written and queued; set when the session becomes writable. */
   bytes = 0
   private full = false
   private state: 'open' | 'closing' | 'closed' = 'open'
 
-  constructor(private host: SessionHost, readonly id: string, readonly file: string, records: SessionRecord[]) {
+  constructor(private host: SessionHost, readonly id: string, readonly file: string, records: SessionRecord[], tail?: TailStart) {
     this.list = records
-    this.attach(records)
+    this.attach(records, undefined, undefined, tail)
   }
 
   get header(): SessionHeaderData {
-    return headerOf(this.list)
+    return this.head ?? headerOf(this.list)
+  }
+
+  /** Seq of the record after the last one. */
+  get nextSeq(): number {
+    return this.firstSeq + this.list.length
   }
 
   get records(): readonly SessionRecord[] {
@@ -67,7 +86,7 @@ export class SessionImpl implements Session {
   }
 
   private write<T>(type: string, data: T): SessionRecord<T> {
-    const seq = this.list.length
+    const seq = this.nextSeq
     // The clock may step back (NTP, a VM resume); `at` must not.
     const at = Math.max(this.host.now(), this.lastAt)
     const encoded = encodeRecord(seq, at, type, this.host.mask ? this.host.mask(data) : data)
@@ -75,6 +94,7 @@ export class SessionImpl implements Session {
     if (this.host.signer) ({ line, mac: this.lastMac } = this.host.signer.sign(this.lastMac, line))
     const { record } = encoded
     this.list.push(record)
+    if (type === CHECKPOINT) this.checkpointSeq = seq
     this.lastAt = at
     this.writer!.push(`${line}\n`, seq)
     this.bytes += Buffer.byteLength(line) + 1
@@ -86,12 +106,17 @@ export class SessionImpl implements Session {
    * Replaces the records and the writer in place: how a read-only session becomes writable while
    * every holder keeps the same object.
    */
-  attach(records: SessionRecord[], storeWriter?: StoreWriter, writer?: Appender) {
+  attach(records: SessionRecord[], storeWriter?: StoreWriter, writer?: Appender, tail?: TailStart) {
     if (this.list !== records) {
       this.list.length = 0
       for (const record of records) this.list.push(record)
     }
-    for (const record of records) if (record.at > this.lastAt) this.lastAt = record.at
+    this.firstSeq = tail?.firstSeq ?? 0
+    this.head = tail?.header
+    for (const record of records) {
+      if (record.at > this.lastAt) this.lastAt = record.at
+      if (record.type === CHECKPOINT) this.checkpointSeq = record.seq
+    }
     this.storeWriter = storeWriter
     this.writer = writer
   }

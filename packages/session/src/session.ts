@@ -1,6 +1,6 @@
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
 import type { AppendData, Appended, SessionHeaderData, SessionRecord } from './records.ts'
-import type { Signer } from './integrity.ts'
+import type { CheckpointEntry, Signer } from './integrity.ts'
 import type { Appender, StoreWriter } from './store.ts'
 import { type Integrity, type RepairReport, type Session, SessionError } from './types.ts'
 
@@ -41,6 +41,12 @@ export class SessionImpl implements Session {
   private lastAt = 0
   /** Bytes of the log as written and queued; set when the session becomes writable. */
   bytes = 0
+  /** Byte offset of `records[0]` in the log: what this process holds of it is `bytes - base`. */
+  base = 0
+  /** A checkpoint appended whose index entry is written once it is durable. */
+  pendingCheckpoint?: CheckpointEntry
+  /** The index write under way, awaited before the writer lock is let go. */
+  indexWrite: Promise<void> = Promise.resolve()
   private full = false
   private state: 'open' | 'closing' | 'closed' = 'open'
 
@@ -76,7 +82,7 @@ export class SessionImpl implements Session {
     if (typeof type !== 'string' || type === '') throw new TypeError('record type must be a non-empty string')
     if (type === HEADER) throw new TypeError(`${HEADER} is written by create and fork, not appended`)
     const max = this.host.maxBytes
-    if (!this.full && max !== undefined && this.bytes >= max) {
+    if (!this.full && max !== undefined && this.bytes - this.base >= max) {
       // The reason goes on record, then nothing more: a log that grows without bound can no longer be opened.
       this.full = true
       this.write('session/full', { maxBytes: max, bytes: this.bytes })
@@ -91,7 +97,11 @@ export class SessionImpl implements Session {
     const at = Math.max(this.host.now(), this.lastAt)
     const encoded = encodeRecord(seq, at, type, this.host.mask ? this.host.mask(data) : data)
     let { line } = encoded
+    const before = this.lastMac
     if (this.host.signer) ({ line, mac: this.lastMac } = this.host.signer.sign(this.lastMac, line))
+    if (type === CHECKPOINT && this.host.signer && this.integrity.state === 'signed') {
+      this.pendingCheckpoint = { seq, offset: this.bytes, mac: before, prefix: this.integrity.unsignedPrefix }
+    }
     const { record } = encoded
     this.list.push(record)
     if (type === CHECKPOINT) this.checkpointSeq = seq

@@ -110,6 +110,13 @@ export interface OpenOptions {
   /** Read-only opens never repair or write. */
   readOnly?: boolean
   /**
+   * Where reading starts. `checkpoint` (the default for writing): at the last checkpoint its store's index
+   * places, verifying the chain from there, so that opening costs what the tail holds, not the whole log;
+   * `records` then start at `firstSeq`. Without a usable index the whole log is read. `start` (the default
+   * read-only): the whole log, every line verified from the header.
+   */
+  from?: 'checkpoint' | 'start'
+  /**
    * Opens a log cut short (`integrity.state === 'truncated'`) for writing anyway: the person accepted
    * that its lost tail is gone. A `session/truncated` record says so in the log, and a new seal follows.
    */

@@ -435,7 +435,7 @@ export class SessionServiceImpl implements SessionService {
   private checkOpenSize(id: string, size: number) {
     const max = this.options.maxOpenBytes
     if (max === undefined || size <= max) return
-    throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)} to read (from its last checkpoint, or whole without one), more than the ${mebibytes(max)} a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session`, this.store.locationOf(id))
+    throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)}, more than the ${mebibytes(max)} a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session`, this.store.locationOf(id))
   }
 
   async signingKey(): Promise<SigningKey> {

@@ -91,7 +91,7 @@ export class LogReader {
     const carry = this.carryBytes ? Buffer.concat(this.carry) : undefined
     // Only the last line may be torn: an unparsable complete line followed by a partial one is corrupt.
     if (unparsable && carry) throw corrupt(this.file, unparsable.line, 'is not valid JSON')
-    if (this.count === 0 && !this.bytes) throw new SessionError('SESSION_CORRUPT', `${this.file}:1: no complete session header (the file is empty or its only line is torn)`, this.file, 1)
+    if (this.count === 0) throw new SessionError('SESSION_CORRUPT', `${this.file}:1: no complete session header (the file is empty or its only line is torn)`, this.file, 1)
     this.chain.finish(this.sealedHeader)
     if (this.broken) return { goodBytes: this.bytes }
     if (unparsable) return { goodBytes: unparsable.offset, torn: unparsable.bytes }

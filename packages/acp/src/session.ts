@@ -119,8 +119,9 @@ export class AcpSession {
     const records = this.agent.session.records
     // A second load of a session already followed replays with a translator of its own, so the live one keeps its state.
     const translator = this.cursor ? this.newTranslator() : this.translator
-    for (const record of records) {
-      if (record.seq >= this.cursor) this.goalView.observe(record)
+    // `cursor` is a position in `records` (which start at `firstSeq` for a session opened from a checkpoint).
+    for (const [index, record] of records.entries()) {
+      if (index >= this.cursor) this.goalView.observe(record)
       if (send) for (const update of translator.translate(record, true)) this.push(update)
     }
     this.cursor = Math.max(this.cursor, records.length)

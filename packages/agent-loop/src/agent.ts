@@ -2,7 +2,8 @@ import { describeError, dispatchIsolated, nextMacrotask } from '@goalkeeper/kit'
 import type { Session, UserMessage } from '@goalkeeper/session'
 import type { AgentStatus, CancelReason, CompactionResult, MessageInput, WrapUpOptions } from './types.ts'
 import type { AgentCore, AgentSettings, LoopHost, PendingDecision } from './state.ts'
-import type { SessionFold } from './fold.ts'
+import type { InputsPart, SessionFold } from './fold.ts'
+import type { HistoryPart } from './history.ts'
 import { AgentLoopError } from './errors.ts'
 import { HUMAN, STEER, toUserMessage } from './message.ts'
 import { History } from './history.ts'
@@ -34,6 +35,7 @@ export class LoopAgent implements AgentCore {
   disposed = false
   readonly history: History
   readonly contextLimits = new Map<string, number>()
+  checkpointWanted = false
   private phase: Phase = { kind: 'idle' }
   private inbox: UserMessage[]
   private nextTurn: number
@@ -181,7 +183,25 @@ export class LoopAgent implements AgentCore {
     try {
       return await run
     } finally {
+      this.checkpointIfDue()
       this.settle()
+    }
+  }
+
+  /** What a checkpoint holds of this agent: its history and its inputs, as of the session's last record. */
+  checkpointPart(): { history: HistoryPart; inputs: InputsPart } {
+    return { history: this.history.part(), inputs: { nextTurn: this.nextTurn, knownIds: [...this.knownIds], pending: this.inbox.slice() } }
+  }
+
+  /** Between turns: writes a checkpoint if a compaction asked for one or enough records passed since the last. */
+  checkpointIfDue() {
+    const { sessions, logger } = this.host
+    if (this.session.closed || this.session.readOnly) return
+    if (!this.checkpointWanted && !sessions.checkpointDue(this.session)) return
+    try {
+      if (sessions.checkpoint(this.session, this.checkpointWanted ? 'compaction' : 'interval')) this.checkpointWanted = false
+    } catch (error) {
+      logger.warn('%s: no checkpoint written: %s', this.id, describeError(error))
     }
   }
 

@@ -114,6 +114,7 @@ export async function compactHistory(scope: CompactionScope, request: ModelReque
     ...(fallbackReason && plan.method === 'fallback' ? { fallbackReason } : {}),
   }
   agent.session.append('context/compacted', data)
+  agent.checkpointWanted = true
   agent.host.logger.info('%s: history compacted (%s, %s): about %d -> %d tokens of %d', agent.id, reason, data.method, tokensBefore, data.tokensAfter, context.window)
   dispatchIsolated(agent.host.ctx, 'agent/compacted', agent, data)
   return { kind: 'compacted', data }

@@ -1,4 +1,4 @@
-import { isRecordOf, type ContextCompactionData, type SessionRecord, type ToolErrorInfo } from '@goalkeeper/session'
+import { checkpointPart, isRecordOf, type ContextCompactionData, type SessionRecord, type ToolErrorInfo } from '@goalkeeper/session'
 import type { ModelMessage } from '@goalkeeper/model'
 import { estimateMessage } from './estimate.ts'
 
@@ -9,6 +9,18 @@ export const ELIDED_OUTPUT = '[output removed to fit the context window]'
 export interface HistoryEntry {
   seq: number
   message: ModelMessage
+}
+
+/** What a checkpoint holds of the history: its entries, and the names of the tool calls still waiting for a result. */
+export interface HistoryPart {
+  entries: HistoryEntry[]
+  calls: [callId: string, name: string][]
+}
+
+/** The records a history folds: `records[i].seq === firstSeq + i` (a session opened from a checkpoint starts there). */
+export interface HistorySource {
+  readonly records: readonly SessionRecord[]
+  readonly firstSeq?: number
 }
 
 /** The history at one moment: its length, its estimated tokens, and its messages, copied when asked for. */
@@ -27,7 +39,8 @@ export interface HistorySnapshot {
  * replaces them: a long session's step does not walk its whole history to decide whether to compact.
  */
 export class History {
-  private read = 0
+  /** Seq of the next record to fold. */
+  private read: number
   private list: HistoryEntry[] = []
   /** The messages of `list`, in step with it; appended to, never changed in place (see `snapshot`). */
   private messages: ModelMessage[] = []
@@ -36,7 +49,15 @@ export class History {
   private costs = new WeakMap<ModelMessage, number>()
   private toolNames = new Map<string, string>()
 
-  constructor(private session: { readonly records: readonly SessionRecord[] }) {}
+  constructor(private session: HistorySource) {
+    this.read = session.firstSeq ?? 0
+  }
+
+  /** The history as a checkpoint keeps it (up to the session's last record). */
+  part(): HistoryPart {
+    this.catchUp()
+    return { entries: this.list.slice(), calls: [...this.toolNames] }
+  }
 
   /** A copy of the messages. */
   current(): ModelMessage[] {
@@ -82,8 +103,18 @@ export class History {
   }
 
   private catchUp() {
-    const records = this.session.records
-    for (; this.read < records.length; this.read++) this.fold(records[this.read])
+    const { records, firstSeq = 0 } = this.session
+    for (; this.read - firstSeq < records.length; this.read++) {
+      const record = records[this.read - firstSeq]
+      // The first record of a session opened from a checkpoint: the history starts as it was there.
+      if (this.read === firstSeq && firstSeq > 0) this.restore(checkpointPart<{ history?: HistoryPart }>(record, 'agent-loop')?.history)
+      else this.fold(record)
+    }
+  }
+
+  private restore(part: HistoryPart | undefined) {
+    for (const entry of part?.entries ?? []) this.add(entry.seq, entry.message)
+    for (const [callId, name] of part?.calls ?? []) this.toolNames.set(callId, name)
   }
 
   private add(seq: number, message: ModelMessage) {
@@ -110,6 +141,8 @@ export class History {
     } else if (isRecordOf(record, 'tool/result')) {
       const { callId, ok, content, error } = record.data
       this.add(seq, { role: 'tool', callId, name: this.toolNames.get(callId) ?? '', ok, content: resultText(ok, content, error) })
+      // Answered: a checkpoint keeps only the names of calls still waiting.
+      this.toolNames.delete(callId)
     } else if (isRecordOf(record, 'context/compacted')) {
       // Kept entries keep their estimate; only the summary and elided outputs are new messages.
       this.list = applyCompaction(this.list, record.data)
@@ -121,7 +154,7 @@ export class History {
 }
 
 /** The history of every request a log's model calls saw after its last record (a replay of the log). */
-export const replayHistory = (records: readonly SessionRecord[]): ModelMessage[] => new History({ records }).current()
+export const replayHistory = (records: readonly SessionRecord[], firstSeq = records[0]?.seq ?? 0): ModelMessage[] => new History({ records, firstSeq }).current()
 
 /** The user message that stands in for replaced history. */
 export const summaryMessage = (summary: string): ModelMessage => ({ role: 'user', content: [{ type: 'text', text: summary }] })

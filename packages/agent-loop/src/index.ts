@@ -28,6 +28,7 @@ export const apply = (ctx: Context, config: AgentLoopConfig) => {
     // Teardown runs in reverse: first `agents` is withdrawn (its dependents unload while agents still work),
     // then every agent ends its turn `disposed` and goes quiet before the plugin is gone.
     yield async () => { await registry.close() }
+    yield ctx.sessions.provideCheckpoint(name, (session) => registry.checkpointPart(session.id))
     yield ctx.provide('agents', registry)
   }, 'agent-loop')
 }

@@ -31,6 +31,8 @@ export class AgentRegistry implements AgentService {
   }
 
   get(id: string) { return this.agents.get(id) }
+  /** The checkpoint part of the agent running on session `id`, if one does. */
+  checkpointPart(id: string) { return this.agents.get(id)?.checkpointPart() }
   list(): Agent[] { return [...this.agents.values()] }
   defaultModel(): string | undefined { return this.host.models.pick(this.host.config.model) }
 

@@ -44,6 +44,9 @@ export interface AgentCore extends Agent {
    * (compaction.ts): they narrow the configured window for the rest of the agent's life.
    */
   readonly contextLimits: Map<string, number>
+  /** A compaction was recorded: a checkpoint follows at the end of its turn (at once when no turn is open). */
+  checkpointWanted: boolean
+  checkpointIfDue(): void
 }
 
 /** A batch taken from the inbox whose turn has not opened yet (under `agent/prompt-submit`, then `agent/admit`). */

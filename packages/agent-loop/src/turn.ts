@@ -105,6 +105,8 @@ export class Turn {
   end(outcome: TurnOutcome) {
     this.agent.session.append('turn/end', { turn: this.number, outcome })
     dispatchIsolated(this.agent.host.ctx, 'agent/turn-end', this.agent, this.number, outcome)
+    // After what the turn's end listeners recorded: the next opening reads from here.
+    this.agent.checkpointIfDue()
   }
 
   private record(message: UserMessage) {

@@ -1,5 +1,5 @@
 import { describeError, isRecord } from '@goalkeeper/kit'
-import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
+import { checkpointPart, isRecordOf, type SessionRecord } from '@goalkeeper/session'
 import { addUsage, GOAL_USAGE_RECORD, normalizeBudgets } from './budgets.ts'
 import { addCheck, checkViolation, GOAL_CHECK_RECORD, normalizeVerify } from './checks.ts'
 import { GoalError } from './errors.ts'
@@ -18,13 +18,21 @@ const GOAL_KEYS = ['createdAt', 'id', 'maxGoalRounds', 'objective', 'phase', 're
  * illegal record poisons the fold: from then on `current` throws the same error, naming that
  * record's seq, so a damaged log is never half-trusted.
  */
+/** What a checkpoint holds of the goal fold: the goal (its spend too), every goal id used, the time floor; or its failure. */
+export interface GoalFoldPart {
+  goal?: Goal
+  usedIds: string[]
+  lastAt: number
+  failure?: { message: string; seq?: number }
+}
+
 export class GoalFold {
   private goal: Goal | undefined
   private readonly usedIds = new Set<string>()
   private lastAt = 0
   private failure: GoalError | undefined
-  /** Number of records consumed so far (the index of the next one). */
-  private consumed = 0
+  /** Seq of the next record to fold; undefined before the first. */
+  private next?: number
 
   /** The folded goal; throws `GOAL_CORRUPT_LOG` if any record so far was bad. */
   get current(): Goal | undefined {
@@ -41,20 +49,53 @@ export class GoalFold {
     return this.lastAt
   }
 
-  /** Folds every record not seen yet; `records[i]` must be the i-th record of the session. */
+  /**
+   * Folds every record not seen yet; `records` are a session's in order without gaps, from its first or
+   * from a checkpoint (`Session.records`).
+   */
   catchUp(records: readonly SessionRecord[]): void {
-    while (this.consumed < records.length) this.add(records[this.consumed])
+    const first = records[0]?.seq ?? 0
+    for (let index = (this.next ?? first) - first; index < records.length; index++) this.add(records[index])
   }
 
-  /** Folds the next record of the session (the one after the last folded). */
+  /** The fold as a checkpoint keeps it. */
+  part(): GoalFoldPart {
+    const { failure } = this
+    return {
+      ...(this.goal && { goal: this.goal }),
+      usedIds: [...this.usedIds],
+      lastAt: this.lastAt,
+      ...(failure && { failure: { message: failure.message, ...(failure.seq !== undefined && { seq: failure.seq }) } }),
+    }
+  }
+
+  /**
+   * Folds the next record of the session (the one after the last folded). A fold that starts at a
+   * checkpoint (a session opened from its tail) starts from the state the checkpoint holds.
+   */
   add(record: SessionRecord): void {
-    this.consumed++
+    const starting = this.next === undefined
+    this.next = record.seq + 1
+    if (starting && record.seq > 0) return this.restore(record)
     if (this.failure) return
     try {
       this.apply(record)
     } catch (error) {
       this.failure = corrupt(record, error)
     }
+  }
+
+  private restore(record: SessionRecord): void {
+    const part = checkpointPart<GoalFoldPart>(record, 'goal')
+    if (!part) {
+      // Without it nothing before this record is known: refusing is the only safe answer.
+      this.failure = corrupt(record, new Error('the fold starts after the first record, and not at a checkpoint holding the goal'))
+      return
+    }
+    this.goal = part.goal
+    for (const id of part.usedIds) this.usedIds.add(id)
+    this.lastAt = part.lastAt
+    if (part.failure) this.failure = new GoalError('GOAL_CORRUPT_LOG', part.failure.message, part.failure.seq)
   }
 
   private apply(record: SessionRecord): void {

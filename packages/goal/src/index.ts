@@ -33,6 +33,7 @@ export const apply = (ctx: Context, config: GoalConfig) => {
   const goals = new GoalRegistry(ctx, config)
   ctx.effect(function* () {
     yield ctx.on('session/event', (session) => goals.observe(session))
+    yield ctx.sessions.provideCheckpoint(name, (session) => goals.checkpointPart(session))
     yield ctx.on('agent/session-start', (agent) => goals.forget(agent))
     yield ctx.on('agent/disposed', (agent) => goals.forget(agent))
     // Prepended: every listener that does not prepend runs inside this one and cannot re-add a dropped round.

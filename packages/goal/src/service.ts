@@ -4,7 +4,7 @@ import type { Agent } from '@goalkeeper/agent-loop'
 import { dispatchIsolated } from '@goalkeeper/kit'
 import type { Session } from '@goalkeeper/session'
 import { GoalError } from './errors.ts'
-import { GOAL_CHANGE_RECORD, GoalFold, usageViolation } from './fold.ts'
+import { GOAL_CHANGE_RECORD, GoalFold, type GoalFoldPart, usageViolation } from './fold.ts'
 import { roundOfTurn } from './rounds.ts'
 import { checkClear, transition, type TransitionArgs } from './transitions.ts'
 import { budgetsReached, GOAL_USAGE_RECORD } from './budgets.ts'
@@ -196,6 +196,13 @@ export class GoalRegistry implements GoalService {
   }
 
   /** Keeps the fold incremental; also reports a log that just became corrupt. */
+  /** The goal fold of the agent on `session`, caught up, as a checkpoint keeps it; undefined without such an agent. */
+  checkpointPart(session: Session): GoalFoldPart | undefined {
+    const agent = this.agents.get(session.id)
+    if (!agent || agent.session !== session) return undefined
+    return this.lookup(agent)!.fold.part()
+  }
+
   observe(session: Session): void {
     const tracked = this.tracked.get(session.id)
     if (!tracked || tracked.session !== session) return

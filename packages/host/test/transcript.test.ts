@@ -168,6 +168,7 @@ describe('renderTranscript', () => {
       ['session/adopted', { unsignedLines: 12 }],
       ['session/truncated', { lastSeq: 40, reason: 'the file ends before its seal' }],
       ['session/full', { maxBytes: 1000, bytes: 1004 }],
+      ['session/checkpoint', { reason: 'compaction', parts: { 'agent-loop': { history: { entries: [], calls: [] } }, goal: { usedIds: [], lastAt: 0 } } }],
       ['custom/thing', { note: 'from a plugin' }],
     )
     expect(renderTranscript(records, { full: false })).toEqual([
@@ -182,6 +183,7 @@ describe('renderTranscript', () => {
       "  adopted: the 12 unsigned lines before this one were signed on a person's word",
       '!! the cut end of the log was accepted as lost (its last record was seq 40): the file ends before its seal',
       '!! the log reached its size limit (1004 of 1000 bytes): nothing after this was written',
+      '  checkpoint (after a compaction): agent-loop, goal',
       '  [custom/thing] {"note":"from a plugin"}',
     ])
   })

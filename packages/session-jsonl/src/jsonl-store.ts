@@ -10,7 +10,7 @@ const EXT = '.jsonl'
 const INDEX = '.summaries'
 /** Read size of a log: large enough that a replay makes few calls, small enough to be nothing held. */
 const CHUNK_BYTES = 1 << 20
-/** More than a seal ever holds: anything longer does not verify anyway. */
+/** More than a seal or a checkpoint index entry ever holds: anything longer does not verify anyway. */
 const SEAL_READ_BYTES = 1024
 /** What `readSeal` gives for something at the seal's path that is not a file: it never verifies. */
 const NOT_A_SEAL = 'not a regular file'
@@ -115,26 +115,15 @@ export class JsonlFileStore implements SessionStore {
   }
 
   async readSeal(id: string): Promise<string | undefined> {
-    let handle: FileHandle
-    try {
-      handle = await open(sealOf(this.locationOf(id)), READ_FLAGS)
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
-      // A link or anything else planted there is no seal: reported as one that does not verify.
-      if (code === 'ELOOP') return NOT_A_SEAL
-      throw error
-    }
-    try {
-      if (!(await handle.stat()).isFile()) return NOT_A_SEAL
-      const buffer = Buffer.alloc(SEAL_READ_BYTES)
-      const { bytesRead } = await handle.read(buffer, 0, SEAL_READ_BYTES, 0)
-      // Empty: made by a writer killed before it wrote the first seal of a log from before seals. As
-      // good as none (emptying a seal is no more than removing it, which the header's mark catches).
-      return bytesRead ? buffer.toString('utf8', 0, bytesRead) : undefined
-    } finally {
-      await handle.close()
-    }
+    return readSmall(sealOf(this.locationOf(id)))
+  }
+
+  async readCheckpointIndex(id: string): Promise<string | undefined> {
+    return readSmall(checkpointsOf(this.locationOf(id)))
+  }
+
+  async writeCheckpointIndex(id: string, text: string): Promise<void> {
+    await replaceFile(checkpointsOf(this.locationOf(id)), text)
   }
 
   async *stream(id: string, range: { start?: number; end?: number } = {}): AsyncIterable<Buffer> {
@@ -234,6 +223,7 @@ export class JsonlFileStore implements SessionStore {
     try {
       await unlink(file)
       await unlink(sealOf(file)).catch(() => {})
+      await unlink(checkpointsOf(file)).catch(() => {})
       await fsyncDir(path.dirname(file))
       await this.writeSummaries(new Map(), [id]).catch(() => {})
     } finally {
@@ -295,6 +285,37 @@ async function checkDir(dir: string): Promise<void> {
 
 function configError(message: string, cause?: unknown) {
   return Object.assign(new SessionError('SESSION_CONFIG', message), { cause })
+}
+
+/**
+ * A seal or checkpoint index: small, read in one call. Something planted there that is not a file reads
+ * as text that never verifies.
+ */
+async function readSmall(file: string): Promise<string | undefined> {
+  let handle: FileHandle
+  try {
+    handle = await open(file, READ_FLAGS)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    if (code === 'ELOOP') return NOT_A_SEAL
+    throw error
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return NOT_A_SEAL
+    const buffer = Buffer.alloc(SEAL_READ_BYTES)
+    const { bytesRead } = await handle.read(buffer, 0, SEAL_READ_BYTES, 0)
+    // Empty: made by a writer killed before it wrote the first seal of a log from before seals. As
+    // good as none (emptying a seal is no more than removing it, which the header's mark catches).
+    return bytesRead ? buffer.toString('utf8', 0, bytesRead) : undefined
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Where the checkpoint index of a log is kept: beside it, like its seal. */
+function checkpointsOf(file: string): string {
+  return `${file}.checkpoint`
 }
 
 /** Where the seal of a log is kept: beside it, so that cutting the log does not cut the seal. */

@@ -66,6 +66,35 @@ export class Signer {
   }
 }
 
+/**
+ * Where a log's last checkpoint starts: its seq, the byte offset of its line, the mac the line chains from
+ * and the lines of the unsigned prefix before signing began (0 for any log created signed).
+ */
+export interface CheckpointEntry {
+  seq: number
+  offset: number
+  mac: string
+  prefix: number
+}
+
+/** The signed text of a checkpoint index entry of session `id`, as its store keeps it. */
+export function signCheckpointEntry(signer: Signer, id: string, entry: CheckpointEntry): string {
+  const { seq, offset, mac, prefix } = entry
+  return `${JSON.stringify({ seq, offset, mac, prefix, sig: signer.mac(mac, `checkpoint\n${id}\n${seq}\n${offset}\n${prefix}`) })}\n`
+}
+
+/** A checkpoint index entry read back; undefined when it is not one this key made for this session. */
+export function openCheckpointEntry(signer: Signer, id: string, text: string): CheckpointEntry | undefined {
+  try {
+    const value = JSON.parse(text)
+    const { seq, offset, mac, prefix, sig } = value ?? {}
+    if (![seq, offset, prefix].every((n) => Number.isSafeInteger(n) && n >= 0) || typeof mac !== 'string' || typeof sig !== 'string') return
+    return sig === signer.mac(mac, `checkpoint\n${id}\n${seq}\n${offset}\n${prefix}`) ? { seq, offset, mac, prefix } : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Bytes of a seal as stored: always the same, so that a seal is rewritten in place by one write. */
 export const SEAL_WIDTH = 256
 
@@ -139,6 +168,18 @@ export class ChainCheck {
 
   constructor(private file: string, id: string, private signer?: Signer, private sealCheck: SealCheck = {}) {
     this.last = signer?.seed(id) ?? ''
+  }
+
+  /**
+   * Continues the chain at a checkpoint instead of the header: the lines before it (`seq` of them, the
+   * first `prefix` unsigned) verified when they were written, and `mac` is the one the next line chains from.
+   */
+  resumeAt(seq: number, mac: string, prefix: number) {
+    this.count = seq
+    this.prefixLines = prefix
+    this.last = mac
+    this.signed = true
+    this.headerSigned = true
   }
 
   /** Every line must be signed, for the reason given (`its header says ...`). */

@@ -1,5 +1,5 @@
 import { checkRecord } from './codec.ts'
-import { ChainCheck, type SealCheck, type Signer, splitMac } from './integrity.ts'
+import { ChainCheck, type CheckpointEntry, type SealCheck, type Signer, splitMac } from './integrity.ts'
 import type { SessionRecord } from './records.ts'
 import { SessionError } from './types.ts'
 
@@ -11,6 +11,11 @@ export interface LogEnd {
   goodBytes: number
   /** The torn tail (bytes after the last newline, or an unparsable last line with its newline), if any. */
   torn?: Buffer
+}
+
+/** Where reading starts when it starts at a checkpoint (its index entry), and what the header said. */
+export interface ReadStart extends CheckpointEntry {
+  sealedHeader: boolean
 }
 
 /**
@@ -32,9 +37,17 @@ export class LogReader {
   /** Set at a seq break in a signed log: what follows is not read (records must stay contiguous). */
   private broken = false
   private sealedHeader = false
+  /** The last checkpoint line read: where it starts and the mac before it (what the checkpoint index keeps). */
+  lastCheckpoint?: CheckpointEntry
 
-  constructor(private file: string, private id: string, signer: Signer | undefined, private onRecord: (record: SessionRecord) => void, seal?: SealCheck) {
+  constructor(private file: string, private id: string, signer: Signer | undefined, private onRecord: (record: SessionRecord) => void, seal?: SealCheck, start?: ReadStart) {
     this.chain = new ChainCheck(file, id, signer, seal)
+    if (!start) return
+    this.count = start.seq
+    this.bytes = start.offset
+    this.sealedHeader = start.sealedHeader
+    this.chain.resumeAt(start.seq, start.mac, start.prefix)
+    if (start.sealedHeader) this.chain.requireSigned('its header says every line is')
   }
 
   push(chunk: Buffer) {
@@ -114,7 +127,11 @@ export class LogReader {
       this.sealedHeader = true
       this.chain.requireSigned('its header says every line is')
     }
-    this.chain.check(text, body, mac)
+    if (value.type === 'session/checkpoint' && mac) {
+      const before = this.chain.next()
+      this.chain.check(text, body, mac)
+      if (this.chain.integrity.state === 'signed') this.lastCheckpoint = { seq: this.count, offset: locate().offset, mac: before, prefix: this.chain.integrity.unsignedPrefix }
+    } else this.chain.check(text, body, mac)
     // A mac that is not one (not 64 hex digits) stayed in the body: records never carry it.
     if (mac === undefined && 'mac' in value) delete value.mac
     this.count++

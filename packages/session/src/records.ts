@@ -150,6 +150,25 @@ export interface CoreRecordData {
   'session/truncated': { lastSeq: number; sealedSeq?: number; reason: string }
   /** A person adopted an unsigned log: this record is signed over its `unsignedLines` first lines. */
   'session/adopted': { unsignedLines: number }
+  /** What a reader needs to continue from here without the records before it (`Session.firstSeq`). */
+  'session/checkpoint': SessionCheckpointData
+}
+
+/**
+ * A checkpoint: each plugin's folded state as it was after the record before this one, by the name it
+ * provided it under (`SessionService.provideCheckpoint`). `reason`: written after a compaction, or because
+ * `checkpointEvery` records passed since the last.
+ */
+export interface SessionCheckpointData {
+  reason: 'compaction' | 'interval'
+  parts: Record<string, unknown>
+}
+
+/** The part `name` of a checkpoint record, or undefined when `record` is not a checkpoint or has no such part. */
+export function checkpointPart<T = unknown>(record: SessionRecord, name: string): T | undefined {
+  if (record.type !== 'session/checkpoint') return undefined
+  const parts = (record.data as { parts?: unknown } | null)?.parts
+  return parts && typeof parts === 'object' && Object.hasOwn(parts, name) ? (parts as Record<string, T>)[name] : undefined
 }
 
 /**

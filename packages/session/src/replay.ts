@@ -1,5 +1,5 @@
-import type { SealCheck, Signer } from './integrity.ts'
-import { type LogEnd, LogReader } from './log-reader.ts'
+import type { CheckpointEntry, SealCheck, Signer } from './integrity.ts'
+import { type LogEnd, LogReader, type ReadStart } from './log-reader.ts'
 import type { SessionRecord } from './records.ts'
 import { type PlannedRecord, RepairPlanner } from './repair.ts'
 import type { Integrity } from './types.ts'
@@ -12,6 +12,8 @@ export interface LoadedFile extends LogEnd {
   lastMac: string
   /** The records that close what the log left open (crash repair), planned while it streamed. */
   repairs: PlannedRecord[]
+  /** The last checkpoint read, as the checkpoint index keeps it. */
+  lastCheckpoint?: CheckpointEntry
 }
 
 /**
@@ -19,14 +21,14 @@ export interface LoadedFile extends LogEnd {
  * repair plan) as it arrives, so the log is never held whole, as bytes or as text; only the records
  * are, since a `Session` keeps them.
  */
-export async function replay(chunks: AsyncIterable<Buffer>, file: string, id: string, signer?: Signer, seal?: SealCheck): Promise<LoadedFile> {
+export async function replay(chunks: AsyncIterable<Buffer>, file: string, id: string, signer?: Signer, seal?: SealCheck, start?: ReadStart): Promise<LoadedFile> {
   const records: SessionRecord[] = []
   const planner = new RepairPlanner()
   const reader = new LogReader(file, id, signer, (record) => {
     records.push(record)
     planner.add(record)
-  }, seal)
+  }, seal, start)
   for await (const chunk of chunks) reader.push(chunk)
   const end = reader.finish()
-  return { records, ...end, integrity: reader.chain.integrity, lastMac: reader.chain.next(), repairs: planner.plan() }
+  return { records, ...end, integrity: reader.chain.integrity, lastMac: reader.chain.next(), repairs: planner.plan(), lastCheckpoint: reader.lastCheckpoint }
 }

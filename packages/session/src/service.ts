@@ -6,10 +6,10 @@ import { assertSessionId, newSessionId } from './ids.ts'
 import { listSessions } from './list.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
-import { defaultKeyFile, loadKey, readSealCheck, Signer, splitMac } from './integrity.ts'
-import { replay } from './replay.ts'
+import { type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
+import { type LoadedFile, replay } from './replay.ts'
 import { sessionsRoot } from './location.ts'
-import { mebibytes, type SessionHost, SessionImpl } from './session.ts'
+import { mebibytes, type SessionHost, SessionImpl, type TailStart } from './session.ts'
 import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
 import type { SessionStore, StoreWriter } from './store.ts'
 
@@ -28,6 +28,8 @@ export interface ServiceOptions {
   maxSessionBytes?: number
   /** A log larger than this is refused at open, before it is read (the whole log is held in memory). */
   maxOpenBytes?: number
+  /** A checkpoint is due once this many records were appended since the last (0: only at compactions). */
+  checkpointEvery?: number
   clock?: () => number
 }
 
@@ -37,6 +39,7 @@ const ID_ATTEMPTS = 10
 export class SessionServiceImpl implements SessionService {
   readonly store: SessionStore
   private sessions = new Map<string, SessionImpl>()
+  private parts = new Map<string, (session: Session) => unknown>()
   /** Tail of the operations queued per id: open, create, fork and close of one id never interleave. */
   private locks = new Map<string, Promise<void>>()
   private stopped = false
@@ -103,8 +106,8 @@ export class SessionServiceImpl implements SessionService {
       if (existing && (options.readOnly || !existing.readOnly)) return existing
       const file = this.store.locationOf(id)
       if (!options.readOnly) return this.openWritable(id, file, existing, options)
-      const loaded = await this.load(id)
-      const session = new SessionImpl(this.host, id, file, loaded.records)
+      const { loaded, tail } = await this.load(id, options.from ?? 'start')
+      const session = new SessionImpl(this.host, id, file, loaded.records, tail?.start)
       session.integrity = loaded.integrity
       this.sessions.set(id, session)
       return session
@@ -122,10 +125,12 @@ export class SessionServiceImpl implements SessionService {
   async fork(id: string, options: { uptoSeq: number; cwd?: string }): Promise<Session> {
     assertSessionId(id)
     this.assertRunning()
-    let source = this.sessions.get(id)?.records
-    let integrity = this.sessions.get(id)?.integrity
+    // A session open here from its last checkpoint holds only its tail: the whole log is read then.
+    const open = this.sessions.get(id)
+    let source = open && open.firstSeq === 0 ? open.records : undefined
+    let integrity = open?.integrity
     if (!source) {
-      const loaded = await this.load(id)
+      const { loaded } = await this.load(id, 'start')
       source = loaded.records
       integrity = loaded.integrity
     }
@@ -164,9 +169,39 @@ export class SessionServiceImpl implements SessionService {
     return this.exclusive(impl.id, () => this.closeNow(impl))
   }
 
+  provideCheckpoint(name: string, part: (session: Session) => unknown): () => void {
+    if (typeof name !== 'string' || !name) throw new TypeError('provideCheckpoint: name must be a non-empty string')
+    if (this.parts.has(name)) throw new TypeError(`provideCheckpoint: a part named ${name} is already provided`)
+    this.parts.set(name, part)
+    return () => {
+      if (this.parts.get(name) === part) this.parts.delete(name)
+    }
+  }
+
+  checkpoint(session: Session, reason: 'compaction' | 'interval'): SessionRecord | undefined {
+    const impl = own(session)
+    const parts: Record<string, unknown> = {}
+    for (const [name, part] of this.parts) {
+      try {
+        const value = part(impl)
+        if (value !== undefined) parts[name] = value
+      } catch (error) {
+        this.logger.warn('%s: no checkpoint written: the part %s failed: %s', impl.id, name, describeError(error))
+        return undefined
+      }
+    }
+    return impl.append('session/checkpoint', { reason, parts })
+  }
+
+  checkpointDue(session: Session): boolean {
+    const impl = own(session)
+    const every = this.options.checkpointEvery ?? 0
+    return every > 0 && impl.nextSeq - Math.max(impl.checkpointSeq, 0) > every
+  }
+
   async discard(session: Session): Promise<void> {
     const impl = own(session)
-    if (impl.records.length > 1) throw new SessionError('SESSION_EXISTS', `session ${impl.id} holds records; it is kept`, impl.file)
+    if (impl.nextSeq > 1) throw new SessionError('SESSION_EXISTS', `session ${impl.id} holds records; it is kept`, impl.file)
     await this.close(impl)
     await this.store.remove(impl.id)
   }
@@ -205,6 +240,7 @@ export class SessionServiceImpl implements SessionService {
         if (this.sessions.get(session.id) === session) this.sessions.delete(session.id)
         throw error
       }
+      await session.indexWrite
       await session.storeWriter!.close()
     }
     session.markClosed()
@@ -214,12 +250,18 @@ export class SessionServiceImpl implements SessionService {
   private async openWritable(id: string, file: string, existing: SessionImpl | undefined, options: OpenOptions): Promise<SessionImpl> {
     const signer = await this.ready()
     const { size, chunks, writer } = await this.store.openForWrite(id)
-    let loaded
+    let loaded: LoadedFile
+    let tail: Tail | undefined
     let sideFile: string | undefined
     try {
-      this.checkOpenSize(id, size)
       // Read under the lock: no writer moves the seal until this one lets go.
-      loaded = await replay(chunks, file, id, signer, await readSealCheck(this.store, signer, id))
+      const seal = await readSealCheck(this.store, signer, id)
+      tail = options.from === 'start' ? undefined : await this.readTail(id, signer, seal, size)
+      if (tail) loaded = tail.loaded
+      else {
+        this.checkOpenSize(id, size)
+        loaded = await replay(chunks, file, id, signer, seal)
+      }
       const { integrity } = loaded
       if (integrity.state === 'tampered') throw tampered(integrity)
       if (integrity.state === 'truncated' && !options.acceptTruncation) throw truncated(id, file, integrity)
@@ -229,11 +271,17 @@ export class SessionServiceImpl implements SessionService {
       await writer.close()
       throw error
     }
-    const session = existing ?? new SessionImpl(this.host, id, file, loaded.records)
+    const session = existing ?? new SessionImpl(this.host, id, file, loaded.records, tail?.start)
     session.integrity = loaded.integrity
     session.lastMac = loaded.lastMac
-    session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes))
+    session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes, tail), tail?.start)
+    session.base = tail?.offset ?? 0
     this.sessions.set(id, session)
+    // A log with checkpoints read whole (its index missing, stale or forged): the index is made again.
+    if (!tail && loaded.lastCheckpoint && loaded.integrity.state === 'signed') {
+      this.logger.info('%s: checkpoint index rebuilt (last checkpoint at seq %d)', id, loaded.lastCheckpoint.seq)
+      this.writeIndex(session, loaded.lastCheckpoint)
+    }
     // What the person accepted goes on record first, signed, and the next flush writes a new seal.
     const before = loaded.integrity
     const read = session.records.length
@@ -301,9 +349,10 @@ export class SessionServiceImpl implements SessionService {
     }
   }
 
-  private appenderFor(session: SessionImpl, writer: StoreWriter, size: number) {
+  private appenderFor(session: SessionImpl, writer: StoreWriter, size: number, tail?: Tail) {
     session.bytes = size
-    return writer.appender(size, session.records.length - 1, {
+    const lastSeq = tail ? tail.start.firstSeq + tail.loaded.records.length - 1 : session.nextSeq - 1
+    return writer.appender(size, lastSeq, {
       delayMs: this.options.flushDelayMs,
       maxBatchBytes: this.options.maxBatchBytes,
       onBackgroundError: (error) => {
@@ -313,7 +362,12 @@ export class SessionServiceImpl implements SessionService {
         this.logger.warn('%s: written on a later attempt after a write failed (%s); nothing was lost', session.id, (error as Error).message)
       },
       seal: (seq, line) => this.host.signer!.seal(session.id, seq, splitMac(line).mac ?? ''),
-      onDurable: () => {
+      onDurable: (seq) => {
+        const entry = session.pendingCheckpoint
+        if (entry && seq >= entry.seq) {
+          session.pendingCheckpoint = undefined
+          this.writeIndex(session, entry)
+        }
         this.ctx.parallel('session/flush', session).catch((error: unknown) => {
           for (const e of error instanceof AggregateError ? error.errors : [error]) {
             this.logger.error('listener of session/flush failed: %s', describeError(e, { stack: true }))
@@ -324,17 +378,60 @@ export class SessionServiceImpl implements SessionService {
   }
 
   /** Replays a log without the lock (read-only opens, fork), after checking its size. */
-  private async load(id: string) {
+  private async load(id: string, from: 'start' | 'checkpoint'): Promise<{ loaded: LoadedFile; tail?: Tail }> {
     const signer = await this.ready()
     // The seal before the size: a writer seals only what it wrote, so the log read is never behind the seal.
     const seal = await readSealCheck(this.store, signer, id)
     const { size } = await this.store.version(id)
+    const tail = from === 'checkpoint' ? await this.readTail(id, signer, seal, size) : undefined
+    if (tail) return { loaded: tail.loaded, tail }
     this.checkOpenSize(id, size)
-    return replay(this.store.stream(id, { end: size }), this.store.locationOf(id), id, signer, seal)
+    return { loaded: await replay(this.store.stream(id, { end: size }), this.store.locationOf(id), id, signer, seal) }
+  }
+
+  /**
+   * The log from its last checkpoint on, as its checkpoint index places it, verified from there; undefined
+   * (the whole log is read instead) when there is no index, or it does not verify, or the tail it points at
+   * does not (the whole read then says what is wrong, with the line).
+   */
+  private async readTail(id: string, signer: Signer, seal: SealCheck, size: number): Promise<Tail | undefined> {
+    const text = await this.store.readCheckpointIndex?.(id)
+    if (text === undefined) return undefined
+    const ignored = (why: string) => {
+      this.logger.warn('%s: checkpoint index ignored (%s): the whole log is read', id, why)
+      return undefined
+    }
+    const entry = openCheckpointEntry(signer, id, text)
+    if (!entry) return ignored('it does not verify')
+    if (entry.offset >= size) return ignored('it points past the end of the log')
+    const header = await readHeader(this.store, id, signer)
+    if (!header) return ignored('the header of the log does not verify')
+    this.checkOpenSize(id, size - entry.offset)
+    let loaded: LoadedFile
+    try {
+      loaded = await replay(this.store.stream(id, { start: entry.offset, end: size }), this.store.locationOf(id), id, signer, seal, { ...entry, sealedHeader: header.sealed === true })
+    } catch (error) {
+      return ignored(`the log from it cannot be read: ${(error as Error).message}`)
+    }
+    const first = loaded.records[0]
+    if (loaded.integrity.state !== 'signed') return ignored(`the log from it is ${loaded.integrity.state}`)
+    if (first?.type !== 'session/checkpoint' || first.seq !== entry.seq) return ignored(`no checkpoint at seq ${entry.seq} where it points`)
+    return { loaded, start: { firstSeq: entry.seq, header }, offset: entry.offset }
+  }
+
+  /** Keeps `entry` as the session's checkpoint index (after any earlier write); a failure only costs the next open a whole read. */
+  private writeIndex(session: SessionImpl, entry: CheckpointEntry) {
+    const write = this.store.writeCheckpointIndex
+    const signer = this.host.signer
+    if (!write || !signer) return
+    const text = signCheckpointEntry(signer, session.id, entry)
+    session.indexWrite = session.indexWrite.then(() => write.call(this.store, session.id, text)).catch((error: unknown) => {
+      this.logger.warn('%s: checkpoint index not written (the next open reads the whole log): %s', session.id, describeError(error))
+    })
   }
 
 
-  /** Refused before a byte is read: a session holds its records in memory. */
+  /** Refused before a byte is read: a session holds the records it read in memory. `size`: what would be read. */
   private checkOpenSize(id: string, size: number) {
     const max = this.options.maxOpenBytes
     if (max === undefined || size <= max) return
@@ -367,6 +464,31 @@ export class SessionServiceImpl implements SessionService {
       if (this.locks.get(id) === tail) this.locks.delete(id)
     })
     return result
+  }
+}
+
+/** A log read from its last checkpoint: the read, where its records start and the byte they start at. */
+interface Tail {
+  loaded: LoadedFile
+  start: TailStart
+  offset: number
+}
+
+/** The header line of a log, when it verifies under `signer` (it is the chain's first link, so it stands alone). */
+async function readHeader(store: SessionStore, id: string, signer: Signer): Promise<SessionHeaderData | undefined> {
+  const parts: Buffer[] = []
+  for await (const chunk of store.stream(id)) {
+    const end = chunk.indexOf(0x0a)
+    parts.push(end < 0 ? chunk : chunk.subarray(0, end))
+    if (end >= 0) break
+  }
+  const { body, mac } = splitMac(Buffer.concat(parts).toString('utf8'))
+  if (!mac || signer.mac(signer.seed(id), body) !== mac) return undefined
+  try {
+    const record = JSON.parse(body)
+    return record?.seq === 0 && record.type === HEADER && record.data?.id === id ? record.data : undefined
+  } catch {
+    return undefined
   }
 }
 

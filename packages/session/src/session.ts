@@ -1,6 +1,6 @@
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
 import type { AppendData, Appended, SessionHeaderData, SessionRecord } from './records.ts'
-import type { Signer } from './integrity.ts'
+import type { CheckpointEntry, Signer } from './integrity.ts'
 import type { Appender, StoreWriter } from './store.ts'
 import { type Integrity, type RepairReport, type Session, SessionError } from './types.ts'
 
@@ -15,6 +15,14 @@ export interface SessionHost {
   appended(session: SessionImpl, record: SessionRecord): void
 }
 
+/** Where the records of a session opened from its last checkpoint start, and its header, read apart. */
+export interface TailStart {
+  firstSeq: number
+  header: SessionHeaderData
+}
+
+const CHECKPOINT = 'session/checkpoint'
+
 export class SessionImpl implements Session {
   repair?: RepairReport
   integrity: Integrity = { state: 'unsigned' }
@@ -24,19 +32,36 @@ export class SessionImpl implements Session {
   writer?: Appender
   storeWriter?: StoreWriter
   private list: SessionRecord[]
+  /** Seq of `list[0]`: 0, or the checkpoint a session opened from its tail starts at. */
+  firstSeq = 0
+  /** The header, kept apart for a session whose records start at a checkpoint. */
+  private head?: SessionHeaderData
+  /** Seq of the last `session/checkpoint` record (-1: none yet). */
+  checkpointSeq = -1
   private lastAt = 0
   /** Bytes of the log as written and queued; set when the session becomes writable. */
   bytes = 0
+  /** Byte offset of `records[0]` in the log: what this process holds of it is `bytes - base`. */
+  base = 0
+  /** A checkpoint appended whose index entry is written once it is durable. */
+  pendingCheckpoint?: CheckpointEntry
+  /** The index write under way, awaited before the writer lock is let go. */
+  indexWrite: Promise<void> = Promise.resolve()
   private full = false
   private state: 'open' | 'closing' | 'closed' = 'open'
 
-  constructor(private host: SessionHost, readonly id: string, readonly file: string, records: SessionRecord[]) {
+  constructor(private host: SessionHost, readonly id: string, readonly file: string, records: SessionRecord[], tail?: TailStart) {
     this.list = records
-    this.attach(records)
+    this.attach(records, undefined, undefined, tail)
   }
 
   get header(): SessionHeaderData {
-    return headerOf(this.list)
+    return this.head ?? headerOf(this.list)
+  }
+
+  /** Seq of the record after the last one. */
+  get nextSeq(): number {
+    return this.firstSeq + this.list.length
   }
 
   get records(): readonly SessionRecord[] {
@@ -57,7 +82,7 @@ export class SessionImpl implements Session {
     if (typeof type !== 'string' || type === '') throw new TypeError('record type must be a non-empty string')
     if (type === HEADER) throw new TypeError(`${HEADER} is written by create and fork, not appended`)
     const max = this.host.maxBytes
-    if (!this.full && max !== undefined && this.bytes >= max) {
+    if (!this.full && max !== undefined && this.bytes - this.base >= max) {
       // The reason goes on record, then nothing more: a log that grows without bound can no longer be opened.
       this.full = true
       this.write('session/full', { maxBytes: max, bytes: this.bytes })
@@ -67,14 +92,19 @@ export class SessionImpl implements Session {
   }
 
   private write<T>(type: string, data: T): SessionRecord<T> {
-    const seq = this.list.length
+    const seq = this.nextSeq
     // The clock may step back (NTP, a VM resume); `at` must not.
     const at = Math.max(this.host.now(), this.lastAt)
     const encoded = encodeRecord(seq, at, type, this.host.mask ? this.host.mask(data) : data)
     let { line } = encoded
+    const before = this.lastMac
     if (this.host.signer) ({ line, mac: this.lastMac } = this.host.signer.sign(this.lastMac, line))
+    if (type === CHECKPOINT && this.host.signer && this.integrity.state === 'signed') {
+      this.pendingCheckpoint = { seq, offset: this.bytes, mac: before, prefix: this.integrity.unsignedPrefix }
+    }
     const { record } = encoded
     this.list.push(record)
+    if (type === CHECKPOINT) this.checkpointSeq = seq
     this.lastAt = at
     this.writer!.push(`${line}\n`, seq)
     this.bytes += Buffer.byteLength(line) + 1
@@ -86,12 +116,17 @@ export class SessionImpl implements Session {
    * Replaces the records and the writer in place: how a read-only session becomes writable while
    * every holder keeps the same object.
    */
-  attach(records: SessionRecord[], storeWriter?: StoreWriter, writer?: Appender) {
+  attach(records: SessionRecord[], storeWriter?: StoreWriter, writer?: Appender, tail?: TailStart) {
     if (this.list !== records) {
       this.list.length = 0
       for (const record of records) this.list.push(record)
     }
-    for (const record of records) if (record.at > this.lastAt) this.lastAt = record.at
+    this.firstSeq = tail?.firstSeq ?? 0
+    this.head = tail?.header
+    for (const record of records) {
+      if (record.at > this.lastAt) this.lastAt = record.at
+      if (record.type === CHECKPOINT) this.checkpointSeq = record.seq
+    }
     this.storeWriter = storeWriter
     this.writer = writer
   }

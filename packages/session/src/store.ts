@@ -22,6 +22,13 @@ export interface SessionStore {
    */
   readSeal?(id: string): Promise<string | undefined>
   /**
+   * The log's checkpoint index as last written (opaque text the service signs: where the last checkpoint
+   * starts), or undefined. A store without one leaves both out: its logs are always read whole.
+   */
+  readCheckpointIndex?(id: string): Promise<string | undefined>
+  /** Replaces the log's checkpoint index, atomically. */
+  writeCheckpointIndex?(id: string, text: string): Promise<void>
+  /**
    * Takes the writer lock (`SESSION_LOCKED`, naming the holder, if another process has it; nothing is
    * written then), and returns the log's size and its bytes up to that size, chunk by chunk (read when
    * iterated: a caller that refuses the log after seeing its size reads nothing).

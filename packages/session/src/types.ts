@@ -3,8 +3,13 @@ import type { AppendData, Appended, SessionHeaderData, SessionRecord } from './r
 export interface Session {
   readonly id: string
   readonly header: SessionHeaderData
-  /** Every record in order; `records[i].seq === i`. Read-only view. */
+  /**
+   * The records in order from `firstSeq` on: `records[i].seq === firstSeq + i`. Read-only view. A session
+   * opened from its last checkpoint holds that checkpoint and what follows it, not the whole log.
+   */
   readonly records: readonly SessionRecord[]
+  /** Seq of `records[0]`: 0 (the header) when the whole log was read, else the checkpoint it opened from. */
+  readonly firstSeq: number
   /** The file this session persists to. */
   readonly file: string
   /** True for sessions opened with `{ readOnly: true }`: `append` throws. */
@@ -105,6 +110,13 @@ export interface OpenOptions {
   /** Read-only opens never repair or write. */
   readOnly?: boolean
   /**
+   * Where reading starts. `checkpoint` (the default for writing): at the last checkpoint its store's index
+   * places, verifying the chain from there, so that opening costs what the tail holds, not the whole log;
+   * `records` then start at `firstSeq`. Without a usable index the whole log is read. `start` (the default
+   * read-only): the whole log, every line verified from the header.
+   */
+  from?: 'checkpoint' | 'start'
+  /**
    * Opens a log cut short (`integrity.state === 'truncated'`) for writing anyway: the person accepted
    * that its lost tail is gone. A `session/truncated` record says so in the log, and a new seal follows.
    */
@@ -160,6 +172,20 @@ export interface SessionService {
   /** Resolves when every record appended before the call is written and fsync'd; rejects with the cause otherwise. */
   flush(session: Session): Promise<void>
   close(session: Session): Promise<void>
+  /**
+   * Adds what plugin `name` contributes to every checkpoint: `part(session)` returns a JSON value (its folded
+   * state for that session, up to its last record) or undefined (it holds nothing for it). Pure: it must not
+   * append. Returns the function that withdraws it (an effect).
+   */
+  provideCheckpoint(name: string, part: (session: Session) => unknown): () => void
+  /**
+   * Appends a `session/checkpoint` record holding every provided part, so that the session can later be
+   * opened from here. Written between turns (a compaction's, or every `checkpointEvery` records). Returns
+   * undefined, writing nothing, when a part failed (logged): a checkpoint missing a part would lose it.
+   */
+  checkpoint(session: Session, reason: 'compaction' | 'interval'): SessionRecord | undefined
+  /** Whether `checkpointEvery` records (of the session plugin's config) were appended since the last checkpoint. */
+  checkpointDue(session: Session): boolean
   /**
    * Closes and removes a session that holds nothing but its header (a command refused before any work):
    * nothing is left behind. Refuses (`SESSION_EXISTS`) a session with records.

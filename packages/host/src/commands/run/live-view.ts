@@ -45,7 +45,9 @@ export class LiveView {
   follow(agent: Agent, resumed: boolean): void {
     this.agent = agent
     const records = agent.session.records
-    this.nextSeq = resumed ? (this.firstSeen.get(agent.id) ?? records.length) : 0
+    // A position in `records`, which start at `firstSeq` for a session opened from its last checkpoint.
+    const seen = this.firstSeen.get(agent.id)
+    this.nextSeq = resumed ? (seen === undefined ? records.length : seen - agent.session.firstSeq) : 0
     this.firstSeen.clear()
     this.printRecords(records)
   }

@@ -41,6 +41,11 @@ export function describeOtherRecord(record: SessionRecord): string[] | undefined
   if (isRecordOf(record, 'session/truncated')) {
     return [`!! the cut end of the log was accepted as lost (its last record was seq ${record.data.lastSeq}): ${oneLine(record.data.reason, 160)}`]
   }
+  if (isRecordOf(record, 'session/checkpoint')) {
+    // Its parts repeat what the records before it say (the whole history, say): named, never printed.
+    const parts = Object.keys(record.data.parts ?? {}).join(', ') || 'no parts'
+    return [`  checkpoint (${record.data.reason === 'compaction' ? 'after a compaction' : 'every checkpointEvery records'}): ${parts}`]
+  }
   if (isRecordOf(record, 'session/adopted')) {
     return [`  adopted: the ${record.data.unsignedLines} unsigned lines before this one were signed on a person's word`]
   }

@@ -1,0 +1,98 @@
+// A long goal whose history is compacted many times writes checkpoints; resuming it reads the log from the
+// last one only, and the agent, the goal and the next model request are exactly what a whole replay gives.
+// Composed from cordis.yml by the real loader; only the model is scripted.
+import { promises as fs } from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { COMPACTION_INSTRUCTION, replayHistory } from '@goalkeeper/agent-loop'
+import { foldGoal } from '@goalkeeper/goal'
+import type { ScriptedProvider } from '@goalkeeper/model'
+import { checkpointPart, isRecordOf } from '@goalkeeper/session'
+import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
+
+const OBJECTIVE = 'Keep a long-running log of observations about the workspace'
+const ROUNDS = 24
+
+const SCRIPT = `
+const answer = (request) => {
+  if (request.system === ${JSON.stringify(COMPACTION_INSTRUCTION)}) return { text: 'Rounds so far each wrote a long observation.' }
+  const last = request.messages.at(-1)
+  if (last.role === 'user' && last.content[0].text.startsWith('Make this a goal')) {
+    return { toolCalls: [{ name: 'create_goal', arguments: { objective: ${JSON.stringify(OBJECTIVE)}, max_rounds: ${ROUNDS} } }] }
+  }
+  if (last.role === 'tool') return { text: 'Goal created.' }
+  return { text: 'Observation: ' + 'lorem ipsum dolor sit amet '.repeat(230), usage: { inputTokens: 100, outputTokens: 50 } }
+}
+export default Array.from({ length: ${ROUNDS * 2 + 50} }, () => answer)
+`
+
+function composition(paths: ProjectPaths) {
+  const core = coreEntries(paths, { scripted: { module: path.join(paths.dir, 'script.mjs'), contextWindow: 8000 } })
+  // A checkpoint every 12 records as well as at each compaction, so both reasons occur.
+  return `${core.replace("name: '@goalkeeper/session'\n", "name: '@goalkeeper/session'\n  config: { checkpointEvery: 12 }\n")}- id: goal-session
+  name: '@goalkeeper/goal-session'
+- id: goal-budget
+  name: '@goalkeeper/goal-budget'
+`
+}
+
+describe('resuming a long goal from its last checkpoint', () => {
+  let app: Composition
+  beforeEach(async () => { app = await composeFromYml(composition, { 'script.mjs': SCRIPT }) })
+  afterEach(() => app.dispose())
+
+  it('reads only the tail, and restores the goal, its spend, the history and the next request exactly', async () => {
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    const ended = new Promise<void>((resolve) => {
+      const off = app.root.on('goal/changed', () => {
+        if (app.root.goals.get(agent)?.phase !== 'blocked') return
+        off()
+        resolve()
+      })
+    })
+    agent.send({ content: 'Make this a goal please' })
+    await ended
+    await agent.whenIdle()
+    const id = agent.id
+    const whole = await app.readLog(agent)
+    const checkpoints = whole.filter((record) => isRecordOf(record, 'session/checkpoint'))
+    const reasons = new Set(checkpoints.map((record) => (record.data as { reason: string }).reason))
+    expect([...reasons].sort()).toEqual(['compaction', 'interval'])
+    const last = checkpoints.at(-1)!
+    expect(checkpointPart(last, 'goal')).toBeDefined()
+    expect(checkpointPart(last, 'agent-loop')).toBeDefined()
+    const goalBefore = foldGoal(whole)!
+    expect(goalBefore).toMatchObject({ phase: 'blocked', roundsStarted: ROUNDS })
+    expect(goalBefore.spent?.calls).toBe(ROUNDS)
+    await agent.dispose()
+    expect(app.root.sessions.get(id)).toBeUndefined()
+    // The index beside the log places the last checkpoint.
+    const entry = JSON.parse(await fs.readFile(`${agent.session.file}.checkpoint`, 'utf8'))
+    expect(entry.seq).toBe(last.seq)
+
+    const resumed = await app.root.agents.resume(id, { model: 'scripted' })
+    const { session } = resumed
+    expect(session.firstSeq).toBe(last.seq)
+    const { mac: _, ...bare } = last as typeof last & { mac: string }
+    expect(session.records[0]).toEqual(bare)
+    expect(session.records.length).toBe(whole.length - last.seq)
+    expect(session.header).toEqual(whole[0].data)
+    // The folds from the tail give what the whole log gives.
+    expect(foldGoal(session.records)).toEqual(goalBefore)
+    expect(app.root.goals.get(resumed)).toMatchObject({ id: goalBefore.id, phase: 'blocked', roundsStarted: ROUNDS, spent: goalBefore.spent })
+    expect(JSON.stringify(replayHistory(session.records))).toBe(JSON.stringify(replayHistory(whole)))
+
+    // The next request, built from the restored history, is byte for byte the whole log's.
+    const provider = app.root.models.get('scripted') as ScriptedProvider
+    const before = provider.requests.length
+    const message = resumed.send({ content: 'What did you observe last?' })
+    await resumed.whenIdle()
+    const request = provider.requests.slice(before).find((r) => r.system !== COMPACTION_INSTRUCTION)!
+    const after = await app.readLog(resumed)
+    expect(after.some((record) => isRecordOf(record, 'user/message') && record.data.id === message.id)).toBe(true)
+    // The whole log on disk replays to that request plus its answer (a compaction before it included).
+    expect(JSON.stringify(replayHistory(after).slice(0, -1)) === JSON.stringify(request.messages)).toBe(true)
+    expect(after.map((record) => record.seq)).toEqual(after.map((_, index) => index))
+    expect(app.errors).toEqual([])
+  }, 120_000)
+})

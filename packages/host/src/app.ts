@@ -56,28 +56,18 @@ export interface App {
   closed: Promise<void>
 }
 
+type Stderr = NonNullable<StartAppOptions['stderr']>
+
 /** Loads a cordis.yml into a fresh Cordis app with a console log exporter: what every CLI command starts from. */
 export async function startApp(options: StartAppOptions = {}): Promise<App> {
   const file = path.resolve(options.cwd ?? process.cwd(), options.config ?? 'cordis.yml')
   const stderr = options.stderr ?? process.stderr
-  const level = parseLogLevel(options.logLevel ?? DEFAULT_LOG_LEVEL)
-  const root = new Context()
-  const console = createConsoleExporter({ level, stream: stderr, env: options.env })
-  let held: Message[] | undefined = options.reportsFailedEntries && level < LogLevel.debug ? [] : undefined
-  root.logger.exporter({
-    ...console,
-    export: (message) => (held && message.type === 'error' ? held.push(message) : console.export(message)),
-  })
+  const { root, release } = rootWithLog(options, stderr)
   // The app lives in a child fiber: disposing the root would also remove the exporter before the
   // shutdown's own log lines are out.
   let ctx!: Context
   const fiber = await root.plugin({ name: 'app', apply: (inner: Context) => void (ctx = inner) })
   const loader = new Loader(ctx, { file, env: options.env, builtins: options.builtins ?? builtinPlugins, debounceMs: options.watchDebounceMs ?? debounceFromEnv() })
-  const release = (report: LoadReport | undefined) => {
-    const messages = held ?? []
-    held = undefined
-    for (const message of messages) if (!repeatsReport(message, report)) console.export(message)
-  }
   let report: LoadReport
   try {
     report = await loader.load({ until: options.until && (() => options.until!(ctx)) })
@@ -89,11 +79,40 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
   }
   release(report)
   if (options.watch) loader.watch()
+  const { shutdown, closed, uninstall } = orderedShutdown(loader, fiber)
+  const signals = options.signals ? installSignals(options.signals, shutdown, stderr) : undefined
+  uninstall.signals = signals
+  const onInterrupt = (handler: InterruptHandler) => signals?.onInterrupt(handler) ?? (() => {})
+  return { root, ctx, loader, report, signals, onInterrupt, shutdown, closed }
+}
 
-  let signals: SignalController | undefined
+/**
+ * The root context with its console log exporter. With `reportsFailedEntries`, error lines are held until
+ * `release` is given the load's report, and those that only repeat a failed entry of it are dropped.
+ */
+function rootWithLog(options: StartAppOptions, stderr: Stderr) {
+  const level = parseLogLevel(options.logLevel ?? DEFAULT_LOG_LEVEL)
+  const root = new Context()
+  const console = createConsoleExporter({ level, stream: stderr, env: options.env })
+  let held: Message[] | undefined = options.reportsFailedEntries && level < LogLevel.debug ? [] : undefined
+  root.logger.exporter({
+    ...console,
+    export: (message) => (held && message.type === 'error' ? held.push(message) : console.export(message)),
+  })
+  const release = (report: LoadReport | undefined) => {
+    const messages = held ?? []
+    held = undefined
+    for (const message of messages) if (!repeatsReport(message, report)) console.export(message)
+  }
+  return { root, release }
+}
+
+/** The app's shutdown, run once whoever asks; `uninstall.signals` is let go of when it is done. */
+function orderedShutdown(loader: Loader, fiber: { dispose(): Promise<unknown> }) {
   let closing: Promise<void> | undefined
   let markClosed!: () => void
   const closed = new Promise<void>((resolve) => (markClosed = resolve))
+  const uninstall: { signals?: SignalController } = {}
   const shutdown = () =>
     (closing ??= (async () => {
       // A teardown may wait on something that holds no handle; without this timer Node would then exit
@@ -104,20 +123,19 @@ export async function startApp(options: StartAppOptions = {}): Promise<App> {
         await fiber.dispose()
       } finally {
         clearInterval(keepAlive)
-        signals?.uninstall()
+        uninstall.signals?.uninstall()
         markClosed()
       }
     })())
+  return { shutdown, closed, uninstall }
+}
 
-  if (options.signals) {
-    const exit = typeof options.signals === 'object' ? options.signals.exit : exitAfterFlush
-    // Under npm (npm start, npx) a wrapper process sits between the shell and goalkeeper and does not always
-    // pass signals on: notice when it is gone. Not otherwise: `nohup goalkeeper goal ... &` outlives its shell on purpose.
-    const parentCheckMs = options.signals === true && process.env.npm_command ? 1000 : 0
-    signals = new SignalController({ shutdown, exit, parentCheckMs, parentGenerations: 2, note: (line) => stderr.write(`goalkeeper: ${line}\n`) }).install()
-  }
-  const onInterrupt = (handler: InterruptHandler) => signals?.onInterrupt(handler) ?? (() => {})
-  return { root, ctx, loader, report, signals, onInterrupt, shutdown, closed }
+function installSignals(option: NonNullable<StartAppOptions['signals']>, shutdown: () => Promise<void>, stderr: Stderr): SignalController {
+  const exit = typeof option === 'object' ? option.exit : exitAfterFlush
+  // Under npm (npm start, npx) a wrapper process sits between the shell and goalkeeper and does not always
+  // pass signals on: notice when it is gone. Not otherwise: `nohup goalkeeper goal ... &` outlives its shell on purpose.
+  const parentCheckMs = option === true && process.env.npm_command ? 1000 : 0
+  return new SignalController({ shutdown, exit, parentCheckMs, parentGenerations: 2, note: (line) => stderr.write(`goalkeeper: ${line}\n`) }).install()
 }
 
 /** Whether a log message only says what a failed entry of the report says. */

@@ -66,7 +66,7 @@ describe('chat commands', { timeout: CLI_TIMEOUT }, () => {
     await chat.waitFor('stdout', /heard: second via default\n/)
     chat.type('/goal')
     chat.type('/resume')
-    await chat.waitFor('stdout', /^recent sessions of this workspace.*\n(.*\n){2}/m)
+    await chat.waitFor('stdout', /^recent sessions of this project.*\n(.*\n){2}/m)
     chat.type(`/resume ${old}`)
     await chat.waitFor('stdout', /^resumed session .*\n/m)
     chat.type('third')

@@ -2,9 +2,9 @@ import { clearLine, createInterface, cursorTo, type Interface } from 'node:readl
 import type { Context } from 'cordis'
 import { executeGoalCommand, parseGoalCommand } from '@goalkeeper/tool-goal'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { compactionLine, isRecordOf, lastAssistantText } from '@goalkeeper/session'
+import { compactionLine, isRecordOf, lastAssistantText, projectRoot, type SessionService } from '@goalkeeper/session'
 import { describeSpend, isRunnable } from '@goalkeeper/goal'
-import { defineCommand } from '../../command.ts'
+import { type CommandContext, defineCommand } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
 import { HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
@@ -22,6 +22,9 @@ import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
 import { sessionChanges } from '../render/session-changes.ts'
 import { costOfRecords, describeCost, describeUsage, usageOf } from '../render/usage.ts'
 import { formatTime, oneLine, table } from '../render/text.ts'
+import { cliCommand } from '../render/hints.ts'
+import { pickSession, recentWithGoals } from './session-picker.ts'
+import type { PickerTerminal } from './picker.ts'
 
 const HELP = chatHelp()
 
@@ -29,6 +32,7 @@ export interface ChatOptions extends MaxStepsOptions {
   session?: string
   last?: boolean
   continue?: boolean
+  resume?: string | boolean
 }
 
 export default defineCommand<ChatOptions>({
@@ -39,6 +43,7 @@ export default defineCommand<ChatOptions>({
       .option('--session <id>', 'continue a saved session (id, or an unambiguous part of it)')
       .option('--last', 'continue the most recent session of this project')
       .option('--continue', 'the same as --last')
+      .option('--resume [id]', 'continue a saved session: the id, or on a terminal none to pick one of the recent sessions')
       .addHelpText('after', `
 Lines are read from stdin: a terminal gets a prompt, piped input is processed line by line (each message
 waits for its answer), and at the end of input chat waits until the agent is idle and the goal has settled.
@@ -53,12 +58,29 @@ unless the last turn failed).`),
     // Only a person at a terminal can be asked; piped input and --json are unattended.
     const attended = isTerminal(cli.io, input) && !cli.globals.json
     const last = !!(options.last || options.continue)
-    if (last && options.session) throw new HostError('--last and --session both name a session', { hint: 'give one of them' })
-    const run = await AgentRun.open(cli, { session: options.session, last, purpose: 'chat', repeatInterrupts: true, attended, maxSteps: options.maxSteps })
+    const session = typeof options.resume === 'string' ? options.resume : options.session
+    if ([last, options.session !== undefined, options.resume !== undefined].filter(Boolean).length > 1) throw new HostError('--last, --session and --resume each name a session', { hint: 'give one of them' })
+    const pick = options.resume === true ? picker(cli, input, attended) : undefined
+    const run = await AgentRun.open(cli, { session, last, pick, purpose: 'chat', repeatInterrupts: true, attended, maxSteps: options.maxSteps })
     const chat = new Chat(run, input, attended)
     return chat.talk()
   },
 })
+
+/**
+ * `chat --resume` without an id: on a terminal, the person picks one of the project's recent sessions
+ * (cancelling leaves, exit 0); elsewhere there is nobody to ask, so the id is needed.
+ */
+function picker(cli: CommandContext, input: NodeJS.ReadableStream & { isTTY?: boolean }, attended: boolean) {
+  if (!attended) throw new HostError('chat --resume needs the session id when not on a terminal', { hint: `${cliCommand(cli.globals, 'sessions')} lists them; --last takes the most recent` })
+  return async (sessions: SessionService): Promise<string> => {
+    const recent = await recentWithGoals(sessions, cli.globals)
+    if (!recent.length) throw new HostError(`--resume: no saved session of ${projectRoot(cli.globals.cwd)} in ${sessions.dir}`, { hint: 'chat without --resume starts one' })
+    const id = await pickSession({ input, output: cli.io.stdout as PickerTerminal['output'] }, recent)
+    if (id === undefined) throw new HostError('no session picked, so none was resumed', { exitCode: ExitCode.OK })
+    return id
+  }
+}
 
 const isTerminal = (io: { stdout: { isTTY?: boolean } }, input: { isTTY?: boolean }) => !!input.isTTY && !!io.stdout.isTTY
 
@@ -86,7 +108,7 @@ class Chat {
   /** The model id asked for (`--model p/m`, `/model p/m`), kept when /clear or /resume open another session. */
   private modelId: string | undefined
 
-  constructor(private run: AgentRun, input: NodeJS.ReadableStream & { isTTY?: boolean }, attended: boolean) {
+  constructor(private run: AgentRun, private readonly input: NodeJS.ReadableStream & { isTTY?: boolean }, attended: boolean) {
     // A prompt only makes sense when a person both types and reads; anything else is line mode.
     this.interactive = isTerminal(run.cli.io, input)
     this.stdout = run.cli.io.stdout as NodeJS.WritableStream
@@ -304,18 +326,31 @@ class Chat {
   private async resume(wanted: string | undefined): Promise<string | undefined> {
     const { run } = this
     const sessions = run.app.ctx.get('sessions')!
-    if (!wanted) {
-      const mine = (await sessions.list()).filter((summary) => summary.cwd === run.cli.globals.cwd)
-      const recent = mine.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1)).slice(0, 10)
+    if (!wanted && !this.interactive) {
+      const recent = await recentWithGoals(sessions, run.cli.globals)
       const rows = recent.map((summary) => [summary.id === run.agent.id ? `${summary.id} *` : summary.id, formatTime(summary.updatedAt), oneLine(summary.title ?? '', 40)])
-      return ['recent sessions of this workspace (* this one); /resume <id> continues one:', ...table(rows).map((row) => `  ${row}`)].join('\n')
+      return ['recent sessions of this project (* this one); /resume <id> continues one:', ...table(rows).map((row) => `  ${row}`)].join('\n')
     }
-    const id = wanted === '--last' ? await lastSessionId(sessions, run.cli.globals) : await resolveSessionId(sessions, wanted, run.cli.globals)
+    const id = !wanted ? await this.pick(sessions) : wanted === '--last' ? await lastSessionId(sessions, run.cli.globals) : await resolveSessionId(sessions, wanted, run.cli.globals)
+    if (id === undefined) return undefined
     if (id === run.agent.id) return 'this is the session in use'
     const picked = this.picked()
     await run.switchAgent((agents) => agents.resume(id, picked), true)
     const turns = run.agent.session.records.filter((record) => isRecordOf(record, 'turn/end')).length
     return `resumed session ${id} (${turns} turn${turns === 1 ? '' : 's'} so far)`
+  }
+
+  /** `/resume` on a terminal: the person picks one of the recent sessions; undefined when cancelled. */
+  private async pick(sessions: SessionService): Promise<string | undefined> {
+    const recent = await recentWithGoals(sessions, this.run.cli.globals)
+    if (!recent.length) throw new HostError('no saved session of this project yet')
+    // The picker owns the terminal meanwhile: the prompt steps aside and comes back after.
+    this.run.term.surface?.hide()
+    try {
+      return await pickSession({ input: this.input, output: this.stdout }, recent, this.run.agent.id)
+    } finally {
+      this.run.term.surface?.show()
+    }
   }
 
   /** `/compact`: the live view shows a compaction as it is recorded; only a compaction that did not happen needs a word here. */

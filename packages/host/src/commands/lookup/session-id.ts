@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { projectRoot, type SessionService } from '@goalkeeper/session'
+import { projectRoot, type SessionService, type SessionSummary, type SummaryFold } from '@goalkeeper/session'
 import type { GlobalOptions } from '../../command.ts'
 import { asHostError, HostError } from '../../errors.ts'
 import { cliCommand } from '../render/hints.ts'
@@ -31,11 +31,19 @@ export async function resolveSessionId(sessions: SessionService, text: string, g
  * whichever of its directories it was started in; sessions of other projects sharing the store are skipped.
  */
 export async function lastSessionId(sessions: SessionService, globals: Pick<GlobalOptions, 'cwd' | 'config'>): Promise<string> {
-  const project = projectRoot(globals.cwd)
-  const mine = (await listed(sessions, false)).filter((summary) => !summary.problem && within(summary.cwd, project))
-  const last = mine.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1))[0]
-  if (!last) throw new HostError(`--last: no saved session of ${project} in ${sessions.dir}`, { hint: `start one: ${cliCommand(globals, 'run', '<prompt>')}` })
+  const [last] = await recentSessions(sessions, globals)
+  if (!last) throw new HostError(`--last: no saved session of ${projectRoot(globals.cwd)} in ${sessions.dir}`, { hint: `start one: ${cliCommand(globals, 'run', '<prompt>')}` })
   return last.id
+}
+
+/**
+ * The readable sessions of this project, most recently updated first; `folds` as `SessionService.list`
+ * takes them (a goal's phase, say).
+ */
+export async function recentSessions(sessions: SessionService, globals: Pick<GlobalOptions, 'cwd'>, folds?: Record<string, SummaryFold>): Promise<SessionSummary[]> {
+  const project = projectRoot(globals.cwd)
+  const mine = (await listed(sessions, false, folds)).filter((summary) => !summary.problem && within(summary.cwd, project))
+  return mine.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1))
 }
 
 /** `dir` is `root` or lies below it. */
@@ -46,8 +54,8 @@ function within(dir: string, root: string): boolean {
 }
 
 /** The listing, its failures (a store directory that is a link, say) reported like any session error. */
-function listed(sessions: SessionService, everywhere: boolean) {
-  return sessions.list(everywhere ? { everywhere } : undefined).catch((error) => {
+function listed(sessions: SessionService, everywhere: boolean, folds?: Record<string, SummaryFold>) {
+  return sessions.list(everywhere || folds ? { ...(everywhere && { everywhere }), ...(folds && { folds }) } : undefined).catch((error) => {
     throw asHostError(error)
   })
 }

@@ -1,7 +1,7 @@
 import type { Agent, AgentService } from '@goalkeeper/agent-loop'
 import { describeGoalStatus, type GoalService, type GoalState } from '@goalkeeper/goal'
 import type {} from '@goalkeeper/project-instructions'
-import { lastAssistantText, turnOutcome, type SessionRecord, type TurnOutcome } from '@goalkeeper/session'
+import { lastAssistantText, turnOutcome, type SessionRecord, type SessionService, type TurnOutcome } from '@goalkeeper/session'
 import type { App } from '../../app.ts'
 import type { CommandContext } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
@@ -33,6 +33,8 @@ export interface AgentRunOptions {
   goals?: boolean
   /** `--last`: continue the most recent session of the workspace. */
   last?: boolean
+  /** Asks the person which saved session to continue (`chat --resume` on a terminal): its full id. */
+  pick?: (sessions: SessionService) => Promise<string>
   /** Every SIGINT (not only the first) stops running work when there is some (chat). */
   repeatInterrupts?: boolean
   /** A person at a terminal answers permission questions (chat); otherwise calls outside the mode are denied. */
@@ -114,6 +116,7 @@ export class AgentRun {
     const view = new LiveView(app.ctx, term, { showReasoning: cli.globals.showReasoning })
     let agent: Agent
     let choice: ModelChoice | undefined
+    let id: string | undefined
     try {
       choice = chooseModel(app, cli.globals)
       const picked = {
@@ -122,8 +125,9 @@ export class AgentRun {
         ...(options.answerSchema ? { outputSchema: options.answerSchema.request } : {}),
       }
       const sessions = app.ctx.get('sessions')!
-      const session = options.last ? await lastSessionId(sessions, cli.globals) : options.session
-      const id = session && (options.last ? session : await resolveSessionId(sessions, session, cli.globals))
+      id = options.last ? await lastSessionId(sessions, cli.globals)
+        : options.session ? await resolveSessionId(sessions, options.session, cli.globals)
+          : await options.pick?.(sessions)
       // Accepting a cut is its own write (a session/truncated record, a new seal) before the agent resumes.
       if (id && options.acceptTruncation) await sessions.close(await sessions.open(id, { acceptTruncation: true }))
       agent = id
@@ -133,7 +137,7 @@ export class AgentRun {
       view.dispose()
       throw asHostError(error)
     }
-    const resumed = !!(options.session || options.last)
+    const resumed = !!id
     view.follow(agent, resumed)
     const work = new AgentRun(cli, app, term, agent, view, resumed, !!options.repeatInterrupts)
     work.lastMessageFile = options.lastMessageFile

@@ -62,120 +62,149 @@ export class LiveView {
     return agent.id === this.agent?.id
   }
 
+  /** One named handler per event; those about an agent react to the followed agent's only. */
   private listen() {
-    const { ctx, term } = this
-    const add = (dispose: () => void) => this.disposers.push(dispose)
-    add(ctx.on('session/event', (session: Session, record: SessionRecord) => {
-      // Reasoning stays out of the answer; asked for, it goes to stderr once its message is recorded.
-      if (this.options.showReasoning && !this.reasoningStreamed && session.id === this.agent?.id && isRecordOf(record, 'assistant/message') && record.data.reasoning) {
-        term.progress(record.data.reasoning.trim().split('\n').map((line) => `  reasoning: ${line}`.trimEnd()).join('\n'))
+    const { ctx } = this
+    const mine = <A extends unknown[]>(handler: (agent: Agent, ...args: A) => void) => (agent: Agent, ...args: A) => {
+      if (this.mine(agent)) handler.call(this, agent, ...args)
+    }
+    this.disposers.push(
+      ctx.on('session/event', (session: Session, record: SessionRecord) => this.onRecord(session, record)),
+      ctx.on('agent/text-delta', mine(this.onTextDelta)),
+      ctx.on('agent/reasoning-delta', mine(this.onReasoningDelta)),
+      ctx.on('agent/turn-start', mine(this.onTurnStart)),
+      ctx.on('agent/tool-start', mine(this.onToolStart)),
+      ctx.on('agent/tool-end', mine(this.onToolEnd)),
+      ctx.on('agent/turn-end', mine(this.onTurnEnd)),
+      ctx.on('agent/compacted', mine(this.onCompacted)),
+      ctx.on('agent/error', mine(this.onError)),
+      ctx.on('goal/changed', mine(this.onGoalChanged)),
+      ctx.on('goal/auto-resume', mine(this.onAutoResume)),
+      ctx.on('goal/activation', mine(this.onActivation)),
+      // One agent per command, so a provider's wait or stream trouble is this agent's.
+      ctx.on('model/retry', (provider: string, retry: ModelRetryInfo) => this.agent && this.onRetry(this.agent, provider, retry)),
+      ctx.on('model/stream', (provider: string, notice: ModelStreamNotice) => this.agent && this.onStream(this.agent, provider, notice)),
+    )
+  }
+
+  private onRecord(session: Session, record: SessionRecord) {
+    const { term } = this
+    const followed = session.id === this.agent?.id
+    // Reasoning stays out of the answer; asked for, it goes to stderr once its message is recorded.
+    if (followed && isRecordOf(record, 'assistant/message')) {
+      if (this.options.showReasoning && !this.reasoningStreamed && record.data.reasoning) {
+        for (const line of record.data.reasoning.trim().split('\n')) term.progress(`  reasoning: ${line}`.trimEnd())
       }
       // A partial answer is recorded right before the loop calls the model again for the whole answer.
-      if (session.id === this.agent?.id && isRecordOf(record, 'assistant/message') && record.data.partial) {
-        term.cutOff()
-        const frames = this.brokenFrames === undefined ? '' : ` after ${this.brokenFrames} frame${this.brokenFrames === 1 ? '' : 's'}`
-        this.brokenFrames = undefined
-        term.progress(`  model stream broke${frames}; asking again (1 of 1)`)
-      }
-      if (session.id === this.agent?.id && this.working) this.drawStatus()
-      if (!term.json) return
-      if (!this.agent) {
-        if (!this.firstSeen.has(session.id)) this.firstSeen.set(session.id, record.seq)
-      } else if (session.id === this.agent.id) this.printRecords(session.records)
-    }))
-    add(ctx.on('agent/text-delta', (agent: Agent, _turn: number, _step: number, text: string) => {
-      if (this.mine(agent)) term.delta(text)
-    }))
-    add(ctx.on('agent/reasoning-delta', (agent: Agent, _turn: number, _step: number, text: string) => {
-      // On a terminal, reasoning is shown as it arrives; elsewhere once its message is recorded (line-based).
-      if (!this.mine(agent) || !this.options.showReasoning || !term.live) return
-      this.reasoningStreamed = true
-      term.reasoning(text)
-    }))
-    add(ctx.on('agent/turn-start', (agent: Agent, turn: number, messages: UserMessage[]) => {
-      if (!this.mine(agent)) return
-      this.startWorking(turn)
-      const source = messages.find((message) => message.source?.kind === 'goal')?.source
-      if (source?.kind !== 'goal') return
-      const goal = this.goal(agent)
-      const max = goal?.maxGoalRounds
-      const spend = goal && describeSpend(goal)
-      term.progress(`round ${source.round}${max ? `/${max}` : ''}${spend ? ` (${spend})` : ''}`)
-    }))
-    add(ctx.on('agent/tool-start', (agent: Agent, call: ToolCallInfo) => {
-      if (this.mine(agent)) term.progress(`  ${call.name} ${shortArguments(call.arguments)}`)
-    }))
-    add(ctx.on('agent/tool-end', (agent: Agent, call: ToolCallInfo, result: ToolResult) => {
-      if (!this.mine(agent)) return
-      if (result.ok) {
-        const shown = describeToolResult(ctx.get('tools')?.get(call.name), call, result, term.colour)
-        for (const line of shown) term.progress(line)
-        return
-      }
-      const code = result.error?.code ?? 'TOOL_FAILED'
-      term.progress(`  ${call.name} failed: ${code}: ${oneLine(result.error?.message ?? result.content, 160)}`)
-    }))
-    add(ctx.on('agent/turn-end', (agent: Agent, turn: number, outcome: TurnOutcome) => {
-      if (!this.mine(agent)) return
-      this.brokenFrames = undefined
-      this.stopWorking()
-      term.endStream()
-      // A normal completion is no news, and an error has its own line from agent/error.
-      if (outcome.kind !== 'completed' && outcome.kind !== 'error') term.progress(`turn ${turn} ${describeTurnOutcome(outcome)}`)
-      const records = recordsOfTurn(agent.session.records, turn)
-      const usage = usageOf(records)
-      if (usage) {
-        const cost = costOfRecords(records, this.price(agent))
-        term.progress(`  tokens: ${describeUsage(usage)}${cost === undefined ? '' : `; cost ${describeCost(cost)}`}`)
-        term.record({ type: 'usage', session: agent.id, turn, usage })
-      }
-    }))
-    // One agent per command, so a provider's wait is this agent's.
-    add(ctx.on('model/retry', (provider: string, retry: ModelRetryInfo) => {
-      if (!this.agent) return
-      term.progress(`  waiting ${(retry.waitMs / 1000).toFixed(1)} s before retry ${retry.attempt} of ${retry.of} (${provider}): ${retry.error.code}: ${oneLine(retry.error.message, 160)}`)
-      term.record({ type: 'retry', session: this.agent.id, provider, ...retry })
-    }))
-    add(ctx.on('agent/compacted', (agent: Agent, data: ContextCompactionData) => {
-      if (!this.mine(agent)) return
-      term.progress(`  ${compactionLine(data)}`)
-      const { turn, step, reason, method, replaced, elided, tokensBefore, tokensAfter, contextWindow } = data
-      term.record({ type: 'compaction', session: agent.id, turn, step, reason, method, replaced, elided: elided.length, tokensBefore, tokensAfter, contextWindow: contextWindow ?? null })
-    }))
-    add(ctx.on('model/stream', (provider: string, notice: ModelStreamNotice) => {
-      if (!this.agent) return
-      term.record({ type: 'stream', session: this.agent.id, provider, ...notice })
-      if (notice.kind === 'broken') {
-        term.cutOff()
-        this.brokenFrames = notice.frames
-        return
-      }
-      term.progress(`  no data from the model for ${seconds(notice.silentMs)} (${provider}; gives up after ${seconds(notice.limitMs)})`)
-    }))
-    add(ctx.on('agent/error', (agent: Agent, turn: number | undefined, error: AgentErrorInfo) => {
-      if (!this.mine(agent)) return
-      const round = turn === undefined ? undefined : ctx.get('goals')?.roundOf(agent, turn)
-      // A goal round at the step cap is not a failure: the round ends there and the goal goes on (DESIGN.md 9.7).
-      if (round && error.code === STEP_LIMIT_CODE) term.progress(`round ${round.round} hit the step cap, so it ends here and the goal goes on: ${oneLine(error.message, 240)}`)
-      else term.progress(`error${turn === undefined ? '' : ` in turn ${turn}`}: ${error.code}: ${oneLine(error.message, 200)}`)
-    }))
-    add(ctx.on('goal/changed', (agent: Agent, change: GoalChange) => {
-      if (!this.mine(agent)) return
-      this.goalChanged = true
-      term.record({ type: 'goal', session: agent.id, op: change.op, seq: change.seq, goal: change.goal ?? null })
-      term.progress(describeGoalChange(change))
-    }))
-    add(ctx.on('goal/auto-resume', (agent: Agent, notice: AutoResumeNotice) => {
-      if (!this.mine(agent)) return
-      term.record({ type: 'auto-resume', session: agent.id, ...notice })
-      term.progress(describeAutoResume(notice))
-    }))
-    add(ctx.on('goal/activation', (agent: Agent, activation: GoalActivation) => {
-      if (!this.mine(agent)) return
-      term.record({ type: 'activation', session: agent.id, activation })
-      const line = describeActivation(activation, this.goal(agent))
-      if (line) term.progress(line)
-    }))
+      if (record.data.partial) this.onPartialAnswer()
+    }
+    if (followed && this.working) this.drawStatus()
+    if (!term.json) return
+    if (!this.agent) {
+      if (!this.firstSeen.has(session.id)) this.firstSeen.set(session.id, record.seq)
+    } else if (followed) this.printRecords(session.records)
+  }
+
+  private onPartialAnswer() {
+    this.term.cutOff()
+    const frames = this.brokenFrames === undefined ? '' : ` after ${this.brokenFrames} frame${this.brokenFrames === 1 ? '' : 's'}`
+    this.brokenFrames = undefined
+    this.term.progress(`  model stream broke${frames}; asking again (1 of 1)`)
+  }
+
+  private onTextDelta(_agent: Agent, _turn: number, _step: number, text: string) {
+    this.term.delta(text)
+  }
+
+  private onReasoningDelta(_agent: Agent, _turn: number, _step: number, text: string) {
+    // On a terminal, reasoning is shown as it arrives; elsewhere once its message is recorded (line-based).
+    if (!this.options.showReasoning || !this.term.live) return
+    this.reasoningStreamed = true
+    this.term.reasoning(text)
+  }
+
+  private onTurnStart(agent: Agent, turn: number, messages: UserMessage[]) {
+    this.startWorking(turn)
+    const source = messages.find((message) => message.source?.kind === 'goal')?.source
+    if (source?.kind !== 'goal') return
+    const goal = this.goal(agent)
+    const max = goal?.maxGoalRounds
+    const spend = goal && describeSpend(goal)
+    this.term.progress(`round ${source.round}${max ? `/${max}` : ''}${spend ? ` (${spend})` : ''}`)
+  }
+
+  private onToolStart(_agent: Agent, call: ToolCallInfo) {
+    this.term.progress(`  ${call.name} ${shortArguments(call.arguments)}`)
+  }
+
+  private onToolEnd(_agent: Agent, call: ToolCallInfo, result: ToolResult) {
+    const { term } = this
+    if (result.ok) {
+      for (const line of describeToolResult(this.ctx.get('tools')?.get(call.name), call, result, term.colour)) term.progress(line)
+      return
+    }
+    const code = result.error?.code ?? 'TOOL_FAILED'
+    term.progress(`  ${call.name} failed: ${code}: ${oneLine(result.error?.message ?? result.content, 160)}`)
+  }
+
+  private onTurnEnd(agent: Agent, turn: number, outcome: TurnOutcome) {
+    const { term } = this
+    this.brokenFrames = undefined
+    this.stopWorking()
+    term.endStream()
+    // A normal completion is no news, and an error has its own line from agent/error.
+    if (outcome.kind !== 'completed' && outcome.kind !== 'error') term.progress(`turn ${turn} ${describeTurnOutcome(outcome)}`)
+    const records = recordsOfTurn(agent.session.records, turn)
+    const usage = usageOf(records)
+    if (!usage) return
+    const cost = costOfRecords(records, this.price(agent))
+    term.progress(`  tokens: ${describeUsage(usage)}${cost === undefined ? '' : `; cost ${describeCost(cost)}`}`)
+    term.record({ type: 'usage', session: agent.id, turn, usage })
+  }
+
+  private onRetry(agent: Agent, provider: string, retry: ModelRetryInfo) {
+    this.term.progress(`  waiting ${(retry.waitMs / 1000).toFixed(1)} s before retry ${retry.attempt} of ${retry.of} (${provider}): ${retry.error.code}: ${oneLine(retry.error.message, 160)}`)
+    this.term.record({ type: 'retry', session: agent.id, provider, ...retry })
+  }
+
+  private onCompacted(agent: Agent, data: ContextCompactionData) {
+    this.term.progress(`  ${compactionLine(data)}`)
+    const { turn, step, reason, method, replaced, elided, tokensBefore, tokensAfter, contextWindow } = data
+    this.term.record({ type: 'compaction', session: agent.id, turn, step, reason, method, replaced, elided: elided.length, tokensBefore, tokensAfter, contextWindow: contextWindow ?? null })
+  }
+
+  private onStream(agent: Agent, provider: string, notice: ModelStreamNotice) {
+    this.term.record({ type: 'stream', session: agent.id, provider, ...notice })
+    if (notice.kind === 'broken') {
+      this.term.cutOff()
+      this.brokenFrames = notice.frames
+      return
+    }
+    this.term.progress(`  no data from the model for ${seconds(notice.silentMs)} (${provider}; gives up after ${seconds(notice.limitMs)})`)
+  }
+
+  private onError(agent: Agent, turn: number | undefined, error: AgentErrorInfo) {
+    const round = turn === undefined ? undefined : this.ctx.get('goals')?.roundOf(agent, turn)
+    // A goal round at the step cap is not a failure: the round ends there and the goal goes on (DESIGN.md 9.7).
+    if (round && error.code === STEP_LIMIT_CODE) this.term.progress(`round ${round.round} hit the step cap, so it ends here and the goal goes on: ${oneLine(error.message, 240)}`)
+    else this.term.progress(`error${turn === undefined ? '' : ` in turn ${turn}`}: ${error.code}: ${oneLine(error.message, 200)}`)
+  }
+
+  private onGoalChanged(agent: Agent, change: GoalChange) {
+    this.goalChanged = true
+    this.term.record({ type: 'goal', session: agent.id, op: change.op, seq: change.seq, goal: change.goal ?? null })
+    this.term.progress(describeGoalChange(change))
+  }
+
+  private onAutoResume(agent: Agent, notice: AutoResumeNotice) {
+    this.term.record({ type: 'auto-resume', session: agent.id, ...notice })
+    this.term.progress(describeAutoResume(notice))
+  }
+
+  private onActivation(agent: Agent, activation: GoalActivation) {
+    this.term.record({ type: 'activation', session: agent.id, activation })
+    const line = describeActivation(activation, this.goal(agent))
+    if (line) this.term.progress(line)
   }
 
   /** Prints the records from `nextSeq` on: contiguous, each once, whichever way they became known. */

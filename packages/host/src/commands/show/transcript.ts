@@ -34,6 +34,7 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   const settled = new Set<string>()
   const objectives = new Objectives()
   const tally = new SpendTally()
+  const reading: Reading = { options, queued, settled, objectives, tally }
   const integrity = options.integrity
   const tampered = integrity?.state === 'tampered' ? integrity : undefined
   const firstBad = tampered ? tampered.line - 1 : Infinity
@@ -44,12 +45,12 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
       if (record.seq === firstBad && tampered!.otherKey) lines.push('', `!! SIGNED WITH ANOTHER KEY: ${tampered!.reason}`, `!! this machine's session key is not the one that wrote the session: nothing can be verified, nothing is run (give it the writer's key; resume refuses until then)`)
       else if (record.seq === firstBad) lines.push('', `!! TAMPERED: ${tampered!.reason}`, `!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)`)
       const from = lines.length
-      lines.push(...renderRecord(record, options, queued, settled, objectives, tally))
+      lines.push(...renderRecord(record, reading))
       for (let i = from; i < lines.length; i++) lines[i] = `${UNVERIFIED} ${lines[i]}`.trimEnd()
       if (isRecordOf(record, 'input/queued')) forged.set(record.data.message.id, record.data.message)
       continue
     }
-    lines.push(...renderRecord(record, options, queued, settled, objectives, tally))
+    lines.push(...renderRecord(record, reading))
   }
   const goal = settledGoal(records.filter((record) => record.seq < firstBad))
   const spend = goal && describeGoalSpend(goal)
@@ -68,8 +69,32 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   return lines
 }
 
+/** What reading a log so far has gathered, for the records that refer back to earlier ones. */
+interface Reading {
+  options: TranscriptOptions
+  /** Inputs queued by id, until they run or are dropped. */
+  queued: Map<string, UserMessage>
+  /** Inputs that ran or were dropped. */
+  settled: Set<string>
+  objectives: Objectives
+  tally: SpendTally
+}
+
+type Render = (record: SessionRecord, reading: Reading) => string[] | undefined
+
 /** The transcript lines of one record: every registered type as text; only a type nobody registered is printed raw. */
-function renderRecord(record: SessionRecord, options: TranscriptOptions, queued: Map<string, UserMessage>, settled: Set<string>, objectives: Objectives, tally: SpendTally): string[] {
+function renderRecord(record: SessionRecord, reading: Reading): string[] {
+  for (const render of [renderConversation, renderTool, renderGoal]) {
+    const lines = render(record, reading)
+    if (lines) return lines
+  }
+  if (isRecordOf(record, 'step/start', 'step/end')) return []
+  // A type no package this host carries registered (a third party's): shown as it is.
+  return describeOtherRecord(record) ?? [`  [${record.type}] ${oneLine(JSON.stringify(record.data) ?? '', 160)}`]
+}
+
+/** The header, inputs, turns and messages; undefined for other records. */
+const renderConversation: Render = (record, { options, queued, settled, objectives, tally }) => {
   if (isRecordOf(record, 'session/header')) {
     const head = record.data
     const parent = head.parent ? `, forked from ${head.parent.id} at seq ${head.parent.seq}` : ''
@@ -95,21 +120,34 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
     if (record.data.partial) return [indent(`assistant (cut off by ${record.data.error?.code ?? 'an error'}, asked again): ${record.data.text?.trim() ?? ''}`, '  ')]
     return record.data.text?.trim() ? [indent(`assistant: ${record.data.text.trim()}`, '  ')] : []
   }
-  if (isRecordOf(record, 'tool/call')) return [`  tool ${record.data.name} ${options.full ? record.data.arguments : shortArguments(record.data.arguments, 120)}`]
-  if (isRecordOf(record, 'tool/result')) {
-    const body = options.full ? record.data.content ?? '' : excerpt(record.data.content ?? '', 6, 400)
-    const [first, ...rest] = (record.data.ok ? body : `${record.data.error?.code ?? 'FAILED'}: ${body}`).split('\n')
-    const lines = [`    ${record.data.ok ? '->' : '!!'} ${first}`.trimEnd(), ...rest.map((line: string) => `       ${line}`.trimEnd())]
-    // The arguments that ran were not the model's (tool/before-call rewrites).
-    for (const rewrite of Array.isArray(record.data.rewrites) ? record.data.rewrites : []) {
-      lines.push(`       (arguments rewritten by ${rewrite.by}${rewrite.reason ? `: ${rewrite.reason}` : ''}) ${options.full ? rewrite.arguments : shortArguments(rewrite.arguments, 120)}`)
-    }
-    return lines
-  }
   if (isRecordOf(record, 'turn/end')) {
     const spend = tally.turn(record.data.turn)
     return [`  turn ${record.data.turn} ${describeTurnOutcome(record.data.outcome)}${spend ? ` (${spend})` : ''}`]
   }
+  if (isRecordOf(record, 'context/compacted')) {
+    // A summary is a model call too, and the run's usage counts it.
+    tally.answer(record.data.turn, record.data.usage)
+    return describeCompaction(record.data, options.full)
+  }
+  return undefined
+}
+
+/** Tool calls and their results; undefined for other records. */
+const renderTool: Render = (record, { options }) => {
+  if (isRecordOf(record, 'tool/call')) return [`  tool ${record.data.name} ${options.full ? record.data.arguments : shortArguments(record.data.arguments, 120)}`]
+  if (!isRecordOf(record, 'tool/result')) return undefined
+  const body = options.full ? record.data.content ?? '' : excerpt(record.data.content ?? '', 6, 400)
+  const [first, ...rest] = (record.data.ok ? body : `${record.data.error?.code ?? 'FAILED'}: ${body}`).split('\n')
+  const lines = [`    ${record.data.ok ? '->' : '!!'} ${first}`.trimEnd(), ...rest.map((line: string) => `       ${line}`.trimEnd())]
+  // The arguments that ran were not the model's (tool/before-call rewrites).
+  for (const rewrite of Array.isArray(record.data.rewrites) ? record.data.rewrites : []) {
+    lines.push(`       (arguments rewritten by ${rewrite.by}${rewrite.reason ? `: ${rewrite.reason}` : ''}) ${options.full ? rewrite.arguments : shortArguments(rewrite.arguments, 120)}`)
+  }
+  return lines
+}
+
+/** Goal changes, checks, judgements and usage; undefined for other records. */
+const renderGoal: Render = (record, { options, objectives, tally }) => {
   // One per model call of a goal round: summed into its turn's line and the total instead of shown raw.
   if (isRecordOf(record, 'goal/usage')) {
     tally.priced(record.data)
@@ -124,14 +162,7 @@ function renderRecord(record: SessionRecord, options: TranscriptOptions, queued:
     const { judge, verdict, accepted, reasons } = record.data
     return [`  judge ${judge}: ${verdict}, completion ${accepted ? 'accepted' : 'refused'}: ${oneLine(reasons.join(' '), 200)}`]
   }
-  if (isRecordOf(record, 'context/compacted')) {
-    // A summary is a model call too, and the run's usage counts it.
-    tally.answer(record.data.turn, record.data.usage)
-    return describeCompaction(record.data, options.full)
-  }
-  if (isRecordOf(record, 'step/start', 'step/end')) return []
-  // A type no package this host carries registered (a third party's): shown as it is.
-  return describeOtherRecord(record) ?? [`  [${record.type}] ${oneLine(JSON.stringify(record.data) ?? '', 160)}`]
+  return undefined
 }
 
 /**

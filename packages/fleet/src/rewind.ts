@@ -1,6 +1,6 @@
 import type { Agent } from '@goalkeeper/agent-loop'
 import type { GoalService } from '@goalkeeper/goal'
-import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
+import { checkpointPart, isRecordOf, type SessionRecord } from '@goalkeeper/session'
 import type { GitWorkspace } from './git.ts'
 import type { FleetRecordData } from './records.ts'
 
@@ -8,21 +8,29 @@ import type { FleetRecordData } from './records.ts'
 export interface RecordedWorkspace {
   /** The last commit recorded (`fleet/push`, `fleet/claim`, `fleet/rewind`); undefined for a session that recorded none. */
   commit?: string
+  /** The goal round whose work that commit holds (0 when it is the claim's starting point or unknown). */
+  round: number
   /** Turns started after that record: the branch holds none of what they changed. */
   turnsAfter: number[]
 }
 
-/** Reads the last recorded commit of a session's records and the turns started after it. */
+/** The fleet's part of a session checkpoint: a session opened from it knows its last commit without the records before. */
+export const CHECKPOINT_PART = 'fleet'
+
+/**
+ * Reads the last recorded commit of a session's records and the turns started after it. A checkpoint carries
+ * what the records before it said, so a session opened from its last checkpoint reads the same.
+ */
 export function recordedWorkspace(records: readonly SessionRecord[]): RecordedWorkspace {
-  let commit: string | undefined
-  let anchor = -1
-  records.forEach((record, index) => {
-    const recorded = isRecordOf(record, 'fleet/push') || isRecordOf(record, 'fleet/rewind') ? record.data.commit
-      : isRecordOf(record, 'fleet/claim') ? record.data.commit : undefined
-    if (recorded) [commit, anchor] = [recorded, index]
-  })
-  const turnsAfter = records.slice(anchor + 1).flatMap((record) => (isRecordOf(record, 'turn/start') ? [record.data.turn] : []))
-  return { ...(commit ? { commit } : {}), turnsAfter }
+  let found: RecordedWorkspace = { round: 0, turnsAfter: [] }
+  for (const record of records) {
+    const carried = checkpointPart<RecordedWorkspace>(record, CHECKPOINT_PART)
+    if (carried) found = { ...carried, turnsAfter: [...carried.turnsAfter] }
+    else if (isRecordOf(record, 'fleet/push') || isRecordOf(record, 'fleet/rewind')) found = { commit: record.data.commit, round: record.data.round, turnsAfter: [] }
+    else if (isRecordOf(record, 'fleet/claim') && record.data.commit) found = { commit: record.data.commit, round: 0, turnsAfter: [] }
+    else if (isRecordOf(record, 'turn/start')) found.turnsAfter.push(record.data.turn)
+  }
+  return found
 }
 
 /** The rewind a takeover made: what `fleet/rewind` records and the model is told. */
@@ -35,7 +43,8 @@ export type Rewind = FleetRecordData['fleet/rewind']
  */
 export async function rewindToSession(goals: GoalService, agent: Agent, workspace: GitWorkspace, worker: string): Promise<Rewind | undefined> {
   const records = agent.session.records
-  const { commit, turnsAfter } = recordedWorkspace(records)
+  const recorded = recordedWorkspace(records)
+  const { commit, turnsAfter } = recorded
   // A session from before commits were recorded: nothing to compare the branch with.
   if (!commit) return undefined
   const dropped = await workspace.rewind(commit)
@@ -44,7 +53,7 @@ export async function rewindToSession(goals: GoalService, agent: Agent, workspac
   const lostRounds = turnsAfter.map(roundOf).filter((round): round is number => round !== undefined)
   const lost = new Set(turnsAfter)
   const kept = records.flatMap((record) => (isRecordOf(record, 'turn/start') && !lost.has(record.data.turn) ? [roundOf(record.data.turn) ?? 0] : []))
-  return { worker, commit, round: Math.max(0, ...kept), lostTurns: turnsAfter, lostRounds, ...(dropped ? { dropped } : {}) }
+  return { worker, commit, round: Math.max(recorded.round, ...kept), lostTurns: turnsAfter, lostRounds, ...(dropped ? { dropped } : {}) }
 }
 
 /** What the model is told of the work a rewind undid, before its next round. */

@@ -5,7 +5,7 @@ import type { GoalService } from '@goalkeeper/goal'
 import type { SessionService } from '@goalkeeper/session'
 import type { GitWorkspace } from './git.ts'
 import type { FleetRecordData } from './records.ts'
-import { recordedWorkspace } from './rewind.ts'
+import { CHECKPOINT_PART, recordedWorkspace } from './rewind.ts'
 
 /** Where a goal's rounds are committed: its agent, its clone and the worker that runs it. */
 export interface RoundCommitTarget {
@@ -67,6 +67,8 @@ export const apply = (ctx: Context, config: Config) => {
   ctx.effect(function* () {
     // Unloaded, it leaves no commit running (teardown is last-in first-out: the listeners are gone by then).
     yield async () => await committing
+    // A checkpoint carries the last recorded commit, so a worker that opens the session from it still rewinds.
+    yield ctx.sessions.provideCheckpoint(CHECKPOINT_PART, (session) => (session === config.agent.session ? recordedWorkspace(session.records) : undefined))
     yield ctx.on('agent/status', (agent, status) => {
       if (agent === config.agent && status === 'idle') queueCommit()
     })

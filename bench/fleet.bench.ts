@@ -143,36 +143,13 @@ async function takeover(serverUrl: string, fleet: Record<string, unknown>): Prom
 }
 
 async function measure(serverUrl: string, workers: number, concurrency: number): Promise<{ seconds: number; perMinute: number }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'gk-fleet-bench-'))
+  const { dir, yml } = await benchDir(FLEET)
   try {
-    await symlink(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'), 'dir')
-    const yml = path.join(dir, 'cordis.yml')
-    const entries: [string, string, unknown?][] = [
-      ['fleet', '@goalkeeper/fleet', { ...FLEET, git: { root: path.join(dir, 'workspaces') } }],
-      ['session', '@goalkeeper/session', { database: '${GOALKEEPER_DATABASE_URL}', key: KEY }],
-      ['model', '@goalkeeper/model', { scripted: { module: script } }],
-      ['tools', '@goalkeeper/tools'],
-      ['workspace-tools', '@goalkeeper/workspace-tools'],
-      ['agent-loop', '@goalkeeper/agent-loop'],
-      ['goal', '@goalkeeper/goal'],
-      ['tool-goal', '@goalkeeper/tool-goal'],
-      ['goal-session', '@goalkeeper/goal-session'],
-    ]
-    await writeFile(yml, entries.map(([id, name, config]) => `- id: ${id}\n  name: '${name}'${config ? `\n  config: ${JSON.stringify(config)}` : ''}`).join('\n') + '\n')
-    await mkdir(path.join(dir, 'repos'))
     return await withFreshDatabase(serverUrl, async (url) => {
       const queue = new GoalQueue(Config(FLEET), url)
       try {
         for (let index = 1; index <= GOALS; index++) {
-          const bare = path.join(dir, 'repos', `r${index}.git`)
-          const seed = path.join(dir, 'repos', `r${index}`)
-          git(dir, 'init', '--quiet', '--bare', '-b', 'main', bare)
-          git(dir, 'clone', '--quiet', bare, seed)
-          await writeFile(path.join(seed, 'README.md'), `# r${index}\n`)
-          git(seed, 'add', '.')
-          git(seed, 'commit', '--quiet', '-m', 'init')
-          git(seed, 'push', '--quiet', 'origin', 'HEAD:main')
-          await queue.submit({ objective: `Write result.txt for goal-${index}`, repo: `file://${bare}`, ref: 'main' })
+          await queue.submit({ objective: `Write result.txt for goal-${index}`, repo: benchRepo(dir, `r${index}`), ref: 'main' })
         }
       } finally {
         await queue.stop()

@@ -27,6 +27,8 @@ export interface Fleet {
   env: Record<string, string>
   /** Global options for every command. */
   globals: string[]
+  /** The fleet entry's config (FLEET and the test's own); submits in the test process use it too. */
+  config: Record<string, unknown>
   /** A new bare repository with one commit on main (README.md and `files`); returns its file:// URL. */
   repo(name: string, files?: Record<string, string>): Promise<string>
   /** The text of `file` on `branch` of the repository at `url`, or undefined. */
@@ -65,6 +67,7 @@ export function useFleet(options: { fleet?: Record<string, unknown>; git?: Recor
     } else fleet.url = database!.url
     fleet.yml = path.join(fleet.dir, 'cordis.yml')
     const fleetConfig = { ...FLEET, ...options.fleet, git: { root: path.join(fleet.dir, 'workspaces'), ...options.git } }
+    fleet.config = fleetConfig
     await writeFile(fleet.yml, [
       ['fleet', '@goalkeeper/fleet', fleetConfig],
       ['session', '@goalkeeper/session', { database: '${GOALKEEPER_DATABASE_URL}', key: '${GOALKEEPER_SESSION_KEY}', leaseMs: LEASE_MS }],
@@ -199,20 +202,27 @@ export interface SubmittedGoal {
   name: string
 }
 
-/** `count` goals, each on a new repository `<prefix>-N`, submitted one after another through the queue. */
-export async function submitGoals(fleet: Fleet, prefix: string, count: number): Promise<SubmittedGoal[]> {
-  const repos = await Promise.all(Array.from({ length: count }, (_, index) => fleet.repo(`${prefix}-${index + 1}`)))
-  const queue = new GoalQueue(Config({ ...FLEET }), fleet.url)
-  const goals: SubmittedGoal[] = []
+/** Goals submitted through the queue in this process, one after another (a CLI submit each would take seconds). */
+export async function queueGoals(fleet: Fleet, specs: { objective: string; repo: string; maxRounds?: number }[]): Promise<{ id: string; sessionId: string }[]> {
+  // The jobs carry the submitter's timings (expiry, retries): the fleet entry's, as a CLI submit would.
+  const queue = new GoalQueue(Config(fleet.config), fleet.url)
+  const queued: { id: string; sessionId: string }[] = []
   try {
-    for (const [index, repo] of repos.entries()) {
-      const { id, job } = await queue.submit({ objective: `Write result.txt for goal-${index + 1}`, repo, ref: 'main', maxRounds: 6 })
-      goals.push({ id, sessionId: job.sessionId, repo, name: `goal-${index + 1}` })
+    for (const spec of specs) {
+      const { id, job } = await queue.submit({ ref: 'main', ...spec })
+      queued.push({ id, sessionId: job.sessionId })
     }
   } finally {
     await queue.stop()
   }
-  return goals
+  return queued
+}
+
+/** `count` goals, each on a new repository `<prefix>-N`. */
+export async function submitGoals(fleet: Fleet, prefix: string, count: number): Promise<SubmittedGoal[]> {
+  const repos = await Promise.all(Array.from({ length: count }, (_, index) => fleet.repo(`${prefix}-${index + 1}`)))
+  const queued = await queueGoals(fleet, repos.map((repo, index) => ({ objective: `Write result.txt for goal-${index + 1}`, repo, maxRounds: 6 })))
+  return queued.map((goal, index) => ({ ...goal, repo: repos[index]!, name: `goal-${index + 1}` }))
 }
 
 /** Jobs the workers logged as done and complete. */

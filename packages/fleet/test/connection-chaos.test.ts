@@ -3,7 +3,7 @@
 // is whole and verified.
 import { readFile } from 'node:fs/promises'
 import { expect, it } from 'vitest'
-import { CLI_TIMEOUT, stressRounds } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
 import { doneIn, expectEveryGoalDoneOnce, listQueue, submit, submitGoals, terminateBackends, untilLogged, useFleet, worker } from './helpers.ts'
 
 const fleet = useFleet()
@@ -34,30 +34,6 @@ it(`2 workers x 2, ${GOALS} goals, every connection of the database terminated $
   // kill-at-every-point test's; here every goal ran to its end, whatever the cuts interrupted.
   await expectEveryGoalDoneOnce(fleet, goals)
 }, CLI_TIMEOUT)
-
-// Cuts at random moments rather than at rounds: they land wherever the workers are (set-up, a claim, a
-// session batch, a push, a beat). A few by default; many more with GOALKEEPER_STRESS=1.
-it('4 workers, goals in flight, every connection terminated at random moments: no crash, every goal completes once', async () => {
-  const count = stressRounds(4, 16)
-  const cuts = stressRounds(5, 25)
-  const goals = await submitGoals(fleet, 'random', count)
-  const workers = ['w-1', 'w-2', 'w-3', 'w-4'].map((name) => worker(fleet, ['--name', name]))
-  const logs = () => workers.map((run) => run.stderr()).join('')
-  let terminated = 0
-  await untilLogged(workers, () => roundsIn(logs()) >= 1, 'the first round of the model')
-  for (let cut = 1; cut <= cuts && doneIn(logs()).size < count; cut++) {
-    // A random pause (0.2-2.5 s) before each cut: what is under way when it lands is left to chance on purpose.
-    await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 2300))
-    expect(workers.filter((run) => run.child.exitCode !== null), 'a worker exited during the cuts').toEqual([])
-    terminated += await terminateBackends(fleet)
-  }
-  await untilLogged(workers, () => doneIn(logs()).size === count, `${count} goals done`)
-  for (const run of workers) run.child.kill('SIGTERM')
-  expect(await Promise.all(workers.map((run) => run.exit))).toEqual([0, 0, 0, 0])
-  expect(terminated).toBeGreaterThan(0)
-  expect(logs()).not.toMatch(/Unhandled|uncaught/i)
-  await expectEveryGoalDoneOnce(fleet, goals)
-}, CLI_TIMEOUT * 2)
 
 it('a goal whose session store cannot reach its database is tried again later, not failed for good', async () => {
   // The repository's composition keeps sessions on a server that refuses connections (as one restarting does).

@@ -149,15 +149,7 @@ async function measure(serverUrl: string, workers: number, concurrency: number):
       const queue = new GoalQueue(Config(FLEET), url)
       try {
         for (let index = 1; index <= GOALS; index++) {
-          const bare = path.join(dir, 'repos', `r${index}.git`)
-          const seed = path.join(dir, 'repos', `r${index}`)
-          git(dir, 'init', '--quiet', '--bare', '-b', 'main', bare)
-          git(dir, 'clone', '--quiet', bare, seed)
-          await writeFile(path.join(seed, 'README.md'), `# r${index}\n`)
-          git(seed, 'add', '.')
-          git(seed, 'commit', '--quiet', '-m', 'init')
-          git(seed, 'push', '--quiet', 'origin', 'HEAD:main')
-          await queue.submit({ objective: `Write result.txt for goal-${index}`, repo: `file://${bare}`, ref: 'main' })
+          await queue.submit({ objective: `Write result.txt for goal-${index}`, repo: benchRepo(dir, `r${index}`), ref: 'main' })
         }
       } finally {
         await queue.stop()

@@ -2,6 +2,7 @@ import PgBoss from 'pg-boss'
 import pg from 'pg'
 import { guardConnections, isConnectionLoss, underSetupLock, withRetry } from '@goalkeeper/session-postgres'
 import type { Config } from './config.ts'
+import { type FleetKey, queryFleetKey } from './fleet-key.ts'
 import { FleetError, type GoalJob, type GoalSpec, makeJob, readJob } from './job.ts'
 
 /** What a listing shows of one goal: pg-boss's job state, with the worker and progress goalkeeper keeps beside it. */
@@ -23,13 +24,6 @@ export interface QueuedGoal {
   createdAt: string
   /** Why a failed job failed, or the result of a finished one. */
   output: unknown
-}
-
-/** A signing key by its id (never the key), where it comes from and the worker that brought it. */
-export interface FleetKey {
-  id: string
-  source: string
-  worker: string
 }
 
 export interface FetchedJob {
@@ -140,6 +134,12 @@ export class GoalQueue {
       // None: another worker's first insert committed after this statement's snapshot; the next one sees it.
       if (rows[0]) return { id: rows[0].key_id, source: rows[0].source, worker: rows[0].worker }
     }
+  }
+
+  /** The fleet's key as recorded, or undefined before a worker recorded one; never records one. */
+  async knownKey(): Promise<FleetKey | undefined> {
+    await this.start()
+    return withRetry(() => queryFleetKey(this.pool))
   }
 
   async submit(spec: GoalSpec): Promise<{ id: string; job: GoalJob }> {

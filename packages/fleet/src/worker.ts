@@ -1,6 +1,7 @@
 import os from 'node:os'
 import { describeError } from '@goalkeeper/kit'
 import type { Config } from './config.ts'
+import { assertFleetKey } from './fleet-key.ts'
 import { GitWorkspace } from './git.ts'
 import { FleetError, type GoalJob } from './job.ts'
 import type { GoalQueue } from './queue.ts'
@@ -93,11 +94,7 @@ export class FleetWorker {
   }
 
   private async checkKey(key: { id: string; source: string }): Promise<void> {
-    const fleet = await this.queue.fleetKey({ ...key, worker: this.name })
-    if (fleet.id === key.id) return
-    throw new FleetError('KEY_MISMATCH',
-      `this worker signs with key ${key.id} (${key.source}) but the fleet's sessions are signed with key ${fleet.id} (${fleet.source}, first used by worker ${fleet.worker}); no job taken`,
-      'give every worker and submitter of this database the same session key (GOALKEEPER_SESSION_KEY or a shared keyFile)')
+    assertFleetKey('this worker signs with key', key, await this.queue.fleetKey({ ...key, worker: this.name }), 'no job taken')
   }
 
   /** One beat: this worker is alive; and any worker whose beat stopped `lostSeconds` ago has its jobs released. */

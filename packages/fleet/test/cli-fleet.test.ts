@@ -43,6 +43,21 @@ describe('submit and queue', () => {
     expect(unreachable.stderr).toMatch(/cannot use the queue's database: connect ECONNREFUSED 127\.0\.0\.1:1/)
   }, CLI_TIMEOUT)
 
+  it('against an unreachable database, queue, submit and worker say so in one line, the URL masked only where it has a password', async () => {
+    // The composition's session entry reads the same variable: it fails first, and is the one line.
+    for (const [url, shown] of [['postgres://gk@127.0.0.1:1/none', 'postgres://gk@127.0.0.1:1/none'], ['postgres://gk:Hunter2Hunter2@127.0.0.1:1/none', 'postgres://gk:***@127.0.0.1:1/none']]) {
+      for (const args of [['queue'], ['submit', 'x', '--repo', '/nowhere'], ['worker']]) {
+        const result = await command(fleet, args, { GOALKEEPER_DATABASE_URL: url })
+        expect([args[0], result.code, result.stderr.trim().split('\n')]).toEqual([args[0], 64, [
+          `goalkeeper: ${args[0]} needs ctx.sessions, to check its key against the fleet's: entry "session": apply failed: database ${shown}: cannot connect to it: connect ECONNREFUSED 127.0.0.1:1 (hint: fix the entry in cordis.yml (or the database it names))`,
+        ]])
+      }
+    }
+    // Only the queue's database unreachable (--database; the sessions' is fine): its own one line, the URL whole.
+    const queue = await command(fleet, ['queue', '--database', 'postgres://gk@127.0.0.1:1/none'])
+    expect([queue.code, queue.stderr.trim().split('\n')]).toEqual([64, ["goalkeeper: cannot use the queue's database: connect ECONNREFUSED 127.0.0.1:1 (hint: check --database, GOALKEEPER_DATABASE_URL or DATABASE_URL)"]])
+  }, CLI_TIMEOUT)
+
   it('a job whose repository does not exist fails with the reason, and the worker goes on', async () => {
     const id = await submit(fleet, 'Write result.txt for goal-9', `file://${fleet.dir}/repos/missing.git`)
     const one = worker(fleet, ['--name', 'w-bad'])

@@ -3,29 +3,17 @@
 // is whole and verified.
 import { readFile } from 'node:fs/promises'
 import { expect, it } from 'vitest'
-import { Config, GoalQueue } from '@goalkeeper/fleet'
 import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
-import { FLEET, listQueue, readSessions, submit, terminateBackends, untilLogged, useFleet, worker } from './helpers.ts'
+import { doneIn, expectEveryGoalDoneOnce, listQueue, submit, submitGoals, terminateBackends, untilLogged, useFleet, worker } from './helpers.ts'
 
 const fleet = useFleet()
 const GOALS = 8
 const CUTS = 4
 
-const doneIn = (text: string) => new Set([...text.matchAll(/goal (\S+) done: complete/g)].map((match) => match[1]))
 const roundsIn = (text: string) => [...text.matchAll(/script: round \d+ of goal-\d+/g)].length
 
 it(`2 workers x 2, ${GOALS} goals, every connection of the database terminated ${CUTS} times mid-run: no crash, every goal completes once`, async () => {
-  const repos = await Promise.all(Array.from({ length: GOALS }, (_, index) => fleet.repo(`chaos-${index + 1}`)))
-  const queue = new GoalQueue(Config({ ...FLEET }), fleet.url)
-  const jobs: { id: string; sessionId: string; repo: string; name: string }[] = []
-  try {
-    for (const [index, repo] of repos.entries()) {
-      const { id, job } = await queue.submit({ objective: `Write result.txt for goal-${index + 1}`, repo, ref: 'main', maxRounds: 6 })
-      jobs.push({ id, sessionId: job.sessionId, repo, name: `goal-${index + 1}` })
-    }
-  } finally {
-    await queue.stop()
-  }
+  const goals = await submitGoals(fleet, 'chaos', GOALS)
   const workers = [worker(fleet, ['--name', 'w-a', '--concurrency', '2']), worker(fleet, ['--name', 'w-b', '--concurrency', '2'])]
   const logs = () => workers.map((run) => run.stderr()).join('')
 
@@ -42,19 +30,9 @@ it(`2 workers x 2, ${GOALS} goals, every connection of the database terminated $
   // The cuts did hit the workers' connections (pg-boss's pool, the queue's, the session stores').
   expect(terminated).toBeGreaterThan(0)
   expect(logs()).not.toMatch(/Unhandled|uncaught/i)
-
-  const listed = new Map((await listQueue(fleet)).map((goal) => [goal.id, goal]))
-  for (const job of jobs) expect(listed.get(job.id)).toMatchObject({ state: 'done', phase: 'complete', sessionId: job.sessionId })
   // Whether each branch holds every round its session calls finished, after a run cut short, is the
   // kill-at-every-point test's; here every goal ran to its end, whatever the cuts interrupted.
-  const sessions = await readSessions(fleet, jobs.map((job) => job.sessionId))
-  for (const job of jobs) {
-    const { records, integrity } = sessions.get(job.sessionId)!
-    expect(integrity.state).toBe('signed')
-    expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index))
-    expect(records.filter((record) => record.type === 'goal/change' && record.data.op === 'create')).toHaveLength(1)
-    expect(records.filter((record) => record.type === 'goal/change' && record.data.op === 'complete')).toHaveLength(1)
-  }
+  await expectEveryGoalDoneOnce(fleet, goals)
 }, CLI_TIMEOUT)
 
 it('a goal whose session store cannot reach its database is tried again later, not failed for good', async () => {

@@ -3,43 +3,14 @@
 // result, and no goal was written by two workers at once.
 import pg from 'pg'
 import { expect, it } from 'vitest'
-import { Config, GoalQueue } from '@goalkeeper/fleet'
 import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
-import { FLEET, listQueue, readSessions, type Run, useFleet, worker } from './helpers.ts'
+import { doneIn, listQueue, readSessions, submitGoals, untilLogged, useFleet, worker } from './helpers.ts'
 
 const fleet = useFleet()
 const GOALS = 12
 
-/** Resolves once `predicate` holds for the stderr of the runs (checked on every chunk, no polling). */
-function until(runs: Run[], predicate: () => boolean): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (!predicate()) return
-      for (const run of runs) run.child.stderr!.off('data', check)
-      resolve()
-    }
-    for (const run of runs) {
-      run.child.stderr!.on('data', check)
-      void run.exit.then((code) => code !== null && code !== 0 && reject(new Error(`a worker exited with ${code}:\n${run.stderr()}`)))
-    }
-    check()
-  })
-}
-
-const doneIn = (text: string) => new Set([...text.matchAll(/goal (\S+) done: complete/g)].map((match) => match[1]))
-
 it('3 workers, 12 goals, one worker SIGKILLed mid-round: every goal completes once, sessions whole, branches hold the results', async () => {
-  const repos = await Promise.all(Array.from({ length: GOALS }, (_, index) => fleet.repo(`fleet-${index + 1}`)))
-  const queue = new GoalQueue(Config({ ...FLEET }), fleet.url)
-  const jobs: { id: string; sessionId: string; repo: string; name: string }[] = []
-  try {
-    for (const [index, repo] of repos.entries()) {
-      const { id, job } = await queue.submit({ objective: `Write result.txt for goal-${index + 1}`, repo, ref: 'main', maxRounds: 6 })
-      jobs.push({ id, sessionId: job.sessionId, repo, name: `goal-${index + 1}` })
-    }
-  } finally {
-    await queue.stop()
-  }
+  const jobs = await submitGoals(fleet, 'fleet', GOALS)
 
   // The doomed worker starts first and holds the goal it takes at round 2: killed there, mid-round.
   const doomed = worker(fleet, ['--name', 'doomed'], { FLEET_HOLD: '1' })
@@ -50,7 +21,7 @@ it('3 workers, 12 goals, one worker SIGKILLed mid-round: every goal completes on
   const held = [...doomed.stderr().matchAll(/goal (\S+) \(session \S+\) claimed/g)].map((match) => match[1])
   expect(held).toHaveLength(1)
 
-  await until(survivors, () => doneIn(survivors.map((run) => run.stderr()).join('')).size === GOALS)
+  await untilLogged(survivors, () => doneIn(survivors.map((run) => run.stderr()).join('')).size === GOALS, `${GOALS} goals done`)
   for (const run of survivors) run.child.kill('SIGTERM')
   expect(await Promise.all(survivors.map((run) => run.exit))).toEqual([0, 0])
   const logs = { doomed: doomed.stderr(), 'w-b': survivors[0]!.stderr(), 'w-c': survivors[1]!.stderr() }

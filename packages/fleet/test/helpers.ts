@@ -9,8 +9,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import pg from 'pg'
-import { afterAll, afterEach, beforeAll } from 'vitest'
-import { jsonLines, repoRoot, run, sessionStack, start, testDatabase, type Run } from '@goalkeeper/test-kit'
+import { afterAll, afterEach, beforeAll, expect } from 'vitest'
+import { Config, GoalQueue } from '@goalkeeper/fleet'
+import { type EmbeddedServer, jsonLines, repoRoot, run, sessionStack, start, startEmbeddedPostgres, testDatabase, type Run, withDatabase } from '@goalkeeper/test-kit'
 
 export { run, start, type Run }
 export const SCRIPT = fileURLToPath(new URL('./goal-script.mjs', import.meta.url))
@@ -26,28 +27,47 @@ export interface Fleet {
   env: Record<string, string>
   /** Global options for every command. */
   globals: string[]
+  /** The fleet entry's config (FLEET and the test's own); submits in the test process use it too. */
+  config: Record<string, unknown>
   /** A new bare repository with one commit on main (README.md and `files`); returns its file:// URL. */
   repo(name: string, files?: Record<string, string>): Promise<string>
   /** The text of `file` on `branch` of the repository at `url`, or undefined. */
   show(url: string, branch: string, file: string): string | undefined
   /** Branches of a repository. */
   branches(url: string): string[]
+  /** With `ownServer`: restarts the fleet's PostgreSQL server (see EmbeddedServer.restart). */
+  restart(downMs?: number): Promise<void>
 }
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', GIT_CONFIG_GLOBAL: '/dev/null' } })
 
-/** `entries`: more cordis.yml entries after the goal ones, as [id, package, config]. */
-export function useFleet(options: { fleet?: Record<string, unknown>; git?: Record<string, unknown>; script?: string; entries?: [string, string, Record<string, unknown>?][] } = {}): Fleet {
-  const database = testDatabase()
+/**
+ * `ownServer`: the fleet's database lives on an embedded PostgreSQL server of its own (started in
+ * beforeAll, stopped in afterAll), which `fleet.restart()` restarts; never the run's shared server.
+ */
+export function useFleet(options: { fleet?: Record<string, unknown>; git?: Record<string, unknown>; script?: string; ownServer?: boolean; entries?: [string, string, Record<string, unknown>?][] } = {}): Fleet {
+  const database = options.ownServer ? undefined : testDatabase()
+  let server: EmbeddedServer | undefined
   const fleet = { dir: '', yml: '', url: '', key: randomBytes(32).toString('hex') } as Fleet
+  fleet.restart = async (downMs) => {
+    if (!server) throw new Error('restart() needs useFleet({ ownServer: true })')
+    await server.restart(downMs)
+  }
   beforeAll(async () => {
     fleet.dir = await mkdtemp(path.join(os.tmpdir(), 'gk-fleet-'))
     await symlink(path.join(repoRoot, 'node_modules'), path.join(fleet.dir, 'node_modules'), 'dir')
     await mkdir(path.join(fleet.dir, 'repos'))
-    fleet.url = database.url
+    if (options.ownServer) {
+      server = await startEmbeddedPostgres({ fsync: false })
+      const admin = new pg.Client({ connectionString: server.url })
+      await admin.connect()
+      await admin.query('CREATE DATABASE fleet').finally(() => admin.end())
+      fleet.url = withDatabase(server.url, 'fleet')
+    } else fleet.url = database!.url
     fleet.yml = path.join(fleet.dir, 'cordis.yml')
     const fleetConfig = { ...FLEET, ...options.fleet, git: { root: path.join(fleet.dir, 'workspaces'), ...options.git } }
+    fleet.config = fleetConfig
     await writeFile(fleet.yml, [
       ['fleet', '@goalkeeper/fleet', fleetConfig],
       ['session', '@goalkeeper/session', { database: '${GOALKEEPER_DATABASE_URL}', key: '${GOALKEEPER_SESSION_KEY}', leaseMs: LEASE_MS }],
@@ -61,7 +81,7 @@ export function useFleet(options: { fleet?: Record<string, unknown>; git?: Recor
       ['goal-session', '@goalkeeper/goal-session'],
       ...(options.entries ?? []),
     ].map(([id, name, config]) => `- id: ${id}\n  name: '${name}'${config ? `\n  config: ${JSON.stringify(config)}` : ''}`).join('\n') + '\n')
-    fleet.env = { GOALKEEPER_DATABASE_URL: database.url, GOALKEEPER_SESSION_KEY: fleet.key }
+    fleet.env = { GOALKEEPER_DATABASE_URL: fleet.url, GOALKEEPER_SESSION_KEY: fleet.key }
     fleet.globals = ['--cwd', fleet.dir, '--config', fleet.yml]
   })
   // A worker a failed test left running would take the next test's jobs.
@@ -73,6 +93,7 @@ export function useFleet(options: { fleet?: Record<string, unknown>; git?: Recor
     }))
   })
   afterAll(async () => {
+    await server?.stop()
     if (fleet.dir && !process.env.FLEET_KEEP) await rm(fleet.dir, { recursive: true, force: true })
   })
   fleet.repo = async (name, files = {}) => {
@@ -171,5 +192,60 @@ export async function terminateBackends(fleet: Fleet): Promise<number> {
     return rows[0].n
   } finally {
     await client.end()
+  }
+}
+
+export interface SubmittedGoal {
+  id: string
+  sessionId: string
+  repo: string
+  /** `goal-N`: what the scripted model writes and the objective names. */
+  name: string
+}
+
+/** Goals submitted through the queue in this process, one after another (a CLI submit each would take seconds). */
+export async function queueGoals(fleet: Fleet, specs: { objective: string; repo: string; maxRounds?: number }[]): Promise<{ id: string; sessionId: string }[]> {
+  // The jobs carry the submitter's timings (expiry, retries): the fleet entry's, as a CLI submit would.
+  const queue = new GoalQueue(Config(fleet.config), fleet.url)
+  const queued: { id: string; sessionId: string }[] = []
+  try {
+    for (const spec of specs) {
+      const { id, job } = await queue.submit({ ref: 'main', ...spec })
+      queued.push({ id, sessionId: job.sessionId })
+    }
+  } finally {
+    await queue.stop()
+  }
+  return queued
+}
+
+/** `count` goals, each on a new repository `<prefix>-N`. */
+export async function submitGoals(fleet: Fleet, prefix: string, count: number): Promise<SubmittedGoal[]> {
+  const repos = await Promise.all(Array.from({ length: count }, (_, index) => fleet.repo(`${prefix}-${index + 1}`)))
+  const queued = await queueGoals(fleet, repos.map((repo, index) => ({ objective: `Write result.txt for goal-${index + 1}`, repo, maxRounds: 6 })))
+  return queued.map((goal, index) => ({ ...goal, repo: repos[index]!, name: `goal-${index + 1}` }))
+}
+
+/** Jobs the workers logged as done and complete. */
+export const doneIn = (text: string) => new Set([...text.matchAll(/goal (\S+) done: complete/g)].map((match) => match[1]))
+
+/**
+ * What every run of goal-script.mjs must end with, whatever happened on the way: each job done and
+ * complete in the queue, its branch holding its result, and its session signed throughout, with
+ * contiguous seqs and exactly one create and one complete of the goal.
+ */
+export async function expectEveryGoalDoneOnce(fleet: Fleet, goals: SubmittedGoal[]): Promise<void> {
+  const listed = new Map((await listQueue(fleet)).map((goal) => [goal.id, goal]))
+  for (const goal of goals) {
+    expect(listed.get(goal.id)).toMatchObject({ state: 'done', phase: 'complete', sessionId: goal.sessionId })
+    expect(fleet.show(goal.repo, `goalkeeper/${goal.sessionId}`, 'result.txt')).toBe(`${goal.name} done\n`)
+  }
+  const sessions = await readSessions(fleet, goals.map((goal) => goal.sessionId))
+  for (const goal of goals) {
+    const { records, integrity } = sessions.get(goal.sessionId)!
+    expect(integrity.state).toBe('signed')
+    expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index))
+    expect(records.filter((record) => record.type === 'goal/change' && record.data.op === 'create')).toHaveLength(1)
+    expect(records.filter((record) => record.type === 'goal/change' && record.data.op === 'complete')).toHaveLength(1)
   }
 }

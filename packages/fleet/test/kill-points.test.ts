@@ -9,16 +9,18 @@ import { chmod, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { CLI_TIMEOUT, fileMatches } from '@goalkeeper/test-kit'
-import { listQueue, readSessions, submit, useFleet, worker } from './helpers.ts'
+import { listQueue, queueGoals, readSessions, useFleet, worker } from './helpers.ts'
 
-const fleet = useFleet({ script: fileURLToPath(new URL('./kill-script.mjs', import.meta.url)) })
+// One worker composes seven goals at once: on a loaded machine its heartbeats can stall for seconds, so a
+// job expires after 15 s of silence rather than 3 (the SIGKILLed worker's jobs are released by that expiry).
+const fleet = useFleet({ script: fileURLToPath(new URL('./kill-script.mjs', import.meta.url)), fleet: { expireSeconds: 15 } })
 
 type Point = 'before-write' | 'after-write' | 'push-refused' | 'push-landed' | 'after-push' | 'after-record' | 'complete-push'
 const POINTS: Point[] = ['before-write', 'after-write', 'push-refused', 'push-landed', 'after-push', 'after-record', 'complete-push']
 
 /**
- * A `kind` hook that holds the push of `round` until the test answers at a named pipe: `reached` holds the
- * pushed commit once the push waits there, `answered` the answer once the hook let the push go (`yes`) or
+ * A `kind` hook that holds the push of `round` until the test answers at a named pipe: `reached()` resolves once
+ * the push waits there (the pushed commit in the file), `answered` the answer once the hook let the push go (`yes`) or
  * refused it. Only the first such push is held.
  */
 async function holdRound(bare: string, kind: 'pre-receive' | 'post-receive', round: number) {
@@ -38,7 +40,8 @@ exit 0
 `)
   await chmod(`${bare}/hooks/${kind}`, 0o755)
   return {
-    reached: fileMatches(`${gate}.reached`, /^[0-9a-f]{40}$/m),
+    // A function: the wait's limit starts when the worker does, not when the hook is written.
+    reached: () => fileMatches(`${gate}.reached`, /^[0-9a-f]{40}$/m),
     answer: (yes: boolean) => writeFile(gate, yes ? 'yes\n' : 'no\n'),
     answered: () => fileMatches(`${gate}.answered`, /^(yes|no)$/m),
   }
@@ -70,8 +73,8 @@ function filesTheSessionCallsDone(records: { type: string; data: any }[], name: 
 }
 
 it('a worker killed at every point of a round: the worker taking over works on exactly what the session records, and the branch holds every turn it calls done', async () => {
-  // One submit after another: the first creates the queue's tables (creating them at once is the
-  // database-resilience part of the fleet, tested with it).
+  // One submit after another, in this process: the first creates the queue's tables (creating them at
+  // once is the database-resilience part of the fleet, tested with it); the CLI's submit is cli-fleet's.
   const goals = []
   for (const [index, point] of POINTS.entries()) {
     const name = `kill-${index + 1}`
@@ -80,13 +83,13 @@ it('a worker killed at every point of a round: the worker taking over works on e
     const gate = point === 'push-refused' || point === 'push-landed' ? await holdRound(bare, 'pre-receive', 2)
       : point === 'after-push' ? await holdRound(bare, 'post-receive', 2)
       : point === 'complete-push' ? await holdRound(bare, 'pre-receive', 3) : undefined
-    const id = await submit(fleet, `Write result.txt and notes.txt for goal-${index + 1} (hold:${point})`, url, '--max-rounds', '8')
-    goals.push({ point, name, goal: `goal-${index + 1}`, url, bare, gate, id })
+    const [{ id }] = await queueGoals(fleet, [{ objective: `Write result.txt and notes.txt for goal-${index + 1} (hold:${point})`, repo: url, maxRounds: 8 }])
+    goals.push({ point, name, goal: `goal-${index + 1}`, url, bare, gate, id: id! })
   }
 
   const doomed = worker(fleet, ['--name', 'doomed', '--concurrency', String(POINTS.length)], { FLEET_HOLD: '1' })
   // Every goal at its point at once: the script's holds say so on stderr, the hooks in their repositories.
-  await Promise.all(goals.map(({ point, goal, gate }) => (gate ? gate.reached : doomed.waitFor('stderr', new RegExp(`script: holding ${point} of ${goal}\\n`)))))
+  await Promise.all(goals.map(({ point, goal, gate }) => (gate ? gate.reached() : doomed.waitFor('stderr', new RegExp(`script: holding ${point} of ${goal}\\n`)))))
   doomed.child.kill('SIGKILL')
   await doomed.exit
   // The pushes the dead worker left under way end before anyone takes over: refused, or landed unrecorded.

@@ -5,17 +5,9 @@
 // goal (each first writes what the history does not show written). With FLEET_HOLD set, a goal whose
 // objective names `hold:<point>` announces the point on stderr and waits forever there: before-write (round 2 before it writes), after-write (round 2 once notes.txt
 // is written), after-record (round 3, after round 2's push was recorded).
-const textOf = (message) => (typeof message?.content === 'string' ? message.content : (message?.content ?? []).map((block) => block.text ?? '').join('\n'))
+import { completeGoal, many, opening, roundOf, say, textOf } from '@goalkeeper/test-kit/model-script'
+
 const NOTICE = '<workspace_rewound>'
-const opening = (request) => {
-  const messages = request.messages
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].role !== 'user') continue
-    if (textOf(messages[i]).startsWith('<goal_round>') || messages[i - 1]?.role !== 'tool') return { index: i, text: textOf(messages[i]) }
-  }
-  return { index: -1, text: '' }
-}
-const roundOf = (request) => Number(/^<goal_round>[\s\S]*?\nRound: (\d+)\//.exec(opening(request).text)?.[1] ?? 0)
 const argsOf = (call) => (typeof call.arguments === 'string' ? JSON.parse(call.arguments) : call.arguments)
 
 /** Files a run of messages says were written (every one, or those after the last rewind notice). */
@@ -30,7 +22,6 @@ function writtenIn(messages) {
   return written
 }
 
-const say = (line) => process.stderr.write(`script: ${line}\n`)
 const hang = (line) => {
   say(line)
   return new Promise(() => {})
@@ -56,13 +47,9 @@ const step = async (request) => {
   if (round < 2) return next
   if (!files.has('notes.txt')) return write('notes.txt', `${name} notes\n`)
   if (now.has('notes.txt')) return next
-  if (results.some((result) => result.name === 'update_goal')) return { text: 'Goal done.' }
   // The completing round writes done.txt first: its push is the goal's last.
   if (!files.has('done.txt')) return write('done.txt', `${name} done\n`)
-  const read = results.filter((result) => result.name === 'get_goal').at(-1)
-  if (!read) return { text: 'Checking the goal.', toolCalls: [{ name: 'get_goal', arguments: {} }] }
-  const goal = JSON.parse(read.content).goal
-  return { text: 'Completing.', toolCalls: [{ name: 'update_goal', arguments: { goal_id: goal.goal_id, revision: goal.revision, action: 'complete' } }] }
+  return completeGoal(request)
 }
 
-export default Array.from({ length: 400 }, () => step)
+export default many(step, 400)

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { testDatabase } from '@goalkeeper/test-kit'
-import { CLI_TIMEOUT, compositionYml, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
+import { CLI_TIMEOUT, compositionYml, jsonLines, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
 const db = testDatabase()
 const project = useProject()
@@ -54,13 +54,15 @@ describe('sessions in PostgreSQL from the command line', { timeout: CLI_TIMEOUT 
     const p = await project({ script: answer, config: onDatabase })
     const unreachable = await run([...p.globals, 'sessions', '--database', 'postgres://app:Hunter2Hunter2@127.0.0.1:1/fleet'], { env })
     expect(unreachable.code).toBe(64)
-    expect(unreachable.stderr).toMatch(/^goalkeeper: sessions needs ctx\.sessions: entry "session": apply failed: database postgres:\/\/\S*\*\*\*@127\.0\.0\.1:1\/fleet: cannot connect to it: .*ECONNREFUSED/m)
-    expect(unreachable.stderr).not.toMatch(/^\[E\]/m)
-    expect(unreachable.stderr).not.toContain('Hunter2Hunter2')
+    // One line, the password masked and the user name kept; a URL without a password is shown whole.
+    expect(unreachable.stderr.trim().split('\n')).toEqual(['goalkeeper: sessions needs ctx.sessions: entry "session": apply failed: database postgres://app:***@127.0.0.1:1/fleet: cannot connect to it: connect ECONNREFUSED 127.0.0.1:1 (hint: fix the session entry of cordis.yml (or the database it names))'])
+    const passwordless = await run([...p.globals, 'show', '--database', 'postgres://app@127.0.0.1:1/fleet', 'x'], { env })
+    expect(passwordless.code).toBe(64)
+    expect(passwordless.stderr.trim().split('\n')).toEqual(['goalkeeper: show needs ctx.sessions: entry "session": apply failed: database postgres://app@127.0.0.1:1/fleet: cannot connect to it: connect ECONNREFUSED 127.0.0.1:1 (hint: fix the session entry of cordis.yml (or the database it names))'])
 
     const bad = await run([...p.globals, 'show', '--database', 'mysql://app:Hunter2Hunter2@db/fleet', 'x'], { env })
     expect(bad.code).toBe(64)
-    expect(bad.stderr).toMatch(/apply failed: database mysql:\/\/\S*\*\*\*@db\/fleet is not a PostgreSQL URL \(it starts with mysql:\/\/, not postgres:\/\/\)/)
+    expect(bad.stderr).toMatch(/apply failed: database mysql:\/\/app:\*\*\*@db\/fleet is not a PostgreSQL URL \(it starts with mysql:\/\/, not postgres:\/\/\)/)
     expect(bad.stderr).not.toContain('Hunter2Hunter2')
 
     const keyless = await run([...p.globals, 'sessions', '--database', db.url], { env: { ...env, GOALKEEPER_SESSION_KEY: undefined } })
@@ -71,5 +73,31 @@ describe('sessions in PostgreSQL from the command line', { timeout: CLI_TIMEOUT 
     const ignored = await run([...ignoring.globals, 'sessions', '--database', db.url], { env })
     expect(ignored.code).toBe(64)
     expect(ignored.stderr).toContain(`--database: the session entry of ${ignoring.yml} does not read GOALKEEPER_DATABASE_URL`)
+  })
+
+  it('a row edited in the database: show --database warns at it and marks what follows, exit 0 as for a file; sessions marks the session', async () => {
+    const p = await project({ script: answer, config: onDatabase })
+    const first = await run([...p.globals, 'run', 'hello'], { env: { ...env, GOALKEEPER_DATABASE_URL: db.url } })
+    expect(first.code, first.stderr).toBe(0)
+    const id = sessionIdOf(first.stderr)
+    const edited = await db.query(`UPDATE goalkeeper_session_records SET line = replace(line, 'Answer.', 'Forged.') WHERE session_id = $1 AND seq = (SELECT min(seq) FROM goalkeeper_session_records WHERE session_id = $1 AND line LIKE '%Answer.%') RETURNING seq`, [id])
+    expect(edited.rowCount).toBe(1)
+    const line = edited.rows[0].seq + 1
+    // As the file store: the transcript is shown, with the warning at the first line that does not verify.
+    const shown = await run([...p.globals, 'show', '--database', db.url, id], { env })
+    expect(shown.code, shown.stderr).toBe(0)
+    const out = shown.stdout.split('\n')
+    const warning = out.findIndex((text) => text.startsWith('!! TAMPERED: '))
+    expect(out[warning]).toMatch(new RegExp(`^!! TAMPERED: postgres://.*#${id}:${line}: line does not match its signature`))
+    expect(out.slice(warning + 2).filter((text) => text.trim())).toEqual(['unverified |   assistant: Forged.', 'unverified |   turn 1 completed'])
+    const json = await run([...p.globals, '--json', 'show', '--database', db.url, id], { env })
+    expect(jsonLines(json.stdout)[0]).toMatchObject({ type: 'integrity', integrity: { state: 'tampered', line } })
+    const listed = await run([...p.globals, 'sessions', '--database', db.url], { env: { ...env, COLUMNS: '200' } })
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(listed.stdout).toMatch(new RegExp(`^${id} !.*\\btampered\\s+tampered: `, 'm'))
+    expect(listed.stderr).toContain('1 session marked ! was changed by someone other than goalkeeper from the line named on; show reads it, resume refuses')
+    const resumed = await run([...p.globals, 'resume', '--database', db.url, id, 'again'], { env })
+    expect(resumed.code).toBe(64)
+    expect(resumed.stdout).toBe('')
   })
 })

@@ -31,13 +31,24 @@ function credentialOf(value: string): string | undefined {
 }
 
 /**
+ * A URL's user info as shown: a password becomes `***` behind its user name (`postgres://app:***@db`), unless
+ * the name itself looks like a token (`https://ghp_1a2b…:x-oauth-basic@host`), then the whole of it does; a
+ * plain user name alone is no credential and stays.
+ */
+function maskUserInfo(match: string, scheme: string, userInfo: string): string {
+  if (!isCredential(userInfo)) return match
+  const colon = userInfo.indexOf(':')
+  return colon >= 0 && !isCredential(userInfo.slice(0, colon)) ? `${scheme}${userInfo.slice(0, colon)}:***@` : `${scheme}***@`
+}
+
+/**
  * Text shaped like a secret whatever its value: `sk-` keys (the prefix and two characters stay, to tell
  * which key it was), the user info of a URL, and bearer tokens (8 characters or more with a digit, so
  * prose such as "a bearer token" stays readable).
  */
 const SHAPES: readonly [pattern: RegExp, replacement: string | ((match: string, ...groups: string[]) => string)][] = [
   [/\b(sk-[A-Za-z0-9_-]{2})[A-Za-z0-9_\-*.]{6,}/g, '$1***'],
-  [/\b([a-z][a-z0-9+.-]*:\/\/)([^/\s@]+)@/gi, (match, scheme, userInfo) => (isCredential(userInfo) ? `${scheme}***@` : match)],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)([^/\s@]+)@/gi, maskUserInfo],
   [/(bearer\s+)(?=[^\s"',}]*\d)[^\s"',}]{8,}/gi, '$1***'],
 ]
 

@@ -43,7 +43,9 @@ describe('createMasker', () => {
   it('masks secret shapes with no known value: sk- keys, URL user info, bearer tokens', () => {
     const masker = createMasker({ env: {} })
     expect(masker.mask('key sk-proj-QWERTYUIOPASDF is invalid')).toBe('key sk-pr*** is invalid')
-    expect(masker.mask('fetch https://user:pass@host/x failed')).toBe('fetch https://***@host/x failed')
+    expect(masker.mask('fetch https://user:pass@host/x failed')).toBe('fetch https://user:***@host/x failed')
+    expect(masker.mask('at postgres://app:***@db/x')).toBe('at postgres://app:***@db/x')
+    expect(masker.mask('clone https://ghp_0a1b2c3d4e5f:x-oauth-basic@github.com/o/r')).toBe('clone https://***@github.com/o/r')
     expect(masker.mask('at postgres://gk@127.0.0.1:5432/db#20261201-1:6')).toBe('at postgres://gk@127.0.0.1:5432/db#20261201-1:6')
     expect(masker.mask('clone https://ghp_0a1b2c3d4e5f@github.com/o/r')).toBe('clone https://***@github.com/o/r')
     expect(masker.mask('header was Bearer abc.def-123')).toBe('header was Bearer ***')

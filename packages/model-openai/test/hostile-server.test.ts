@@ -42,7 +42,7 @@ describe('secrets against a hostile or careless server', () => {
     const chunks = await collect(createOpenAIProvider(settings, logger).stream(request(), new AbortController().signal))
     const finish = lastOf(chunks) as { error: { code: string; message: string } }
     expect(finish.error.code).toBe('TRANSPORT')
-    expect(finish.error.message).toContain('http://***@127.0.0.1')
+    expect(finish.error.message).toContain('http://user:***@127.0.0.1')
     expect(JSON.stringify(chunks) + logs.join('\n')).not.toContain('hunter2')
     expect(server.received).toHaveLength(0)
   })

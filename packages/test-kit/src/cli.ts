@@ -51,43 +51,13 @@ export interface ProjectOptions {
   yml?: string
 }
 
-/** Helpers every test script can use; `dir` is the project directory. */
+/** The helpers every test script can use (model-script.mjs), `dir` (the project directory) and `released`. */
 const SCRIPT_PRELUDE = `
 import { existsSync, watch, writeFileSync, appendFileSync } from 'node:fs'
 import path from 'node:path'
+import { completeGoal, many, opening, releasedIn, roundOf, say, textOf, turnResults } from '${new URL('./model-script.mjs', import.meta.url).href}'
 const dir = path.dirname(new URL(import.meta.url).pathname)
-const textOf = (message) => (message?.content ?? []).map((block) => block.text ?? '').join('\\n')
-/** The user message that opened the current turn: a goal round, or one that does not follow a tool result (a steer does). */
-const opening = (request) => {
-  const messages = request.messages
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].role !== 'user') continue
-    if (textOf(messages[i]).startsWith('<goal_round>') || messages[i - 1]?.role !== 'tool') return { index: i, text: textOf(messages[i]) }
-  }
-  return { index: -1, text: '' }
-}
-/** The goal round number of the current turn, or 0 for a human turn. */
-const roundOf = (request) => Number(/^<goal_round>[\\s\\S]*?\\nRound: (\\d+)\\//.exec(opening(request).text)?.[1] ?? 0)
-/** Tool messages of the current turn. */
-const turnResults = (request) => request.messages.slice(opening(request).index + 1).filter((message) => message.role === 'tool')
-/** Resolves when the file dir/name exists (fs.watch, no polling). */
-const released = (name) => new Promise((resolve) => {
-  const file = path.join(dir, name)
-  if (existsSync(file)) return resolve()
-  const watcher = watch(dir, () => { if (existsSync(file)) { watcher.close(); resolve() } })
-  if (existsSync(file)) { watcher.close(); resolve() }
-})
-const say = (line) => process.stderr.write('script: ' + line + '\\n')
-const many = (step, count = 100) => Array.from({ length: count }, () => step)
-const completeGoal = (request) => {
-  const results = turnResults(request)
-  const read = results.filter((result) => result.name === 'get_goal').at(-1)
-  const updated = results.find((result) => result.name === 'update_goal')
-  if (updated) return { text: 'Goal done: everything is verified.' }
-  if (!read) return { text: 'Checking the goal.', toolCalls: [{ name: 'get_goal', arguments: {} }] }
-  const goal = JSON.parse(read.content).goal
-  return { text: 'Completing.', toolCalls: [{ name: 'update_goal', arguments: { goal_id: goal.goal_id, revision: goal.revision, action: 'complete' } }] }
-}
+const released = releasedIn(dir)
 `
 
 const ENTRIES: [id: string, name: string][] = [

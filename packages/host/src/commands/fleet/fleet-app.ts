@@ -18,12 +18,14 @@ export function databaseOf(options: { database?: string }): string | undefined {
 }
 
 /**
- * The composition's fleet plugin (entries load only up to it), or the plugin with its defaults when the
- * cordis.yml has none: `submit`, `queue` and `worker` work with any composition.
+ * The composition's fleet plugin (entries load only up to it and the session entry), or the plugin with its
+ * defaults when the cordis.yml has none: `submit`, `queue` and `worker` work with any composition.
  */
-export async function openFleet(cli: CommandContext, options: { signals?: boolean; session?: boolean } = {}): Promise<{ app: App; fleet: FleetService }> {
-  const until = options.session ? (ctx: Context) => !!ctx.get('fleet') && !!ctx.get('sessions') : (ctx: Context) => !!ctx.get('fleet')
-  const app = await cli.startApp({ until, signals: options.signals ?? false })
+export async function openFleet(cli: CommandContext, options: { signals?: boolean } = {}): Promise<{ app: App; fleet: FleetService }> {
+  // Up to the session entry too: its key is checked against the fleet's.
+  const until = (ctx: Context) => !!ctx.get('fleet') && !!ctx.get('sessions')
+  // A failed entry is the command's to report, in one line (compositionKey), not the loader's.
+  const app = await cli.startApp({ until, signals: options.signals ?? false, reportsFailedEntries: true })
   if (!app.ctx.get('fleet')) await app.ctx.plugin(await import('@goalkeeper/fleet'))
   return { app, fleet: app.ctx.get('fleet')! }
 }

@@ -1,6 +1,8 @@
 import { defineCommand } from '../../command.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { oneLine } from '../render/text.ts'
+import { assertFleetKey } from '@goalkeeper/fleet'
+import { COMMAND_KEY, compositionKey } from '../lookup/fleet-key.ts'
 import { databaseOf, fleetHostError, openFleet } from './fleet-app.ts'
 
 export interface QueueOptions {
@@ -16,10 +18,12 @@ export default defineCommand<QueueOptions>({
       .option('--database <url>', 'PostgreSQL URL of the queue (default: GOALKEEPER_DATABASE_URL, else DATABASE_URL)')
       .option('--state <state>', 'only goals in this state: queued, running, done, failed or cancelled'),
   async run(cli, _args, options) {
-    const { fleet } = await openFleet(cli)
+    const { app, fleet } = await openFleet(cli)
+    const key = await compositionKey(app, 'queue')
     let queue: ReturnType<typeof fleet.queue> | undefined
     try {
       queue = fleet.queue(databaseOf(options))
+      assertFleetKey(COMMAND_KEY, key, key && (await queue.knownKey()), 'nothing listed')
       let goals = await queue.list()
       if (options.state) goals = goals.filter((goal) => goal.state === options.state)
       if (cli.globals.json) {

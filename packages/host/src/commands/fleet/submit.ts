@@ -2,6 +2,8 @@ import { defineCommand } from '../../command.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { promptFrom } from '../run/prompt-input.ts'
 import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd, type BudgetOptions } from '../run/goal-options.ts'
+import { assertFleetKey } from '@goalkeeper/fleet'
+import { COMMAND_KEY, compositionKey } from '../lookup/fleet-key.ts'
 import { databaseOf, fleetHostError, openFleet } from './fleet-app.ts'
 
 export interface SubmitOptions extends BudgetOptions {
@@ -34,10 +36,12 @@ workspace changes go to the branch goalkeeper/<session id> of the repository (se
 With --until, the worker's composition must load the goal-judge plugin; a worker without it fails the job.`),
   async run(cli, [words], options) {
     const objective = (await promptFrom(cli, words, 'submit')) || options.until
-    const { fleet } = await openFleet(cli)
+    const { app, fleet } = await openFleet(cli)
+    const key = await compositionKey(app, 'submit')
     let queue: ReturnType<typeof fleet.queue> | undefined
     try {
       queue = fleet.queue(databaseOf(options))
+      assertFleetKey(COMMAND_KEY, key, key && (await queue.knownKey()), 'nothing submitted')
       const budgets = budgetsOf(options)
       const { id, job } = await queue.submit({
         objective: objective ?? '',

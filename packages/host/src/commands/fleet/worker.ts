@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander'
 import { defineCommand } from '../../command.ts'
 import { ExitCode } from '../../exit-codes.ts'
+import { compositionKey } from '../lookup/fleet-key.ts'
 import { databaseOf, fleetHostError, goalRunner, openFleet } from './fleet-app.ts'
 
 function parseConcurrency(value: string): number {
@@ -36,15 +37,9 @@ drain: 0, or 3 when running goals were paused and returned to the queue.`),
     // Loaded here, not with the command list: `--help` and the other commands never pay for the goal runtime.
     const { runGoal } = await import('@goalkeeper/fleet')
     const runner = goalRunner(cli, database)
-    // Up to the session entry too: its key is the one this worker's goals sign with, checked against the fleet's.
-    const { app, fleet } = await openFleet(cli, { signals: true, session: true })
-    const sessions = app.ctx.get('sessions')
-    let key: { id: string; source: string } | undefined
-    try {
-      key = await sessions?.signingKey()
-    } catch (error) {
-      throw fleetHostError(error)
-    }
+    const { app, fleet } = await openFleet(cli, { signals: true })
+    // The key this worker's goals sign with, checked against the fleet's before a job is taken.
+    const key = await compositionKey(app, 'worker')
     let returned = 0
     let worker: ReturnType<typeof fleet.worker>
     try {

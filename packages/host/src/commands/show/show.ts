@@ -2,6 +2,7 @@ import { defineCommand } from '../../command.ts'
 import { asHostError, HostError } from '../../errors.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { assertSessions, databaseEnv } from '../lookup/database.ts'
+import { assertFleetKeyOf } from '../lookup/fleet-key.ts'
 import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
 import { renderTranscript } from './transcript.ts'
 
@@ -38,6 +39,7 @@ Exit codes: 0 shown, 64 no such session (or none for --last), an ambiguous id, o
     const app = await cli.startApp({ until: (ctx) => !!ctx.get('sessions'), reportsFailedEntries: true, ...databaseEnv(options.database) })
     assertSessions(app, cli.globals, 'show', databaseEnv(options.database).database)
     const sessions = app.ctx.get('sessions')!
+    if (options.database) await assertFleetKeyOf(sessions, options.database, 'no session read')
     const chosen = options.last ? await lastSessionId(sessions, cli.globals) : await resolveSessionId(sessions, String(id), cli.globals)
     const session = await sessions.open(chosen, { readOnly: true }).catch((error) => {
       throw asHostError(error)

@@ -4,13 +4,15 @@ import { describeError, dispatchIsolated, holdSecret } from '@goalkeeper/kit'
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
 import { assertSessionId, newSessionId } from './ids.ts'
 import { listSessions } from './list.ts'
+import { recentSessions, type RecentSessions } from './recent.ts'
+import { SummaryKeeper } from './summary-keeper.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
 import { defaultKeyFile, loadKey, readSealCheck, Signer, splitMac } from './integrity.ts'
 import { replay } from './replay.ts'
 import { sessionsRoot } from './location.ts'
 import { mebibytes, type SessionHost, SessionImpl } from './session.ts'
-import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
+import { type CreateOptions, type Integrity, type ListOptions, type SummaryFold, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
 import type { SessionStore, StoreWriter } from './store.ts'
 
 export interface ServiceOptions {
@@ -48,6 +50,8 @@ export class SessionServiceImpl implements SessionService {
   private releaseKey = noop
   /** The environment's places, as they were at start (like `dir`). */
   private defaults = { keyFile: defaultKeyFile(), sessionsRoot: sessionsRoot() }
+  /** Keeps each session's entry in the listing's index as it is written. */
+  private keeper: SummaryKeeper
 
   constructor(private ctx: Context, private options: ServiceOptions) {
     this.store = options.store
@@ -59,6 +63,7 @@ export class SessionServiceImpl implements SessionService {
     }
     // Lines name the session by its id alone: the logger's name already prints "session" before them.
     this.logger = ctx.logger('session')
+    this.keeper = new SummaryKeeper(this.store, this.logger, () => this.host.signer)
     this.host = {
       now: this.now,
       appended: (session, record) => dispatchIsolated(ctx, 'session/event', session, record),
@@ -112,7 +117,20 @@ export class SessionServiceImpl implements SessionService {
   }
 
   async list(options?: ListOptions): Promise<SessionSummary[]> {
-    return listSessions(this.store, this.sessions, this.logger, await this.ready(), options)
+    return listSessions(await this.lister(), options)
+  }
+
+  async recent(options: ListOptions & { limit: number }): Promise<RecentSessions> {
+    if (!Number.isInteger(options?.limit) || options.limit < 1) throw new TypeError('recent needs options.limit, a positive whole number')
+    return recentSessions(await this.lister(), options.limit, options)
+  }
+
+  keepFolds(folds: Readonly<Record<string, SummaryFold>>): () => void {
+    return this.keeper.addFolds(folds)
+  }
+
+  private async lister() {
+    return { store: this.store, open: this.sessions, logger: this.logger, signer: await this.ready() }
   }
 
   /**
@@ -169,6 +187,7 @@ export class SessionServiceImpl implements SessionService {
     if (impl.records.length > 1) throw new SessionError('SESSION_EXISTS', `session ${impl.id} holds records; it is kept`, impl.file)
     await this.close(impl)
     await this.store.remove(impl.id)
+    await this.keeper.removed(impl.id)
   }
 
   /** Plugin teardown: lets running operations finish, then flushes and closes every open session. */
@@ -205,6 +224,8 @@ export class SessionServiceImpl implements SessionService {
         if (this.sessions.get(session.id) === session) this.sessions.delete(session.id)
         throw error
       }
+      // The entry as the log ends, while the lock still keeps other writers off it.
+      await this.keeper.closed(session)
       await session.storeWriter!.close()
     }
     session.markClosed()
@@ -292,6 +313,8 @@ export class SessionServiceImpl implements SessionService {
           session.integrity = { state: 'signed', lines: records.length, unsignedPrefix: 0 }
           session.attach(records, writer, this.appenderFor(session, writer, Buffer.byteLength(content)))
           this.sessions.set(id, session)
+          // Listed from its first moment, even if this process dies before closing it.
+          await this.keeper.keep(session)
           return session
         })
       } catch (error) {
@@ -313,7 +336,8 @@ export class SessionServiceImpl implements SessionService {
         this.logger.warn('%s: written on a later attempt after a write failed (%s); nothing was lost', session.id, (error as Error).message)
       },
       seal: (seq, line) => this.host.signer!.seal(session.id, seq, splitMac(line).mac ?? ''),
-      onDurable: () => {
+      onDurable: (seq) => {
+        this.keeper.written(session, seq)
         this.ctx.parallel('session/flush', session).catch((error: unknown) => {
           for (const e of error instanceof AggregateError ? error.errors : [error]) {
             this.logger.error('listener of session/flush failed: %s', describeError(e, { stack: true }))

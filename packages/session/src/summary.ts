@@ -99,6 +99,10 @@ export interface KeptSummary {
   token: string
   summary: Omit<SessionSummary, 'id' | 'file' | 'folds'>
   folds?: Record<string, { version: string; value?: unknown }>
+  /** When the entry was made (epoch ms): of two entries kept for one session, the later one counts. */
+  madeAt?: number
+  /** The log was removed (by `discard`): the entry says so, and listings leave the session out. */
+  removed?: true
 }
 
 /**
@@ -106,14 +110,23 @@ export interface KeptSummary {
  * the JSON, which binds the summary to its session and to the log's version. Without the key a summary
  * cannot be forged or moved to another session, and one left from an earlier version of the log is stale.
  */
-export function keptSummary(signer: Signer, id: string, token: string, summary: SessionSummary, folds: Readonly<Record<string, SummaryFold>>): string {
+export function keptSummary(signer: Signer, id: string, token: string, summary: SessionSummary, folds: Readonly<Record<string, SummaryFold>>, madeAt = Date.now()): string {
   const { id: _id, file: _file, folds: results, ...rest } = summary
-  const kept: KeptSummary = { id, token, summary: rest }
+  const kept: KeptSummary = { id, token, summary: rest, madeAt }
   const names = Object.keys(folds)
   // A log that cannot be read has no fold results; the versions still say that the folds were tried.
   if (names.length) kept.folds = Object.fromEntries(names.map((name) => [name, { version: folds[name].version, ...(results && { value: results[name] }) }]))
+  return signKept(signer, kept)
+}
+
+/** The kept entry of a removed log: listings leave it out until the index forgets it. */
+export function keptRemoval(signer: Signer, id: string, madeAt = Date.now()): string {
+  return signKept(signer, { id, token: '', summary: { createdAt: 0, updatedAt: 0, records: 0, cwd: '' }, madeAt, removed: true })
+}
+
+function signKept(signer: Signer, kept: KeptSummary): string {
   const body = JSON.stringify(kept)
-  return `${signer.mac(`${SUMMARY_DOMAIN}\n${id}`, body)} ${body}`
+  return `${signer.mac(`${SUMMARY_DOMAIN}\n${kept.id}`, body)} ${body}`
 }
 
 /** A kept summary whose mac verifies for this session, or undefined (then the log is read again). */

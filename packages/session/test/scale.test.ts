@@ -84,10 +84,12 @@ describe('listing from kept summaries', () => {
     await sessions.list({ folds: { x: countX('2') } })
     expect(streamed.sort()).toEqual([...ids].sort())
 
-    // A removed log leaves the kept summaries too.
+    // A removed log leaves the kept summaries too: the next listing reads nothing and does not name it.
     await store.remove(ids[0])
     expect((await sessions.list()).map((s) => s.id).sort()).toEqual([ids[1], ids[2]].sort())
-    expect([...(await store.readSummaries()).keys()].sort()).toEqual([ids[1], ids[2]].sort())
+    streamed.length = 0
+    expect((await sessions.recent({ limit: 5 })).sessions.map((s) => s.id).sort()).toEqual([ids[1], ids[2]].sort())
+    expect(streamed).toEqual([])
   })
 
   itOnFiles('cannot be fooled: a log edited in place (size and mtime kept) is found tampered, forged or moved summaries are rebuilt', async () => {

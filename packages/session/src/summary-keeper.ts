@@ -1,0 +1,77 @@
+import type { Logger } from 'cordis'
+import type { Signer } from './integrity.ts'
+import { appendEntries } from './kept-index.ts'
+import type { SessionImpl } from './session.ts'
+import type { SessionStore } from './store.ts'
+import { keptRemoval, keptSummary, summarizeRecords } from './summary.ts'
+import type { SummaryFold } from './types.ts'
+
+/** A session being written updates its entry at most this often between its creation and its close. */
+export const KEEP_EVERY_MS = 10_000
+
+/**
+ * The writers' side of the index of kept summaries: a session's entry is appended to the journal when
+ * it is created, after its writes (at most every `KEEP_EVERY_MS`) and when it is closed, so a listing
+ * finds every session created here, in order, without reading any log. Each entry is summarised from
+ * the records known durable, then bound to the log's version read after them: a version newer than
+ * the summary only makes the entry stale (read again when shown), never wrong.
+ */
+export class SummaryKeeper {
+  private folds = new Map<string, SummaryFold>()
+  private timers = new Map<SessionImpl, NodeJS.Timeout>()
+  private lastKept = new Map<SessionImpl, number>()
+
+  constructor(private store: SessionStore, private logger: Logger, private signer: () => Signer | undefined) {}
+
+  /** Folds whose results every entry carries from now on (the listing asks for them); returns a disposer. */
+  addFolds(folds: Readonly<Record<string, SummaryFold>>): () => void {
+    for (const [name, fold] of Object.entries(folds)) this.folds.set(name, fold)
+    return () => {
+      for (const [name, fold] of Object.entries(folds)) if (this.folds.get(name) === fold) this.folds.delete(name)
+    }
+  }
+
+  /** Keeps the entry of `session` as its records up to `durableSeq` say. */
+  async keep(session: SessionImpl, durableSeq = session.records.length - 1): Promise<void> {
+    const index = this.store.indexes?.()[0]
+    const signer = this.signer()
+    if (!index || !signer) return
+    this.lastKept.set(session, Date.now())
+    const folds = Object.fromEntries(this.folds)
+    const summary = summarizeRecords(session.id, session.file, session.records.slice(0, durableSeq + 1), session.integrity, folds)
+    try {
+      const { token } = await this.store.version(session.id)
+      await appendEntries(index, [[session.id, keptSummary(signer, session.id, token, summary, folds)]])
+    } catch (error) {
+      this.logger.debug('%s: its summary cannot be kept (the next listing reads its log): %s', session.id, (error as Error).message)
+    }
+  }
+
+  /** After a write: keeps the entry now, or once `KEEP_EVERY_MS` passed since the last one. */
+  written(session: SessionImpl, durableSeq: number) {
+    if (this.timers.has(session)) return
+    const wait = (this.lastKept.get(session) ?? 0) + KEEP_EVERY_MS - Date.now()
+    const timer = setTimeout(() => {
+      this.timers.delete(session)
+      if (!session.closed) void this.keep(session, Math.max(durableSeq, session.writer?.durableSeq ?? durableSeq))
+    }, Math.max(0, wait))
+    timer.unref()
+    this.timers.set(session, timer)
+  }
+
+  /** At close, after the last flush: the entry as the log ends. */
+  async closed(session: SessionImpl): Promise<void> {
+    clearTimeout(this.timers.get(session))
+    this.timers.delete(session)
+    await this.keep(session, session.writer?.durableSeq)
+    this.lastKept.delete(session)
+  }
+
+  /** The log was removed: listings leave it out. */
+  async removed(id: string): Promise<void> {
+    const index = this.store.indexes?.()[0]
+    const signer = this.signer()
+    if (!index || !signer) return
+    await appendEntries(index, [[id, keptRemoval(signer, id)]]).catch((error: Error) => this.logger.debug('%s: its removal cannot be kept: %s', id, error.message))
+  }
+}

@@ -136,7 +136,7 @@ describe('where sessions live', { timeout: CLI_TIMEOUT }, () => {
     expect(text).toContain('still here?')
     // New sessions never go to the old place.
     expect((await readdir(legacy)).sort()).toEqual([`${old}.jsonl`, `${old}.jsonl.seal`])
-    expect((await readdir(store)).sort()).toEqual(['.summaries', `${id}.jsonl`, `${id}.jsonl.seal`])
+    expect((await readdir(store)).sort()).toEqual(['.summaries', '.summaries.log', `${id}.jsonl`, `${id}.jsonl.seal`])
   })
 })
 

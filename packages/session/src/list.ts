@@ -19,7 +19,14 @@ export interface Lister {
   signer: Signer
 }
 
-type Version = { size: number; token: string }
+/** A log's version, and when it was read: what a summary read from the log then is as of. */
+type Version = { size: number; token: string; at: number }
+
+/** The log's version, stamped with the time before it was read. */
+export async function versionOf(lister: Lister, id: string): Promise<Version> {
+  const at = Date.now()
+  return { ...(await lister.store.version(id)), at }
+}
 
 /**
  * Summaries of every session in the store, newest activity first. A log is read only when the summary
@@ -44,7 +51,7 @@ export async function listSessions(lister: Lister, options: ListOptions = {}): P
     if (session) return summaries.push(summarizeRecords(id, session.file, session.records, session.integrity, folds))
     let version
     try {
-      version = await store.version(id)
+      version = await versionOf(lister, id)
     } catch (error) {
       // Removed between listing and reading: not worth a mention.
       if ((error as { code?: string }).code !== 'SESSION_NOT_FOUND') summaries.push(problemSummary(lister, id, error))
@@ -131,7 +138,7 @@ export async function rebuildSummary(lister: Lister, id: string, version: Versio
       summary = await summarizeStream(id, store.locationOf(id), store.stream(id, { end: version.size }), signer, folds, seal)
       if (summary.problem?.code !== 'SESSION_TRUNCATED' || attempt === 2) break
       // The size was taken before the seal: a log written meanwhile is read again as it is now.
-      const now = await store.version(id)
+      const now = await versionOf(lister, id)
       if (now.token === version.token) break
       version = now
     }
@@ -139,7 +146,7 @@ export async function rebuildSummary(lister: Lister, id: string, version: Versio
     if ((error as { code?: string }).code === 'SESSION_NOT_FOUND') return undefined
     summary = problemSummary(lister, id, error)
   }
-  const text = keptSummary(signer, id, version.token, summary, folds)
+  const text = keptSummary(signer, id, version.token, summary, folds, version.at)
   return { summary, kept: { entry: openKept(signer, id, text)!, text } }
 }
 

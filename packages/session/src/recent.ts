@@ -1,5 +1,5 @@
 import { appendEntries, COMPACT_BYTES, compactIndex, type LoadedIndex, later, loadIndex } from './kept-index.ts'
-import { fromKept, keep, type Lister, listSessions, problemSummary, rebuildSummary, reportIndex, usable } from './list.ts'
+import { fromKept, keep, type Lister, listSessions, problemSummary, rebuildSummary, usable, versionOf } from './list.ts'
 import { keptRemoval, summarizeRecords } from './summary.ts'
 import { byRecency, type IndexRow, type Kept } from './summary-index.ts'
 import type { ListOptions, SessionSummary, SummaryFold } from './types.ts'
@@ -30,7 +30,8 @@ export async function recentSessions(lister: Lister, limit: number, options: Lis
   const own = lister.store.indexes?.()[0]
   const index = own && (await loadIndex(lister.signer, own))
   if (!own || !index?.opened) {
-    if (own && index) reportIndex(lister, own.location, index)
+    // The whole listing reads the index again, says what is wrong with it, and rebuilds it.
+    await index?.close()
     const all = await listSessions(lister, options)
     return { sessions: all.slice(0, limit), total: all.length }
   }
@@ -89,7 +90,7 @@ async function check(lister: Lister, index: LoadedIndex, candidate: Candidate, f
   const { id } = candidate
   let version
   try {
-    version = await lister.store.version(id)
+    version = await versionOf(lister, id)
   } catch (error) {
     if ((error as { code?: string }).code !== 'SESSION_NOT_FOUND') return problemSummary(lister, id, error)
     learnt.set(id, keptRemoval(lister.signer, id))

@@ -36,12 +36,13 @@ export class SummaryKeeper {
     const index = this.store.indexes?.()[0]
     const signer = this.signer()
     if (!index || !signer) return
-    this.lastKept.set(session, Date.now())
+    const madeAt = Date.now()
+    this.lastKept.set(session, madeAt)
     const folds = Object.fromEntries(this.folds)
     const summary = summarizeRecords(session.id, session.file, session.records.slice(0, durableSeq + 1), session.integrity, folds)
     try {
       const { token } = await this.store.version(session.id)
-      await appendEntries(index, [[session.id, keptSummary(signer, session.id, token, summary, folds)]])
+      await appendEntries(index, [[session.id, keptSummary(signer, session.id, token, summary, folds, madeAt)]])
     } catch (error) {
       this.logger.debug('%s: its summary cannot be kept (the next listing reads its log): %s', session.id, (error as Error).message)
     }

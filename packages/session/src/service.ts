@@ -187,7 +187,6 @@ export class SessionServiceImpl implements SessionService {
     if (impl.records.length > 1) throw new SessionError('SESSION_EXISTS', `session ${impl.id} holds records; it is kept`, impl.file)
     await this.close(impl)
     await this.store.remove(impl.id)
-    await this.keeper.removed(impl.id)
   }
 
   /** Plugin teardown: lets running operations finish, then flushes and closes every open session. */
@@ -313,8 +312,6 @@ export class SessionServiceImpl implements SessionService {
           session.integrity = { state: 'signed', lines: records.length, unsignedPrefix: 0 }
           session.attach(records, writer, this.appenderFor(session, writer, Buffer.byteLength(content)))
           this.sessions.set(id, session)
-          // Listed from its first moment, even if this process dies before closing it.
-          await this.keeper.keep(session)
           return session
         })
       } catch (error) {

@@ -3,16 +3,16 @@ import type { Signer } from './integrity.ts'
 import { appendEntries } from './kept-index.ts'
 import type { SessionImpl } from './session.ts'
 import type { SessionStore } from './store.ts'
-import { keptRemoval, keptSummary, summarizeRecords } from './summary.ts'
+import { keptSummary, summarizeRecords } from './summary.ts'
 import type { SummaryFold } from './types.ts'
 
 /** A session being written updates its entry at most this often between its creation and its close. */
 export const KEEP_EVERY_MS = 10_000
 
 /**
- * The writers' side of the index of kept summaries: a session's entry is appended to the journal when
- * it is created, after its writes (at most every `KEEP_EVERY_MS`) and when it is closed, so a listing
- * finds every session created here, in order, without reading any log. Each entry is summarised from
+ * The writers' side of the index of kept summaries: a session's entry is appended to the journal at
+ * its first write after the header, after later writes (at most every `KEEP_EVERY_MS`) and when it is
+ * closed, so a listing finds every session written here, in order, without reading any log. Each entry is summarised from
  * the records known durable, then bound to the log's version read after them: a version newer than
  * the summary only makes the entry stale (read again when shown), never wrong.
  */
@@ -60,19 +60,14 @@ export class SummaryKeeper {
     this.timers.set(session, timer)
   }
 
-  /** At close, after the last flush: the entry as the log ends. */
+  /**
+   * At close, after the last flush: the entry as the log ends. A session that was never written to
+   * after its header has none (`discard` removes such sessions, leaving nothing behind).
+   */
   async closed(session: SessionImpl): Promise<void> {
     clearTimeout(this.timers.get(session))
     this.timers.delete(session)
-    await this.keep(session, session.writer?.durableSeq)
+    if (this.lastKept.has(session) || session.records.length > 1) await this.keep(session, session.writer?.durableSeq)
     this.lastKept.delete(session)
-  }
-
-  /** The log was removed: listings leave it out. */
-  async removed(id: string): Promise<void> {
-    const index = this.store.indexes?.()[0]
-    const signer = this.signer()
-    if (!index || !signer) return
-    await appendEntries(index, [[id, keptRemoval(signer, id)]]).catch((error: Error) => this.logger.debug('%s: its removal cannot be kept: %s', id, error.message))
   }
 }

@@ -138,7 +138,7 @@ async function openRows() {
  * Writes `count` signed, sealed logs of six records straight into `dir` (as goalkeeper writes them,
  * without going through a writer, so 100,000 take seconds, not hours); no index. Ids, newest last.
  */
-async function writeLogs(dir: string, keyFile: string, count: number): Promise<string[]> {
+export async function writeLogs(dir: string, keyFile: string, count: number): Promise<string[]> {
   const { loadKey, Signer } = await import('../packages/session/src/integrity.ts')
   const { newSessionId } = await import('../packages/session/src/ids.ts')
   const signer = new Signer(await loadKey(keyFile))

@@ -11,6 +11,8 @@ interface Candidate {
   row?: IndexRow
   kept?: Kept
   summary?: SessionSummary
+  /** Its check against its log, started ahead of the walk. */
+  checking?: Promise<SessionSummary | undefined>
 }
 
 export interface RecentSessions {
@@ -43,8 +45,13 @@ export async function recentSessions(lister: Lister, limit: number, options: Lis
     const sessions: SessionSummary[] = []
     let dropped = 0
     for (let i = 0; i < candidates.length && sessions.length < limit; i++) {
+      // The rows still needed are checked at once: a stat each, whose wait dominates on a busy machine.
+      for (let k = i; k < Math.min(candidates.length, i + limit - sessions.length); k++) {
+        const ahead = candidates[k]
+        ahead.checking ??= ahead.summary ? Promise.resolve(ahead.summary) : check(lister, index, ahead, folds, learnt)
+      }
       const candidate = candidates[i]
-      candidate.summary ??= await check(lister, index, candidate, folds, learnt)
+      candidate.summary ??= await candidate.checking
       if (!candidate.summary) {
         dropped++
         continue
@@ -65,21 +72,38 @@ export async function recentSessions(lister: Lister, limit: number, options: Lis
   return result
 }
 
-/** Every session the index names, newest first: the table's rows, the journal's later entries over them, the open sessions. */
+/**
+ * Every session the index names, newest first: the table's rows (already in order), with the journal's
+ * later entries and the sessions open here merged in where their times put them.
+ */
 function candidatesOf(lister: Lister, index: LoadedIndex, folds: Readonly<Record<string, SummaryFold>>): Candidate[] {
-  const byId = new Map<string, Candidate>()
-  for (const row of index.opened!.rows) byId.set(row.id, { id: row.id, updatedAt: row.updatedAt, row })
-  for (const [id, kept] of index.journal) {
-    const known = byId.get(id)
-    if (known?.row && known.row.madeAt > (kept.entry.madeAt ?? 0)) continue
-    if (kept.entry.removed) byId.delete(id)
-    else byId.set(id, { id, updatedAt: kept.entry.summary.updatedAt, kept })
-  }
+  const extra = new Map<string, Candidate | null>()
+  for (const [id, kept] of index.journal) extra.set(id, kept.entry.removed ? null : { id, updatedAt: kept.entry.summary.updatedAt, kept })
   for (const [id, session] of lister.open) {
     const summary = summarizeRecords(id, session.file, session.records, session.integrity, folds)
-    byId.set(id, { id, updatedAt: summary.updatedAt, summary })
+    extra.set(id, { id, updatedAt: summary.updatedAt, summary })
   }
-  return [...byId.values()].sort(byRecency)
+  const table: Candidate[] = []
+  for (const row of index.opened!.rows) {
+    const other = extra.get(row.id)
+    // A journal entry made before the table's own entry (a whole listing read the log later) gives way.
+    if (other === undefined || (other?.kept && !lister.open.has(row.id) && row.madeAt > (other.kept.entry.madeAt ?? 0))) {
+      extra.delete(row.id)
+      table.push({ id: row.id, updatedAt: row.updatedAt, row })
+    }
+  }
+  const added = [...extra.values()].filter((c): c is Candidate => c !== null).sort(byRecency)
+  return merge(table, added)
+}
+
+/** Two lists in recency order as one. */
+function merge(a: Candidate[], b: Candidate[]): Candidate[] {
+  if (!b.length) return a
+  const merged: Candidate[] = []
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) merged.push(j >= b.length || (i < a.length && byRecency(a[i], b[j]) <= 0) ? a[i++] : b[j++])
+  return merged
 }
 
 /**

@@ -1,6 +1,6 @@
 // Sessions at scale: open time and peak memory at 1k/100k/1M records (each open in a fresh child
-// process, next to a raw read + JSON.parse of the same file in its own child), listing time at 100 and
-// 10,000 sessions (next to a bare readdir + stat of the same directory), and 10,000 idle agents (open
+// process, next to a raw read + JSON.parse of the same file in its own child), listing the 50 most
+// recent of 1,000, 10,000 and 100,000 sessions (next to reading every log's tail), and 10,000 idle agents (open
 // writable sessions in one process) under `ulimit -n 1024`.
 // Run alone: node --import tsx bench/session-scale.bench.ts [open|list|agents] [--quick]
 import { spawnSync } from 'node:child_process'
@@ -19,7 +19,8 @@ const cli = path.resolve(path.dirname(here), '../dist/goalkeeper/goalkeeper.mjs'
 // --quick: small sizes, to check that the bench runs (its figures mean little).
 const QUICK = process.argv.includes('--quick')
 const OPEN_SIZES = QUICK ? [1_000] : [1_000, 100_000, 1_000_000]
-const LIST_SIZES = QUICK ? [100] : [100, 10_000]
+const LIST_SIZES = QUICK ? [1_000] : [1_000, 10_000, 100_000]
+const LIST_ROWS = 50
 const AGENTS = QUICK ? 500 : 10_000
 const AGENT_FD_LIMIT = 1024
 
@@ -131,39 +132,82 @@ async function openRows() {
   }
 }
 
+/**
+ * Writes `count` signed, sealed logs of six records straight into `dir` (as goalkeeper writes them,
+ * without going through a writer, so 100,000 take seconds, not hours); no index. Ids, newest last.
+ */
+export async function writeLogs(dir: string, keyFile: string, count: number): Promise<string[]> {
+  const { loadKey, Signer } = await import('../packages/session/src/integrity.ts')
+  const { newSessionId } = await import('../packages/session/src/ids.ts')
+  const signer = new Signer(await loadKey(keyFile))
+  await fs.mkdir(dir, { recursive: true })
+  const ids: string[] = []
+  const base = Date.now() - count * 1000
+  for (let i = 0; i < count; i += 256) {
+    await Promise.all(Array.from({ length: Math.min(256, count - i) }, async (_, k) => {
+      const at = base + (i + k) * 1000
+      const id = `${newSessionId(at)}`
+      ids[i + k] = id
+      const records = [
+        { type: 'session/header', data: { version: 1, id, createdAt: at, cwd: dir, sealed: true, keyId: signer.keyId } },
+        { type: 'input/queued', data: human(i + k) },
+        ...Array.from({ length: 4 }, (_, r) => ({ type: 'tool/result', data: payload(r) })),
+      ]
+      let mac = signer.seed(id)
+      let text = ''
+      records.forEach((record, seq) => {
+        const signed = signer.sign(mac, JSON.stringify({ seq, at: at + seq, type: record.type, data: record.data }))
+        mac = signed.mac
+        text += `${signed.line}\n`
+      })
+      await fs.writeFile(path.join(dir, `${id}.jsonl`), text)
+      await fs.writeFile(path.join(dir, `${id}.jsonl.seal`), signer.seal(id, records.length - 1, mac))
+    }))
+  }
+  return ids
+}
+
+/** Reads the last 4 KiB of every log, 16 at a time: what a listing that only read the logs' tails would cost. */
+async function readTails(dir: string, ids: readonly string[]): Promise<number> {
+  const start = process.hrtime.bigint()
+  let next = 0
+  const worker = async () => {
+    while (next < ids.length) {
+      const handle = await fs.open(path.join(dir, `${ids[next++]}.jsonl`), 'r')
+      const { size } = await handle.stat()
+      await handle.read(Buffer.alloc(4096), 0, 4096, Math.max(0, size - 4096))
+      await handle.close()
+    }
+  }
+  await Promise.all(Array.from({ length: 16 }, worker))
+  return ms(start)
+}
+
 async function listRows() {
-  console.log('list sessions (in process; the first listing builds what the later ones reuse)')
+  console.log(`list the ${LIST_ROWS} most recent sessions (in process; the first listing builds the index the later ones use)`)
   for (const count of LIST_SIZES) {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-scale-list-'))
     try {
-      await withSessions(dir, async (ctx) => {
-        for (let i = 0; i < count; i++) {
-          const session = await ctx.sessions.create({ cwd: dir })
-          session.append('input/queued', human(i))
-          for (let r = 0; r < 20; r++) session.append('tool/result', payload(r))
-          await ctx.sessions.close(session)
-        }
-      })
       const sessionsDir = path.join(dir, 'sessions')
-      const raw = async () => {
-        const start = process.hrtime.bigint()
-        const names = await fs.readdir(sessionsDir)
-        await Promise.all(names.map((name) => fs.stat(path.join(sessionsDir, name))))
-        return ms(start)
-      }
+      await withSessions(dir, async (ctx) => void (await ctx.sessions.signingKey()))
+      const ids = await writeLogs(sessionsDir, path.join(dir, 'session.key'), count)
+      const tails = median([await readTails(sessionsDir, ids), await readTails(sessionsDir, ids), await readTails(sessionsDir, ids)])
       const times = await withSessions(dir, async (ctx) => {
-        const list = async () => {
+        const recent = async () => {
           const start = process.hrtime.bigint()
-          const listed = await ctx.sessions.list()
-          if (listed.length !== count) throw new Error(`listed ${listed.length} of ${count}`)
+          // main before the index had no recent(): the CLI listed every session and showed the first rows.
+          const listed = ctx.sessions.recent ? (await ctx.sessions.recent({ limit: LIST_ROWS })).sessions : (await ctx.sessions.list()).slice(0, LIST_ROWS)
+          if (listed[0]?.id !== ids[ids.length - 1]) throw new Error(`listed ${listed[0]?.id} first, not ${ids[ids.length - 1]}`)
           return ms(start)
         }
-        const first = await list()
-        const later = [await list(), await list(), await list()]
-        return { first, later: median(later) }
+        const first = await recent()
+        const later = median([await recent(), await recent(), await recent()])
+        const start = process.hrtime.bigint()
+        await ctx.sessions.list()
+        return { first, later, all: ms(start) }
       })
-      const base = median([await raw(), await raw(), await raw()])
-      console.log(`${`${count.toLocaleString('en')} sessions`.padEnd(16)} first list ${times.first.toFixed(0).padStart(6)} ms   later lists ${times.later.toFixed(0).padStart(6)} ms   readdir + stat ${base.toFixed(0).padStart(5)} ms   ratio ${(times.later / base).toFixed(1)}x`)
+      const label = `${count.toLocaleString('en')} sessions`.padEnd(16)
+      console.log(`${label} first ${times.first.toFixed(0).padStart(6)} ms (${(times.first / tails).toFixed(1)}x reading the tails, ${tails.toFixed(0)} ms)   later ${times.later.toFixed(0).padStart(5)} ms   whole listing (every log checked) ${times.all.toFixed(0).padStart(6)} ms`)
       if (existsSync(cli)) {
         // The installed CLI (npm run build), as a person runs it: the default 20 rows, goal column included.
         await fs.writeFile(path.join(dir, 'cordis.yml'), `- id: session\n  name: '@goalkeeper/session'\n  config:\n    dir: ${sessionsDir}\n    keyFile: ${path.join(dir, 'session.key')}\n`)

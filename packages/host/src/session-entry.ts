@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import * as session from '@goalkeeper/session'
+import { LISTING_FOLDS } from './listing-folds.ts'
 
 /**
  * What a cordis.yml entry named `@goalkeeper/session` starts: the session service together with the
@@ -30,4 +31,5 @@ export const apply = async (ctx: Context, config: Config) => {
     await ctx.plugin(await import('@goalkeeper/session-jsonl'), { dir })
   }
   await ctx.plugin(session, service)
+  ctx.plugin({ name: 'listing-folds', inject: ['sessions'], apply: (inner: Context) => inner.sessions.keepFolds(LISTING_FOLDS) })
 }

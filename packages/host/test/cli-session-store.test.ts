@@ -106,7 +106,8 @@ describe('where sessions live', { timeout: CLI_TIMEOUT }, () => {
     expect(first.code, first.stderr).toBe(0)
     const id = sessionIdOf(first.stderr)
     const store = path.join(p.dir, 'state/goalkeeper/sessions', workspaceKey(await realpath(p.workspace)))
-    expect((await readdir(store)).sort()).toEqual([`${id}.jsonl`, `${id}.jsonl.seal`])
+    // The log, its seal, and the journal of the listing's index its writer added its entry to.
+    expect((await readdir(store)).sort()).toEqual(['.summaries.log', `${id}.jsonl`, `${id}.jsonl.seal`])
     expect(await readdir(p.workspace)).toEqual([])
 
     // A session from the time they were kept in the workspace.
@@ -136,7 +137,7 @@ describe('where sessions live', { timeout: CLI_TIMEOUT }, () => {
     expect(text).toContain('still here?')
     // New sessions never go to the old place.
     expect((await readdir(legacy)).sort()).toEqual([`${old}.jsonl`, `${old}.jsonl.seal`])
-    expect((await readdir(store)).sort()).toEqual(['.summaries', `${id}.jsonl`, `${id}.jsonl.seal`])
+    expect((await readdir(store)).sort()).toEqual(['.summaries', '.summaries.log', `${id}.jsonl`, `${id}.jsonl.seal`])
   })
 })
 

@@ -1,13 +1,13 @@
 import { constants, createReadStream, existsSync, lstatSync, readdirSync } from 'node:fs'
-import { type FileHandle, lstat, mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
+import { type FileHandle, lstat, mkdir, open, readdir, unlink } from 'node:fs/promises'
 import path from 'node:path'
-import { createFileExclusive, fsyncDir, removeStaleTemps, replaceFile, saveSideFile, tempFor } from './files.ts'
+import { createFileExclusive, fsyncDir, removeStaleTemps, replaceFile, saveSideFile } from './files.ts'
 import { WriterLock } from './lock.ts'
 import { type Appender, type AppenderOptions, isSessionId, SessionError, type SessionStore, type StoreWriter } from '@goalkeeper/session'
+import { FileSummaryIndex } from './summary-files.ts'
 import { type FileIdentity, JsonlWriter } from './writer.ts'
 
 const EXT = '.jsonl'
-const INDEX = '.summaries'
 /** Read size of a log: large enough that a replay makes few calls, small enough to be nothing held. */
 const CHUNK_BYTES = 1 << 20
 /** More than a seal or a checkpoint index entry ever holds: anything longer does not verify anyway. */
@@ -144,52 +144,12 @@ export class JsonlFileStore implements SessionStore {
     return { size, token: `${identity.dev}:${identity.ino}:${size}:${info.mtimeNs}:${info.ctimeNs}` }
   }
 
-  /** A summary index per directory read: `.summaries` next to the logs, one `<id> <summary>` line each. */
-  async readSummaries(options: { everywhere?: boolean } = {}): Promise<Map<string, string>> {
-    const entries = new Map<string, string>()
-    const dirs = options.everywhere ? [...this.otherDirs(), ...this.dirs] : this.dirs
-    for (const dir of [...dirs].reverse()) {
-      let text: string
-      try {
-        text = await readFile(path.join(dir, INDEX), 'utf8')
-      } catch {
-        continue
-      }
-      for (const line of text.split('\n')) {
-        const space = line.indexOf(' ')
-        if (space > 0) entries.set(line.slice(0, space), line.slice(space + 1))
-      }
-    }
-    return entries
-  }
-
-  async writeSummaries(entries: ReadonlyMap<string, string>, removed: readonly string[]): Promise<void> {
-    if (!entries.size && !removed.length) return
-    // Every summary goes to the store's own directory; its index replaces the older ones' entries.
-    if (!existsSync(this.location)) return
-    const merged = await this.readSummaries()
-    const before = merged.size
-    for (const id of removed) merged.delete(id)
-    // Another project's sessions (a listing of everywhere) keep no summary here: its own listing keeps them.
-    const own = new Set(this.dirs)
-    const kept = [...entries].filter(([id]) => own.has(path.dirname(this.locationOf(id))))
-    if (!kept.length && merged.size === before) return
-    for (const [id, text] of kept) merged.set(id, text)
-    const file = path.join(this.location, INDEX)
-    await checkDir(this.location)
-    // No sessions left, no index: a store holds nothing it does not need.
-    if (!merged.size) return unlink(file).catch(() => {})
-    let content = ''
-    for (const [id, text] of merged) if (!text.includes('\n')) content += `${id} ${text}\n`
-    const temp = tempFor(file)
-    // A cache: replaced whole (rename), never fsync'd; a lost or torn index is rebuilt by the next listing.
-    try {
-      await writeFile(temp, content, { flag: 'wx', mode: 0o600 })
-      await rename(temp, file)
-    } catch (error) {
-      await unlink(temp).catch(() => {})
-      throw error
-    }
+  /**
+   * The summary index of each directory: the store's own first (where every entry of its logs and of
+   * its older directories' goes), then, with `everywhere`, every other project's (only read).
+   */
+  indexes(options: { everywhere?: boolean } = {}): FileSummaryIndex[] {
+    return [this.location, ...(options.everywhere ? this.otherDirs() : [])].map((dir) => new FileSummaryIndex(dir, checkDir))
   }
 
   private async identify(id: string) {
@@ -225,7 +185,6 @@ export class JsonlFileStore implements SessionStore {
       await unlink(sealOf(file)).catch(() => {})
       await unlink(checkpointsOf(file)).catch(() => {})
       await fsyncDir(path.dirname(file))
-      await this.writeSummaries(new Map(), [id]).catch(() => {})
     } finally {
       await lock.release()
     }

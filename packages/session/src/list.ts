@@ -1,87 +1,166 @@
 import type { Logger } from 'cordis'
 import { readSealCheck, type Signer } from './integrity.ts'
+import { compactIndex, type LoadedIndex, later, loadIndex } from './kept-index.ts'
 import type { SessionImpl } from './session.ts'
 import type { SessionStore } from './store.ts'
 import { keptSummary, type KeptSummary, openKept, summarizeRecords, summarizeStream } from './summary.ts'
+import { byRecency, type Kept } from './summary-index.ts'
 import type { ListOptions, SessionSummary, SummaryFold } from './types.ts'
 
 /** Logs read at once when their summary must be rebuilt, and logs checked at once against their kept summary. */
 const READ_CONCURRENCY = 4
 const CHECK_CONCURRENCY = 16
 
+/** What a listing works with: the store, the sessions open in this process, the key. */
+export interface Lister {
+  store: SessionStore
+  open: ReadonlyMap<string, SessionImpl>
+  logger: Logger
+  signer: Signer
+}
+
+/** A log's version, and when it was read: what a summary read from the log then is as of. */
+type Version = { size: number; token: string; at: number }
+
+/** The log's version, stamped with the time before it was read. */
+export async function versionOf(lister: Lister, id: string): Promise<Version> {
+  const at = Date.now()
+  return { ...(await lister.store.version(id)), at }
+}
+
 /**
  * Summaries of every session in the store, newest activity first. A log is read only when the summary
  * kept for it is missing, unsigned, made for another version of the log (any write, cut or
- * replacement changes it) or lacks a fold asked for; otherwise listing costs a `version` (a stat) and
- * the check of the kept summary's signature. Sessions open in this process are summarised from memory
- * (they may hold records not yet written); a log that cannot be read is listed with its problem
- * (file:line and reason), never hidden, and never hides the others; so is a tampered one (its
- * signatures are checked while it streams), with what it holds.
+ * replacement changes it) or lacks a fold asked for; otherwise listing costs a `version` (a stat)
+ * per log. Sessions open in this process are summarised from memory (they may hold records not yet
+ * written); a log that cannot be read is listed with its problem (file:line and reason), never
+ * hidden, and never hides the others; so is a tampered one (its signatures are checked while it
+ * streams), with what it holds. With an index, what was read is folded into it (compacted).
  */
-export async function listSessions(store: SessionStore, open: ReadonlyMap<string, SessionImpl>, logger: Logger, signer: Signer, options: ListOptions = {}): Promise<SessionSummary[]> {
+export async function listSessions(lister: Lister, options: ListOptions = {}): Promise<SessionSummary[]> {
+  const { store } = lister
   const folds = options.folds ?? {}
-  const [ids, kept] = await Promise.all([store.list({ everywhere: !!options.everywhere }), store.readSummaries({ everywhere: !!options.everywhere }).catch((error: Error) => {
-    logger.debug('the kept session summaries cannot be read (they are rebuilt): %s', error.message)
-    return new Map<string, string>()
-  })])
+  const everywhere = !!options.everywhere
+  const startedAt = Date.now()
+  const [ids, { kept, index }] = await Promise.all([store.list({ everywhere }), keptEntries(lister, everywhere)])
   const summaries: SessionSummary[] = []
-  const rebuilt = new Map<string, string>()
-  const stale: string[] = []
-
-  const problem = (id: string, error: unknown) => {
-    const { code, line } = error as { code?: string; line?: number }
-    logger.debug('%s cannot be read: %s', id, (error as Error).message)
-    const reason = (error as Error).message
-    return { id, file: store.locationOf(id), createdAt: 0, updatedAt: 0, records: 0, cwd: '', problem: { code: code ?? 'EIO', ...(line !== undefined && { line }), reason } }
-  }
+  const fresh = new Map<string, Kept>()
+  const stale: { id: string; version: Version }[] = []
   const check = async (id: string) => {
-    const session = open.get(id)
+    const session = lister.open.get(id)
     if (session) return summaries.push(summarizeRecords(id, session.file, session.records, session.integrity, folds))
     let version
     try {
-      version = await store.version(id)
+      version = await versionOf(lister, id)
     } catch (error) {
       // Removed between listing and reading: not worth a mention.
-      if ((error as { code?: string }).code !== 'SESSION_NOT_FOUND') summaries.push(problem(id, error))
+      if ((error as { code?: string }).code !== 'SESSION_NOT_FOUND') summaries.push(problemSummary(lister, id, error))
       return
     }
-    const text = kept.get(id)
-    const entry = text === undefined ? undefined : openKept(signer, id, text)
-    if (entry && entry.token === version.token && covers(entry, folds)) return summaries.push(fromKept(entry, store.locationOf(id), folds))
-    stale.push(id)
-    return { id, version }
-  }
-  const rebuild = async (item: { id: string; version: { size: number; token: string } }) => {
-    const { id } = item
-    let { version } = item
-    let summary: SessionSummary
-    try {
-      for (let attempt = 1; ; attempt++) {
-        // The seal before the log: a writer seals only what it wrote.
-        const seal = await readSealCheck(store, signer, id)
-        summary = await summarizeStream(id, store.locationOf(id), store.stream(id, { end: version.size }), signer, folds, seal)
-        if (summary.problem?.code !== 'SESSION_TRUNCATED' || attempt === 2) break
-        // The size was taken before the seal: a log written meanwhile is read again as it is now.
-        const now = await store.version(id)
-        if (now.token === version.token) break
-        version = now
-      }
-    } catch (error) {
-      if ((error as { code?: string }).code === 'SESSION_NOT_FOUND') return
-      summary = problem(id, error)
+    const entry = kept.get(id)
+    if (entry && usable(entry.entry, version.token, folds)) {
+      fresh.set(id, entry)
+      return summaries.push(fromKept(entry.entry, store.locationOf(id), folds))
     }
-    summaries.push(summary)
-    rebuilt.set(id, keptSummary(signer, id, version.token, summary, folds))
+    stale.push({ id, version })
   }
-
-  const toRebuild = (await pool(ids, CHECK_CONCURRENCY, check)).filter((item): item is { id: string; version: { size: number; token: string } } => typeof item === 'object')
-  await pool(toRebuild, READ_CONCURRENCY, rebuild)
+  await pool(ids, CHECK_CONCURRENCY, check)
+  await pool(stale, READ_CONCURRENCY, async ({ id, version }) => {
+    const rebuilt = await rebuildSummary(lister, id, version, folds)
+    if (!rebuilt) return
+    summaries.push(rebuilt.summary)
+    fresh.set(id, rebuilt.kept)
+  })
   const present = new Set(ids)
   const removed = [...kept.keys()].filter((id) => !present.has(id))
-  if (rebuilt.size || removed.length) {
-    await store.writeSummaries(rebuilt, removed).catch((error: Error) => logger.debug('the session summaries cannot be kept: %s', error.message))
+  if (index) {
+    // Every log was checked: the index becomes what this listing found (plus what writers added meanwhile).
+    if (stale.length || removed.length || index.journalBytes || !index.opened) await keep(() => compactIndex(lister.signer, store.indexes!()[0], fresh, startedAt), lister)
+  } else if (store.writeSummaries && (stale.length || removed.length)) {
+    const texts = new Map(stale.flatMap(({ id }) => (fresh.has(id) ? [[id, fresh.get(id)!.text] as const] : [])))
+    await keep(() => store.writeSummaries!(texts, removed), lister)
   }
-  return summaries.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+  return summaries.sort(byRecency)
+}
+
+/** The kept entries, by id, of every index read (or of `readSummaries` for a store without one). */
+async function keptEntries(lister: Lister, everywhere: boolean): Promise<{ kept: Map<string, Kept>; index?: LoadedIndex }> {
+  const { store, signer, logger } = lister
+  const kept = new Map<string, Kept>()
+  if (!store.indexes) {
+    const texts = await store.readSummaries?.({ everywhere }).catch((error: Error) => {
+      logger.debug('the kept session summaries cannot be read (they are rebuilt): %s', error.message)
+      return undefined
+    })
+    for (const [id, text] of texts ?? []) {
+      const entry = openKept(signer, id, text)
+      if (entry) kept.set(id, { entry, text })
+    }
+    return { kept }
+  }
+  let own: LoadedIndex | undefined
+  for (const indexStore of store.indexes({ everywhere })) {
+    const index = await loadIndex(signer, indexStore)
+    own ??= index
+    try {
+      reportIndex(lister, indexStore.location, index)
+      for (const [id, entry] of (await index.opened?.all()) ?? []) kept.set(id, entry)
+      for (const [id, entry] of index.journal) kept.set(id, later(kept.get(id), entry)!)
+    } finally {
+      await index.close()
+    }
+  }
+  // Another project's index is only read; this listing writes its own.
+  return { kept, index: everywhere ? undefined : own }
+}
+
+/** Says why an index is not used; it is rebuilt from the logs. */
+export function reportIndex(lister: Lister, location: string, index: LoadedIndex) {
+  if (index.problem) lister.logger.warn('the index of session summaries %s is not used: %s; the sessions are listed from their logs and the index rebuilt', location, index.problem)
+}
+
+/** Whether a kept entry describes this version of the log, with every fold asked for. */
+export function usable(entry: KeptSummary, token: string, folds: Readonly<Record<string, SummaryFold>>): boolean {
+  return !entry.removed && entry.token === token && covers(entry, folds)
+}
+
+/**
+ * The summary of a log read from it (its signatures verified on the way, as `open` does), with the
+ * entry to keep for it; undefined when the log was removed meanwhile.
+ */
+export async function rebuildSummary(lister: Lister, id: string, version: Version, folds: Readonly<Record<string, SummaryFold>>): Promise<{ summary: SessionSummary; kept: Kept } | undefined> {
+  const { store, signer } = lister
+  let summary: SessionSummary
+  try {
+    for (let attempt = 1; ; attempt++) {
+      // The seal before the log: a writer seals only what it wrote.
+      const seal = await readSealCheck(store, signer, id)
+      summary = await summarizeStream(id, store.locationOf(id), store.stream(id, { end: version.size }), signer, folds, seal)
+      if (summary.problem?.code !== 'SESSION_TRUNCATED' || attempt === 2) break
+      // The size was taken before the seal: a log written meanwhile is read again as it is now.
+      const now = await versionOf(lister, id)
+      if (now.token === version.token) break
+      version = now
+    }
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SESSION_NOT_FOUND') return undefined
+    summary = problemSummary(lister, id, error)
+  }
+  const text = keptSummary(signer, id, version.token, summary, folds, version.at)
+  return { summary, kept: { entry: openKept(signer, id, text)!, text } }
+}
+
+/** A log that cannot be read, listed with its problem so that it is never hidden. */
+export function problemSummary(lister: Lister, id: string, error: unknown): SessionSummary {
+  const { code, line } = error as { code?: string; line?: number }
+  lister.logger.debug('%s cannot be read: %s', id, (error as Error).message)
+  const reason = (error as Error).message
+  return { id, file: lister.store.locationOf(id), createdAt: 0, updatedAt: 0, records: 0, cwd: '', problem: { code: code ?? 'EIO', ...(line !== undefined && { line }), reason } }
+}
+
+/** Keeps what a listing learnt; a failure only means the next listing reads those logs again. */
+export async function keep(task: () => Promise<unknown>, lister: Lister): Promise<void> {
+  await task().catch((error: Error) => lister.logger.debug('the session summaries cannot be kept: %s', error.message))
 }
 
 /** Whether a kept summary holds the result of every fold asked for, made by the same version of it. */
@@ -90,7 +169,7 @@ function covers(entry: KeptSummary, folds: Readonly<Record<string, SummaryFold>>
   return true
 }
 
-function fromKept(entry: KeptSummary, file: string, folds: Readonly<Record<string, SummaryFold>>): SessionSummary {
+export function fromKept(entry: KeptSummary, file: string, folds: Readonly<Record<string, SummaryFold>>): SessionSummary {
   const names = Object.keys(folds)
   return { ...entry.summary, id: entry.id, file, ...(names.length && { folds: Object.fromEntries(names.map((name) => [name, entry.folds![name].value])) }) }
 }

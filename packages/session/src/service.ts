@@ -4,13 +4,16 @@ import { describeError, dispatchIsolated, holdSecret } from '@goalkeeper/kit'
 import { encodeRecord, HEADER, headerOf } from './codec.ts'
 import { assertSessionId, newSessionId } from './ids.ts'
 import { listSessions } from './list.ts'
+import { recentSessions, type RecentSessions } from './recent.ts'
+import { SummaryKeeper } from './summary-keeper.ts'
+import { SUMMARY_PART, type SummaryPart, titleOfRecords } from './summary.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
 import { type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
 import { type LoadedFile, replay } from './replay.ts'
 import { sessionsRoot } from './location.ts'
 import { mebibytes, type SessionHost, SessionImpl, type TailStart } from './session.ts'
-import { type CreateOptions, type Integrity, type ListOptions, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
+import { type CreateOptions, type Integrity, type ListOptions, type SummaryFold, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
 import type { SessionStore, StoreWriter } from './store.ts'
 
 export interface ServiceOptions {
@@ -39,7 +42,8 @@ const ID_ATTEMPTS = 10
 export class SessionServiceImpl implements SessionService {
   readonly store: SessionStore
   private sessions = new Map<string, SessionImpl>()
-  private parts = new Map<string, (session: Session) => unknown>()
+  // The service's own part: a listing of a session opened from a checkpoint still has its title.
+  private parts = new Map<string, (session: Session) => unknown>([[SUMMARY_PART, (session) => ({ title: titleOfRecords(session.records) }) satisfies SummaryPart]])
   /** Tail of the operations queued per id: open, create, fork and close of one id never interleave. */
   private locks = new Map<string, Promise<void>>()
   private stopped = false
@@ -51,6 +55,8 @@ export class SessionServiceImpl implements SessionService {
   private releaseKey = noop
   /** The environment's places, as they were at start (like `dir`). */
   private defaults = { keyFile: defaultKeyFile(), sessionsRoot: sessionsRoot() }
+  /** Keeps each session's entry in the listing's index as it is written. */
+  private keeper: SummaryKeeper
 
   constructor(private ctx: Context, private options: ServiceOptions) {
     this.store = options.store
@@ -62,6 +68,7 @@ export class SessionServiceImpl implements SessionService {
     }
     // Lines name the session by its id alone: the logger's name already prints "session" before them.
     this.logger = ctx.logger('session')
+    this.keeper = new SummaryKeeper(this.store, this.logger, () => this.host.signer)
     this.host = {
       now: this.now,
       appended: (session, record) => dispatchIsolated(ctx, 'session/event', session, record),
@@ -115,7 +122,20 @@ export class SessionServiceImpl implements SessionService {
   }
 
   async list(options?: ListOptions): Promise<SessionSummary[]> {
-    return listSessions(this.store, this.sessions, this.logger, await this.ready(), options)
+    return listSessions(await this.lister(), options)
+  }
+
+  async recent(options: ListOptions & { limit: number }): Promise<RecentSessions> {
+    if (!Number.isInteger(options?.limit) || options.limit < 1) throw new TypeError('recent needs options.limit, a positive whole number')
+    return recentSessions(await this.lister(), options.limit, options)
+  }
+
+  keepFolds(folds: Readonly<Record<string, SummaryFold>>): () => void {
+    return this.keeper.addFolds(folds)
+  }
+
+  private async lister() {
+    return { store: this.store, open: this.sessions, logger: this.logger, signer: await this.ready() }
   }
 
   /**
@@ -241,6 +261,8 @@ export class SessionServiceImpl implements SessionService {
         throw error
       }
       await session.indexWrite
+      // The entry as the log ends, while the lock still keeps other writers off it.
+      await this.keeper.closed(session)
       await session.storeWriter!.close()
     }
     session.markClosed()
@@ -368,6 +390,7 @@ export class SessionServiceImpl implements SessionService {
           session.pendingCheckpoint = undefined
           this.writeIndex(session, entry)
         }
+        this.keeper.written(session, seq)
         this.ctx.parallel('session/flush', session).catch((error: unknown) => {
           for (const e of error instanceof AggregateError ? error.errors : [error]) {
             this.logger.error('listener of session/flush failed: %s', describeError(e, { stack: true }))

@@ -1,4 +1,4 @@
-import type { SessionSummary } from './types.ts'
+import type { IndexReader } from './summary-index.ts'
 
 /**
  * Where session logs are kept. The service (`ctx.sessions`) owns records, replay and repair; a store
@@ -53,12 +53,19 @@ export interface SessionStore {
   /** Removes a log that no writer holds. */
   remove(id: string): Promise<void>
   /**
-   * The listing summaries kept for the logs, by id, as `writeSummaries` got them. A cache: any may be
-   * missing or stale, and the service verifies each (its signature, its log's `version`) before use.
+   * The listing's index of kept summaries (`SummaryIndexStore`): this store's own first (the one
+   * written), then, with `everywhere`, those of the other projects' stores (only read). A store
+   * without it keeps summaries through `readSummaries` / `writeSummaries`.
    */
-  readSummaries(options?: { everywhere?: boolean }): Promise<Map<string, string>>
+  indexes?(options?: { everywhere?: boolean }): SummaryIndexStore[]
+  /**
+   * The listing summaries kept for the logs, by id, as `writeSummaries` got them (stores without
+   * `indexes`). A cache: any may be missing or stale, and the service verifies each (its signature,
+   * its log's `version`) before use.
+   */
+  readSummaries?(options?: { everywhere?: boolean }): Promise<Map<string, string>>
   /** Keeps `entries` (replacing those of the same ids) and forgets the summaries of `removed`; best effort. */
-  writeSummaries(entries: ReadonlyMap<string, string>, removed: readonly string[]): Promise<void>
+  writeSummaries?(entries: ReadonlyMap<string, string>, removed: readonly string[]): Promise<void>
   /**
    * The directories the logs are kept in, which the workspace tools keep out of a model's reach; a store
    * that is not files (a database) has none.
@@ -132,4 +139,31 @@ export interface Appender {
   seal(error: Error): void
   /** Resolves once every line pushed before the call is durable; rejects with the cause otherwise. */
   flush(): Promise<void>
+}
+
+/**
+ * Where one directory's index of kept summaries lives: a compacted part, replaced whole now and then,
+ * and a journal that writers append their entries to (the service signs both; `summary-index.ts`).
+ */
+export interface SummaryIndexStore {
+  /** Where the index is, for messages. */
+  readonly location: string
+  /**
+   * The journal (with what a compaction under way took from it) and then the compacted part, in
+   * that order, so that an entry moved by a compaction meanwhile is read in one place or the other.
+   */
+  read(): Promise<{ journal: Buffer; compacted?: CompactedIndex }>
+  /** Appends lines to the journal in one write; an append that raced a compaction is written again. */
+  append(lines: string): Promise<void>
+  /**
+   * Under the index lock: takes the journal, and replaces the compacted part with what `build` makes of
+   * it and of the current compacted part. Resolves false, doing nothing, when another process holds the lock.
+   */
+  compact(build: (journal: Buffer, compacted?: CompactedIndex) => Promise<Buffer>): Promise<boolean>
+}
+
+/** The compacted part of an index as read: its size and its bytes, read by range. */
+export interface CompactedIndex extends IndexReader {
+  readonly size: number
+  close(): Promise<void>
 }

@@ -1,10 +1,24 @@
 import { clip } from '@goalkeeper/kit'
 import type { SealCheck, Signer } from './integrity.ts'
 import { LogReader } from './log-reader.ts'
-import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
+import { checkpointPart, isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
 import type { Integrity, SessionSummary, SummaryFold, SummaryFoldRun } from './types.ts'
 
 const TITLE_LENGTH = 80
+
+/** The session service's own part of a checkpoint: what a listing of a session opened from it needs from before. */
+export const SUMMARY_PART = 'summary'
+export interface SummaryPart {
+  title?: string
+}
+
+/** The title the records say: the first human prompt's, or the one a checkpoint carried from before it. */
+export function titleOfRecords(records: readonly SessionRecord[]): string | undefined {
+  for (const record of records) {
+    const title = checkpointPart<SummaryPart>(record, SUMMARY_PART)?.title ?? titleOf(record)
+    if (title !== undefined) return title
+  }
+}
 
 /**
  * Text of the first human prompt, whitespace collapsed and shortened to about 80 characters. Reads the
@@ -27,15 +41,16 @@ class SummaryBuilder {
   private title?: string
   private running: [string, SummaryFoldRun][]
 
-  constructor(private id: string, private file: string, folds: Readonly<Record<string, SummaryFold>>) {
+  constructor(private id: string, private file: string, folds: Readonly<Record<string, SummaryFold>>, before?: RecordsBefore) {
     this.running = Object.entries(folds).map(([name, fold]) => [name, fold.start()])
+    if (before) [this.header, this.count] = [before.header, before.count]
   }
 
   add(record: SessionRecord) {
     if (this.count === 0 && isRecordOf(record, 'session/header')) this.header = record.data
     this.count++
     this.updatedAt = record.at
-    this.title ??= titleOf(record)
+    this.title ??= checkpointPart<SummaryPart>(record, SUMMARY_PART)?.title ?? titleOf(record)
     for (const [, run] of this.running) run.add(record)
   }
 
@@ -67,8 +82,14 @@ export function problemOf(integrity: Integrity, lines: number, file: string): Se
   if (integrity.state === 'unsigned') return { code: 'SESSION_UNSIGNED', reason: `${file}: the log is not signed (written before signing, or its signatures were removed)` }
 }
 
-export function summarizeRecords(id: string, file: string, records: readonly SessionRecord[], integrity?: Integrity, folds: Readonly<Record<string, SummaryFold>> = {}): SessionSummary {
-  const builder = new SummaryBuilder(id, file, folds)
+/** What a session opened from a checkpoint holds apart from its records: its header and how many records came before. */
+export interface RecordsBefore {
+  header: SessionHeaderData
+  count: number
+}
+
+export function summarizeRecords(id: string, file: string, records: readonly SessionRecord[], integrity?: Integrity, folds: Readonly<Record<string, SummaryFold>> = {}, before?: RecordsBefore): SessionSummary {
+  const builder = new SummaryBuilder(id, file, folds, before)
   for (const record of records) builder.add(record)
   return builder.build(integrity)
 }
@@ -99,6 +120,10 @@ export interface KeptSummary {
   token: string
   summary: Omit<SessionSummary, 'id' | 'file' | 'folds'>
   folds?: Record<string, { version: string; value?: unknown }>
+  /** When the entry was made (epoch ms): of two entries kept for one session, the later one counts. */
+  madeAt?: number
+  /** The log was removed (by `discard`): the entry says so, and listings leave the session out. */
+  removed?: true
 }
 
 /**
@@ -106,14 +131,23 @@ export interface KeptSummary {
  * the JSON, which binds the summary to its session and to the log's version. Without the key a summary
  * cannot be forged or moved to another session, and one left from an earlier version of the log is stale.
  */
-export function keptSummary(signer: Signer, id: string, token: string, summary: SessionSummary, folds: Readonly<Record<string, SummaryFold>>): string {
+export function keptSummary(signer: Signer, id: string, token: string, summary: SessionSummary, folds: Readonly<Record<string, SummaryFold>>, madeAt = Date.now()): string {
   const { id: _id, file: _file, folds: results, ...rest } = summary
-  const kept: KeptSummary = { id, token, summary: rest }
+  const kept: KeptSummary = { id, token, summary: rest, madeAt }
   const names = Object.keys(folds)
   // A log that cannot be read has no fold results; the versions still say that the folds were tried.
   if (names.length) kept.folds = Object.fromEntries(names.map((name) => [name, { version: folds[name].version, ...(results && { value: results[name] }) }]))
+  return signKept(signer, kept)
+}
+
+/** The kept entry of a removed log: listings leave it out until the index forgets it. */
+export function keptRemoval(signer: Signer, id: string, madeAt = Date.now()): string {
+  return signKept(signer, { id, token: '', summary: { createdAt: 0, updatedAt: 0, records: 0, cwd: '' }, madeAt, removed: true })
+}
+
+function signKept(signer: Signer, kept: KeptSummary): string {
   const body = JSON.stringify(kept)
-  return `${signer.mac(`${SUMMARY_DOMAIN}\n${id}`, body)} ${body}`
+  return `${signer.mac(`${SUMMARY_DOMAIN}\n${kept.id}`, body)} ${body}`
 }
 
 /** A kept summary whose mac verifies for this session, or undefined (then the log is read again). */

@@ -168,6 +168,20 @@ export interface SessionService {
    * missing or stale (the log changed, or a fold asked for is not in it).
    */
   list(options?: ListOptions): Promise<SessionSummary[]>
+  /**
+   * The `limit` most recent sessions and how many there are in all, from the index of kept summaries:
+   * only the rows returned are checked against their logs (a log changed since its entry, by hand
+   * too, is read again and put where it now belongs), so the cost follows `limit`, not the number of
+   * sessions. A store without an index, or an index that is missing or does not verify, is listed
+   * whole (and the index rebuilt).
+   */
+  recent(options: ListOptions & { limit: number }): Promise<{ sessions: SessionSummary[]; total: number }>
+  /**
+   * Folds whose results every entry a writer keeps in the index carries (the folds its listings ask
+   * for: `goalkeeper sessions` asks for the goal's and the fleet worker's), so that those listings read
+   * no log; returns a function that stops it.
+   */
+  keepFolds(folds: Readonly<Record<string, SummaryFold>>): () => void
   fork(id: string, options: { uptoSeq: number; cwd?: string }): Promise<Session>
   /** Resolves when every record appended before the call is written and fsync'd; rejects with the cause otherwise. */
   flush(session: Session): Promise<void>

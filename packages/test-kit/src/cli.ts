@@ -271,8 +271,8 @@ export function fileMatches(file: string, pattern: RegExp): Promise<void> {
 export async function snapshot(project: Project): Promise<Record<string, string>> {
   const result: Record<string, string> = {}
   for (const name of (await readdir(project.sessions)).sort()) {
-    // The listing's summary index is a cache the read-only commands may rewrite; the logs are what count.
-    if (name === '.summaries') continue
+    // The listing's summary index (and its journal) is a cache that commands rewrite; the logs are what count.
+    if (name.startsWith('.summaries')) continue
     const file = path.join(project.sessions, name)
     const hash = createHash('sha256').update(await readFile(file)).digest('hex')
     result[name] = `${hash} ${(await stat(file)).mtimeMs}`

@@ -1,4 +1,4 @@
-import { describeGoalStatus, describeShortfall, describeSpend, describeVerification, type Goal, type GoalSummary, goalSummaryFold } from '@goalkeeper/goal'
+import { describeGoalStatus, describeShortfall, describeSpend, describeVerification, type Goal, type GoalSummary } from '@goalkeeper/goal'
 import type { SessionService, SessionSummary } from '@goalkeeper/session'
 import { InvalidArgumentError } from 'commander'
 import { type CommandContext, defineCommand } from '../command.ts'
@@ -7,7 +7,7 @@ import { ExitCode } from '../exit-codes.ts'
 import { resolveSessionId } from './lookup/session-id.ts'
 import { assertSessions, databaseEnv } from './lookup/database.ts'
 import { assertFleetKeyOf } from './lookup/fleet-key.ts'
-import { workerSummaryFold } from './lookup/worker-fold.ts'
+import { LISTING_FOLDS } from '../listing-folds.ts'
 import { fitTable, formatTime, oneLine, outputWidth, type Shrinkable } from './render/text.ts'
 
 interface Row extends SessionSummary {
@@ -91,11 +91,11 @@ session that cannot be adopted, or adopt without --yes.`),
     const sessions = app.ctx.get('sessions')!
     if (options.database) await assertFleetKeyOf(sessions, options.database, 'no session read')
     if (action === 'adopt') return adopt(cli, sessions, String(id), !!options.yes)
-    // The goal comes from each log's kept summary: a listing reads no log that did not change since the last one.
-    const summaries = await sessions.list({ folds: { goal: goalSummaryFold, worker: workerSummaryFold }, ...(options.all && { everywhere: true }) }).catch((error) => {
+    // The goal comes from each log's kept summary. Without --all only the rows shown are checked against their logs.
+    const listed = await (options.all ? sessions.list({ folds: LISTING_FOLDS, everywhere: true }).then((all) => ({ sessions: all, total: all.length })) : sessions.recent({ folds: LISTING_FOLDS, limit: options.limit })).catch((error) => {
       throw asHostError(error)
     })
-    const chosen = options.all ? summaries : summaries.slice(0, options.limit)
+    const chosen = listed.sessions
     const rows: Row[] = chosen.map(({ folds, ...summary }) => ({ ...summary, ...(summary.problem ? { goal: null, goalError: summary.problem.reason } : goalOf(folds)) }))
     if (cli.globals.json) {
       for (const row of rows) cli.printJson({ type: 'session', ...row, goalStatus: row.goal ? describeGoalStatus(row.goal) : null })
@@ -132,7 +132,7 @@ session that cannot be adopted, or adopt without --yes.`),
     if (otherKey) cli.note(`${otherKey} session${otherKey === 1 ? ' marked ! was' : 's marked ! were'} signed with another key than this machine's (the key id is named); show reads ${them(otherKey)}, resume refuses: use the key that wrote ${them(otherKey)}`)
     if (cut) cli.note(`${cut} session${cut === 1 ? ' marked ! was' : 's marked ! were'} cut short (records lost from the end); show reads ${them(cut)}, resume refuses without --accept-truncation`)
     if (unsigned) cli.note(`${unsigned} session${unsigned === 1 ? ' marked ! is' : 's marked ! are'} not signed; show reads ${them(unsigned)}, resume refuses until adopted (goalkeeper sessions adopt <id> --yes)`)
-    if (summaries.length > rows.length) cli.note(`${summaries.length - rows.length} older sessions not shown (--all lists them)`)
+    if (listed.total > rows.length) cli.note(`${listed.total - rows.length} older sessions not shown (--all lists them)`)
     return ExitCode.OK
   },
 })

@@ -108,3 +108,25 @@ describe('the checkpoint index', () => {
     expect(tail.integrity).toMatchObject({ state: 'signed' })
   })
 })
+
+describe('a session opened from its last checkpoint, in the listing', () => {
+  it('keeps its title, its record count and its creation time though it holds only the tail', async () => {
+    const dir = await tempDir()
+    const { sessions } = await launch(dir)
+    const session = await sessions.create({ cwd: dir })
+    session.append('user/message', { id: 'u1', content: [{ type: 'text', text: 'Fix the parser' }], source: { kind: 'human' } })
+    for (let i = 1; i <= 20; i++) session.append('test/item', { i })
+    sessions.checkpoint(session, 'interval')
+    session.append('test/item', { i: 21 })
+    await sessions.close(session)
+
+    const tail = await sessions.open(session.id)
+    expect(tail.firstSeq).toBeGreaterThan(0)
+    tail.append('test/item', { i: 22 })
+    await sessions.close(tail)
+    const [listed] = (await sessions.recent({ limit: 5 })).sessions
+    const whole = await sessions.open(session.id, { readOnly: true })
+    expect(listed).toMatchObject({ id: session.id, title: 'Fix the parser', records: whole.records.length, createdAt: whole.header.createdAt })
+    expect(listed!.problem).toBeUndefined()
+  })
+})

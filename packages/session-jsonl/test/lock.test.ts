@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 // The session service's contract helpers and racing child, run here on the file store they exercise.
 import { racer as spawnRacer } from '../../session/test/fixtures/racer.ts'
 import { appsPerTest, readLines, tempDir, TEST_KEY } from '../../session/test/helpers.ts'
-import { stressRounds } from '@goalkeeper/test-kit'
+import { logFiles, stressRounds } from '@goalkeeper/test-kit'
 
 const ROUNDS = stressRounds(10, 50)
 const PER_ROUND = 20
@@ -46,7 +46,7 @@ describe('one writer per session', () => {
       expect(lines).toHaveLength(expected)
       expect(lines.slice(-PER_ROUND).map((l) => [l.data.pid, l.data.i])).toEqual(Array.from({ length: PER_ROUND }, (_, i) => [winner.pid, i]))
     }
-    expect((await fs.readdir(dir)).sort()).toEqual([path.basename(file), `${path.basename(file)}.seal`])
+    expect(await logFiles(dir)).toEqual([path.basename(file), `${path.basename(file)}.seal`])
   }, RACE_TIMEOUT)
 
   it('takes over the lock of a writer that was killed, at once', async () => {
@@ -98,6 +98,6 @@ describe('one writer per session', () => {
     const old = new Date(Date.now() - 60_000)
     await fs.utimes(`${file}.lock`, old, old)
     await next.sessions.close(await next.sessions.open(id))
-    expect((await fs.readdir(dir)).sort()).toEqual([path.basename(file), `${path.basename(file)}.seal`])
+    expect(await logFiles(dir)).toEqual([path.basename(file), `${path.basename(file)}.seal`])
   })
 })

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { logFiles } from '@goalkeeper/test-kit'
 import { appsPerTest, databaseFor, logSize, readLines, STORE, tempDir } from './helpers.ts'
 
 const launch = appsPerTest()
@@ -60,6 +61,6 @@ describe('size limits of a session log', () => {
       expect(rows[0].n).toBe(0)
       return
     }
-    expect((await fs.readdir(path.join(dir, 'sessions'))).sort()).toEqual([path.basename(session.file), `${path.basename(session.file)}.seal`])
+    expect(await logFiles(path.join(dir, 'sessions'))).toEqual([path.basename(session.file), `${path.basename(session.file)}.seal`])
   })
 })

@@ -26,3 +26,12 @@ export const sessionStack = {
     await ctx.plugin(await import('@goalkeeper/session'), service)
   },
 }
+
+/**
+ * The files of a sessions directory, sorted, without the listing's index of summaries and its journal: a
+ * cache writers and listings keep (and may rewrite at any time), where a test asks what the logs are.
+ */
+export async function logFiles(dir: string): Promise<string[]> {
+  const { readdir } = await import('node:fs/promises')
+  return (await readdir(dir)).filter((name) => !name.startsWith('.summaries')).sort()
+}

@@ -88,7 +88,7 @@ describe('sessions by project', () => {
     expect(neither.stderr).toContain('resume needs the session: its id, or --last')
     const chatBoth = await run([...at(other), 'chat', '--last', '--session', 'abc'], { env })
     expect(chatBoth.code).toBe(64)
-    expect(chatBoth.stderr).toContain('--last and --session both name a session')
+    expect(chatBoth.stderr).toContain('--last, --session and --resume each name a session')
   }, CLI_TIMEOUT)
 
   it('another project finds a session by its full id or a unique part, and sessions --all lists every project with its directory', async () => {

@@ -1,7 +1,6 @@
 import { defineCommand } from '../../command.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { oneLine } from '../render/text.ts'
-import { assertFleetKey } from '@goalkeeper/fleet'
 import { COMMAND_KEY, compositionKey } from '../lookup/fleet-key.ts'
 import { databaseOf, fleetHostError, openFleet } from './fleet-app.ts'
 
@@ -23,6 +22,8 @@ export default defineCommand<QueueOptions>({
     let queue: ReturnType<typeof fleet.queue> | undefined
     try {
       queue = fleet.queue(databaseOf(options))
+      // Imported here: the command modules load for --help, which must not load the fleet (pg-boss).
+      const { assertFleetKey } = await import('@goalkeeper/fleet')
       assertFleetKey(COMMAND_KEY, key, key && (await queue.knownKey()), 'nothing listed')
       let goals = await queue.list()
       if (options.state) goals = goals.filter((goal) => goal.state === options.state)

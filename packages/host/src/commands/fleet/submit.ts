@@ -2,7 +2,6 @@ import { defineCommand } from '../../command.ts'
 import { ExitCode } from '../../exit-codes.ts'
 import { promptFrom } from '../run/prompt-input.ts'
 import { budgetsOf, parseRounds, parseTime, parseTokens, parseUsd, type BudgetOptions } from '../run/goal-options.ts'
-import { assertFleetKey } from '@goalkeeper/fleet'
 import { COMMAND_KEY, compositionKey } from '../lookup/fleet-key.ts'
 import { databaseOf, fleetHostError, openFleet } from './fleet-app.ts'
 
@@ -41,6 +40,8 @@ With --until, the worker's composition must load the goal-judge plugin; a worker
     let queue: ReturnType<typeof fleet.queue> | undefined
     try {
       queue = fleet.queue(databaseOf(options))
+      // Imported here: the command modules load for --help, which must not load the fleet (pg-boss).
+      const { assertFleetKey } = await import('@goalkeeper/fleet')
       assertFleetKey(COMMAND_KEY, key, key && (await queue.knownKey()), 'nothing submitted')
       const budgets = budgetsOf(options)
       const { id, job } = await queue.submit({

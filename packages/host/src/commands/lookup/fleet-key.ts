@@ -8,13 +8,15 @@ import { fleetHostError } from '../fleet/fleet-app.ts'
 export const COMMAND_KEY = "this command's session key is"
 
 /**
- * The key this composition's sessions sign with, or undefined without a session entry. An entry that failed
- * (the fleet commands load up to the fleet and session entries) is refused in one line naming it: a failed
- * session entry would leave the key unchecked.
+ * The key this composition's sessions sign with, or undefined without a session entry. When no session
+ * service came up because an entry failed (the fleet commands load up to the fleet and session entries),
+ * the command is refused in one line naming the failures: the key would go unchecked.
  */
 export async function compositionKey(app: App, purpose: string): Promise<OwnKey | undefined> {
   const failed = app.report.entries.flatMap((entry) => (entry.status === 'failed' && entry.error ? [entry.error] : []))
-  if (failed.length) {
+  // Only a failure that leaves no session service matters here: a submitter need not hold, say, the
+  // workers' push token that the fleet entry's git config reads from the environment.
+  if (failed.length && !app.ctx.get('sessions')) {
     throw new HostError(`${purpose} needs ctx.sessions, to check its key against the fleet's: ${failed.join('; ')}`, { hint: 'fix the entry in cordis.yml (or the database it names)' })
   }
   try {

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process'
-import { chmod, mkdir, rm, writeFile } from 'node:fs/promises'
+import { randomUUID } from 'node:crypto'
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { createMasker, type Masker } from '@goalkeeper/kit'
@@ -20,6 +21,9 @@ export function branchName(pattern: string, job: GoalJob, jobId: string): string
   return pattern.replaceAll('{session}', job.sessionId).replaceAll('{job}', jobId)
 }
 
+/** In a clone's home: which `prepare` made it. */
+const OWNER_FILE = 'owner'
+
 /** A private clone of a job's repository: the goal's workspace root. */
 export class GitWorkspace {
   /** The commit last pushed to the goal branch (what a worker taking over starts from). */
@@ -35,6 +39,8 @@ export class GitWorkspace {
     private masker: Masker,
     /** Whether the branch already existed on the push target (the goal ran before). */
     readonly resumed: boolean,
+    /** Written in `home` by `prepare`: a worker that lost the goal leaves a home another worker took alone. */
+    private owner?: string,
   ) {}
 
   /**
@@ -50,6 +56,8 @@ export class GitWorkspace {
     await rm(home, { recursive: true, force: true })
     await mkdir(home, { mode: 0o700 })
     await chmod(home, 0o700)
+    const owner = randomUUID()
+    await writeFile(path.join(home, OWNER_FILE), owner, { mode: 0o600 })
     const masker = createMasker({ values: [config.password, config.username].filter((value) => value.length > 0) })
     const branch = branchName(config.branch, job, jobId)
     const remote = config.remote || job.repo
@@ -71,7 +79,7 @@ export class GitWorkspace {
         await probe.git(dir, ['checkout', '--quiet', '-B', branch, start])
       }
       await probe.git(dir, ['remote', 'set-url', '--push', 'origin', remote])
-      const workspace = new GitWorkspace(dir, branch, remote, home, config, masker, resumed)
+      const workspace = new GitWorkspace(dir, branch, remote, home, config, masker, resumed, owner)
       if (resumed) workspace.pushed = (await workspace.git(dir, ['rev-parse', 'HEAD'])).trim()
       return workspace
     } catch (error) {
@@ -129,8 +137,14 @@ export class GitWorkspace {
     return run
   }
 
+  /**
+   * Removes the clone, unless another worker on this machine has taken the goal over since (the path is the
+   * same on every worker): a worker whose job was released while it still ran must not remove the new clone.
+   */
   async dispose(): Promise<void> {
     await this.chain
+    const current = await readFile(path.join(this.home, OWNER_FILE), 'utf8').catch(() => undefined)
+    if (current !== undefined && current !== this.owner) return
     await rm(this.home, { recursive: true, force: true })
   }
 

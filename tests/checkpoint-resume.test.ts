@@ -8,6 +8,7 @@ import { COMPACTION_INSTRUCTION, replayHistory } from '@goalkeeper/agent-loop'
 import { foldGoal } from '@goalkeeper/goal'
 import type { ScriptedProvider } from '@goalkeeper/model'
 import { checkpointPart, isRecordOf } from '@goalkeeper/session'
+import { untilGoal } from '@goalkeeper/test-kit'
 import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
 
 const OBJECTIVE = 'Keep a long-running log of observations about the workspace'
@@ -43,13 +44,7 @@ describe('resuming a long goal from its last checkpoint', () => {
 
   it('reads only the tail, and restores the goal, its spend, the history and the next request exactly', async () => {
     const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
-    const ended = new Promise<void>((resolve) => {
-      const off = app.root.on('goal/changed', () => {
-        if (app.root.goals.get(agent)?.phase !== 'blocked') return
-        off()
-        resolve()
-      })
-    })
+    const ended = untilGoal(app.root, agent, (goal) => goal?.phase === 'blocked')
     agent.send({ content: 'Make this a goal please' })
     await ended
     await agent.whenIdle()

@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import type { Context } from 'cordis'
 import { COMPACTION_INSTRUCTION, estimateRequest, replayHistory } from '@goalkeeper/agent-loop'
 import type { ModelRequest, ScriptedProvider, ScriptResponse } from '@goalkeeper/model'
-import { createHarness, type Harness } from '@goalkeeper/test-kit'
+import { createHarness, type Harness, untilGoal } from '@goalkeeper/test-kit'
 import { isRecordOf, type ContextCompactionData } from '@goalkeeper/session'
 import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
 
@@ -45,13 +45,7 @@ describe('a long goal on a small context window', () => {
 
   it(`runs ${ROUNDS} rounds of large answers with every request under the window and the objective in each`, async () => {
     const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
-    const ended = new Promise<void>((resolve) => {
-      const off = app.root.on('goal/changed', () => {
-        if (app.root.goals.get(agent)?.phase !== 'blocked') return
-        off()
-        resolve()
-      })
-    })
+    const ended = untilGoal(app.root, agent, (goal) => goal?.phase === 'blocked')
     agent.send({ content: 'Make this a goal please' })
     await ended
     await agent.whenIdle()

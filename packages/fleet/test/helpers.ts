@@ -234,7 +234,7 @@ export const doneIn = (text: string) => new Set([...text.matchAll(/goal (\S+) do
  * complete in the queue, its branch holding its result, and its session signed throughout, with
  * contiguous seqs and exactly one create and one complete of the goal. `branches: false` leaves the branch
  * unchecked: with database connections cut under load a goal can still end complete without its last
- * round's work on the branch (a known defect, in the fleet README's limitations), seen in 1 of 3 loaded runs.
+ * round's work on the branch (a known defect, in the fleet README's limitations), seen in several loaded runs.
  */
 export async function expectEveryGoalDoneOnce(fleet: Fleet, goals: SubmittedGoal[], options: { branches?: boolean } = {}): Promise<void> {
   const listed = new Map((await listQueue(fleet)).map((goal) => [goal.id, goal]))

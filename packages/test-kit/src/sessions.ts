@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises'
 import type { Context } from 'cordis'
 import type * as Session from '@goalkeeper/session'
 
@@ -32,6 +33,5 @@ export const sessionStack = {
  * cache writers and listings keep (and may rewrite at any time), where a test asks what the logs are.
  */
 export async function logFiles(dir: string): Promise<string[]> {
-  const { readdir } = await import('node:fs/promises')
   return (await readdir(dir)).filter((name) => !name.startsWith('.summaries')).sort()
 }

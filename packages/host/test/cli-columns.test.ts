@@ -3,6 +3,7 @@
 // Content that cannot be cut is excepted by name below, with the reason.
 import { describe, expect, it } from 'vitest'
 import { CLI_TIMEOUT, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
+import { startOnTerminal } from './on-terminal.ts'
 
 const project = useProject()
 const WIDTH = 80
@@ -24,6 +25,32 @@ function tooLong(label: string, output: string): string[] {
 }
 
 const env = { COLUMNS: String(WIDTH) }
+
+// Long on purpose: a path, a command, file content, a check's output and a message all wider than 80 columns.
+const LONG_PATH = `docs/${'packages-and-their-notes/'.repeat(3)}NOTES-of-every-package.md`
+const LONG_COMMAND = `echo ${'the-output-of-a-command-that-goes-on-'.repeat(5)}end`
+const CHECK = `test -f NOTES.md || { echo "${'NOTES.md is missing, and this line of the check says so at length; '.repeat(3)}"; exit 1; }`
+const MESSAGE = `Looking around first. ${'This sentence of the message goes on past the eightieth column. '.repeat(3)}`
+// A human turn runs the long command; goal round 1 writes a long file, runs the command, reads a missing
+// file and completes before NOTES.md exists (the check refuses it); round 2 writes NOTES.md and completes.
+const rounds = `const LONG = ${JSON.stringify({ LONG_PATH, LONG_COMMAND, MESSAGE })}
+const usage = { inputTokens: 450, cachedInputTokens: 50, outputTokens: 100 }
+export default many((request) => {
+  const results = turnResults(request)
+  const round = roundOf(request)
+  const reply = (answer) => ({ ...answer, usage })
+  if (round === 0) return reply(results.length ? { text: 'Ran it.' } : { toolCalls: [{ name: 'run_command', arguments: { command: LONG.LONG_COMMAND } }] })
+  if (round === 1 && !results.length) {
+    return reply({ text: LONG.MESSAGE, toolCalls: [
+      { name: 'write_file', arguments: { path: LONG.LONG_PATH, content: 'first line\\n' + LONG.MESSAGE.repeat(2) + '\\nlast line\\n' } },
+      { name: 'run_command', arguments: { command: LONG.LONG_COMMAND } },
+      { name: 'read_file', arguments: { path: LONG.LONG_PATH.replace('NOTES', 'MISSING') } },
+    ] })
+  }
+  if (round === 2 && !results.some((r) => r.name === 'write_file')) return reply({ toolCalls: [{ name: 'write_file', arguments: { path: 'NOTES.md', content: 'notes' } }] })
+  if (results.some((r) => r.name === 'update_goal' && !r.ok)) return reply({ text: 'The check failed; next round.' })
+  return reply(completeGoal(request))
+})`
 
 describe('human output fits 80 columns', { timeout: CLI_TIMEOUT }, () => {
   it('run, sessions, sessions --all, check and the --help of every command', async () => {
@@ -70,5 +97,56 @@ describe('human output fits 80 columns', { timeout: CLI_TIMEOUT }, () => {
     // The title's own cap (60 characters) still holds.
     expect(wide.stdout).toContain(`${OBJECTIVE.slice(0, 59)}…`)
     for (const line of narrow.stdout.split('\n')) expect(Array.from(line).length, line).toBeLessThanOrEqual(WIDTH)
+  })
+
+  it('goal with rounds, a failing check and a budget, and show of its session; piped without COLUMNS lines stay whole', async () => {
+    const p = await project({ script: rounds, extraYml: PERMISSIONS })
+    const long: string[] = []
+    const goal = await run([...p.globals, 'goal', OBJECTIVE, '--verify', CHECK, '--token-budget', '100000', '--time-budget', '30m', '--max-rounds', '3'], { env })
+    expect(goal.code, goal.stderr).toBe(0)
+    long.push(...tooLong('goal', goal.stdout), ...tooLong('goal', goal.stderr))
+    // Every kind of line was there to measure: rounds with their spend, each tool, the refused check, the diff.
+    expect(goal.stderr).toMatch(/^round 2\/3 \(tokens [\d.]+k?\/100k, time \d+s\/30m\)$/m)
+    expect(goal.stderr).toMatch(/^goal set: "write the .*…" \(at most 3 rounds; budget tokens 0\/100k, time 0s\/30m\)$/m)
+    expect(goal.stderr).toMatch(/^ {2}run_command \{"command":"echo the-output.*…$/m)
+    expect(goal.stderr).toMatch(/^ {2}ok write_file …\S*NOTES-of-every-package\.md: \+3 -0 lines$/m)
+    expect(goal.stderr).toMatch(/^ {2}update_goal failed: GOAL_CHECK_FAILED: .*…$/m)
+    expect(goal.stderr).toMatch(/^ {2}read_file failed: /m)
+    expect(goal.stdout).toMatch(/^Spent: tokens [\d.]+k\/100k, time \d+s\/30m$/m)
+    const id = sessionIdOf(goal.stderr)
+
+    const shown = await run([...p.globals, 'show', id], { env })
+    expect(shown.code, shown.stderr).toBe(0)
+    long.push(...tooLong('show', shown.stdout), ...tooLong('show', shown.stderr))
+    // The command is shortened, how it ended is not.
+    expect(shown.stdout).toMatch(/^ {2}check `test -f NOTES\.md .*…` failed \(exit code 1\)$/m)
+    expect(shown.stdout).toMatch(/^ {7}NOTES\.md is missing, .*…$/m)
+    expect(shown.stdout).toMatch(/^goal spent: tokens /m)
+    // A message is broken at spaces into indented lines, not cut: every word of it is there.
+    const said = shown.stdout.split('\n').filter((line) => line.startsWith('  assistant: Looking') || /^ {4}\S/.test(line))
+    expect(said.join(' ').replace(/\s+/g, ' ')).toContain(MESSAGE.trim())
+    expect(long).toEqual([])
+
+    // Piped without COLUMNS: one line per event, nothing cut (for grep and logs).
+    const whole = await run([...p.globals, 'run', 'run the long command'], { env: { COLUMNS: undefined } })
+    expect(whole.code, whole.stderr).toBe(0)
+    expect(whole.stderr.split('\n')).toContain(`  run_command ${JSON.stringify({ command: LONG_COMMAND })}`)
+    const full = await run([...p.globals, 'show', id], { env: { COLUMNS: undefined } })
+    expect(full.stdout).toContain(`  tool run_command {"command":"${LONG_COMMAND.slice(0, 90)}`)
+    expect(full.stdout).toContain(`  assistant: ${MESSAGE.trim()}`)
+  })
+
+  it('chat on an 80-column terminal: its event lines fit', async () => {
+    const p = await project({ script: rounds, extraYml: PERMISSIONS })
+    const term = startOnTerminal([...p.globals, 'chat'], { columns: WIDTH })
+    await term.until(/^>$/m)
+    term.keys('run the long command\r')
+    await term.until(/^Ran it\.$/m)
+    await term.until(/\n>$/)
+    term.keys('\x04')
+    expect(await term.exit, term.screen().join('\n')).toBe(0)
+    const screen = term.screen()
+    expect(screen.join('\n')).toMatch(/^ {2}run_command \{"command":"echo the-output.*…$/m)
+    expect(tooLong('chat', screen.join('\n'))).toEqual([])
   })
 })

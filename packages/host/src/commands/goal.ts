@@ -130,7 +130,7 @@ function resumeGoal(run: AgentRun, maxGoalRounds: number | undefined, budgets: G
   }
   if (goal.phase === 'complete' && maxGoalRounds === undefined && !budgets && !verify) {
     run.term.note('the goal is already complete; nothing to resume')
-    run.term.out(goalSummary(goal))
+    run.term.out(goalSummary(goal), 'wrap')
     return run.finish(ExitCode.OK)
   }
   try {
@@ -147,7 +147,7 @@ function resumeGoal(run: AgentRun, maxGoalRounds: number | undefined, budgets: G
     if (code !== 'GOAL_ROUND_LIMIT' && code !== 'GOAL_BUDGET_LIMIT' && code !== 'GOAL_INVALID_TRANSITION') throw asHostError(error)
     run.term.note(`cannot resume the goal: ${describeError(error)}`)
     const current = run.goal()
-    run.term.out(goalSummary(current))
+    run.term.out(goalSummary(current), 'wrap')
     if (code === 'GOAL_ROUND_LIMIT') {
       run.hint('to give it more rounds', 'goal', '--session', run.agent.id, '--max-rounds', String((current ?? goal).maxGoalRounds + 5))
       return run.finish(ExitCode.ROUND_LIMIT)

@@ -149,7 +149,8 @@ class Chat {
   private attend() {
     const { run } = this
     const questions = new PermissionQuestions((lines, prompt) => {
-      for (const line of lines) run.term.note(line)
+      // What a person approves is shown whole, never cut to the width.
+      for (const line of lines) run.term.note(line, 'whole')
       this.hidePrompt()
       this.rl.setPrompt(prompt)
       this.showPrompt()
@@ -247,7 +248,7 @@ class Chat {
     }
     const result = executeGoalCommand(this.goalContext, agent, command)
     term.record({ type: 'command', session: agent.id, command: command.kind, ok: result.ok, code: result.code ?? null, message: result.message, goal: result.goal ?? null })
-    if (result.ok) term.out(result.message)
+    if (result.ok) term.out(result.message, 'wrap')
     else term.note(result.message)
   }
 
@@ -264,7 +265,7 @@ class Chat {
     const spend = goal && describeSpend(goal)
     if (spend) lines.push(`goal: ${spend}`)
     term.record({ type: 'command', session: agent.id, command: 'cost', ok: true, message: lines.join('\n'), usage: usage ?? null, costUsd: cost ?? null })
-    term.out(lines.join('\n'))
+    term.out(lines.join('\n'), 'wrap')
   }
 
   /** `/diff`: the file edits recorded in this session, as unified diffs. */
@@ -290,7 +291,7 @@ class Chat {
     }
     try {
       const message = await action()
-      if (message) term.out(message)
+      if (message) term.out(message, 'wrap')
     } catch (error) {
       term.note(describeError(error))
     }

@@ -4,13 +4,21 @@ import { oneLine } from './text.ts'
 const rounds = (goal: Goal) => `${goal.roundsStarted}/${goal.maxGoalRounds}`
 const cap = (goal: Goal) => `at most ${goal.maxGoalRounds} ${goal.maxGoalRounds === 1 ? 'round' : 'rounds'}`
 
-/** One progress line for a goal mutation. */
-export function describeGoalChange(change: GoalChange): string {
+/**
+ * One progress line for a goal mutation. With a `width`, a set or edited goal's objective is shortened so
+ * that the rounds and budgets after it still fit.
+ */
+export function describeGoalChange(change: GoalChange, width?: number): string {
   const goal = change.goal
   if (!goal) return 'goal cleared'
+  // The objective gets what the rest of the line leaves (its quotes counted), 100 at most, 10 at least.
+  const objective = (head: string, tail: string) => {
+    const room = width === undefined ? 100 : Math.min(100, Math.max(10, width - Array.from(head + tail).length - 2))
+    return `${head}${JSON.stringify(oneLine(goal.objective, room))}${tail}`
+  }
   switch (change.op) {
-    case 'create': return `goal set: ${JSON.stringify(oneLine(goal.objective, 100))} (${cap(goal)}${goal.budgets ? `; budget ${describeSpend(goal)}` : ''})`
-    case 'edit': return `goal edited: ${JSON.stringify(oneLine(goal.objective, 100))} (${cap(goal)}, ${goal.phase})`
+    case 'create': return objective('goal set: ', ` (${cap(goal)}${goal.budgets ? `; budget ${describeSpend(goal)}` : ''})`)
+    case 'edit': return objective('goal edited: ', ` (${cap(goal)}, ${goal.phase})`)
     case 'pause': return `goal paused after round ${rounds(goal)}`
     case 'resume': return `goal resumed after round ${rounds(goal)}`
     case 'complete': {

@@ -21,7 +21,7 @@ export async function reportResult(run: AgentRun, state: RestState, options: { g
   if (answer && !term.streaming) term.out(answer)
   const goal = run.goal()
   const showGoal = options.goal || (run.goalChanged && !!goal)
-  if (showGoal) term.out(goalSummary(goal))
+  if (showGoal) term.out(goalSummary(goal), 'wrap')
   const usage = usageOf(run.records())
   if (usage) {
     const cost = costOfRecords(run.records(), run.price())

@@ -120,3 +120,96 @@ export function wrapText(text: string, width: number): string {
     .flatMap((line) => wrapLine(line, width))
     .join('\n')
 }
+
+/**
+ * The width event lines (progress of run, goal and chat, `show`'s transcript) are fitted to: the terminal's,
+ * else `COLUMNS` when it is set; undefined (piped without COLUMNS): lines stay whole, one per event, for grep
+ * and logs.
+ */
+export function eventWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number | undefined {
+  if (stream.isTTY && stream.columns && stream.columns > 0) return stream.columns
+  const columns = Number(process.env.COLUMNS)
+  return Number.isInteger(columns) && columns > 0 ? columns : undefined
+}
+
+/** A control sequence (colour, cursor): whole or not at all, and no column of its own. */
+const ESCAPE = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]/g
+
+/** The characters of `line` the terminal shows: escape sequences do not count. */
+export function shownLength(line: string): number {
+  return length(line.replace(ESCAPE, ''))
+}
+
+/**
+ * `line` in at most `width` shown characters, ending with an ellipsis when cut. Escape sequences are never
+ * cut in half, and those after the cut are kept, so a colour's reset still ends the line's colour.
+ */
+export function fitLine(line: string, width: number): string {
+  if (!line.includes('\x1b')) return length(line) <= width ? line : Array.from(line).slice(0, Math.max(0, width - 1)).join('') + '…'
+  if (shownLength(line) <= width) return line
+  let out = ''
+  let shown = 0
+  let cut = false
+  let last = 0
+  const take = (text: string) => {
+    for (const char of text) {
+      if (shown < width - 1) {
+        out += char
+        shown++
+      } else if (!cut) {
+        out += '…'
+        cut = true
+      }
+    }
+  }
+  for (const match of line.matchAll(ESCAPE)) {
+    take(line.slice(last, match.index))
+    out += match[0]
+    last = match.index + match[0].length
+  }
+  take(line.slice(last))
+  return out
+}
+
+/** Every line of `text` fitted to `width`; undefined width leaves the text whole. */
+export function fitLines(text: string, width: number | undefined): string {
+  return width === undefined ? text : text.split('\n').map((line) => fitLine(line, width)).join('\n')
+}
+
+/**
+ * Every line of `text` broken at spaces to `width` (continued under its indentation or label, as `wrapLine`,
+ * or under `hang` when given), and a word still longer than the width cut with an ellipsis: prose (messages,
+ * reasoning, notes) loses nothing but such a word; undefined width leaves the text whole.
+ */
+export function wrapLines(text: string, width: number | undefined, hang = ''): string {
+  if (width === undefined) return text
+  return text
+    .split('\n')
+    .flatMap((line) => {
+      const [first, ...rest] = wrapLine(line, width)
+      if (!hang || !rest.length) return [first, ...rest]
+      return [first, ...wrapLine(hang + rest.map((part) => part.trim()).join(' '), width)]
+    })
+    .map((line) => fitLine(line, width))
+    .join('\n')
+}
+
+/**
+ * `before + path + after` in `width` columns (with `lead`, written in front of it elsewhere, counted): the path
+ * shortened at its start (`…/src/index.ts`), to no fewer than 16 characters; whole when width is undefined.
+ */
+export function keepEnd(before: string, path: string, after: string, width: number | undefined, lead = ''): string {
+  if (width === undefined) return before + path + after
+  const room = width - length(lead) - length(before) - length(after)
+  return before + clipStart(path, Math.max(16, room)) + after
+}
+
+/**
+ * `before + middle + after` in `width` columns: the middle (a command, an objective) cut at its end, to no
+ * fewer than 16 characters, so that what `after` says (how it ended) stays; whole when width is undefined.
+ */
+export function keepStart(before: string, middle: string, after: string, width: number | undefined): string {
+  if (width === undefined) return before + middle + after
+  const room = Math.max(16, width - length(before) - length(after))
+  return before + (length(middle) <= room ? middle : Array.from(middle).slice(0, room - 1).join('') + '…') + after
+}

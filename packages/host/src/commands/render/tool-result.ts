@@ -2,6 +2,7 @@ import { isRecord } from '@goalkeeper/kit'
 import type { ToolCallInfo } from '@goalkeeper/agent-loop'
 import type { ToolDefinition, ToolDiff, ToolResult } from '@goalkeeper/tools'
 import { describeCounts, diffCounts, unifiedDiff } from './diff.ts'
+import { keepEnd } from './text.ts'
 
 /** run_command's closing line, the one place its exit code is told (a failed command is reported as a failure). */
 const EXIT_CODE = /\[Exit code (\d+) after [\d.]+ s/
@@ -32,12 +33,12 @@ export function changeOf(tool: ToolDefinition | undefined, call: Pick<ToolCallIn
 
 /**
  * The lines for a successful call: `  ok NAME`, with the lines it changed and its unified diff (indented) when
- * its tool tells the change, or the exit code of a command.
+ * its tool tells the change, or the exit code of a command. With a `width`, a path too long for it keeps its end.
  */
-export function describeToolResult(tool: ToolDefinition | undefined, call: ToolCallInfo, result: ToolResult, colour: boolean): string[] {
+export function describeToolResult(tool: ToolDefinition | undefined, call: ToolCallInfo, result: ToolResult, colour: boolean, width?: number): string[] {
   const diff = changeOf(tool, call, result)
   if (diff) {
-    return [`  ok ${call.name} ${diff.path}: ${describeCounts(diffCounts(diff))} lines`, ...unifiedDiff(diff, colour).map((line) => `    ${line}`)]
+    return [keepEnd(`  ok ${call.name} `, diff.path, `: ${describeCounts(diffCounts(diff))} lines`, width), ...unifiedDiff(diff, colour).map((line) => `    ${line}`)]
   }
   const exit = EXIT_CODE.exec(result.content.slice(-400))
   return [`  ok ${call.name}${exit ? `: exit code ${exit[1]}` : ''}`]

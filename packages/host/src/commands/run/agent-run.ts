@@ -13,7 +13,7 @@ import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
 import { assertPermissions, permissionsHeader } from '../lookup/permissions.ts'
 import { chooseModel, type ModelChoice } from './model-choice.ts'
 import { cliCommand } from '../render/hints.ts'
-import { oneLine } from '../render/text.ts'
+import { keepEnd, oneLine } from '../render/text.ts'
 import { usageOf } from '../render/usage.ts'
 import { describeInterrupt, interruptWork } from './interrupt.ts'
 import { LiveView, showReloads } from './live-view.ts'
@@ -294,7 +294,8 @@ export class AgentRun {
 
   /** A hint line with an exact command: `to continue: goalkeeper goal --session ID`. */
   hint(text: string, ...words: string[]): void {
-    this.term.note(`${text}: ${cliCommand(this.cli.globals, ...words)}`)
+    // A command to copy: a cut or a line break would break it.
+    this.term.note(`${text}: ${cliCommand(this.cli.globals, ...words)}`, 'whole')
   }
 
   /**
@@ -313,9 +314,11 @@ export class AgentRun {
 
   private introduce(attended: boolean, modelLine: string | undefined) {
     const { agent, term } = this
-    term.note(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in ${agent.session.header.cwd}`)
-    if (this.cli.globals.configSource === 'built-in') term.note(`no cordis.yml here: the default composition (${this.cli.globals.config})`)
-    if (this.cli.globals.configSource === 'user') term.note(`no cordis.yml here: the user's composition (${this.cli.globals.config})`)
+    // The id is whole; a path too long for the width keeps its end.
+    const width = term.width
+    term.note(keepEnd(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in `, agent.session.header.cwd, '', width, 'goalkeeper: '))
+    if (this.cli.globals.configSource === 'built-in') term.note(keepEnd('no cordis.yml here: the default composition (', this.cli.globals.config, ')', width, 'goalkeeper: '))
+    if (this.cli.globals.configSource === 'user') term.note(keepEnd("no cordis.yml here: the user's composition (", this.cli.globals.config, ')', width, 'goalkeeper: '))
     term.note(modelLine ?? describeModel(this.app.ctx.get('models'), agent.model))
     term.note(permissionsHeader(this.app, attended))
     const repair = agent.session.repair

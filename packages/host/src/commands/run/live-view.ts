@@ -93,7 +93,8 @@ export class LiveView {
     // Reasoning stays out of the answer; asked for, it goes to stderr once its message is recorded.
     if (followed && isRecordOf(record, 'assistant/message')) {
       if (this.options.showReasoning && !this.reasoningStreamed && record.data.reasoning) {
-        for (const line of record.data.reasoning.trim().split('\n')) term.progress(`  reasoning: ${line}`.trimEnd())
+        // Prose: broken at spaces to the width, not cut.
+        for (const line of record.data.reasoning.trim().split('\n')) term.progress(`  reasoning: ${line}`.trimEnd(), 'wrap')
       }
       // A partial answer is recorded right before the loop calls the model again for the whole answer.
       if (record.data.partial) this.onPartialAnswer()
@@ -134,13 +135,14 @@ export class LiveView {
   }
 
   private onToolStart(_agent: Agent, call: ToolCallInfo) {
-    this.term.progress(`  ${call.name} ${shortArguments(call.arguments)}`)
+    // Whole on one line: the terminal's width (when there is one) cuts it, not a length of its own.
+    this.term.progress(`  ${call.name} ${shortArguments(call.arguments, Infinity)}`)
   }
 
   private onToolEnd(_agent: Agent, call: ToolCallInfo, result: ToolResult) {
     const { term } = this
     if (result.ok) {
-      for (const line of describeToolResult(this.ctx.get('tools')?.get(call.name), call, result, term.colour)) term.progress(line)
+      for (const line of describeToolResult(this.ctx.get('tools')?.get(call.name), call, result, term.colour, term.width)) term.progress(line)
       return
     }
     const code = result.error?.code ?? 'TOOL_FAILED'
@@ -193,7 +195,7 @@ export class LiveView {
   private onGoalChanged(agent: Agent, change: GoalChange) {
     this.goalChanged = true
     this.term.record({ type: 'goal', session: agent.id, op: change.op, seq: change.seq, goal: change.goal ?? null })
-    this.term.progress(describeGoalChange(change))
+    this.term.progress(describeGoalChange(change, this.term.width))
   }
 
   private onAutoResume(agent: Agent, notice: AutoResumeNotice) {

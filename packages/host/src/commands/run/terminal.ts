@@ -1,5 +1,6 @@
 import type { CliIO } from '../../command.ts'
 import { redact } from '../../redact.ts'
+import { eventWidth, fitLines, wrapLines } from '../render/text.ts'
 
 /** Something drawn on the terminal (chat's prompt) that must step aside while output is written. */
 export interface PromptSurface {
@@ -7,6 +8,14 @@ export interface PromptSurface {
   show(): void
   /** Shows the live status in the prompt line (undefined: the plain prompt again). */
   status?(text: string | undefined): void
+}
+
+/** How a line is fitted to the width: cut with an ellipsis, broken at spaces, or kept whole. */
+export type Fit = 'cut' | 'wrap' | 'whole'
+
+function fitted(text: string, width: number | undefined, fit: Fit): string {
+  if (fit === 'whole') return text
+  return fit === 'wrap' ? wrapLines(text, width, '  ') : fitLines(text, width)
 }
 
 /** Erases the terminal line the cursor is on and returns to its start. */
@@ -57,9 +66,9 @@ export class Terminal {
     const text = this.statusText
     this.eraseStatus()
     if (!this.live || text === undefined || this.midLine || this.reasoningMidLine) return
-    const width = (this.io.stderr as { columns?: number }).columns || 80
-    const shown = Array.from(text).length < width ? text : `${Array.from(text).slice(0, width - 2).join('')}…`
-    this.io.stderr.write(redact(shown))
+    // One column short of the width: a terminal may wrap a line that fills its last column.
+    const shown = fitLines(redact(text), (this.width ?? 80) - 1)
+    this.io.stderr.write(shown)
     this.statusShown = true
   }
 
@@ -96,30 +105,46 @@ export class Terminal {
     return !this.json && !!this.io.stdout.isTTY
   }
 
-  /** One progress line on stderr. */
-  progress(line: string): void {
+  /**
+   * The width progress lines are fitted to: the terminal's, else `COLUMNS`; undefined when piped without
+   * COLUMNS (lines stay whole). Asked each time, so a resized terminal is followed.
+   */
+  get width(): number | undefined {
+    return eventWidth(this.io.stderr)
+  }
+
+  /**
+   * One progress line on stderr (an event), each of its lines cut to the width with an ellipsis. `fit`:
+   * `wrap` breaks prose at spaces instead of cutting it (continued two columns in); `whole` keeps a line a
+   * person copies or approves (a command). Masked before it is cut, so that a secret is never half shown.
+   */
+  progress(line: string, fit: Fit = 'cut'): void {
     this.eraseStatus()
     this.closeReasoning()
     this.surface?.hide()
     this.closeLine()
-    this.io.stderr.write(redact(`${line}\n`))
+    this.io.stderr.write(`${fitted(redact(line), this.width, fit)}\n`)
     this.surface?.show()
     this.drawStatus()
   }
 
-  /** A progress line from goalkeeper itself (session, model, hints). */
-  note(line: string): void {
-    this.progress(`goalkeeper: ${line}`)
+  /** A line from goalkeeper itself (session, model, hints): its own sentences, wrapped rather than cut. */
+  note(line: string, fit: Fit = 'wrap'): void {
+    this.progress(`goalkeeper: ${line}`, fit)
   }
 
-  /** Result lines on stdout; ignored in JSON mode, where only JSON goes there. */
-  out(text: string): void {
+  /**
+   * Result lines on stdout; ignored in JSON mode, where only JSON goes there. The answer and other payloads
+   * are written whole; goalkeeper's own summaries are wrapped (`fit`) to stdout's width.
+   */
+  out(text: string, fit: Fit = 'whole'): void {
     if (this.json) return
     this.eraseStatus()
     this.closeReasoning()
     this.surface?.hide()
     this.closeLine()
-    this.io.stdout.write(redact(text.endsWith('\n') ? text : `${text}\n`))
+    const shown = fitted(redact(text.replace(/\n$/, '')), eventWidth(this.io.stdout), fit)
+    this.io.stdout.write(`${shown}\n`)
     this.surface?.show()
     this.drawStatus()
   }

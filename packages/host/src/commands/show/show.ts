@@ -4,6 +4,7 @@ import { ExitCode } from '../../exit-codes.ts'
 import { assertSessions, databaseEnv } from '../lookup/database.ts'
 import { assertFleetKeyOf } from '../lookup/fleet-key.ts'
 import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
+import { eventWidth } from '../render/text.ts'
 import { renderTranscript } from './transcript.ts'
 
 export interface ShowOptions {
@@ -53,7 +54,9 @@ Exit codes: 0 shown, 64 no such session (or none for --last), an ambiguous id, o
         // The shape `run --json` streams records in, so one reader takes both.
         for (const record of session.records) cli.printJson({ type: 'record', session: session.id, record, ...(record.seq >= firstBad ? { unverified: true } : {}) })
       } else {
-        for (const line of renderTranscript(session.records, { full: !!options.full, integrity })) cli.print(line)
+        // Fitted to the terminal (or COLUMNS); piped without COLUMNS, and with --full, every line is whole.
+        const width = options.full ? undefined : eventWidth(cli.io.stdout)
+        for (const line of renderTranscript(session.records, { full: !!options.full, integrity, width })) cli.print(line)
       }
     } finally {
       await sessions.close(session)

@@ -1,6 +1,6 @@
 import { formatBudgetUsd, formatDuration, tokensOf, type Goal, type GoalCheckRecord, type GoalUsage } from '@goalkeeper/goal'
 import type { Usage } from '@goalkeeper/session'
-import { excerpt } from '../render/text.ts'
+import { excerpt, keepStart, oneLine } from '../render/text.ts'
 
 /** Dollars rounded to the cent: a transcript is read for what a run cost, not for a cheap model's fourth digit. */
 export function formatCents(usd: number | null): string {
@@ -66,10 +66,14 @@ function describe(spend: Spend): string {
   return parts.join(', ')
 }
 
-/** A run of the goal's check: the command, how it ended, and (when it failed, or with --full) its output's tail. */
-export function describeCheck(check: GoalCheckRecord, full: boolean): string[] {
+/**
+ * A run of the goal's check: the command, how it ended, and (when it failed, or with --full) its output's tail.
+ * With a `width`, a long command is shortened so that how it ended still fits.
+ */
+export function describeCheck(check: GoalCheckRecord, full: boolean, width?: number): string[] {
   const end = check.exitCode === null ? 'no exit code: timed out or stopped' : `exit code ${check.exitCode}`
-  const lines = [`  check \`${check.command}\` ${check.ok ? 'passed' : 'failed'} (${end})`]
+  const command = width === undefined ? check.command : oneLine(check.command, Infinity)
+  const lines = [keepStart('  check `', command, `\` ${check.ok ? 'passed' : 'failed'} (${end})`, width)]
   if (full || !check.ok) {
     const body = full ? check.output : excerpt(check.output, 6, 400)
     lines.push(...body.split('\n').filter(Boolean).map((line) => `       ${line}`.trimEnd()))

@@ -136,17 +136,26 @@ describe('human output fits 80 columns', { timeout: CLI_TIMEOUT }, () => {
     expect(full.stdout).toContain(`  assistant: ${MESSAGE.trim()}`)
   })
 
-  it('chat on an 80-column terminal: its event lines fit', async () => {
+  it('chat on an 80-column terminal: its event lines fit, a compaction included, and so does show of it', async () => {
     const p = await project({ script: rounds, extraYml: PERMISSIONS })
     const term = startOnTerminal([...p.globals, 'chat'], { columns: WIDTH })
     await term.until(/^>$/m)
     term.keys('run the long command\r')
     await term.until(/^Ran it\.$/m)
     await term.until(/\n>$/)
+    term.keys('/compact\r')
+    await term.until(/(compacted: |nothing compacted|compaction failed).*\n(.*\n)*>$/)
     term.keys('\x04')
     expect(await term.exit, term.screen().join('\n')).toBe(0)
     const screen = term.screen()
     expect(screen.join('\n')).toMatch(/^ {2}run_command \{"command":"echo the-output.*…$/m)
-    expect(tooLong('chat', screen.join('\n'))).toEqual([])
+    expect(screen.join('\n')).toMatch(/^ {2}compacted: /m)
+    const long = tooLong('chat', screen.join('\n'))
+    // show of the chat's session: the compaction's lines and its summary fit too.
+    const shown = await run([...p.globals, 'show', '--last'], { env })
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toMatch(/^ {2}history compacted \(asked for with \/compact; /m)
+    long.push(...tooLong('show', shown.stdout))
+    expect(long).toEqual([])
   })
 })

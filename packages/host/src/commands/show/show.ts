@@ -20,7 +20,7 @@ export default defineCommand<ShowOptions>({
     command
       .argument('[id]', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
       .option('--last', 'the most recent session of this project')
-      .option('--full', 'show tool results, arguments and goal round prompts whole')
+      .option('--full', 'show tool results, arguments and goal round prompts whole, lines not fitted to the width')
       .option('--database <url>', 'read the session from this PostgreSQL database instead of files')
       .addHelpText('after', `
 The session (a file, or rows of the --database) is only read, never repaired or written.

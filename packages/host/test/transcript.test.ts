@@ -286,4 +286,35 @@ describe('renderTranscript', () => {
       '    summary not used: the summary call failed: SERVER: down',
     ])
   })
+
+  it('with a width: one line per event cut with an ellipsis, messages and warnings broken at spaces, unverified lines too', () => {
+    const long = 'This answer goes on past the width of any narrow terminal, word after word after word.'
+    const records = log(
+      ['session/header', { ...header, cwd: `/work/${'deep/'.repeat(20)}app` }],
+      ['turn/start', { turn: 1 }],
+      ['user/message', human('m1', 'write the notes')],
+      ['tool/call', { turn: 1, step: 1, callId: 'c1', name: 'write_file', arguments: JSON.stringify({ path: 'NOTES.md', content: long }) }],
+      ['tool/result', { turn: 1, step: 1, callId: 'c1', ok: true, content: `Created NOTES.md\n${long}` }],
+      ['assistant/message', { turn: 1, step: 2, text: long, toolCalls: [] }],
+      ['turn/end', { turn: 1, outcome: { kind: 'completed' } }],
+      ['turn/start', { turn: 2 }],
+      ['assistant/message', { turn: 2, step: 1, text: long, toolCalls: [] }],
+    )
+    const width = 40
+    const lines = renderTranscript(records, { full: false, width, integrity: { state: 'tampered', line: 9, reason: 'FILE:9: the signature does not match' } })
+    // The header's directory is a path to copy: whole.
+    expect(lines[1]).toBe(`  in ${records[0].data && (records[0].data as { cwd: string }).cwd}`)
+    for (const line of lines.slice(2)) expect(Array.from(line).length, line).toBeLessThanOrEqual(width)
+    expect(lines).toContain(`  tool write_file {"path":"NOTES.md","c…`)
+    // The message loses no word, on the verified and on the unverified side.
+    const verified = lines.slice(lines.indexOf('  assistant: This answer goes on past'), lines.indexOf('  turn 1 completed'))
+    expect(verified.map((line) => line.trim()).join(' ')).toBe(`assistant: ${long}`)
+    const unverified = lines.filter((line) => line.startsWith('unverified |'))
+    expect(unverified.map((line) => line.slice('unverified |'.length).trim()).join(' ')).toBe(`assistant: ${long}`)
+    // A warning is broken into lines too, every word kept.
+    const warning = lines.slice(lines.indexOf('!! everything below was written by'), lines.indexOf(unverified[0]))
+    expect(warning.map((line) => line.trim()).join(' ')).toBe('!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)')
+    // Without a width every line is whole.
+    expect(renderTranscript(records, { full: false })).toContain(`  assistant: ${long}`)
+  })
 })

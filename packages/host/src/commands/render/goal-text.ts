@@ -13,11 +13,15 @@ export function describeGoalChange(change: GoalChange, width?: number): string {
   if (!goal) return 'goal cleared'
   // The objective gets what the rest of the line leaves (its quotes counted), 100 at most, 10 at least.
   const objective = (head: string, tail: string) => {
-    const room = width === undefined ? 100 : Math.min(100, Math.max(10, width - Array.from(head + tail).length - 2))
+    const left = width === undefined ? 100 : width - Array.from(head + tail).length - 2
+    const room = Math.min(100, Math.max(10, left))
     return `${head}${JSON.stringify(oneLine(goal.objective, room))}${tail}`
   }
   switch (change.op) {
-    case 'create': return objective('goal set: ', ` (${cap(goal)}${goal.budgets ? `; budget ${describeSpend(goal)}` : ''})`)
+    case 'create': {
+      const budget = goal.budgets ? `; budget ${describeSpend(goal)}` : ''
+      return objective('goal set: ', ` (${cap(goal)}${budget})`)
+    }
     case 'edit': return objective('goal edited: ', ` (${cap(goal)}, ${goal.phase})`)
     case 'pause': return `goal paused after round ${rounds(goal)}`
     case 'resume': return `goal resumed after round ${rounds(goal)}`

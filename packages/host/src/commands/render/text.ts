@@ -121,16 +121,22 @@ export function wrapText(text: string, width: number): string {
     .join('\n')
 }
 
+type Stream = { isTTY?: boolean; columns?: number }
+
 /**
  * The width event lines (progress of run, goal and chat, `show`'s transcript) are fitted to: the terminal's,
  * else `COLUMNS` when it is set; undefined (piped without COLUMNS): lines stay whole, one per event, for grep
  * and logs.
  */
-export function eventWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number | undefined {
+export function eventWidth(stream: Stream = process.stdout): number | undefined {
   if (stream.isTTY && stream.columns && stream.columns > 0) return stream.columns
   const columns = Number(process.env.COLUMNS)
   return Number.isInteger(columns) && columns > 0 ? columns : undefined
 }
+
+/** The start of `text` in `width` characters, the last an ellipsis. */
+const cutEnd = (text: string, width: number) =>
+  Array.from(text).slice(0, Math.max(0, width - 1)).join('') + '…'
 
 /** A control sequence (colour, cursor): whole or not at all, and no column of its own. */
 const ESCAPE = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]/g
@@ -145,7 +151,7 @@ export function shownLength(line: string): number {
  * cut in half, and those after the cut are kept, so a colour's reset still ends the line's colour.
  */
 export function fitLine(line: string, width: number): string {
-  if (!line.includes('\x1b')) return length(line) <= width ? line : Array.from(line).slice(0, Math.max(0, width - 1)).join('') + '…'
+  if (!line.includes('\x1b')) return length(line) <= width ? line : cutEnd(line, width)
   if (shownLength(line) <= width) return line
   let out = ''
   let shown = 0
@@ -195,10 +201,10 @@ export function wrapLines(text: string, width: number | undefined, hang = ''): s
 }
 
 /**
- * `before + path + after` in `width` columns (with `lead`, written in front of it elsewhere, counted): the path
- * shortened at its start (`…/src/index.ts`), to no fewer than 16 characters; whole when width is undefined.
+ * `before + path + after` in `width` columns (with `lead`, written in front of it elsewhere, counted): the
+ * path shortened at its start (`…/src/index.ts`), to no fewer than 16 characters; whole without a width.
  */
-export function keepEnd(before: string, path: string, after: string, width: number | undefined, lead = ''): string {
+export function keepEnd(before: string, path: string, after: string, width?: number, lead = ''): string {
   if (width === undefined) return before + path + after
   const room = width - length(lead) - length(before) - length(after)
   return before + clipStart(path, Math.max(16, room)) + after
@@ -211,5 +217,5 @@ export function keepEnd(before: string, path: string, after: string, width: numb
 export function keepStart(before: string, middle: string, after: string, width: number | undefined): string {
   if (width === undefined) return before + middle + after
   const room = Math.max(16, width - length(before) - length(after))
-  return before + (length(middle) <= room ? middle : Array.from(middle).slice(0, room - 1).join('') + '…') + after
+  return before + (length(middle) <= room ? middle : cutEnd(middle, room)) + after
 }

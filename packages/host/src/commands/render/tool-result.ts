@@ -33,12 +33,16 @@ export function changeOf(tool: ToolDefinition | undefined, call: Pick<ToolCallIn
 
 /**
  * The lines for a successful call: `  ok NAME`, with the lines it changed and its unified diff (indented) when
- * its tool tells the change, or the exit code of a command. With a `width`, a path too long for it keeps its end.
+ * its tool tells the change, or the exit code of a command. With a `width`, a path too long for it keeps
+ * its end.
  */
-export function describeToolResult(tool: ToolDefinition | undefined, call: ToolCallInfo, result: ToolResult, colour: boolean, width?: number): string[] {
+export function describeToolResult(
+  tool: ToolDefinition | undefined, call: ToolCallInfo, result: ToolResult, colour: boolean, width?: number,
+): string[] {
   const diff = changeOf(tool, call, result)
   if (diff) {
-    return [keepEnd(`  ok ${call.name} `, diff.path, `: ${describeCounts(diffCounts(diff))} lines`, width), ...unifiedDiff(diff, colour).map((line) => `    ${line}`)]
+    const head = keepEnd(`  ok ${call.name} `, diff.path, `: ${describeCounts(diffCounts(diff))} lines`, width)
+    return [head, ...unifiedDiff(diff, colour).map((line) => `    ${line}`)]
   }
   const exit = EXIT_CODE.exec(result.content.slice(-400))
   return [`  ok ${call.name}${exit ? `: exit code ${exit[1]}` : ''}`]

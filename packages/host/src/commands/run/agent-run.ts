@@ -315,10 +315,12 @@ export class AgentRun {
   private introduce(attended: boolean, modelLine: string | undefined) {
     const { agent, term } = this
     // The id is whole; a path too long for the width keeps its end.
-    const width = term.width
-    term.note(keepEnd(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in `, agent.session.header.cwd, '', width, 'goalkeeper: '))
-    if (this.cli.globals.configSource === 'built-in') term.note(keepEnd('no cordis.yml here: the default composition (', this.cli.globals.config, ')', width, 'goalkeeper: '))
-    if (this.cli.globals.configSource === 'user') term.note(keepEnd("no cordis.yml here: the user's composition (", this.cli.globals.config, ')', width, 'goalkeeper: '))
+    const fit = (before: string, path: string, after = '') =>
+      keepEnd(before, path, after, term.width, 'goalkeeper: ')
+    const { config, configSource } = this.cli.globals
+    term.note(fit(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in `, agent.session.header.cwd))
+    if (configSource === 'built-in') term.note(fit('no cordis.yml here: the default composition (', config, ')'))
+    if (configSource === 'user') term.note(fit("no cordis.yml here: the user's composition (", config, ')'))
     term.note(modelLine ?? describeModel(this.app.ctx.get('models'), agent.model))
     term.note(permissionsHeader(this.app, attended))
     const repair = agent.session.repair

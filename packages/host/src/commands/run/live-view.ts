@@ -94,7 +94,8 @@ export class LiveView {
     if (followed && isRecordOf(record, 'assistant/message')) {
       if (this.options.showReasoning && !this.reasoningStreamed && record.data.reasoning) {
         // Prose: broken at spaces to the width, not cut.
-        for (const line of record.data.reasoning.trim().split('\n')) term.progress(`  reasoning: ${line}`.trimEnd(), 'wrap')
+        const lines = record.data.reasoning.trim().split('\n')
+        for (const line of lines) term.progress(`  reasoning: ${line}`.trimEnd(), 'wrap')
       }
       // A partial answer is recorded right before the loop calls the model again for the whole answer.
       if (record.data.partial) this.onPartialAnswer()
@@ -142,7 +143,8 @@ export class LiveView {
   private onToolEnd(_agent: Agent, call: ToolCallInfo, result: ToolResult) {
     const { term } = this
     if (result.ok) {
-      for (const line of describeToolResult(this.ctx.get('tools')?.get(call.name), call, result, term.colour, term.width)) term.progress(line)
+      const tool = this.ctx.get('tools')?.get(call.name)
+      for (const line of describeToolResult(tool, call, result, term.colour, term.width)) term.progress(line)
       return
     }
     const code = result.error?.code ?? 'TOOL_FAILED'

@@ -20,7 +20,7 @@ export default defineCommand<ShowOptions>({
     command
       .argument('[id]', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
       .option('--last', 'the most recent session of this project')
-      .option('--full', 'show tool results, arguments and goal round prompts whole, lines not fitted to the width')
+      .option('--full', 'show tool results, arguments and goal round prompts whole, lines not fitted')
       .option('--database <url>', 'read the session from this PostgreSQL database instead of files')
       .addHelpText('after', `
 The session (a file, or rows of the --database) is only read, never repaired or written.
@@ -56,7 +56,8 @@ Exit codes: 0 shown, 64 no such session (or none for --last), an ambiguous id, o
       } else {
         // Fitted to the terminal (or COLUMNS); piped without COLUMNS, and with --full, every line is whole.
         const width = options.full ? undefined : eventWidth(cli.io.stdout)
-        for (const line of renderTranscript(session.records, { full: !!options.full, integrity, width })) cli.print(line)
+        const lines = renderTranscript(session.records, { full: !!options.full, integrity, width })
+        for (const line of lines) cli.print(line)
       }
     } finally {
       await sessions.close(session)

@@ -67,8 +67,8 @@ function describe(spend: Spend): string {
 }
 
 /**
- * A run of the goal's check: the command, how it ended, and (when it failed, or with --full) its output's tail.
- * With a `width`, a long command is shortened so that how it ended still fits.
+ * A run of the goal's check: the command, how it ended, and (when it failed, or with --full) its output's
+ * tail. With a `width`, a long command is shortened so that how it ended still fits.
  */
 export function describeCheck(check: GoalCheckRecord, full: boolean, width?: number): string[] {
   const end = check.exitCode === null ? 'no exit code: timed out or stopped' : `exit code ${check.exitCode}`

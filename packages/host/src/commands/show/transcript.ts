@@ -46,12 +46,17 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   /** Inputs queued by unverified records: never run, never listed as waiting. */
   const forged = new Map<string, UserMessage>()
   const width = options.width
-  const warn = (...warning: string[]) => warning.flatMap((line) => wrapLines(line, width, '   ').split('\n'))
+  const wrapped = (...text: string[]) => text.flatMap((line) => wrapLines(line, width, '   ').split('\n'))
   const unverifiedWidth = width === undefined ? undefined : Math.max(20, width - UNVERIFIED.length - 1)
   for (const record of records) {
     if (record.seq >= firstBad) {
-      if (record.seq === firstBad && tampered!.otherKey) lines.push('', ...warn(`!! SIGNED WITH ANOTHER KEY: ${tampered!.reason}`, `!! this machine's session key is not the one that wrote the session: nothing can be verified, nothing is run (give it the writer's key; resume refuses until then)`))
-      else if (record.seq === firstBad) lines.push('', ...warn(`!! TAMPERED: ${tampered!.reason}`, `!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)`))
+      if (record.seq === firstBad && tampered!.otherKey) {
+        lines.push('', ...wrapped(`!! SIGNED WITH ANOTHER KEY: ${tampered!.reason}`,
+          `!! this machine's session key is not the one that wrote the session: nothing can be verified, nothing is run (give it the writer's key; resume refuses until then)`))
+      } else if (record.seq === firstBad) {
+        lines.push('', ...wrapped(`!! TAMPERED: ${tampered!.reason}`,
+          `!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)`))
+      }
       const from = lines.length
       lines.push(...fitRecord(record, renderRecord(record, reading), unverifiedWidth))
       for (let i = from; i < lines.length; i++) lines[i] = `${UNVERIFIED} ${lines[i]}`.trimEnd()
@@ -65,15 +70,17 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
   const total = tally.summary()
   // What a complete goal stood on, or what kept it from completing, worded as every front end words it.
   const status = goal && (goal.phase === 'complete' || describeShortfall(goal)) ? `goal ${describeGoalStatus(goal)}` : undefined
-  if (status || spend || total) lines.push('', ...warn(...[status, spend, total].filter((line): line is string => !!line)))
+  if (status || spend || total) lines.push('', ...wrapped(...[status, spend, total].filter((line): line is string => !!line)))
   for (const id of forged.keys()) queued.delete(id)
   const unrun = [...forged.values()].filter((message) => !settled.has(message.id))
   const waiting = [...queued.values()].filter((message) => !settled.has(message.id))
   const runs = integrity?.state === 'truncated' ? 'runs on resume --accept-truncation' : integrity?.state === 'unsigned' ? 'runs once the session is adopted' : 'runs on resume'
-  if (waiting.length) lines.push('', `waiting in the inbox (${runs}):`, ...waiting.map((message) => `  ${describeMessage(message, { full: false }, objectives)}`).flatMap((line) => fitLines(line, width).split('\n')))
-  if (unrun.length) lines.push('', 'unverified inputs (never run):', ...unrun.map((message) => `  ${UNVERIFIED} ${describeMessage(message, { full: false }, objectives)}`).flatMap((line) => fitLines(line, width).split('\n')))
-  if (integrity?.state === 'truncated') lines.push('', ...warn(`!! CUT SHORT: ${integrity.reason}`, `!! resume refuses it until you accept that its end is lost: goalkeeper resume <id> --accept-truncation`))
-  if (integrity?.state === 'unsigned') lines.splice(lines[1]?.startsWith('  in ') ? 2 : 1, 0, ...warn(`!! NOT SIGNED: this log carries no signatures (written before sessions were signed, or they were removed), so nothing in it can be verified; resume refuses it until adopted (goalkeeper sessions adopt <id> --yes)`))
+  const listed = (messages: UserMessage[], mark: string) =>
+    messages.flatMap((message) => fitLines(`  ${mark}${describeMessage(message, { full: false }, objectives)}`, width).split('\n'))
+  if (waiting.length) lines.push('', `waiting in the inbox (${runs}):`, ...listed(waiting, ''))
+  if (unrun.length) lines.push('', 'unverified inputs (never run):', ...listed(unrun, `${UNVERIFIED} `))
+  if (integrity?.state === 'truncated') lines.push('', ...wrapped(`!! CUT SHORT: ${integrity.reason}`, `!! resume refuses it until you accept that its end is lost: goalkeeper resume <id> --accept-truncation`))
+  if (integrity?.state === 'unsigned') lines.splice(lines[1]?.startsWith('  in ') ? 2 : 1, 0, ...wrapped(`!! NOT SIGNED: this log carries no signatures (written before sessions were signed, or they were removed), so nothing in it can be verified; resume refuses it until adopted (goalkeeper sessions adopt <id> --yes)`))
   return lines
 }
 
@@ -84,8 +91,8 @@ export function renderTranscript(records: readonly SessionRecord[], options: Tra
 function fitRecord(record: SessionRecord, lines: string[], width: number | undefined): string[] {
   if (width === undefined) return lines
   if (isRecordOf(record, 'session/header')) return [fitLines(lines[0], width), ...lines.slice(1)]
-  const fit = isRecordOf(record, 'user/message', 'assistant/message') ? (line: string) => wrapLines(line, width, '    ') : (line: string) => fitLines(line, width)
-  return lines.flatMap((line) => fit(line).split('\n'))
+  const prose = isRecordOf(record, 'user/message', 'assistant/message')
+  return lines.flatMap((line) => (prose ? wrapLines(line, width, '    ') : fitLines(line, width)).split('\n'))
 }
 
 /** What reading a log so far has gathered, for the records that refer back to earlier ones. */
@@ -175,7 +182,8 @@ const renderGoal: Render = (record, { options, objectives, tally }) => {
   if (isRecordOf(record, 'goal/check')) return describeCheck(record.data, options.full, options.width)
   if (isRecordOf(record, 'goal/change')) {
     objectives.add(record.data.goal)
-    return [`  ${describeGoalChange({ op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined }, options.width === undefined ? undefined : options.width - 2)}`]
+    const change = { op: record.data.op, seq: record.seq, goal: record.data.goal ?? undefined, previous: undefined }
+    return [`  ${describeGoalChange(change, options.width === undefined ? undefined : options.width - 2)}`]
   }
   if (isRecordOf(record, 'goal/judgement')) {
     const { judge, verdict, accepted, reasons } = record.data

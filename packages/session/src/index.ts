@@ -15,6 +15,7 @@ export { WriteBehind } from './write-behind.ts'
 export { defaultSessionsDir, LEGACY_DIR, projectRoot, sessionsRoot, stateHome, workspaceKey } from './location.ts'
 export { isSessionId } from './ids.ts'
 export { titleOf } from './summary.ts'
+export { type HeldRecords, nextSeqOf, recordsSince } from './held.ts'
 
 declare module 'cordis' {
   interface Context {

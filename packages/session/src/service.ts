@@ -145,8 +145,10 @@ export class SessionServiceImpl implements SessionService {
   async fork(id: string, options: { uptoSeq: number; cwd?: string }): Promise<Session> {
     assertSessionId(id)
     this.assertRunning()
-    // A session open here from its last checkpoint holds only its tail: the whole log is read then.
+    // A session open here from its last checkpoint (or past one) holds only its tail: the whole log is read
+    // then, once what it appended is written.
     const open = this.sessions.get(id)
+    if (open && open.firstSeq > 0 && open.writer && !open.closed) await this.flush(open)
     let source = open && open.firstSeq === 0 ? open.records : undefined
     let integrity = open?.integrity
     if (!source) {
@@ -385,6 +387,7 @@ export class SessionServiceImpl implements SessionService {
       },
       seal: (seq, line) => this.host.signer!.seal(session.id, seq, splitMac(line).mac ?? ''),
       onDurable: (seq) => {
+        session.durable(seq)
         const entry = session.pendingCheckpoint
         if (entry && seq >= entry.seq) {
           session.pendingCheckpoint = undefined

@@ -41,7 +41,7 @@ export class SummaryKeeper {
     const folds = Object.fromEntries(this.folds)
     // A session opened from a checkpoint holds its records from there: the header and the count come apart.
     const before = session.firstSeq > 0 ? { header: session.header, count: session.firstSeq } : undefined
-    const summary = summarizeRecords(session.id, session.file, session.records.slice(0, durableSeq - session.firstSeq + 1), session.integrity, folds, before)
+    const summary = summarizeRecords(session.id, session.file, session.records.slice(0, Math.max(0, durableSeq - session.firstSeq + 1)), session.integrity, folds, before)
     try {
       const { token } = await this.store.version(session.id)
       await appendEntries(index, [[session.id, keptSummary(signer, session.id, token, summary, folds, madeAt)]])

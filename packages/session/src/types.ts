@@ -5,10 +5,13 @@ export interface Session {
   readonly header: SessionHeaderData
   /**
    * The records in order from `firstSeq` on: `records[i].seq === firstSeq + i`. Read-only view. A session
-   * opened from its last checkpoint holds that checkpoint and what follows it, not the whole log.
+   * opened from its last checkpoint holds that checkpoint and what follows it, not the whole log; a session
+   * being written lets go of what precedes its last checkpoint once that is durable and the next turn
+   * starts (its `turn/start` appended), so `firstSeq` grows and a reader keeps its place as a seq
+   * (`recordsSince`, `nextSeqOf`), never as a position in this array.
    */
   readonly records: readonly SessionRecord[]
-  /** Seq of `records[0]`: 0 (the header) when the whole log was read, else the checkpoint it opened from. */
+  /** Seq of `records[0]`: 0 (the header) when the whole log is held, else the checkpoint it holds from. */
   readonly firstSeq: number
   /** The file this session persists to. */
   readonly file: string

@@ -7,7 +7,7 @@ import { listSessions } from './list.ts'
 import { recentSessions, type RecentSessions } from './recent.ts'
 import { SummaryKeeper } from './summary-keeper.ts'
 import { SUMMARY_PART, type SummaryPart, titleOfRecords } from './summary.ts'
-import type { SessionHeaderData, SessionRecord } from './records.ts'
+import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
 import { type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
 import { type LoadedFile, replay } from './replay.ts'
@@ -113,7 +113,7 @@ export class SessionServiceImpl implements SessionService {
       if (existing && (options.readOnly || !existing.readOnly)) return existing
       const file = this.store.locationOf(id)
       if (!options.readOnly) return this.openWritable(id, file, existing, options)
-      const { loaded, tail } = await this.load(id, options.from ?? 'start')
+      const { loaded, tail } = await this.load(id, options.from ?? 'start', options.turns)
       const session = new SessionImpl(this.host, id, file, loaded.records, tail?.start)
       session.integrity = loaded.integrity
       this.sessions.set(id, session)
@@ -404,12 +404,13 @@ export class SessionServiceImpl implements SessionService {
   }
 
   /** Replays a log without the lock (read-only opens, fork), after checking its size. */
-  private async load(id: string, from: 'start' | 'checkpoint'): Promise<{ loaded: LoadedFile; tail?: Tail }> {
+  private async load(id: string, from: 'start' | 'checkpoint', turns?: number): Promise<{ loaded: LoadedFile; tail?: Tail }> {
     const signer = await this.ready()
     // The seal before the size: a writer seals only what it wrote, so the log read is never behind the seal.
     const seal = await readSealCheck(this.store, signer, id)
     const { size } = await this.store.version(id)
-    const tail = from === 'checkpoint' ? await this.readTail(id, signer, seal, size) : undefined
+    let tail = from === 'checkpoint' ? await this.readTail(id, signer, seal, size) : undefined
+    if (tail && turns !== undefined && turns > 0) tail = await this.widenTail(id, signer, tail, turns)
     if (tail) return { loaded: tail.loaded, tail }
     this.checkOpenSize(id, size)
     return { loaded: await replay(this.store.stream(id, { end: size }), this.store.locationOf(id), id, signer, seal) }
@@ -442,7 +443,45 @@ export class SessionServiceImpl implements SessionService {
     const first = loaded.records[0]
     if (loaded.integrity.state !== 'signed') return ignored(`the log from it is ${loaded.integrity.state}`)
     if (first?.type !== 'session/checkpoint' || first.seq !== entry.seq) return ignored(`no checkpoint at seq ${entry.seq} where it points`)
-    return { loaded, start: { firstSeq: entry.seq, header }, offset: entry.offset }
+    return { loaded, start: { firstSeq: entry.seq, header }, offset: entry.offset, entry }
+  }
+
+  /**
+   * `tail` read back from its checkpoint until it holds its last `turns` turns whole. The lines before the
+   * checkpoint are read in a window that doubles; they are trusted when their chain, started at the mac the
+   * line before them carries, ends in the mac the signed index entry names as the checkpoint's predecessor,
+   * which no one without the key can forge. Undefined (the log is read whole, and says what is wrong) when
+   * the window reaches the start of the log or does not verify.
+   */
+  private async widenTail(id: string, signer: Signer, tail: Tail, turns: number): Promise<Tail | undefined> {
+    const { entry } = tail
+    const startsOf = (records: readonly SessionRecord[]) => records.filter((record) => isRecordOf(record, 'turn/start')).length
+    if (startsOf(tail.loaded.records) >= turns) return tail
+    for (let window = WINDOW_BYTES; entry.offset - window > 0; window *= 2) {
+      const from = entry.offset - window
+      const bytes = await readRange(this.store, id, from, entry.offset)
+      const start = windowStart(bytes)
+      if (!start) continue
+      const file = this.store.locationOf(id)
+      const read = { seq: start.seq, offset: from + start.at, mac: start.mac, prefix: entry.prefix, sealedHeader: tail.start.header.sealed === true }
+      if (read.seq < entry.prefix) return undefined
+      const before = await replay(once(bytes.subarray(start.at)), file, id, signer, {}, read).catch(() => undefined)
+      // Read without the seal (it seals the end of the log, which the tail read checked): every line of
+      // the window verified, and its chain ends where the index says the checkpoint's starts.
+      const state = before?.integrity.state
+      if (!before || state === 'tampered' || state === 'unsigned' || before.torn || before.lastMac !== entry.mac || before.records.at(-1)?.seq !== entry.seq - 1) {
+        this.logger.warn('%s: the lines before its last checkpoint do not verify: the whole log is read', id)
+        return undefined
+      }
+      const records = before.records.concat(tail.loaded.records)
+      if (startsOf(records) < turns) continue
+      let first = records.length
+      for (let found = 0; found < turns; ) if (isRecordOf(records[--first], 'turn/start')) found++
+      const held = records.slice(first)
+      // `offset` stays the checkpoint's: a widened tail is only read, never written after.
+      return { ...tail, loaded: { ...tail.loaded, records: held }, start: { ...tail.start, firstSeq: held[0].seq } }
+    }
+    return undefined
   }
 
   /** Keeps `entry` as the session's checkpoint index (after any earlier write); a failure only costs the next open a whole read. */
@@ -498,6 +537,44 @@ interface Tail {
   loaded: LoadedFile
   start: TailStart
   offset: number
+  /** The checkpoint's index entry, as it verified. */
+  entry: CheckpointEntry
+}
+
+/** The first window `widenTail` reads before a checkpoint; it doubles until it holds the turns asked for. */
+const WINDOW_BYTES = 1 << 20
+
+async function readRange(store: SessionStore, id: string, start: number, end: number): Promise<Buffer> {
+  const parts: Buffer[] = []
+  for await (const chunk of store.stream(id, { start, end })) parts.push(chunk)
+  return Buffer.concat(parts)
+}
+
+async function* once(bytes: Buffer): AsyncIterable<Buffer> {
+  yield bytes
+}
+
+/**
+ * Where the first whole line of a window of a log starts, its seq and the mac it chains from: the one the
+ * (possibly cut) line before it ends with. Undefined when the window holds no such pair.
+ */
+function windowStart(bytes: Buffer): { at: number; seq: number; mac: string } | undefined {
+  let end = bytes.indexOf(0x0a)
+  let begin = 0
+  while (end >= 0) {
+    const next = bytes.indexOf(0x0a, end + 1)
+    if (next < 0) return undefined
+    const { mac } = splitMac(bytes.subarray(begin, end).toString('utf8'))
+    if (mac) {
+      try {
+        const seq = JSON.parse(splitMac(bytes.subarray(end + 1, next).toString('utf8')).body)?.seq
+        if (Number.isInteger(seq)) return { at: end + 1, seq, mac }
+      } catch {}
+    }
+    begin = end + 1
+    end = next
+  }
+  return undefined
 }
 
 /** The header line of a log, when it verifies under `signer` (it is the chain's first link, so it stands alone). */

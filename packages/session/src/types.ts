@@ -120,6 +120,13 @@ export interface OpenOptions {
    */
   from?: 'checkpoint' | 'start'
   /**
+   * With `from: 'checkpoint'`, read-only: reads back from the checkpoint until the last `turns` turns are
+   * held whole (from their `turn/start`), verifying the lines before the checkpoint by their chain into the
+   * mac its signed index entry gives; `records` then start at the first of those turns. What `show --tail`
+   * reads: the last turn of a log of any length, for what the tail and that turn hold.
+   */
+  turns?: number
+  /**
    * Opens a log cut short (`integrity.state === 'truncated'`) for writing anyway: the person accepted
    * that its lost tail is gone. A `session/truncated` record says so in the log, and a new seal follows.
    */

@@ -1,8 +1,9 @@
 // A session being written lets go of what precedes its last durable checkpoint once the next turn starts:
 // what it holds, and what maxSessionBytes counts, is what came since, so a session of days is never full.
+import fs from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { type Session, type SessionService, nextSeqOf, recordsSince } from '@goalkeeper/session'
-import { appsPerTest, logSize, tempDir } from './helpers.ts'
+import { appsPerTest, describeOnFiles, logSize, tempDir } from './helpers.ts'
 
 const launch = appsPerTest()
 const LIMIT = 1 << 16
@@ -91,5 +92,56 @@ describe('a live session past its checkpoints', () => {
     await sessions.flush(session)
     session.append('turn/start', { turn: 5 })
     expect(session.firstSeq).toBe(checkpoint.seq)
+  })
+})
+
+describeOnFiles('a read-only open of the last turns', () => {
+  /** A closed session of turns of ~100 KiB, a checkpoint after turn `at`; returns its id and the seqs of each turn's start. */
+  async function written(sessions: SessionService, dir: string, turns: number, at: number) {
+    const session = await sessions.create({ cwd: dir })
+    const starts: number[] = []
+    const counter = { count: 0 }
+    for (let number = 1; number <= turns; number++) {
+      starts.push(nextSeqOf(session))
+      session.append('turn/start', { turn: number })
+      for (let i = 0; i < 200; i++) session.append('test/item', { i: counter.count++, text })
+      session.append('turn/end', { turn: number, outcome: { kind: 'completed' } })
+      if (number === at) sessions.checkpoint(session, 'interval')
+    }
+    await sessions.close(session)
+    return { id: session.id, file: session.file, starts }
+  }
+
+  it('reads back from the checkpoint to the start of the turns asked for, verified by the chain into the index', async () => {
+    const dir = await tempDir()
+    const { sessions } = await launch(dir)
+    // 30 turns of ~100 KiB before the checkpoint: the window reads about 1 MiB of them, not the 3 MiB.
+    const { id, starts } = await written(sessions, dir, 30, 30)
+    const last = await sessions.open(id, { readOnly: true, from: 'checkpoint', turns: 1 })
+    expect(last.firstSeq).toBe(starts[29])
+    expect(last.records[0]).toMatchObject({ type: 'turn/start', data: { turn: 30 } })
+    expect(last.records.at(-1)?.type).toBe('session/checkpoint')
+    expect(last.integrity.state).toBe('signed')
+    expect(last.header.id).toBe(id)
+    await sessions.close(last)
+    const three = await sessions.open(id, { readOnly: true, from: 'checkpoint', turns: 3 })
+    expect(three.firstSeq).toBe(starts[27])
+    expect(three.records.filter((record) => record.type === 'turn/start').map((record) => record.data)).toEqual([{ turn: 28 }, { turn: 29 }, { turn: 30 }])
+    await sessions.close(three)
+  })
+
+  it('reads the whole log, and says where it was edited, when a line before the checkpoint was changed', async () => {
+    const dir = await tempDir()
+    const { sessions, logs } = await launch(dir)
+    const { id, file } = await written(sessions, dir, 30, 30)
+    const lines = (await fs.readFile(file, 'utf8')).split('\n')
+    const edited = lines.length - 50
+    // The same length: the index still places the checkpoint.
+    lines[edited] = lines[edited].replace('xxx', 'xyx')
+    await fs.writeFile(file, lines.join('\n'))
+    const session = await sessions.open(id, { readOnly: true, from: 'checkpoint', turns: 1 })
+    expect(session.firstSeq).toBe(0)
+    expect(session.integrity).toMatchObject({ state: 'tampered', line: edited + 1 })
+    expect(logs.some((log) => log.text.includes(`${id}: the lines before its last checkpoint do not verify: the whole log is read`))).toBe(true)
   })
 })

@@ -11,6 +11,7 @@ import { isRecordOf, type SessionHeaderData, type SessionRecord } from './record
 import { type PlannedRecord, planRepairs } from './repair.ts'
 import { type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
 import { type LoadedFile, replay } from './replay.ts'
+import { LogReader } from './log-reader.ts'
 import { sessionsRoot } from './location.ts'
 import { mebibytes, type SessionHost, SessionImpl, type TailStart } from './session.ts'
 import { type CreateOptions, type Integrity, type ListOptions, type SummaryFold, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
@@ -248,6 +249,7 @@ export class SessionServiceImpl implements SessionService {
   private async closeNow(session: SessionImpl): Promise<void> {
     if (session.closed) return
     session.beginClose()
+    await session.stopHeadCheck()
     if (session.writer) {
       try {
         await this.flush(session)
@@ -301,6 +303,8 @@ export class SessionServiceImpl implements SessionService {
     session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes, tail), tail?.start)
     session.base = tail?.offset ?? 0
     this.sessions.set(id, session)
+    // What the tail read skipped is verified meanwhile, as the whole read would have.
+    if (tail && loaded.integrity.state === 'signed') this.checkHead(session, tail.entry)
     // A log with checkpoints read whole (its index missing, stale or forged): the index is made again.
     if (!tail && loaded.lastCheckpoint && loaded.integrity.state === 'signed') {
       this.logger.info('%s: checkpoint index rebuilt (last checkpoint at seq %d)', id, loaded.lastCheckpoint.seq)
@@ -482,6 +486,47 @@ export class SessionServiceImpl implements SessionService {
       return { ...tail, loaded: { ...tail.loaded, records: held }, start: { ...tail.start, firstSeq: held[0].seq } }
     }
     return undefined
+  }
+
+  /**
+   * Verifies the log before checkpoint `entry` of a session opened from it, in the background and at low
+   * priority (a chunk at a time, each after what else is waiting): every line from the header, and that
+   * their chain ends in the mac the index names. An edit there is reported as the whole read reports it:
+   * a warning naming the line, `session/tampered`, and the session's integrity, which its listing shows.
+   */
+  private checkHead(session: SessionImpl, entry: CheckpointEntry) {
+    const signer = this.host.signer!
+    const { id, file } = session
+    const stop = new AbortController()
+    const run = async () => {
+      // No seal: it seals the end of the log, which the open checked.
+      const reader = new LogReader(file, id, signer, noop)
+      let failure: { line: number; reason: string } | undefined
+      try {
+        for await (const chunk of this.store.stream(id, { end: entry.offset })) {
+          if (stop.signal.aborted) return
+          reader.push(chunk)
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+        reader.finish()
+        const { integrity } = reader.chain
+        if (integrity.state === 'tampered') failure = integrity
+        else if (reader.count !== entry.seq || reader.chain.next() !== entry.mac) {
+          failure = { line: entry.seq + 1, reason: `${file}:${entry.seq + 1}: the lines before the checkpoint on this line do not chain into it: lines were removed, added or replaced before it` }
+        }
+      } catch (error) {
+        if (stop.signal.aborted) return
+        const line = (error as SessionError).line ?? 1
+        failure = { line, reason: (error as Error).message }
+      }
+      if (stop.signal.aborted || session.closed) return
+      if (!failure) return this.logger.debug('%s: the log before its last checkpoint verified', id)
+      session.integrity = { state: 'tampered', ...failure }
+      this.logger.warn('%s: %s; the log was changed before its last checkpoint by someone other than goalkeeper (found after it was opened from that checkpoint)', id, failure.reason)
+      dispatchIsolated(this.ctx, 'session/tampered', session, session.integrity)
+      await this.keeper.keep(session)
+    }
+    session.headCheck = { stop, done: run().catch((error: unknown) => this.logger.warn('%s: the log before its last checkpoint could not be verified: %s', id, describeError(error))) }
   }
 
   /** Keeps `entry` as the session's checkpoint index (after any earlier write); a failure only costs the next open a whole read. */

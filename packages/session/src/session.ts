@@ -60,6 +60,8 @@ export class SessionImpl implements Session {
   /** The last durable checkpoint whose predecessors are still held: let go of at the next `turn/start`. */
   private releasable?: CheckpointMark
   private full = false
+  /** The background check of the log before the checkpoint a writable open started from. */
+  headCheck?: { stop: AbortController; done: Promise<void> }
   private state: 'open' | 'closing' | 'closed' = 'open'
 
   constructor(private host: SessionHost, readonly id: string, readonly file: string, records: SessionRecord[], tail?: TailStart) {
@@ -170,6 +172,15 @@ export class SessionImpl implements Session {
     this.list.splice(0, drop)
     this.firstSeq = mark.seq
     this.base = mark.offset
+  }
+
+  /** Ends the background check of the head, if one runs, and waits until it has let go of the log. */
+  async stopHeadCheck() {
+    const check = this.headCheck
+    if (!check) return
+    this.headCheck = undefined
+    check.stop.abort()
+    await check.done
   }
 
   beginClose() {

@@ -145,3 +145,54 @@ describeOnFiles('a read-only open of the last turns', () => {
     expect(logs.some((log) => log.text.includes(`${id}: the lines before its last checkpoint do not verify: the whole log is read`))).toBe(true)
   })
 })
+
+describeOnFiles('the head of a log opened for writing from its last checkpoint', () => {
+  async function closedWithCheckpoint(sessions: SessionService, dir: string) {
+    const session = await sessions.create({ cwd: dir })
+    const counter = { count: 0 }
+    for (let number = 1; number <= 5; number++) turn(sessions, session, number, counter)
+    const checkpoint = sessions.checkpoint(session, 'interval')!
+    turn(sessions, session, 6, counter)
+    await sessions.close(session)
+    return { id: session.id, file: session.file, checkpoint }
+  }
+
+  it('is verified in the background: an edited early line is reported as a whole read reports it, without blocking the open', async () => {
+    const dir = await tempDir()
+    const { sessions, root, waitLog } = await launch(dir)
+    const { id, file, checkpoint } = await closedWithCheckpoint(sessions, dir)
+    const lines = (await fs.readFile(file, 'utf8')).split('\n')
+    lines[3] = lines[3].replace('xxx', 'xyx')
+    await fs.writeFile(file, lines.join('\n'))
+    const reported = new Promise<unknown>((resolve) => root.on('session/tampered', (_session, integrity) => resolve(integrity)))
+    const session = await sessions.open(id)
+    expect(session.firstSeq).toBe(checkpoint.seq)
+    // Opened before the head was read; the session goes on being written meanwhile.
+    session.append('test/item', { i: -1 })
+    const integrity = await reported
+    expect(integrity).toMatchObject({ state: 'tampered', line: 4, reason: expect.stringContaining(`${file}:4: line does not match its signature`) })
+    expect(session.integrity).toEqual(integrity)
+    await waitLog((log) => log.type === 'warn' && log.text.includes(`${id}: ${file}:4: line does not match its signature`) && log.text.includes('found after it was opened from that checkpoint'))
+    // The listing says what a whole read says.
+    const listed = (await sessions.list()).find((summary) => summary.id === id)
+    expect(listed?.problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 4 })
+    await sessions.close(session)
+    await expect(sessions.open(id, { from: 'start' })).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 4 })
+  })
+
+  it('finds nothing in a log nobody changed, and stops when the session is closed first', async () => {
+    const dir = await tempDir()
+    const { sessions, root, waitLog } = await launch(dir)
+    const { id } = await closedWithCheckpoint(sessions, dir)
+    let reported = false
+    root.on('session/tampered', () => { reported = true })
+    const session = await sessions.open(id)
+    await waitLog((log) => log.text.includes(`${id}: the log before its last checkpoint verified`))
+    expect(session.integrity.state).toBe('signed')
+    await sessions.close(session)
+    const again = await sessions.open(id)
+    await sessions.close(again)
+    expect(reported).toBe(false)
+    expect((await sessions.list()).find((summary) => summary.id === id)?.problem).toBeUndefined()
+  })
+})

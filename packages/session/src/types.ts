@@ -122,8 +122,9 @@ export interface OpenOptions {
   /**
    * With `from: 'checkpoint'`, read-only: reads back from the checkpoint until the last `turns` turns are
    * held whole (from their `turn/start`), verifying the lines before the checkpoint by their chain into the
-   * mac its signed index entry gives; `records` then start at the first of those turns. What `show --tail`
-   * reads: the last turn of a log of any length, for what the tail and that turn hold.
+   * mac its signed index entry gives; `records` then start at the checkpoint or at the first of those
+   * turns, whichever is earlier. What `show --tail` reads: the last turn of a log of any length, for the
+   * cost of what the tail and that turn hold.
    */
   turns?: number
   /**

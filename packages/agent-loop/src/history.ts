@@ -119,8 +119,9 @@ export class History {
     for (; this.read - firstSeq < records.length; this.read++) {
       const record = records[this.read - firstSeq]
       // The first record of a session opened from a checkpoint: the history starts as it was there.
-      if (!this.started && this.read === firstSeq && firstSeq > 0) this.restore(checkpointPart<{ history?: HistoryPart }>(record, 'agent-loop')?.history)
-      else this.fold(record)
+      if (!this.started && this.read === firstSeq && firstSeq > 0) {
+        this.restore(checkpointPart<{ history?: HistoryPart }>(record, 'agent-loop')?.history)
+      } else this.fold(record)
       this.started = true
     }
   }

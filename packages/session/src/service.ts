@@ -459,9 +459,15 @@ export class SessionServiceImpl implements SessionService {
    */
   private async widenTail(id: string, signer: Signer, tail: Tail, turns: number): Promise<Tail | undefined> {
     const { entry } = tail
-    const startsOf = (records: readonly SessionRecord[]) => records.filter((record) => isRecordOf(record, 'turn/start')).length
+    const startsOf = (records: readonly SessionRecord[]) => {
+      let starts = 0
+      for (const record of records) if (isRecordOf(record, 'turn/start')) starts++
+      return starts
+    }
     if (startsOf(tail.loaded.records) >= turns) return tail
-    for (let window = WINDOW_BYTES; entry.offset - window > 0; window *= 2) {
+    // Bounded as a whole read is: past maxOpenBytes the whole read that follows refuses it.
+    const most = this.options.maxOpenBytes ?? Infinity
+    for (let window = WINDOW_BYTES; entry.offset - window > 0 && window <= most; window *= 2) {
       const from = entry.offset - window
       const bytes = await readRange(this.store, id, from, entry.offset)
       const start = windowStart(bytes)

@@ -13,7 +13,8 @@ export type MessageFate = { kind: 'answered' } | { kind: 'cancelled' | 'rejected
 export function untilAnswered(ctx: Context, agent: Agent, messageId: string, closed: Promise<void>): Promise<MessageFate> {
   return new Promise((resolve) => {
     // A seq, not a position: a live session lets go of the records before a checkpoint as it goes on.
-    const queued = agent.session.records.find((record) => isRecordOf(record, 'input/queued') && record.data.message.id === messageId)
+    const isQueued = (record: SessionRecord) => isRecordOf(record, 'input/queued') && record.data.message.id === messageId
+    const queued = agent.session.records.find(isQueued)
     let cursor = queued ? queued.seq : agent.session.firstSeq
     let openTurn: number | undefined
     let ourTurn: number | undefined

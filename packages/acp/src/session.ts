@@ -3,7 +3,7 @@ import type { Agent } from '@goalkeeper/agent-loop'
 import { isRunnable, type GoalState } from '@goalkeeper/goal'
 import { interruptWork } from '@goalkeeper/goal-session'
 import { describeError } from '@goalkeeper/kit'
-import { isRecordOf, type TurnOutcome } from '@goalkeeper/session'
+import { isRecordOf, nextSeqOf, type TurnOutcome } from '@goalkeeper/session'
 import { executeGoalCommand, parseGoalCommand, type GoalCommandResult, type ParsedGoalCommand } from '@goalkeeper/tool-goal'
 import type { Context, Logger } from 'cordis'
 import { ErrorCodes, toRequestError } from './errors.ts'
@@ -38,8 +38,9 @@ type Fate = { kind: 'answered'; outcome: TurnOutcome } | { kind: 'cancelled' } |
 interface PromptWait {
   /** The message the prompt sent; absent for a `/goal` command that started rounds. */
   messageId?: string
-  /** Records before the prompt; its turns are the ones after. */
+  /** Seq of the first record after the prompt was taken; its turns are the ones from there. */
   fromSeq: number
+  /** Seq of the next record to look at (a seq, since a live session lets go of records before a checkpoint). */
   cursor: number
   ownTurn?: number
   fate?: Fate
@@ -116,15 +117,15 @@ export class AcpSession {
 
   /** Sends the records seen so far (as updates when `send`), and takes the live stream from there. */
   replay(send: boolean): void {
-    const records = this.agent.session.records
+    const { session } = this.agent
     // A second load of a session already followed replays with a translator of its own, so the live one keeps its state.
     const translator = this.cursor ? this.newTranslator() : this.translator
-    // `cursor` is a position in `records` (which start at `firstSeq` for a session opened from a checkpoint).
-    for (const [index, record] of records.entries()) {
-      if (index >= this.cursor) this.goalView.observe(record)
+    // `cursor` is a seq: `records` start at `firstSeq`, which a live session moves on at its checkpoints.
+    for (const record of session.records) {
+      if (record.seq >= this.cursor) this.goalView.observe(record)
       if (send) for (const update of translator.translate(record, true)) this.push(update)
     }
-    this.cursor = Math.max(this.cursor, records.length)
+    this.cursor = Math.max(this.cursor, nextSeqOf(session))
     if (send) this.lastGoal = ''
   }
 
@@ -155,9 +156,10 @@ export class AcpSession {
   /** Takes the records appended since the last look, in order (also called to be up to date before answering). */
   private catchUp(): void {
     if (this.detached) return
-    const records = this.agent.session.records
-    while (this.cursor < records.length) {
-      const record = records[this.cursor++]
+    const { session } = this.agent
+    this.cursor = Math.max(this.cursor, session.firstSeq)
+    while (this.cursor < nextSeqOf(session)) {
+      const record = session.records[this.cursor++ - session.firstSeq]
       for (const update of this.translator.translate(record, false)) this.push(update)
       if (this.goalView.observe(record)) this.publishGoal()
     }
@@ -203,7 +205,7 @@ export class AcpSession {
     const content = promptContent(blocks, this.cwd)
     const line = commandText(content)
     const command = line === undefined ? undefined : parseGoalCommand(line)
-    const fromSeq = this.agent.session.records.length
+    const fromSeq = nextSeqOf(this.agent.session)
     if (command) {
       const result = this.runGoalCommand(command)
       this.push({ sessionUpdate: 'agent_message_chunk', messageId: `goal-command-${fromSeq}`, content: { type: 'text', text: result.message } })
@@ -288,10 +290,11 @@ export class AcpSession {
 
   private trackFate(wait: PromptWait): void {
     if (wait.messageId === undefined || wait.fate) return
-    const records = this.agent.session.records
+    const { session } = this.agent
     let open: number | undefined = wait.ownTurn
-    while (!wait.fate && wait.cursor < records.length) {
-      const record = records[wait.cursor++]
+    wait.cursor = Math.max(wait.cursor, session.firstSeq)
+    while (!wait.fate && wait.cursor < nextSeqOf(session)) {
+      const record = session.records[wait.cursor++ - session.firstSeq]
       if (isRecordOf(record, 'turn/start')) open = record.data.turn
       else if (isRecordOf(record, 'user/message') && record.data.id === wait.messageId) wait.ownTurn = open
       else if (isRecordOf(record, 'turn/end') && record.data.turn === wait.ownTurn) wait.fate = { kind: 'answered', outcome: record.data.outcome }
@@ -311,8 +314,8 @@ export class AcpSession {
   }
 
   private lastOutcomeSince(seq: number): TurnOutcome | undefined {
-    const records = this.agent.session.records
-    for (let index = records.length - 1; index >= seq; index--) {
+    const { records, firstSeq } = this.agent.session
+    for (let index = records.length - 1; index >= Math.max(0, seq - firstSeq); index--) {
       const record = records[index]
       if (isRecordOf(record, 'turn/end')) return record.data.outcome
     }

@@ -41,6 +41,8 @@ export interface HistorySnapshot {
 export class History {
   /** Seq of the next record to fold. */
   private read: number
+  /** Whether a record was folded (a checkpoint met later is one the session wrote, not one to start from). */
+  private started = false
   private list: HistoryEntry[] = []
   /** The messages of `list`, in step with it; appended to, never changed in place (see `snapshot`). */
   private messages: ModelMessage[] = []
@@ -104,11 +106,23 @@ export class History {
 
   private catchUp() {
     const { records, firstSeq = 0 } = this.session
+    // A live session let go of records this history had not read yet: it starts again from the checkpoint
+    // they preceded, which holds what folding them would have given.
+    if (this.read < firstSeq) {
+      this.list = []
+      this.messages = []
+      this.total = 0
+      this.toolNames.clear()
+      this.read = firstSeq
+      this.started = false
+    }
     for (; this.read - firstSeq < records.length; this.read++) {
       const record = records[this.read - firstSeq]
       // The first record of a session opened from a checkpoint: the history starts as it was there.
-      if (this.read === firstSeq && firstSeq > 0) this.restore(checkpointPart<{ history?: HistoryPart }>(record, 'agent-loop')?.history)
-      else this.fold(record)
+      if (!this.started && this.read === firstSeq && firstSeq > 0) {
+        this.restore(checkpointPart<{ history?: HistoryPart }>(record, 'agent-loop')?.history)
+      } else this.fold(record)
+      this.started = true
     }
   }
 

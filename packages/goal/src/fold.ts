@@ -55,6 +55,8 @@ export class GoalFold {
    */
   catchUp(records: readonly SessionRecord[]): void {
     const first = records[0]?.seq ?? 0
+    // A live session let go of records not folded yet: the fold starts again from the checkpoint they preceded.
+    if (this.next !== undefined && this.next < first) this.restart()
     for (let index = (this.next ?? first) - first; index < records.length; index++) this.add(records[index])
   }
 
@@ -83,6 +85,14 @@ export class GoalFold {
     } catch (error) {
       this.failure = corrupt(record, error)
     }
+  }
+
+  private restart(): void {
+    this.goal = undefined
+    this.usedIds.clear()
+    this.lastAt = 0
+    this.failure = undefined
+    this.next = undefined
   }
 
   private restore(record: SessionRecord): void {

@@ -6,7 +6,7 @@ import Schema from 'schemastery'
 import type { SessionRecord } from './records.ts'
 import { SessionServiceImpl } from './service.ts'
 import type { SessionStore } from './store.ts'
-import type { RepairReport, Session, SessionService } from './types.ts'
+import type { Integrity, RepairReport, Session, SessionService } from './types.ts'
 
 export * from './records.ts'
 export * from './types.ts'
@@ -15,6 +15,7 @@ export { WriteBehind } from './write-behind.ts'
 export { defaultSessionsDir, LEGACY_DIR, projectRoot, sessionsRoot, stateHome, workspaceKey } from './location.ts'
 export { isSessionId } from './ids.ts'
 export { titleOf } from './summary.ts'
+export { type HeldRecords, nextSeqOf, recordsSince } from './held.ts'
 
 declare module 'cordis' {
   interface Context {
@@ -28,6 +29,11 @@ declare module 'cordis' {
     'session/event'(session: Session, record: SessionRecord): void
     /** Parallel: a flush of the session was asked for. */
     'session/flush'(session: Session): void | Promise<void>
+    /**
+     * Isolated: the log before the checkpoint a session was opened for writing from, verified in the
+     * background, does not verify; `integrity` names the first line that does not (as a whole read would).
+     */
+    'session/tampered'(session: Session, integrity: Integrity): void
     /** A session opened for writing needed repair (torn line cut, repair records appended). */
     'session/repaired'(session: Session, report: RepairReport): void
   }

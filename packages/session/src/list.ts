@@ -3,7 +3,7 @@ import { readSealCheck, type Signer } from './integrity.ts'
 import { compactIndex, type LoadedIndex, later, loadIndex } from './kept-index.ts'
 import type { SessionImpl } from './session.ts'
 import type { SessionStore } from './store.ts'
-import { keptSummary, type KeptSummary, openKept, summarizeRecords, summarizeStream } from './summary.ts'
+import { keptSummary, type KeptSummary, openKept, summarizeSession, summarizeStream } from './summary.ts'
 import { byRecency, type Kept } from './summary-index.ts'
 import type { ListOptions, SessionSummary, SummaryFold } from './types.ts'
 
@@ -48,7 +48,7 @@ export async function listSessions(lister: Lister, options: ListOptions = {}): P
   const stale: { id: string; version: Version }[] = []
   const check = async (id: string) => {
     const session = lister.open.get(id)
-    if (session) return summaries.push(summarizeRecords(id, session.file, session.records, session.integrity, folds))
+    if (session) return summaries.push(summarizeSession(session, folds))
     let version
     try {
       version = await versionOf(lister, id)

@@ -1,6 +1,6 @@
 import { appendEntries, COMPACT_BYTES, compactIndex, type LoadedIndex, later, loadIndex } from './kept-index.ts'
 import { fromKept, keep, type Lister, listSessions, problemSummary, rebuildSummary, usable, versionOf } from './list.ts'
-import { keptRemoval, summarizeRecords } from './summary.ts'
+import { keptRemoval, summarizeSession } from './summary.ts'
 import { byRecency, type IndexRow, type Kept } from './summary-index.ts'
 import type { ListOptions, SessionSummary, SummaryFold } from './types.ts'
 
@@ -80,7 +80,7 @@ function candidatesOf(lister: Lister, index: LoadedIndex, folds: Readonly<Record
   const extra = new Map<string, Candidate | null>()
   for (const [id, kept] of index.journal) extra.set(id, kept.entry.removed ? null : { id, updatedAt: kept.entry.summary.updatedAt, kept })
   for (const [id, session] of lister.open) {
-    const summary = summarizeRecords(id, session.file, session.records, session.integrity, folds)
+    const summary = summarizeSession(session, folds)
     extra.set(id, { id, updatedAt: summary.updatedAt, summary })
   }
   const table: Candidate[] = []

@@ -7,10 +7,11 @@ import { listSessions } from './list.ts'
 import { recentSessions, type RecentSessions } from './recent.ts'
 import { SummaryKeeper } from './summary-keeper.ts'
 import { SUMMARY_PART, type SummaryPart, titleOfRecords } from './summary.ts'
-import type { SessionHeaderData, SessionRecord } from './records.ts'
+import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
 import { type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
 import { type LoadedFile, replay } from './replay.ts'
+import { LogReader } from './log-reader.ts'
 import { sessionsRoot } from './location.ts'
 import { mebibytes, type SessionHost, SessionImpl, type TailStart } from './session.ts'
 import { type CreateOptions, type Integrity, type ListOptions, type SummaryFold, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
@@ -113,7 +114,7 @@ export class SessionServiceImpl implements SessionService {
       if (existing && (options.readOnly || !existing.readOnly)) return existing
       const file = this.store.locationOf(id)
       if (!options.readOnly) return this.openWritable(id, file, existing, options)
-      const { loaded, tail } = await this.load(id, options.from ?? 'start')
+      const { loaded, tail } = await this.load(id, options.from ?? 'start', options.turns)
       const session = new SessionImpl(this.host, id, file, loaded.records, tail?.start)
       session.integrity = loaded.integrity
       this.sessions.set(id, session)
@@ -145,8 +146,10 @@ export class SessionServiceImpl implements SessionService {
   async fork(id: string, options: { uptoSeq: number; cwd?: string }): Promise<Session> {
     assertSessionId(id)
     this.assertRunning()
-    // A session open here from its last checkpoint holds only its tail: the whole log is read then.
+    // A session open here from its last checkpoint (or past one) holds only its tail: the whole log is read
+    // then, once what it appended is written.
     const open = this.sessions.get(id)
+    if (open && open.firstSeq > 0 && open.writer && !open.closed) await this.flush(open)
     let source = open && open.firstSeq === 0 ? open.records : undefined
     let integrity = open?.integrity
     if (!source) {
@@ -246,6 +249,7 @@ export class SessionServiceImpl implements SessionService {
   private async closeNow(session: SessionImpl): Promise<void> {
     if (session.closed) return
     session.beginClose()
+    await session.stopHeadCheck()
     if (session.writer) {
       try {
         await this.flush(session)
@@ -299,6 +303,8 @@ export class SessionServiceImpl implements SessionService {
     session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes, tail), tail?.start)
     session.base = tail?.offset ?? 0
     this.sessions.set(id, session)
+    // What the tail read skipped is verified meanwhile, as the whole read would have.
+    if (tail && loaded.integrity.state === 'signed') this.checkHead(session, tail.entry)
     // A log with checkpoints read whole (its index missing, stale or forged): the index is made again.
     if (!tail && loaded.lastCheckpoint && loaded.integrity.state === 'signed') {
       this.logger.info('%s: checkpoint index rebuilt (last checkpoint at seq %d)', id, loaded.lastCheckpoint.seq)
@@ -385,6 +391,7 @@ export class SessionServiceImpl implements SessionService {
       },
       seal: (seq, line) => this.host.signer!.seal(session.id, seq, splitMac(line).mac ?? ''),
       onDurable: (seq) => {
+        session.durable(seq)
         const entry = session.pendingCheckpoint
         if (entry && seq >= entry.seq) {
           session.pendingCheckpoint = undefined
@@ -401,12 +408,13 @@ export class SessionServiceImpl implements SessionService {
   }
 
   /** Replays a log without the lock (read-only opens, fork), after checking its size. */
-  private async load(id: string, from: 'start' | 'checkpoint'): Promise<{ loaded: LoadedFile; tail?: Tail }> {
+  private async load(id: string, from: 'start' | 'checkpoint', turns?: number): Promise<{ loaded: LoadedFile; tail?: Tail }> {
     const signer = await this.ready()
     // The seal before the size: a writer seals only what it wrote, so the log read is never behind the seal.
     const seal = await readSealCheck(this.store, signer, id)
     const { size } = await this.store.version(id)
-    const tail = from === 'checkpoint' ? await this.readTail(id, signer, seal, size) : undefined
+    let tail = from === 'checkpoint' ? await this.readTail(id, signer, seal, size) : undefined
+    if (tail && turns !== undefined && turns > 0) tail = await this.widenTail(id, signer, tail, turns)
     if (tail) return { loaded: tail.loaded, tail }
     this.checkOpenSize(id, size)
     return { loaded: await replay(this.store.stream(id, { end: size }), this.store.locationOf(id), id, signer, seal) }
@@ -439,7 +447,92 @@ export class SessionServiceImpl implements SessionService {
     const first = loaded.records[0]
     if (loaded.integrity.state !== 'signed') return ignored(`the log from it is ${loaded.integrity.state}`)
     if (first?.type !== 'session/checkpoint' || first.seq !== entry.seq) return ignored(`no checkpoint at seq ${entry.seq} where it points`)
-    return { loaded, start: { firstSeq: entry.seq, header }, offset: entry.offset }
+    return { loaded, start: { firstSeq: entry.seq, header }, offset: entry.offset, entry }
+  }
+
+  /**
+   * `tail` read back from its checkpoint until it holds its last `turns` turns whole. The lines before the
+   * checkpoint are read in a window that doubles; they are trusted when their chain, started at the mac the
+   * line before them carries, ends in the mac the signed index entry names as the checkpoint's predecessor,
+   * which no one without the key can forge. Undefined (the log is read whole, and says what is wrong) when
+   * the window reaches the start of the log or does not verify.
+   */
+  private async widenTail(id: string, signer: Signer, tail: Tail, turns: number): Promise<Tail | undefined> {
+    const { entry } = tail
+    const startsOf = (records: readonly SessionRecord[]) => {
+      let starts = 0
+      for (const record of records) if (isRecordOf(record, 'turn/start')) starts++
+      return starts
+    }
+    if (startsOf(tail.loaded.records) >= turns) return tail
+    // Bounded as a whole read is: past maxOpenBytes the whole read that follows refuses it.
+    const most = this.options.maxOpenBytes ?? Infinity
+    for (let window = WINDOW_BYTES; entry.offset - window > 0 && window <= most; window *= 2) {
+      const from = entry.offset - window
+      const bytes = await readRange(this.store, id, from, entry.offset)
+      const start = windowStart(bytes)
+      if (!start) continue
+      const file = this.store.locationOf(id)
+      const read = { seq: start.seq, offset: from + start.at, mac: start.mac, prefix: entry.prefix, sealedHeader: tail.start.header.sealed === true }
+      if (read.seq < entry.prefix) return undefined
+      const before = await replay(once(bytes.subarray(start.at)), file, id, signer, {}, read).catch(() => undefined)
+      // Read without the seal (it seals the end of the log, which the tail read checked): every line of
+      // the window verified, and its chain ends where the index says the checkpoint's starts.
+      const state = before?.integrity.state
+      if (!before || state === 'tampered' || state === 'unsigned' || before.torn || before.lastMac !== entry.mac || before.records.at(-1)?.seq !== entry.seq - 1) {
+        this.logger.warn('%s: the lines before its last checkpoint do not verify: the whole log is read', id)
+        return undefined
+      }
+      const records = before.records.concat(tail.loaded.records)
+      if (startsOf(records) < turns) continue
+      let first = records.length
+      for (let found = 0; found < turns; ) if (isRecordOf(records[--first], 'turn/start')) found++
+      const held = records.slice(first)
+      // `offset` stays the checkpoint's: a widened tail is only read, never written after.
+      return { ...tail, loaded: { ...tail.loaded, records: held }, start: { ...tail.start, firstSeq: held[0].seq } }
+    }
+    return undefined
+  }
+
+  /**
+   * Verifies the log before checkpoint `entry` of a session opened from it, in the background and at low
+   * priority (a chunk at a time, each after what else is waiting): every line from the header, and that
+   * their chain ends in the mac the index names. An edit there is reported as the whole read reports it:
+   * a warning naming the line, `session/tampered`, and the session's integrity, which its listing shows.
+   */
+  private checkHead(session: SessionImpl, entry: CheckpointEntry) {
+    const signer = this.host.signer!
+    const { id, file } = session
+    const stop = new AbortController()
+    const run = async () => {
+      // No seal: it seals the end of the log, which the open checked.
+      const reader = new LogReader(file, id, signer, noop)
+      let failure: { line: number; reason: string } | undefined
+      try {
+        for await (const chunk of this.store.stream(id, { end: entry.offset })) {
+          if (stop.signal.aborted) return
+          reader.push(chunk)
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+        reader.finish()
+        const { integrity } = reader.chain
+        if (integrity.state === 'tampered') failure = integrity
+        else if (reader.count !== entry.seq || reader.chain.next() !== entry.mac) {
+          failure = { line: entry.seq + 1, reason: `${file}:${entry.seq + 1}: the lines before the checkpoint on this line do not chain into it: lines were removed, added or replaced before it` }
+        }
+      } catch (error) {
+        if (stop.signal.aborted) return
+        const line = (error as SessionError).line ?? 1
+        failure = { line, reason: (error as Error).message }
+      }
+      if (stop.signal.aborted || session.closed) return
+      if (!failure) return this.logger.debug('%s: the log before its last checkpoint verified', id)
+      session.integrity = { state: 'tampered', ...failure }
+      this.logger.warn('%s: %s; the log was changed before its last checkpoint by someone other than goalkeeper (found after it was opened from that checkpoint)', id, failure.reason)
+      dispatchIsolated(this.ctx, 'session/tampered', session, session.integrity)
+      await this.keeper.keep(session)
+    }
+    session.headCheck = { stop, done: run().catch((error: unknown) => this.logger.warn('%s: the log before its last checkpoint could not be verified: %s', id, describeError(error))) }
   }
 
   /** Keeps `entry` as the session's checkpoint index (after any earlier write); a failure only costs the next open a whole read. */
@@ -495,6 +588,44 @@ interface Tail {
   loaded: LoadedFile
   start: TailStart
   offset: number
+  /** The checkpoint's index entry, as it verified. */
+  entry: CheckpointEntry
+}
+
+/** The first window `widenTail` reads before a checkpoint; it doubles until it holds the turns asked for. */
+const WINDOW_BYTES = 1 << 20
+
+async function readRange(store: SessionStore, id: string, start: number, end: number): Promise<Buffer> {
+  const parts: Buffer[] = []
+  for await (const chunk of store.stream(id, { start, end })) parts.push(chunk)
+  return Buffer.concat(parts)
+}
+
+async function* once(bytes: Buffer): AsyncIterable<Buffer> {
+  yield bytes
+}
+
+/**
+ * Where the first whole line of a window of a log starts, its seq and the mac it chains from: the one the
+ * (possibly cut) line before it ends with. Undefined when the window holds no such pair.
+ */
+function windowStart(bytes: Buffer): { at: number; seq: number; mac: string } | undefined {
+  let end = bytes.indexOf(0x0a)
+  let begin = 0
+  while (end >= 0) {
+    const next = bytes.indexOf(0x0a, end + 1)
+    if (next < 0) return undefined
+    const { mac } = splitMac(bytes.subarray(begin, end).toString('utf8'))
+    if (mac) {
+      try {
+        const seq = JSON.parse(splitMac(bytes.subarray(end + 1, next).toString('utf8')).body)?.seq
+        if (Number.isInteger(seq)) return { at: end + 1, seq, mac }
+      } catch {}
+    }
+    begin = end + 1
+    end = next
+  }
+  return undefined
 }
 
 /** The header line of a log, when it verifies under `signer` (it is the chain's first link, so it stands alone). */

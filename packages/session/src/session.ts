@@ -22,6 +22,14 @@ export interface TailStart {
 }
 
 const CHECKPOINT = 'session/checkpoint'
+/** Where a live session lets go of what precedes its last durable checkpoint (see `released`). */
+const TURN_START = 'turn/start'
+
+/** A checkpoint of this session's log: its seq and the byte it starts at. */
+interface CheckpointMark {
+  seq: number
+  offset: number
+}
 
 export class SessionImpl implements Session {
   repair?: RepairReport
@@ -47,7 +55,13 @@ export class SessionImpl implements Session {
   pendingCheckpoint?: CheckpointEntry
   /** The index write under way, awaited before the writer lock is let go. */
   indexWrite: Promise<void> = Promise.resolve()
+  /** The last checkpoint appended here, until it is durable. */
+  private written?: CheckpointMark
+  /** The last durable checkpoint whose predecessors are still held: let go of at the next `turn/start`. */
+  private releasable?: CheckpointMark
   private full = false
+  /** The background check of the log before the checkpoint a writable open started from. */
+  headCheck?: { stop: AbortController; done: Promise<void> }
   private state: 'open' | 'closing' | 'closed' = 'open'
 
   constructor(private host: SessionHost, readonly id: string, readonly file: string, records: SessionRecord[], tail?: TailStart) {
@@ -81,6 +95,9 @@ export class SessionImpl implements Session {
     if (!this.writer) throw new SessionError('SESSION_READ_ONLY', `session ${this.id} is open read-only`, this.file)
     if (typeof type !== 'string' || type === '') throw new TypeError('record type must be a non-empty string')
     if (type === HEADER) throw new TypeError(`${HEADER} is written by create and fork, not appended`)
+    // What precedes a durable checkpoint goes once the next turn starts: the last turn stays readable
+    // until then (its answer and outcome are what a command prints when its work ends).
+    if (type === TURN_START && this.releasable) this.release(this.releasable)
     const max = this.host.maxBytes
     if (!this.full && max !== undefined && this.bytes - this.base >= max) {
       // The reason goes on record, then nothing more: a log that grows without bound can no longer be opened.
@@ -104,7 +121,10 @@ export class SessionImpl implements Session {
     }
     const { record } = encoded
     this.list.push(record)
-    if (type === CHECKPOINT) this.checkpointSeq = seq
+    if (type === CHECKPOINT) {
+      this.checkpointSeq = seq
+      this.written = { seq, offset: this.bytes }
+    }
     this.lastAt = at
     this.writer!.push(`${line}\n`, seq)
     this.bytes += Buffer.byteLength(line) + 1
@@ -123,12 +143,44 @@ export class SessionImpl implements Session {
     }
     this.firstSeq = tail?.firstSeq ?? 0
     this.head = tail?.header
+    this.written = this.releasable = undefined
     for (const record of records) {
       if (record.at > this.lastAt) this.lastAt = record.at
       if (record.type === CHECKPOINT) this.checkpointSeq = record.seq
     }
     this.storeWriter = storeWriter
     this.writer = writer
+  }
+
+  /** The write-behind made every record up to `seq` durable. */
+  durable(seq: number) {
+    const mark = this.written
+    if (!mark || seq < mark.seq) return
+    this.written = undefined
+    this.releasable = mark
+  }
+
+  /**
+   * Lets go of the records before checkpoint `mark`: from then on the session holds that checkpoint and
+   * what follows, as one opened from it would, and what it holds of the log starts at its byte.
+   */
+  private release(mark: CheckpointMark) {
+    this.releasable = undefined
+    const drop = mark.seq - this.firstSeq
+    if (drop <= 0 || this.list[drop]?.seq !== mark.seq) return
+    this.head ??= headerOf(this.list)
+    this.list.splice(0, drop)
+    this.firstSeq = mark.seq
+    this.base = mark.offset
+  }
+
+  /** Ends the background check of the head, if one runs, and waits until it has let go of the log. */
+  async stopHeadCheck() {
+    const check = this.headCheck
+    if (!check) return
+    this.headCheck = undefined
+    check.stop.abort()
+    await check.done
   }
 
   beginClose() {

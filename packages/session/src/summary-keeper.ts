@@ -3,7 +3,7 @@ import type { Signer } from './integrity.ts'
 import { appendEntries } from './kept-index.ts'
 import type { SessionImpl } from './session.ts'
 import type { SessionStore } from './store.ts'
-import { keptSummary, summarizeRecords } from './summary.ts'
+import { keptSummary, summarizeSession } from './summary.ts'
 import type { SummaryFold } from './types.ts'
 
 /** A session being written updates its entry at most this often between its creation and its close. */
@@ -39,9 +39,7 @@ export class SummaryKeeper {
     const madeAt = Date.now()
     this.lastKept.set(session, madeAt)
     const folds = Object.fromEntries(this.folds)
-    // A session opened from a checkpoint holds its records from there: the header and the count come apart.
-    const before = session.firstSeq > 0 ? { header: session.header, count: session.firstSeq } : undefined
-    const summary = summarizeRecords(session.id, session.file, session.records.slice(0, durableSeq - session.firstSeq + 1), session.integrity, folds, before)
+    const summary = summarizeSession(session, folds, durableSeq)
     try {
       const { token } = await this.store.version(session.id)
       await appendEntries(index, [[session.id, keptSummary(signer, session.id, token, summary, folds, madeAt)]])

@@ -2,7 +2,7 @@ import { clip } from '@goalkeeper/kit'
 import type { SealCheck, Signer } from './integrity.ts'
 import { LogReader } from './log-reader.ts'
 import { checkpointPart, isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
-import type { Integrity, SessionSummary, SummaryFold, SummaryFoldRun } from './types.ts'
+import type { Integrity, Session, SessionSummary, SummaryFold, SummaryFoldRun } from './types.ts'
 
 const TITLE_LENGTH = 80
 
@@ -92,6 +92,16 @@ export function summarizeRecords(id: string, file: string, records: readonly Ses
   const builder = new SummaryBuilder(id, file, folds, before)
   for (const record of records) builder.add(record)
   return builder.build(integrity)
+}
+
+/**
+ * The summary of a session open in this process, from memory, of its records up to `durableSeq` (all by
+ * default). One that holds its records from a checkpoint on counts those before and keeps its header apart.
+ */
+export function summarizeSession(session: Session, folds: Readonly<Record<string, SummaryFold>> = {}, durableSeq?: number): SessionSummary {
+  const before = session.firstSeq > 0 ? { header: session.header, count: session.firstSeq } : undefined
+  const records = durableSeq === undefined ? session.records : session.records.slice(0, Math.max(0, durableSeq - session.firstSeq + 1))
+  return summarizeRecords(session.id, session.file, records, session.integrity, folds, before)
 }
 
 /**

@@ -5,10 +5,13 @@ export interface Session {
   readonly header: SessionHeaderData
   /**
    * The records in order from `firstSeq` on: `records[i].seq === firstSeq + i`. Read-only view. A session
-   * opened from its last checkpoint holds that checkpoint and what follows it, not the whole log.
+   * opened from its last checkpoint holds that checkpoint and what follows it, not the whole log; a session
+   * being written lets go of what precedes its last checkpoint once that is durable and the next turn
+   * starts (its `turn/start` appended), so `firstSeq` grows and a reader keeps its place as a seq
+   * (`recordsSince`, `nextSeqOf`), never as a position in this array.
    */
   readonly records: readonly SessionRecord[]
-  /** Seq of `records[0]`: 0 (the header) when the whole log was read, else the checkpoint it opened from. */
+  /** Seq of `records[0]`: 0 (the header) when the whole log is held, else the checkpoint it holds from. */
   readonly firstSeq: number
   /** The file this session persists to. */
   readonly file: string
@@ -116,6 +119,14 @@ export interface OpenOptions {
    * read-only): the whole log, every line verified from the header.
    */
   from?: 'checkpoint' | 'start'
+  /**
+   * With `from: 'checkpoint'`, read-only: reads back from the checkpoint until the last `turns` turns are
+   * held whole (from their `turn/start`), verifying the lines before the checkpoint by their chain into the
+   * mac its signed index entry gives; `records` then start at the checkpoint or at the first of those
+   * turns, whichever is earlier. What `show --tail` reads: the last turn of a log of any length, for the
+   * cost of what the tail and that turn hold.
+   */
+  turns?: number
   /**
    * Opens a log cut short (`integrity.state === 'truncated'`) for writing anyway: the person accepted
    * that its lost tail is gone. A `session/truncated` record says so in the log, and a new seal follows.

@@ -40,7 +40,7 @@ export interface Harness {
   fiber(name: string): Fiber
   /** `ctx.agents.create` with the model defaulting to `scripted` and the cwd to `workspace`. */
   createAgent(options?: Partial<CreateAgentOptions>): Promise<Agent>
-  /** In-memory records of a session. */
+  /** The records of a session: in memory, and those it let go of at a checkpoint read from its file. */
   records(target: Agent | Session | string): SessionRecord[]
   /** Records parsed from the session's JSONL file (call after a flush). */
   readFile(target: Agent | Session | string): SessionRecord[]
@@ -53,6 +53,14 @@ export interface Harness {
 }
 
 const WATERFALLS = new Set(['agent/prompt-submit'])
+
+/** Records as the service holds them: without the mac each line carries. */
+function readRecords(file: string): SessionRecord[] {
+  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => {
+    const { mac, ...record } = JSON.parse(line)
+    return record
+  })
+}
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'gk-'))
@@ -151,12 +159,13 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       return fiber
     },
     createAgent: (agentOptions = {}) => root.agents.create({ model: 'scripted', cwd: workspace, ...agentOptions }),
-    records: (target) => [...sessionOf(target).records],
-    // Records as the service holds them: without the mac each line carries.
-    readFile: (target) => fs.readFileSync(fileOf(target), 'utf8').split('\n').filter(Boolean).map((line) => {
-      const { mac, ...record } = JSON.parse(line)
-      return record
-    }),
+    records: (target) => {
+      const session = sessionOf(target)
+      // A session past a checkpoint let go of what precedes it, which is durable by then: read from the file.
+      const before = session.firstSeq > 0 ? readRecords(fileOf(target)).filter((record) => record.seq < session.firstSeq) : []
+      return [...before, ...session.records]
+    },
+    readFile: (target) => readRecords(fileOf(target)),
     events(names) {
       const captured: CapturedEvent[] = []
       for (const name of names) {

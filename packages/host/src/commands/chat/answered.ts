@@ -1,5 +1,5 @@
 import type { Agent } from '@goalkeeper/agent-loop'
-import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
+import { isRecordOf, nextSeqOf, type SessionRecord } from '@goalkeeper/session'
 import type { Context } from 'cordis'
 
 /** How a sent message ended: answered by a turn, dropped before one (with the reason), or the agent went away. */
@@ -12,7 +12,10 @@ export type MessageFate = { kind: 'answered' } | { kind: 'cancelled' | 'rejected
  */
 export function untilAnswered(ctx: Context, agent: Agent, messageId: string, closed: Promise<void>): Promise<MessageFate> {
   return new Promise((resolve) => {
-    let cursor = agent.session.records.findIndex((record) => isRecordOf(record, 'input/queued') && record.data.message.id === messageId)
+    // A seq, not a position: a live session lets go of the records before a checkpoint as it goes on.
+    const isQueued = (record: SessionRecord) => isRecordOf(record, 'input/queued') && record.data.message.id === messageId
+    const queued = agent.session.records.find(isQueued)
+    let cursor = queued ? queued.seq : agent.session.firstSeq
     let openTurn: number | undefined
     let ourTurn: number | undefined
     const stops: (() => void)[] = []
@@ -32,9 +35,9 @@ export function untilAnswered(ctx: Context, agent: Agent, messageId: string, clo
       }
     }
     const advance = () => {
-      const records = agent.session.records
-      if (cursor < 0) cursor = 0
-      while (!done && cursor < records.length) step(records[cursor++])
+      const { session } = agent
+      cursor = Math.max(cursor, session.firstSeq)
+      while (!done && cursor < nextSeqOf(session)) step(session.records[cursor++ - session.firstSeq])
     }
     stops.push(ctx.on('session/event', (session) => {
       if (session.id === agent.id) advance()

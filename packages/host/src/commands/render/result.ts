@@ -2,7 +2,7 @@ import { BLOCK, budgetsReached, isRunnable, type Goal, type GoalState } from '@g
 import { ExitCode } from '../../exit-codes.ts'
 import type { AgentRun, RestState } from '../run/agent-run.ts'
 import { goalSummary } from './goal-text.ts'
-import { costOfRecords, describeCost, describeUsage, usageOf } from './usage.ts'
+import { costOfCalls, describeCost, describeUsage, usageOfCalls } from './usage.ts'
 import { goalExitCode, turnExitCode } from './outcome.ts'
 import type { AnswerCheck } from '../run/output-schema.ts'
 import { enforceAnswerSchema } from '../run/schema-retry.ts'
@@ -22,9 +22,9 @@ export async function reportResult(run: AgentRun, state: RestState, options: { g
   const goal = run.goal()
   const showGoal = options.goal || (run.goalChanged && !!goal)
   if (showGoal) term.out(goalSummary(goal), 'wrap')
-  const usage = usageOf(run.records())
+  const usage = usageOfCalls(run.calls())
   if (usage) {
-    const cost = costOfRecords(run.records(), run.price())
+    const cost = costOfCalls(run.calls(), run.price())
     term.note(`tokens used: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}${cost === undefined ? '' : `; cost ${describeCost(cost)}`}`)
   }
   // Two token figures disagree when input came from the cache: say which rule each follows, once.

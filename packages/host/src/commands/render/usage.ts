@@ -12,6 +12,20 @@ export interface UsageTotals {
 
 /** The usage of the model calls recorded in `records` (answers and compaction summaries), or undefined if none reported any. */
 export function usageOf(records: readonly SessionRecord[]): UsageTotals | undefined {
+  return usageOfCalls(callsOf(records))
+}
+
+/** The usage each model call recorded in `records` reported (answers and compaction summaries), in order. */
+export function callsOf(records: readonly SessionRecord[]): Usage[] {
+  const calls: Usage[] = []
+  for (const record of records) {
+    if (isRecordOf(record, 'assistant/message', 'context/compacted') && record.data.usage) calls.push(record.data.usage)
+  }
+  return calls
+}
+
+/** The totals of the usage reports of model calls, or undefined if there are none. */
+export function usageOfCalls(calls: readonly Usage[]): UsageTotals | undefined {
   const totals: UsageTotals = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, calls: 0 }
   const add = (usage: Usage | undefined) => {
     if (!usage) return
@@ -21,9 +35,7 @@ export function usageOf(records: readonly SessionRecord[]): UsageTotals | undefi
     totals.outputTokens += usage.outputTokens ?? 0
     totals.reasoningTokens += usage.reasoningTokens ?? 0
   }
-  for (const record of records) {
-    if (isRecordOf(record, 'assistant/message', 'context/compacted')) add(record.data.usage)
-  }
+  for (const usage of calls) add(usage)
   return totals.calls ? totals : undefined
 }
 
@@ -42,16 +54,18 @@ export type CostOfUsage = (usage: Usage | undefined) => number | null
  * when nothing prices calls (no goal-budget plugin) or no call was made.
  */
 export function costOfRecords(records: readonly SessionRecord[], price: CostOfUsage | undefined): number | null | undefined {
-  if (!price) return undefined
+  return costOfCalls(callsOf(records), price)
+}
+
+/** `costOfRecords` of the usage reports of model calls. */
+export function costOfCalls(calls: readonly Usage[], price: CostOfUsage | undefined): number | null | undefined {
+  if (!price || !calls.length) return undefined
   let total: number | null = 0
-  let calls = 0
-  for (const record of records) {
-    if (!isRecordOf(record, 'assistant/message', 'context/compacted') || !record.data.usage) continue
-    calls++
-    const cost = price(record.data.usage)
+  for (const usage of calls) {
+    const cost = price(usage)
     total = cost === null || total === null ? null : total + cost
   }
-  return calls ? total : undefined
+  return total
 }
 
 /** Money for people: rounded to the cent (`$0.00`; `<$0.01` for a cost that is not zero), or `unknown`. */

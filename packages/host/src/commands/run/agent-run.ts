@@ -1,7 +1,7 @@
 import type { Agent, AgentService } from '@goalkeeper/agent-loop'
 import { describeGoalStatus, type GoalService, type GoalState } from '@goalkeeper/goal'
 import type {} from '@goalkeeper/project-instructions'
-import { lastAssistantText, turnOutcome, type SessionRecord, type SessionService, type TurnOutcome } from '@goalkeeper/session'
+import { lastAssistantText, nextSeqOf, recordsSince, turnOutcome, type SessionRecord, type SessionService, type TurnOutcome, type Usage } from '@goalkeeper/session'
 import type { App } from '../../app.ts'
 import type { CommandContext } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
@@ -14,7 +14,7 @@ import { assertPermissions, permissionsHeader } from '../lookup/permissions.ts'
 import { chooseModel, type ModelChoice } from './model-choice.ts'
 import { cliCommand } from '../render/hints.ts'
 import { keepEnd, oneLine } from '../render/text.ts'
-import { usageOf } from '../render/usage.ts'
+import { callsOf, usageOfCalls } from '../render/usage.ts'
 import { describeInterrupt, interruptWork } from './interrupt.ts'
 import { LiveView, showReloads } from './live-view.ts'
 import { describeModel } from './model-note.ts'
@@ -67,8 +67,16 @@ export interface SaveFailure {
  * work, Ctrl-C handling, and the wait until it is at rest. Created with `AgentRun.open`.
  */
 export class AgentRun {
-  /** Records the session had before this command started (or switched to it); its own output is what follows. */
+  /** Seq of the first record of this command's (or of the agent it switched to); its own output is what follows. */
   private startSeq: number
+  /**
+   * The usage of this command's model calls, taken as they are recorded: a long goal's session lets go of
+   * its records before each checkpoint, and the totals printed at the end count them all.
+   */
+  private spent: Usage[] = []
+  /** Seq of the next record whose usage `spent` has not taken yet. */
+  private counted = 0
+  private stopCounting: () => void
   private interruptedOnce = false
   private saveFailure?: SaveFailure
   private stopInterrupts: () => void
@@ -88,7 +96,10 @@ export class AgentRun {
     public resumed: boolean,
     private repeatInterrupts: boolean,
   ) {
-    this.startSeq = resumed ? current.session.records.length : 0
+    this.startSeq = this.counted = resumed ? nextSeqOf(current.session) : 0
+    this.stopCounting = app.ctx.on('session/event', (session) => {
+      if (session.id === this.current.id) this.count()
+    })
     this.stopInterrupts = app.onInterrupt(() => this.interrupt())
     this.stopReloads = showReloads(app, term)
     // A model call may wait on something that holds no handle (a scripted hang, a stalled provider);
@@ -176,7 +187,8 @@ export class AgentRun {
   private adopt(agent: Agent, resumed: boolean) {
     this.current = agent
     this.resumed = resumed
-    this.startSeq = resumed ? agent.session.records.length : 0
+    this.startSeq = this.counted = resumed ? nextSeqOf(agent.session) : 0
+    this.spent = []
     this.view.follow(agent, resumed)
   }
 
@@ -229,8 +241,20 @@ export class AgentRun {
   }
 
   /** This command's records (for a resumed session, those appended after it was opened). */
-  records(): SessionRecord[] {
-    return this.agent.session.records.slice(this.startSeq)
+  records(): readonly SessionRecord[] {
+    return recordsSince(this.agent.session, this.startSeq)
+  }
+
+  /** The usage reported by each model call of this command, all of them (its records may be let go of). */
+  calls(): readonly Usage[] {
+    this.count()
+    return this.spent
+  }
+
+  private count() {
+    const { session } = this.current
+    for (const usage of callsOf(recordsSince(session, this.counted))) this.spent.push(usage)
+    this.counted = nextSeqOf(session)
   }
 
   /** The last assistant text of this command's turns: the final answer. */
@@ -275,13 +299,14 @@ export class AgentRun {
       extra = { ...extra, saveError: this.saveFailure }
     }
     clearInterval(this.keepAlive)
+    this.stopCounting()
     this.stopInterrupts()
     this.stopReloads()
     this.view.dispose()
     // A second Ctrl-C during the ordered shutdown that follows exits with the same code.
     if (this.app.signals) this.app.signals.exitCode = exitCode
     const goal = this.goal()
-    const usage = usageOf(this.records())
+    const usage = usageOfCalls(this.calls())
     const unwritten = this.lastMessageFile === undefined ? undefined : writeLastMessage(this.lastMessageFile, this.answer())
     if (unwritten) {
       this.term.note(`could not write the answer to ${this.lastMessageFile}: ${unwritten}`)

@@ -2,7 +2,7 @@ import type { Context } from 'cordis'
 import type { Agent, AgentErrorInfo, ToolCallInfo } from '@goalkeeper/agent-loop'
 import { describeSpend, describeTurnOutcome, formatTokens, type GoalActivation, type GoalChange } from '@goalkeeper/goal'
 import type { AutoResumeNotice } from '@goalkeeper/goal-auto-resume'
-import { compactionLine, isRecordOf, recordsOfTurn, type ContextCompactionData, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
+import { compactionLine, type HeldRecords, isRecordOf, nextSeqOf, recordsOfTurn, recordsSince, type ContextCompactionData, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
 import type { ToolResult } from '@goalkeeper/tools'
 import type { ModelRetryInfo, ModelStreamNotice } from '@goalkeeper/model'
 import { summarizeChanges } from '@goalkeeper/loader'
@@ -44,12 +44,11 @@ export class LiveView {
    */
   follow(agent: Agent, resumed: boolean): void {
     this.agent = agent
-    const records = agent.session.records
-    // A position in `records`, which start at `firstSeq` for a session opened from its last checkpoint.
+    // A seq, not a position in `records`: those start at `firstSeq`, which a live session moves on.
     const seen = this.firstSeen.get(agent.id)
-    this.nextSeq = resumed ? (seen === undefined ? records.length : seen - agent.session.firstSeq) : 0
+    this.nextSeq = resumed ? (seen ?? nextSeqOf(agent.session)) : 0
     this.firstSeen.clear()
-    this.printRecords(records)
+    this.printRecords(agent.session)
   }
 
   dispose(): void {
@@ -104,7 +103,7 @@ export class LiveView {
     if (!term.json) return
     if (!this.agent) {
       if (!this.firstSeen.has(session.id)) this.firstSeen.set(session.id, record.seq)
-    } else if (followed) this.printRecords(session.records)
+    } else if (followed) this.printRecords(session)
   }
 
   private onPartialAnswer() {
@@ -212,9 +211,10 @@ export class LiveView {
   }
 
   /** Prints the records from `nextSeq` on: contiguous, each once, whichever way they became known. */
-  private printRecords(records: readonly SessionRecord[]) {
+  private printRecords(session: HeldRecords) {
     if (!this.term.json || !this.agent) return
-    for (; this.nextSeq < records.length; this.nextSeq++) this.term.record({ type: 'record', session: this.agent.id, record: records[this.nextSeq] })
+    for (const record of recordsSince(session, this.nextSeq)) this.term.record({ type: 'record', session: this.agent.id, record })
+    this.nextSeq = nextSeqOf(session)
   }
 
   /** How this agent's model calls are priced, when the goal-budget plugin is loaded. */

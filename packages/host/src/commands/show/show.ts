@@ -6,11 +6,13 @@ import { assertFleetKeyOf } from '../lookup/fleet-key.ts'
 import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
 import { eventWidth } from '../render/text.ts'
 import { renderTranscript } from './transcript.ts'
+import { isRecordOf, type SessionRecord } from '@goalkeeper/session'
 
 export interface ShowOptions {
   full?: boolean
   database?: string
   last?: boolean
+  tail?: boolean | string
 }
 
 export default defineCommand<ShowOptions>({
@@ -21,6 +23,7 @@ export default defineCommand<ShowOptions>({
       .argument('[id]', 'the session (its id, or an unambiguous part of it; see `goalkeeper sessions`)')
       .option('--last', 'the most recent session of this project')
       .option('--full', 'show tool results, arguments and goal round prompts whole, lines not fitted')
+      .option('--tail [turns]', 'only the last turn (or the last N turns), read from the last checkpoint: fast for a log of any length')
       .option('--database <url>', 'read the session from this PostgreSQL database instead of files')
       .addHelpText('after', `
 The session (a file, or rows of the --database) is only read, never repaired or written.
@@ -30,6 +33,10 @@ with a warning too. With --json, the first line is {"type":"integrity","integrit
 (signed, unsigned, tampered with its line, or truncated with its last seq); then one
 {"type":"record","session":ID,"record":{...}} line per record, as run --json streams them, and the lines
 of records after the first bad line carry "unverified": true.
+
+With --tail, only the session's last turns are shown. They are read from the log's last checkpoint (its
+signed index places it) and back to where those turns start, and only those lines are verified: the time
+and memory it takes follow the turns shown, not the length of the log. Plain show reads and verifies it all.
 
 Exit codes: 0 shown, 64 no such session (or none for --last), an ambiguous id, or bad configuration.`),
   async run(cli, [id], options) {
@@ -42,22 +49,24 @@ Exit codes: 0 shown, 64 no such session (or none for --last), an ambiguous id, o
     const sessions = app.ctx.get('sessions')!
     if (options.database) await assertFleetKeyOf(sessions, options.database, 'no session read')
     const chosen = options.last ? await lastSessionId(sessions, cli.globals) : await resolveSessionId(sessions, String(id), cli.globals)
-    const session = await sessions.open(chosen, { readOnly: true }).catch((error) => {
+    const turns = tailTurns(options.tail)
+    const session = await sessions.open(chosen, { readOnly: true, ...(turns !== undefined && { from: 'checkpoint', turns }) }).catch((error) => {
       throw asHostError(error)
     })
     const { integrity } = session
+    // Read whole (no checkpoint yet), a log still shows only the turns asked for.
+    const records = turns === undefined ? session.records : lastTurns(session.records, turns)
     try {
       if (cli.globals.json) {
         // The first line says what the signatures say; records past the first bad line are marked.
         cli.printJson({ type: 'integrity', integrity })
         const firstBad = integrity.state === 'tampered' ? integrity.line - 1 : Infinity
         // The shape `run --json` streams records in, so one reader takes both.
-        for (const record of session.records) cli.printJson({ type: 'record', session: session.id, record, ...(record.seq >= firstBad ? { unverified: true } : {}) })
+        for (const record of records) cli.printJson({ type: 'record', session: session.id, record, ...(record.seq >= firstBad ? { unverified: true } : {}) })
       } else {
         // Fitted to the terminal (or COLUMNS); piped without COLUMNS, and with --full, every line is whole.
         const width = options.full ? undefined : eventWidth(cli.io.stdout)
-        const lines = renderTranscript(session.records, { full: !!options.full, integrity, width })
-        for (const line of lines) cli.print(line)
+        for (const line of renderTranscript(records, { full: !!options.full, integrity, width })) cli.print(line)
       }
     } finally {
       await sessions.close(session)
@@ -65,3 +74,21 @@ Exit codes: 0 shown, 64 no such session (or none for --last), an ambiguous id, o
     return ExitCode.OK
   },
 })
+
+/** The number of turns `--tail` asks for (1 without a number); undefined without `--tail`. */
+function tailTurns(tail: boolean | string | undefined): number | undefined {
+  if (tail === undefined || tail === false) return undefined
+  if (tail === true) return 1
+  const turns = Number(tail)
+  if (!Number.isInteger(turns) || turns < 1) throw new HostError(`--tail takes a number of turns, a whole number from 1; got ${JSON.stringify(tail)}`, { hint: 'goalkeeper show ID --tail 3' })
+  return turns
+}
+
+/** The records from the `turn/start` of the last `turns` turns on; all of them when there are fewer turns. */
+function lastTurns(records: readonly SessionRecord[], turns: number): readonly SessionRecord[] {
+  let found = 0
+  for (let index = records.length - 1; index >= 0; index--) {
+    if (isRecordOf(records[index], 'turn/start') && ++found === turns) return records.slice(index)
+  }
+  return records
+}

@@ -198,8 +198,11 @@ const renderGoal: Render = (record, { options, objectives, tally }) => {
  * (the transcript above shows them anyway).
  */
 function settledGoal(records: readonly SessionRecord[]): Goal | undefined {
+  // The last turns of a long log (`show --tail`) may start before its checkpoint: the goal folds from there.
+  const from = records[0]?.seq === 0 ? 0 : records.findIndex((record) => isRecordOf(record, 'session/checkpoint'))
+  if (from < 0) return undefined
   try {
-    return foldGoal(records)
+    return foldGoal(records.slice(from))
   } catch {
     return undefined
   }

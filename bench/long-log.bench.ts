@@ -1,0 +1,200 @@
+// Sessions of 100 MiB, 1 GiB and 2 GiB: opening for writing (from the last checkpoint), `show --tail` (the
+// last turn, read back from the last checkpoint) and, for the smallest, the whole read, each in a fresh child
+// process reporting its time, the peak heap it added (sampled while it ran) and the records it held; and how
+// long the background check of the log before the checkpoint took after the writable open. CPU time (main
+// thread and the pool) is given beside the wall time: it is the steadier figure on a shared machine.
+// Each log is generated once per run, signed line by line as the session service signs them (turns of four
+// records of about 545 bytes on average, a checkpoint every 10,000 records, its signed index and the seal),
+// in a temp dir that is removed before the next size is made: at most one log is on disk at a time. Logs over
+// 128 MiB are sparse (see `generate`): their opens are measured, their whole read and head check are not.
+// Times are also given against the same open of the first (smallest) log of the run.
+// Run alone: node --import tsx bench/long-log.bench.ts [MiB ...] [--quick]
+import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { Context } from 'cordis'
+import { sessionStack } from '@goalkeeper/test-kit'
+import { signCheckpointEntry, Signer } from '../packages/session/src/integrity.ts'
+
+const here = fileURLToPath(import.meta.url)
+const QUICK = process.argv.includes('--quick')
+const EVERY = 10_000
+const ID = '20261201-000000-bench1'
+const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
+const mib = (bytes: number) => bytes / 2 ** 20
+const answer = (turn: number) => `Round ${turn}: ${'checked the workspace, wrote the progress file and read it back; '.repeat(22)}`.slice(0, 1400)
+
+/** Records after the last checkpoint (what a writable open reads), and signed records written before it. */
+const TAIL_RECORDS = 9_000
+const BEFORE_BYTES = 3 * 2 ** 20
+
+/**
+ * Writes a log of about `bytes` bytes, signed line by line as the session service signs them. `sparse`: only
+ * the header, the last BEFORE_BYTES before the last checkpoint and the tail are written; the rest is a hole
+ * (no disk used), which a whole read would refuse, and which the opens measured here never read. The seqs
+ * after the hole are those of a log of that size. Returns the record count and size.
+ */
+async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean): Promise<{ records: number; size: number }> {
+  const signer = new Signer(key)
+  const file = path.join(dir, 'sessions', `${ID}.jsonl`)
+  await fs.mkdir(path.dirname(file), { recursive: true })
+  const handle = await fs.open(file, 'w')
+  let mac = signer.seed(ID)
+  let seq = 0
+  let size = 0
+  let batch: string[] = []
+  let batchBytes = 0
+  let entry: { seq: number; offset: number; mac: string; prefix: number } | undefined
+  const at = Date.UTC(2026, 11, 1)
+  const put = (type: string, data: unknown) => {
+    const body = `{"seq":${seq},"at":${at + seq},"type":${JSON.stringify(type)},"data":${JSON.stringify(data)}}`
+    if (type === 'session/checkpoint') entry = { seq, offset: size, mac, prefix: 0 }
+    const signed = signer.sign(mac, body)
+    mac = signed.mac
+    const line = `${signed.line}\n`
+    batch.push(line)
+    const length = Buffer.byteLength(line)
+    batchBytes += length
+    size += length
+    seq++
+  }
+  const drain = async () => {
+    const text = Buffer.from(batch.join(''))
+    await handle.write(text, 0, text.length, size - batchBytes)
+    batch = []
+    batchBytes = 0
+  }
+  const checkpoint = () => put('session/checkpoint', { reason: 'interval', parts: { summary: { title: 'Round 1 of the goal: keep the progress log.' } } })
+  let turn = 0
+  const oneTurn = () => {
+    turn++
+    put('turn/start', { turn })
+    put('user/message', { id: `m${turn}`, content: [{ type: 'text', text: `Round ${turn} of the goal: keep the progress log.` }], source: { kind: 'human' } })
+    put('assistant/message', { turn, step: 1, text: answer(turn), toolCalls: [] })
+    put('turn/end', { turn, outcome: { kind: 'completed' } })
+  }
+  put('session/header', { version: 1, id: ID, createdAt: at, cwd: dir, sealed: true, keyId: signer.keyId })
+  if (sparse) {
+    // Measured on a whole log: a turn of four records is about 2,200 bytes here.
+    await drain()
+    const perRecord = 545
+    const skipped = Math.floor((bytes - BEFORE_BYTES - TAIL_RECORDS * perRecord) / perRecord)
+    // A line the hole ends with, whose mac the first written line after it chains from.
+    size += (skipped - 1) * perRecord
+    seq += skipped - 1
+    turn = Math.floor(seq / 4)
+    mac = randomBytes(32).toString('hex')
+    batch.push(`{"seq":${seq},"at":${at + seq},"type":"test/hole","data":{},"mac":"${mac}"}\n`)
+    batchBytes = Buffer.byteLength(batch[0])
+    size += batchBytes
+    seq++
+    const end = size + BEFORE_BYTES
+    while (size < end) oneTurn()
+  } else {
+    let since = 0
+    while (size < bytes - TAIL_RECORDS * 545) {
+      oneTurn()
+      since += 4
+      if (since >= EVERY) {
+        checkpoint()
+        since = 0
+      }
+      if (batchBytes > 1 << 20) await drain()
+    }
+  }
+  // The last checkpoint, and the turns after it.
+  checkpoint()
+  for (let i = 0; i < TAIL_RECORDS / 4; i++) oneTurn()
+  await drain()
+  await handle.close()
+  await fs.writeFile(`${file}.seal`, signer.seal(ID, seq - 1, mac))
+  await fs.writeFile(`${file}.checkpoint`, signCheckpointEntry(signer, ID, entry!))
+  return { records: seq, size }
+}
+
+type Mode = 'write' | 'tail' | 'back' | 'whole'
+
+/** One open in this (child) process: time, peak heap added, records held, and for `write` the head check's time. */
+async function childOpen(dir: string, keyHex: string, mode: Mode, waitHead: boolean) {
+  const ctx = new Context()
+  let headDone: (() => void) | undefined
+  const head = new Promise<void>((resolve) => (headDone = resolve))
+  ctx.logger.exporter({ levels: { default: 3 }, export: (message) => {
+    if (String(message.args?.[0] ?? '').includes('the log before its last checkpoint')) headDone!()
+  } })
+  const fiber = await ctx.plugin(sessionStack, { dir: path.join(dir, 'sessions'), key: keyHex, maxOpenBytes: 2 ** 32, maxSessionBytes: 2 ** 32 })
+  // The key is loaded once before measuring, as a running host has it.
+  await ctx.sessions.signingKey()
+  globalThis.gc?.()
+  const heapBefore = process.memoryUsage().heapUsed
+  let peak = heapBefore
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 5)
+  const cpu = process.cpuUsage()
+  const start = process.hrtime.bigint()
+  const options = { write: {}, tail: { readOnly: true, from: 'checkpoint', turns: 1 }, back: { readOnly: true, from: 'checkpoint', turns: TAIL_RECORDS / 4 + 200 }, whole: { readOnly: true } } as const
+  const session = await ctx.sessions.open(ID, options[mode])
+  const elapsed = ms(start)
+  const used = process.cpuUsage(cpu)
+  clearInterval(sampler)
+  peak = Math.max(peak, process.memoryUsage().heapUsed)
+  let headMs: number | undefined
+  if (mode === 'write' && waitHead) {
+    await head
+    headMs = ms(start)
+  }
+  const result = { ms: elapsed, cpuMs: (used.user + used.system) / 1000, peakHeapMiB: mib(peak - heapBefore), records: session.records.length, firstSeq: session.firstSeq, integrity: session.integrity.state, headMs }
+  await ctx.sessions.close(session)
+  await fiber.dispose()
+  console.log(JSON.stringify(result))
+}
+
+function child(args: string[]): any {
+  const result = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', here, 'open', ...args], { encoding: 'utf8', maxBuffer: 1 << 24 })
+  try {
+    return JSON.parse(result.stdout.trim().split('\n').at(-1)!)
+  } catch {
+    return { error: `exit ${result.status}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')}` }
+  }
+}
+
+export async function run(sizes = QUICK ? [16] : [100, 1024, 2048]) {
+  const key = randomBytes(32)
+  const baseline: Partial<Record<Mode, number>> = {}
+  console.log(`sessions of ${sizes.map((size) => `${size} MiB`).join(', ')}: a checkpoint every ${EVERY.toLocaleString('en')} records, the last turn after the last one`)
+  for (const size of sizes) {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-long-log-'))
+    try {
+      const made = process.hrtime.bigint()
+      // Logs over 128 MiB are sparse: written whole, they would take the run's time in signing alone.
+      const sparse = size > 128
+      const { records, size: bytes } = await generate(dir, key, size * 2 ** 20, sparse)
+      const used = (await fs.stat(path.join(dir, 'sessions', `${ID}.jsonl`))).blocks * 512
+      console.log(`${mib(bytes).toFixed(0)} MiB, ${records.toLocaleString('en')} records${sparse ? `, sparse (${mib(used).toFixed(0)} MiB on disk)` : ''} (generated in ${(ms(made) / 1000).toFixed(0)} s)`)
+      const modes: [Mode, string][] = [['write', 'open for writing'], ['tail', 'show --tail (last turn)'], ['back', `show --tail ${TAIL_RECORDS / 4 + 200}`]]
+      if (!sparse) modes.push(['whole', 'show (whole log)'])
+      for (const [mode, name] of modes) {
+        const r = child([dir, key.toString('hex'), mode, mode === 'write' && !sparse ? 'head' : ''])
+        if (r.error) {
+          console.log(`  ${name.padEnd(24)} failed: ${r.error}`)
+          continue
+        }
+        const head = r.headMs === undefined ? '' : `  head verified after ${(r.headMs / 1000).toFixed(1)} s`
+        // Against the same open of the first (smallest) log of this run: what the length of the log costs.
+        baseline[mode] ??= r.ms
+        const ratio = `${(r.ms / baseline[mode]!).toFixed(2)}x`
+        console.log(`  ${name.padEnd(24)} ${r.ms.toFixed(0).padStart(7)} ms (${ratio.padStart(5)}), CPU ${r.cpuMs.toFixed(0).padStart(6)} ms  peak heap +${r.peakHeapMiB.toFixed(0).padStart(4)} MiB  ${String(r.records).padStart(8)} records held  ${r.integrity}${head}`)
+      }
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const args = process.argv.slice(2).filter((arg) => arg !== '--quick')
+  if (args[0] === 'open') await childOpen(args[1], args[2], args[3] as Mode, args[4] === 'head')
+  else await run(args.length ? args.map(Number) : undefined)
+}

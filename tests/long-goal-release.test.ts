@@ -1,0 +1,85 @@
+// A goal of many rounds in one process, with checkpoints every few records and the smallest maxSessionBytes:
+// its session lets go of what precedes each checkpoint, so it writes several times that limit without
+// filling up, holds a bounded number of records throughout, and resuming it gives what a whole replay gives.
+// Composed from cordis.yml by the real loader; only the model is scripted.
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { COMPACTION_INSTRUCTION, replayHistory } from '@goalkeeper/agent-loop'
+import { foldGoal } from '@goalkeeper/goal'
+import { isRecordOf } from '@goalkeeper/session'
+import { untilGoal } from '@goalkeeper/test-kit'
+import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
+
+const OBJECTIVE = 'Keep a long-running log of observations about the workspace'
+const ROUNDS = 60
+const LIMIT = 1 << 16
+const EVERY = 12
+
+const SCRIPT = `
+const answer = (request) => {
+  if (request.system === ${JSON.stringify(COMPACTION_INSTRUCTION)}) return { text: 'Rounds so far each wrote a long observation.' }
+  const last = request.messages.at(-1)
+  if (last.role === 'user' && last.content[0].text.startsWith('Make this a goal')) {
+    return { toolCalls: [{ name: 'create_goal', arguments: { objective: ${JSON.stringify(OBJECTIVE)}, max_rounds: ${ROUNDS} } }] }
+  }
+  if (last.role === 'tool') return { text: 'Goal created.' }
+  return { text: 'Observation: ' + 'lorem ipsum dolor sit amet '.repeat(230), usage: { inputTokens: 100, outputTokens: 50 } }
+}
+export default Array.from({ length: ${ROUNDS * 3 + 50} }, () => answer)
+`
+
+function composition(paths: ProjectPaths) {
+  const core = coreEntries(paths, { scripted: { module: path.join(paths.dir, 'script.mjs'), contextWindow: 8000 } })
+  const session = `config: { checkpointEvery: ${EVERY}, maxSessionBytes: ${LIMIT} }`
+  return `${core.replace("name: '@goalkeeper/session'\n", `name: '@goalkeeper/session'\n  ${session}\n`)}- id: goal-session
+  name: '@goalkeeper/goal-session'
+- id: goal-budget
+  name: '@goalkeeper/goal-budget'
+`
+}
+
+describe('a goal that runs past maxSessionBytes many times over', () => {
+  let app: Composition
+  beforeEach(async () => { app = await composeFromYml(composition, { 'script.mjs': SCRIPT }) })
+  afterEach(() => app.dispose())
+
+  it('is never full, holds a bounded number of records, and resumes to the state of a whole replay', async () => {
+    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
+    let most = 0
+    let firstSeq = 0
+    app.root.on('session/event', (session) => {
+      if (session.id !== agent.id) return
+      most = Math.max(most, session.records.length)
+      firstSeq = session.firstSeq
+    })
+    const ended = untilGoal(app.root, agent, (goal) => goal?.phase === 'blocked')
+    agent.send({ content: 'Make this a goal please' })
+    await ended
+    await agent.whenIdle()
+    const id = agent.id
+    const live = app.root.goals.get(agent)
+    await app.root.sessions.flush(agent.session)
+    const whole = await app.readLog(agent)
+    const size = whole.reduce((sum, record) => sum + JSON.stringify(record).length + 1, 0)
+    expect(size).toBeGreaterThan(4 * LIMIT)
+    expect(whole.some((record) => isRecordOf(record, 'session/full'))).toBe(false)
+    expect(firstSeq).toBeGreaterThan(0)
+    // At most the records between two checkpoints and the turn that passed the later one (a round's turn
+    // is about a dozen records): bounded, however many rounds ran.
+    expect(most).toBeLessThan(EVERY + 40)
+    expect(whole.length).toBeGreaterThan(8 * most)
+    const goalBefore = foldGoal(whole)!
+    expect(goalBefore).toMatchObject({ phase: 'blocked', roundsStarted: ROUNDS })
+    expect(goalBefore.spent?.calls).toBe(ROUNDS)
+    // The live folds, kept from checkpoints on, say what the whole log says.
+    expect(live).toMatchObject({ id: goalBefore.id, phase: 'blocked', roundsStarted: ROUNDS, spent: goalBefore.spent })
+    await agent.dispose()
+
+    const resumed = await app.root.agents.resume(id, { model: 'scripted' })
+    expect(resumed.session.firstSeq).toBeGreaterThan(0)
+    expect(foldGoal(resumed.session.records)).toEqual(goalBefore)
+    expect(app.root.goals.get(resumed)).toMatchObject({ id: goalBefore.id, phase: 'blocked', roundsStarted: ROUNDS, spent: goalBefore.spent })
+    expect(JSON.stringify(replayHistory(resumed.session.records))).toBe(JSON.stringify(replayHistory(whole)))
+    expect(app.errors).toEqual([])
+  }, 180_000)
+})

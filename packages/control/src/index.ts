@@ -13,6 +13,8 @@ export { controlDir, CONTROL_DIR_VARIABLE, pointerFile, socketFile } from './pla
 export { CONTROL_ACTIONS, CONTROL_SOURCES, ControlError, parseRequest, type ControlAction, type ControlReply, type ControlRequest, type ControlSource, type ControlStatus, type PendingApproval } from './protocol.ts'
 export { sendControl, ControlUnavailable, type ControlClientOptions } from './client.ts'
 export { CONTROL_RECORD, type ControlRecord } from './records.ts'
+export { applyControl, statusOf } from './apply.ts'
+export { Approvals } from './approvals.ts'
 
 export const name = 'control'
 export const inject = ['agents', 'goals']

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import type { Context } from 'cordis'
 import path from 'node:path'
 import type { Agent, AgentService } from '@goalkeeper/agent-loop'
 import { applyControl, Approvals } from '@goalkeeper/control'
@@ -161,7 +162,9 @@ async function pursueGoal(app: GoalApp, services: GoalServices, agent: Agent, ha
   // Controls sent through the database (the board, `goalkeeper pause --database`) go through the same code
   // as the control plugin's socket, on this goal's composition; approvals are not taken over the database.
   const approvals = new Approvals()
-  const unregister = handle.controls(agent.id, (request) => ({ ...applyControl(app.ctx, approvals, request, false), worker: handle.worker }))
+  let scoped!: Context
+  const controls = await app.ctx.plugin({ name: 'fleet-control', inject: ['agents', 'goals'], apply: (ctx: Context) => void (scoped = ctx) })
+  const unregister = handle.controls(agent.id, (request) => ({ ...applyControl(scoped, approvals, request, false), worker: handle.worker }))
   let stopReason: StopReason | undefined
   void handle.stopping.then((reason) => {
     stopReason = reason
@@ -174,6 +177,7 @@ async function pursueGoal(app: GoalApp, services: GoalServices, agent: Agent, ha
   const lost = new Promise<'lost'>((resolve) => void handle.stopping.then((reason) => reason === 'lost' && resolve('lost')))
   const settled = driver.whenSettled(agent).then(() => (agent.disposed ? 'lost' : 'rest') as 'lost' | 'rest')
   const state = await Promise.race([settled, lost]).finally(unregister)
+  await controls.dispose()
   await commits.dispose()
   if (stopReason === 'lost' || state === 'lost') return { kind: 'lost' }
   await roundCommit.commitRound(services, target).catch((error) => void (commitError ??= error))

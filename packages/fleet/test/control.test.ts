@@ -53,7 +53,7 @@ describe('controls for fleet goals', () => {
     expect(await one.exit).toBe(0)
   }, CLI_TIMEOUT)
 
-  it('the board with --database shows the worker on the goal page and pauses the goal from its control API', async () => {
+  it('the board with --database shows the worker on the goal page, pauses the goal from its control API and queues it again with resume', async () => {
     const { gates, env, job, session, one } = await runningGoal('board')
     const board = start([...fleet.globals, 'board', '--database', fleet.url], { env: { ...fleet.env, ...env } })
     try {
@@ -78,6 +78,9 @@ describe('controls for fleet goals', () => {
       // The paused job's page offers the resume that queues it again.
       const after = await (await fetch(`${url.origin}/api/goal/${session}`, { headers: { 'x-board-token': token } })).json()
       expect(after.control).toMatchObject({ live: true, status: { pid: 0, goal: null, fleetJob: { id: job, state: 'paused' } } })
+      const resume = await fetch(`${url.origin}/api/goal/${session}/control`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url.origin, 'x-board-token': token }, body: '{"action":"resume"}' })
+      expect([resume.status, await resume.json()]).toMatchObject([200, { ok: true, status: { fleetJob: { id: job, state: 'requeued' } } }])
+      await one.waitFor('stderr', new RegExp(`goal ${job} done: complete after 2 rounds`))
     } finally {
       board.child.kill('SIGTERM')
       await board.exit

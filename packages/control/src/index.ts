@@ -21,7 +21,7 @@ export const inject = ['agents', 'goals']
 
 export const Config = Schema.object({
   dir: Schema.string().default('').description('Where the control socket and the notes naming held sessions go; empty: $GOALKEEPER_CONTROL_DIR, else goalkeeper-control-<uid> in the temp directory.'),
-  approvals: Schema.boolean().default(false).description('Take the permission questions of this process\'s agents, to be answered from the board or `goalkeeper control`; a question then waits until someone answers or its turn is cancelled.'),
+  approvals: Schema.boolean().default(false).description('Take the permission questions of this process\'s agents, to be answered from the board; a question then waits until someone answers or its turn is cancelled.'),
 })
 export type Config = Schemastery.TypeT<typeof Config>
 

@@ -47,7 +47,8 @@ export class FleetControls {
   /** LISTENs (again, after a lost connection), then takes what waits for the sessions this worker runs. */
   async sweep(): Promise<void> {
     await this.listen()
-    for (const session of [...this.handlers.keys()]) await this.take(session)
+    // One query for every session this worker runs, none when it runs none.
+    if (this.handlers.size) await this.take([...this.handlers.keys()])
   }
 
   private listen(): Promise<void> {
@@ -65,7 +66,7 @@ export class FleetControls {
       client.on('end', lost)
       client.on('notification', (message) => {
         const session = message.payload ?? ''
-        if (this.handlers.has(session)) this.take(session).catch((error) => this.log(`control for session ${session}: ${describeError(error)}`))
+        if (this.handlers.has(session)) this.take([session]).catch((error) => this.log(`control for session ${session}: ${describeError(error)}`))
       })
       try {
         await client.connect()
@@ -82,22 +83,22 @@ export class FleetControls {
   /** Controls for `session` go to `handler` until the returned function is called. */
   register(session: string, handler: ControlHandler): () => void {
     this.handlers.set(session, handler)
-    this.take(session).catch((error) => this.log(`control for session ${session}: ${describeError(error)}`))
+    this.take([session]).catch((error) => this.log(`control for session ${session}: ${describeError(error)}`))
     return () => {
       if (this.handlers.get(session) === handler) this.handlers.delete(session)
     }
   }
 
-  private async take(session: string): Promise<void> {
-    if (!this.handlers.has(session)) return
+  private async take(sessions: string[]): Promise<void> {
     const { rows } = await this.pool.query(
       `UPDATE goalkeeper_control SET taken_by = $2, taken_at = now() WHERE id IN (
-         SELECT id FROM goalkeeper_control WHERE session_id = $1 AND taken_by IS NULL AND answered_at IS NULL
+         SELECT id FROM goalkeeper_control WHERE session_id = ANY($1) AND taken_by IS NULL AND answered_at IS NULL
          ORDER BY id FOR UPDATE SKIP LOCKED)
-       RETURNING id, action, args, source`,
-      [session, this.worker],
+       RETURNING id, session_id, action, args, source`,
+      [sessions, this.worker],
     )
     for (const row of rows.sort((a, b) => Number(a.id) - Number(b.id))) {
+      const session: string = row.session_id
       const handler = this.handlers.get(session)
       const reply: ControlReply = handler
         ? replyOf(() => handler(parseRequest({ ...(row.args ?? {}), session, source: row.source, action: row.action })))

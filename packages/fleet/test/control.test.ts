@@ -62,7 +62,7 @@ describe('controls for fleet goals', () => {
       const token = url.searchParams.get('token')!
       const page = await fetch(`${url.origin}/api/goal/${session}`, { headers: { 'x-board-token': token } })
       expect(page.status).toBe(200)
-      const { control } = await page.json()
+      const { control } = await page.json() as { control: { status: { goal: { revision: number } } } }
       expect(control).toMatchObject({ live: true, status: { worker: 'w-board', goal: { phase: 'active' } } })
       const post = (headers: Record<string, string>) => fetch(`${url.origin}/api/goal/${session}/control`, {
         method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ action: 'pause', revision: control.status.goal.revision }),
@@ -76,7 +76,7 @@ describe('controls for fleet goals', () => {
       await one.waitFor('stderr', new RegExp(`goal ${job} paused: its job waits for a resume\\n`))
       expect(await controlsOf(session)).toEqual([{ action: 'pause', source: 'board', revision: expect.any(Number) }])
       // The paused job's page offers the resume that queues it again.
-      const after = await (await fetch(`${url.origin}/api/goal/${session}`, { headers: { 'x-board-token': token } })).json()
+      const after = await (await fetch(`${url.origin}/api/goal/${session}`, { headers: { 'x-board-token': token } })).json() as { control: unknown }
       expect(after.control).toMatchObject({ live: true, status: { pid: 0, goal: null, fleetJob: { id: job, state: 'paused' } } })
       const resume = await fetch(`${url.origin}/api/goal/${session}/control`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url.origin, 'x-board-token': token }, body: '{"action":"resume"}' })
       expect([resume.status, await resume.json()]).toMatchObject([200, { ok: true, status: { fleetJob: { id: job, state: 'requeued' } } }])

@@ -132,12 +132,15 @@ async function jobOf(pool: pg.Pool, config: Config, session: string): Promise<Se
   const { rows } = await pool.query(
     `SELECT j.id, j.state::text AS state, f.worker, f.phase,
        CASE WHEN w.beat_at < now() - $3 * interval '1 second' THEN extract(epoch FROM now() - w.beat_at) END AS lost_for
-     FROM ${schema}.job j LEFT JOIN goalkeeper_fleet f ON f.job_id = j.id LEFT JOIN goalkeeper_fleet_workers w ON w.worker = f.worker
+     FROM ${schema}.job j LEFT JOIN goalkeeper_fleet f ON f.job_id = j.id
+       LEFT JOIN goalkeeper_fleet_workers w ON w.worker = f.worker
      WHERE j.name = $1 AND j.data->>'sessionId' = $2 ORDER BY j.created_on DESC LIMIT 1`,
     [config.queue, session, config.lostSeconds],
   )
   const row = rows[0]
-  return row && { id: row.id, state: row.state, worker: row.worker ?? null, phase: row.phase ?? null, lostFor: row.lost_for === null ? null : Number(row.lost_for) }
+  if (!row) return undefined
+  const lostFor = row.lost_for === null ? null : Number(row.lost_for)
+  return { id: row.id, state: row.state, worker: row.worker ?? null, phase: row.phase ?? null, lostFor }
 }
 
 export interface FleetControlOptions {
@@ -145,34 +148,55 @@ export interface FleetControlOptions {
   timeoutMs?: number
 }
 
-/** A paused fleet goal's job, put back in the queue by a resume: no process holds the goal until a worker takes it. */
-const unheld = (id: string, state: 'paused' | 'requeued'): ControlStatus => ({ pid: 0, goal: null, answersApprovals: false, approvals: [], fleetJob: { id, state } })
+/** A fleet goal no worker runs: its job paused by a control, or put back in the queue by a resume just now. */
+const unheld = (id: string, state: 'paused' | 'requeued'): ControlStatus =>
+  ({ pid: 0, goal: null, answersApprovals: false, approvals: [], fleetJob: { id, state } })
+
+/** The answer for a goal no worker runs, from its job alone. */
+function unavailable(session: string, job: SessionJob): ControlUnavailable | undefined {
+  const goal = `the fleet goal of session ${session}`
+  if (job.state === 'cancelled' && job.phase === 'paused') {
+    return new ControlUnavailable('CONTROL_PAUSED', `${goal} is paused and no worker runs it (job ${job.id}): resume it to put it back in the queue`)
+  }
+  if (job.state === 'created' || job.state === 'retry') return new ControlUnavailable('CONTROL_QUEUED', `${goal} is queued (job ${job.id}): no worker runs it yet`)
+  if (job.state !== 'active') {
+    const ended = `${job.state}${job.phase ? `, ${job.phase}` : ''}`
+    return new ControlUnavailable('CONTROL_FINISHED', `${goal} has ended (job ${job.id} ${ended}): no worker runs it`)
+  }
+  if (!job.worker) return new ControlUnavailable('CONTROL_GONE', `the worker that ran session ${session} is gone: its goal goes back to the queue`)
+  if (job.lostFor !== null) {
+    const silent = `stopped beating ${Math.round(job.lostFor)} s ago`
+    return new ControlUnavailable('CONTROL_GONE', `the worker that ran session ${session} (${job.worker}) ${silent}: its goal goes back to the queue`)
+  }
+  return undefined
+}
 
 /**
  * Sends one control to the worker that runs the session's fleet goal, through the database (a request row
  * and a NOTIFY; the worker answers with the reply row and a NOTIFY), and resolves to its reply. A paused
  * fleet goal (its job ended as paused) is resumed by putting its job back in the queue. Throws
  * `ControlUnavailable` when no worker runs the goal: `CONTROL_NOT_HELD` (no fleet goal has the session),
- * `CONTROL_QUEUED`, `CONTROL_PAUSED`, `CONTROL_FINISHED` or `CONTROL_GONE` (its worker is lost, or did not answer).
+ * `CONTROL_QUEUED`, `CONTROL_PAUSED`, `CONTROL_FINISHED` or `CONTROL_GONE` (its worker is lost, or did not
+ * answer).
  */
-export async function sendFleetControl(url: string, pool: pg.Pool, boss: PgBoss, config: Config, request: ControlRequest, options: FleetControlOptions = {}): Promise<ControlReply> {
+export async function sendFleetControl(
+  url: string, pool: pg.Pool, boss: PgBoss, config: Config, request: ControlRequest, options: FleetControlOptions = {},
+): Promise<ControlReply> {
   const { session } = request
   const job = await jobOf(pool, config, session)
-  if (!job) throw new ControlUnavailable('CONTROL_NOT_HELD', `no goal of the fleet's queue has session ${session}, and no goalkeeper process on this machine has it open`)
+  if (!job) {
+    throw new ControlUnavailable('CONTROL_NOT_HELD', `no goal of the fleet's queue has session ${session}, and no goalkeeper process on this machine has it open`)
+  }
   if (job.state === 'cancelled' && job.phase === 'paused') {
     if (request.action === 'resume') {
       await boss.resume(config.queue, job.id)
       return { ok: true, status: unheld(job.id, 'requeued') }
     }
     if (request.action === 'status') return { ok: true, status: unheld(job.id, 'paused') }
-    throw new ControlUnavailable('CONTROL_PAUSED', `the fleet goal of session ${session} is paused and no worker runs it (job ${job.id}): resume it to put it back in the queue`)
   }
-  if (job.state === 'created' || job.state === 'retry') throw new ControlUnavailable('CONTROL_QUEUED', `the fleet goal of session ${session} is queued (job ${job.id}): no worker runs it yet`)
-  if (job.state !== 'active') throw new ControlUnavailable('CONTROL_FINISHED', `the fleet goal of session ${session} has ended (job ${job.id} ${job.state}${job.phase ? `, ${job.phase}` : ''}): no worker runs it`)
-  if (!job.worker || job.lostFor !== null) {
-    throw new ControlUnavailable('CONTROL_GONE', `the worker that ran session ${session}${job.worker ? ` (${job.worker}) stopped beating ${Math.round(job.lostFor ?? 0)} s ago` : ' is gone'}: its goal goes back to the queue`)
-  }
-  return await roundTrip(url, pool, job.worker, request, options.timeoutMs ?? 10_000)
+  const refused = unavailable(session, job)
+  if (refused) throw refused
+  return await roundTrip(url, pool, job.worker!, request, options.timeoutMs ?? 10_000)
 }
 
 async function roundTrip(url: string, pool: pg.Pool, worker: string, request: ControlRequest, timeoutMs: number): Promise<ControlReply> {
@@ -180,19 +204,28 @@ async function roundTrip(url: string, pool: pg.Pool, worker: string, request: Co
   const listener = new pg.Client({ connectionString: url })
   listener.on('error', () => {})
   await listener.connect()
+  const replyOf = async (id: string) =>
+    (await pool.query(`SELECT reply FROM goalkeeper_control WHERE id = $1 AND answered_at IS NOT NULL`, [id])).rows[0]?.reply as ControlReply | undefined
   try {
-    let wake = () => {}
+    // A NOTIFY that lands while the row is being read is remembered, not lost.
+    let signalled = false
+    let wake = () => void (signalled = true)
     listener.on('notification', () => wake())
     await listener.query(`LISTEN ${CONTROL_REPLY_CHANNEL}`)
-    const { rows } = await pool.query(`INSERT INTO goalkeeper_control (session_id, action, args, source) VALUES ($1, $2, $3, $4) RETURNING id`, [session, action, JSON.stringify(args), source])
+    const { rows } = await pool.query(
+      `INSERT INTO goalkeeper_control (session_id, action, args, source) VALUES ($1, $2, $3, $4) RETURNING id`,
+      [session, action, JSON.stringify(args), source],
+    )
     const id = String(rows[0].id)
     await pool.query(`SELECT pg_notify($1, $2)`, [CONTROL_CHANNEL, session])
     const deadline = Date.now() + timeoutMs
     for (;;) {
-      const answered = await pool.query(`SELECT reply FROM goalkeeper_control WHERE id = $1 AND answered_at IS NOT NULL`, [id])
-      if (answered.rows[0]) return answered.rows[0].reply as ControlReply
+      signalled = false
+      const reply = await replyOf(id)
+      if (reply) return reply
       const left = deadline - Date.now()
       if (left <= 0) break
+      if (signalled) continue
       // Until a reply's NOTIFY (any request's: the row says whether it is this one's) or the deadline.
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left)
@@ -201,10 +234,16 @@ async function roundTrip(url: string, pool: pg.Pool, worker: string, request: Co
           resolve()
         }
       })
+      wake = () => void (signalled = true)
     }
     // Not taken: withdrawn, so that a worker coming back later does not act on a control nobody waits for.
-    await pool.query(`UPDATE goalkeeper_control SET answered_at = now(), reply = $2 WHERE id = $1 AND answered_at IS NULL AND taken_by IS NULL`,
-      [id, JSON.stringify({ ok: false, code: 'CONTROL_GONE', message: 'withdrawn: no worker answered in time' })])
+    const withdrawn = await pool.query(
+      `UPDATE goalkeeper_control SET answered_at = now(), reply = $2 WHERE id = $1 AND answered_at IS NULL AND taken_by IS NULL`,
+      [id, JSON.stringify({ ok: false, code: 'CONTROL_GONE', message: 'withdrawn: no worker answered in time' })],
+    )
+    // Taken and answered at the last moment: that answer stands.
+    const late = withdrawn.rowCount ? undefined : await replyOf(id)
+    if (late) return late
     throw new ControlUnavailable('CONTROL_GONE', `worker ${worker}, which runs session ${session}, did not answer within ${Math.round(timeoutMs / 1000)} s`)
   } finally {
     await listener.end().catch(() => {})

@@ -13,13 +13,15 @@ export { controlDir, CONTROL_DIR_VARIABLE, pointerFile, socketFile } from './pla
 export { CONTROL_ACTIONS, CONTROL_SOURCES, ControlError, parseRequest, type ControlAction, type ControlReply, type ControlRequest, type ControlSource, type ControlStatus, type PendingApproval } from './protocol.ts'
 export { sendControl, ControlUnavailable, type ControlClientOptions } from './client.ts'
 export { CONTROL_RECORD, type ControlRecord } from './records.ts'
+export { applyControl, statusOf } from './apply.ts'
+export { Approvals } from './approvals.ts'
 
 export const name = 'control'
 export const inject = ['agents', 'goals']
 
 export const Config = Schema.object({
   dir: Schema.string().default('').description('Where the control socket and the notes naming held sessions go; empty: $GOALKEEPER_CONTROL_DIR, else goalkeeper-control-<uid> in the temp directory.'),
-  approvals: Schema.boolean().default(false).description('Take the permission questions of this process\'s agents, to be answered from the board or `goalkeeper control`; a question then waits until someone answers or its turn is cancelled.'),
+  approvals: Schema.boolean().default(false).description('Take the permission questions of this process\'s agents, to be answered from the board; a question then waits until someone answers or its turn is cancelled.'),
 })
 export type Config = Schemastery.TypeT<typeof Config>
 

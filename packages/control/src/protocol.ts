@@ -33,7 +33,15 @@ export interface PendingApproval {
 }
 
 export interface ControlStatus {
+  /** The process that applied the control (a fleet worker's, for a goal it runs). */
   pid: number
+  /** The fleet worker running the goal, when the control went through the fleet's database. */
+  worker?: string
+  /**
+   * A fleet goal no worker runs (pid 0, goal null): its job ended as `paused` (a resume puts it back in the
+   * queue), or was just `requeued` by this resume.
+   */
+  fleetJob?: { id: string; state: 'paused' | 'requeued' }
   goal: Goal | null
   /** Whether this process takes permission questions for controllers (`approvals` of the plugin). */
   answersApprovals: boolean

@@ -17,7 +17,7 @@ export interface ControlRecord {
 
 declare module '@goalkeeper/session' {
   interface RecordData {
-    /** A person's control from another process (the board, `goalkeeper control`): what and from where. */
+    /** A person's control from another process (the board, `goalkeeper pause`/`resume`): what and from where. */
     'control/applied': ControlRecord
   }
 }

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs'
+import type { Context } from 'cordis'
 import path from 'node:path'
 import type { Agent, AgentService } from '@goalkeeper/agent-loop'
+import { applyControl, Approvals } from '@goalkeeper/control'
 import { describeGoalStatus, isSettled, type GoalService, type GoalState } from '@goalkeeper/goal'
 import { interruptWork, type GoalDriver } from '@goalkeeper/goal-session'
 import { describeError } from '@goalkeeper/kit'
@@ -157,6 +159,12 @@ async function pursueGoal(app: GoalApp, services: GoalServices, agent: Agent, ha
   const target = { agent, workspace: handle.workspace, worker: handle.worker, progress: handle.progress }
   let commitError: unknown
   const commits = await app.ctx.plugin(roundCommit, { ...target, failed: (error: unknown) => void (commitError ??= error) })
+  // Controls sent through the database (the board, `goalkeeper pause --database`) go through the same code
+  // as the control plugin's socket, on this goal's composition; approvals are not taken over the database.
+  const approvals = new Approvals()
+  let scoped!: Context
+  const controls = await app.ctx.plugin({ name: 'fleet-control', inject: ['agents', 'goals'], apply: (ctx: Context) => void (scoped = ctx) })
+  const unregister = handle.controls(agent.id, (request) => ({ ...applyControl(scoped, approvals, request, false), worker: handle.worker }))
   let stopReason: StopReason | undefined
   void handle.stopping.then((reason) => {
     stopReason = reason
@@ -168,7 +176,8 @@ async function pursueGoal(app: GoalApp, services: GoalServices, agent: Agent, ha
   // Until the goal's rounds stop; a job lost to another worker ends the wait whatever the goal does.
   const lost = new Promise<'lost'>((resolve) => void handle.stopping.then((reason) => reason === 'lost' && resolve('lost')))
   const settled = driver.whenSettled(agent).then(() => (agent.disposed ? 'lost' : 'rest') as 'lost' | 'rest')
-  const state = await Promise.race([settled, lost])
+  const state = await Promise.race([settled, lost]).finally(unregister)
+  await controls.dispose()
   await commits.dispose()
   if (stopReason === 'lost' || state === 'lost') return { kind: 'lost' }
   await roundCommit.commitRound(services, target).catch((error) => void (commitError ??= error))
@@ -185,6 +194,11 @@ async function jobOutcome({ sessions, goals }: GoalServices, agent: Agent, handl
     append(agent, 'fleet/release', { worker: handle.worker, job: handle.id, phase: goal.phase, rounds: goal.roundsStarted })
     await sessions.flush(agent.session)
     return { kind: 'returned', output }
+  }
+  // Paused by a control (no drain): the job ends as paused, and a resume puts it back in the queue.
+  if (stopReason !== 'drain' && goal?.phase === 'paused') {
+    await sessions.flush(agent.session)
+    return { kind: 'paused', output }
   }
   // Active but disarmed with no drain: the driver stopped the rounds itself (a session flush failed, as when
   // the database dropped the connection). Nothing was decided; the job is tried again, and the next run

@@ -16,6 +16,7 @@ export type { GoalApp, GoalRunnerOptions } from './goal-app.ts'
 export { runGoal } from './goal-runner.ts'
 export * as roundCommit from './round-commit.ts'
 export { commitRound, type RoundCommitTarget } from './round-commit.ts'
+export { CONTROL_CHANNEL, CONTROL_REPLY_CHANNEL, type ControlHandler, type FleetControlOptions, FleetControls, sendFleetControl } from './control.ts'
 export { FleetWorker, type FleetJobLost, type GoalHandle, type GoalOutcome, isPermanent, type RunGoal, type StopReason, type WorkerOptions } from './worker.ts'
 
 /** `ctx.fleet`: the goal queue and its workers, on the database the plugin (or the command) names. */

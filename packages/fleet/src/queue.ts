@@ -1,14 +1,17 @@
 import PgBoss from 'pg-boss'
 import pg from 'pg'
 import { guardConnections, isConnectionLoss, underSetupLock, withRetry } from '@goalkeeper/session-postgres'
+import { type ControlReply, type ControlRequest, ControlUnavailable } from '@goalkeeper/control'
 import type { Config } from './config.ts'
+import { CONTROL_TABLE_SQL, type FleetControlOptions, FleetControls, sendFleetControl } from './control.ts'
 import { type FleetKey, queryFleetKey } from './fleet-key.ts'
 import { FleetError, type GoalJob, type GoalSpec, makeJob, readJob } from './job.ts'
 
 /** What a listing shows of one goal: pg-boss's job state, with the worker and progress goalkeeper keeps beside it. */
 export interface QueuedGoal {
   id: string
-  state: 'queued' | 'running' | 'done' | 'failed' | 'cancelled'
+  /** `paused`: a control paused the goal and its worker ended the job so (pg-boss `cancelled`); a resume queues it again. */
+  state: 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled'
   /** pg-boss's own state name (created, retry, active, completed, failed, cancelled). */
   jobState: string
   objective: string
@@ -110,6 +113,7 @@ export class GoalQueue {
         await client.query(`CREATE TABLE IF NOT EXISTS goalkeeper_fleet_key (
           only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row), key_id text NOT NULL, source text NOT NULL,
           worker text NOT NULL, set_at timestamptz NOT NULL DEFAULT now())`)
+        for (const statement of CONTROL_TABLE_SQL) await client.query(statement)
       })
     }, {
       // A database that never answered is told at once (a wrong URL, a server that is down); one lost after
@@ -245,6 +249,25 @@ export class GoalQueue {
     await this.retrying(() => this.boss.resume(this.config.queue, id))
   }
 
+  /** Ends a running job as paused (a control paused its goal): cancelled in pg-boss, until a resume queues it again. */
+  async pauseJob(id: string): Promise<void> {
+    await this.retrying(() => this.boss.cancel(this.config.queue, id))
+  }
+
+  /** A control for the fleet goal of `request.session`, through the database to the worker that runs it (control.ts). */
+  async control(request: ControlRequest, options?: FleetControlOptions): Promise<ControlReply> {
+    // A database no worker ever ran on gets no queue created by a control.
+    const { rows } = await this.pool.query(`SELECT to_regclass('goalkeeper_fleet') IS NOT NULL AS fleet`)
+    if (!rows[0].fleet) throw new ControlUnavailable('CONTROL_NOT_HELD', `no goalkeeper process on this machine has session ${request.session} open, and the database holds no fleet`)
+    await this.start()
+    return sendFleetControl(this.url, this.pool, this.boss, this.config, request, options)
+  }
+
+  /** The worker's side of those controls, on this queue's database. */
+  controls(worker: string, log: (line: string) => void): FleetControls {
+    return new FleetControls(this.url, this.pool, worker, log)
+  }
+
   async noteClaim(id: string, sessionId: string, worker: string | null, attempt: number): Promise<void> {
     await this.retrying(() => this.pool.query(
       `INSERT INTO goalkeeper_fleet (job_id, session_id, worker, attempt, updated_at) VALUES ($1, $2, $3, $4, now())
@@ -276,7 +299,7 @@ export class GoalQueue {
     )
     return rows.map((row) => {
       const data = (row.data ?? {}) as Partial<GoalJob>
-      const state = STATE[row.state] ?? 'queued'
+      const state = row.state === 'cancelled' && row.phase === 'paused' ? 'paused' : STATE[row.state] ?? 'queued'
       return {
         id: row.id,
         state,

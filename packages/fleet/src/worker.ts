@@ -1,6 +1,7 @@
 import os from 'node:os'
 import { describeError } from '@goalkeeper/kit'
 import type { Config } from './config.ts'
+import type { ControlHandler, FleetControls } from './control.ts'
 import { assertFleetKey } from './fleet-key.ts'
 import { GitWorkspace } from './git.ts'
 import { FleetError, type GoalJob } from './job.ts'
@@ -20,11 +21,15 @@ export interface GoalHandle {
   stopping: Promise<StopReason>
   /** Notes rounds and phase beside the job (what `queue` shows). */
   progress(progress: { rounds?: number; phase?: string }): void
+  /** Takes the controls sent through the database for `session` (control.ts) until the returned function is called. */
+  controls(session: string, handler: ControlHandler): () => void
 }
 
 export type GoalOutcome =
   | { kind: 'done'; output: { phase: string; rounds: number; [key: string]: unknown } }
   | { kind: 'returned'; output?: { phase: string; rounds: number } }
+  /** A control paused the goal: the job ends as paused (cancelled) until a resume queues it again. */
+  | { kind: 'paused'; output: { phase: string; rounds: number } }
   | { kind: 'lost' }
 
 export type RunGoal = (handle: GoalHandle) => Promise<GoalOutcome>
@@ -71,6 +76,7 @@ export class FleetWorker {
   private loop?: Promise<void>
   private beating?: ReturnType<typeof setInterval>
   private beatUnderWay?: Promise<void>
+  private controls?: FleetControls
 
   constructor(private queue: GoalQueue, private config: Config, private options: WorkerOptions) {
     this.name = options.name || `${os.hostname()}:${process.pid}`
@@ -87,6 +93,8 @@ export class FleetWorker {
     if (this.options.key && !this.loop) await this.checkKey(this.options.key)
     if (!this.loop) {
       await this.queue.beat(this.name)
+      this.controls = this.queue.controls(this.name, (line) => this.log(line))
+      await this.controls.sweep().catch((error) => this.log(`controls: ${describeError(error)}`))
       this.beating = setInterval(() => void this.beat(), this.config.heartbeatSeconds * 1000)
       this.loop = this.poll()
     }
@@ -106,6 +114,7 @@ export class FleetWorker {
   private async beatOnce(): Promise<void> {
     try {
       await this.queue.beat(this.name)
+      await this.controls?.sweep().catch((error) => this.log(`controls: ${describeError(error)}`))
       for (const { job, worker } of await this.queue.releaseLost(this.config.lostSeconds)) {
         this.log(`goal ${job}: worker ${worker} stopped beating ${this.config.lostSeconds} s ago; released its job`)
         this.wake?.()
@@ -129,6 +138,7 @@ export class FleetWorker {
       await this.beatUnderWay
       await this.queue.forgetWorker(this.name).catch(() => {})
     }
+    await this.controls?.close()
   }
 
   private log(line: string) {
@@ -208,6 +218,7 @@ export class FleetWorker {
       const handle: GoalHandle = {
         id, job, attempt, worker: this.name, workspace, stopping,
         progress: (progress) => void this.queue.noteProgress(id, progress).catch(() => {}),
+        controls: (session, handler) => this.controls?.register(session, handler) ?? (() => {}),
       }
       let outcome: GoalOutcome
       try {
@@ -241,6 +252,11 @@ export class FleetWorker {
       await this.queue.noteProgress(id, { ...(outcome.output ?? {}), worker: null })
       await this.queue.release(id)
       this.log(`goal ${id} returned to the queue`)
+    } else if (outcome.kind === 'paused') {
+      if (!(await this.queue.heartbeat(id))) return this.lost(id, job, attempt)
+      await this.queue.noteProgress(id, { ...outcome.output, worker: null })
+      await this.queue.pauseJob(id)
+      this.log(`goal ${id} paused: its job waits for a resume`)
     } else {
       this.lost(id, job, attempt)
     }

@@ -9,6 +9,8 @@ export class HostError extends Error {
   override name = 'HostError'
   readonly hint: string | undefined
   readonly exitCode: ExitCode
+  /** The session the failure is about, when a command resolved one (resume uses it to reach its holder). */
+  session?: string
 
   constructor(message: string, options: { hint?: string; exitCode?: ExitCode; cause?: unknown } = {}) {
     super(message, { cause: options.cause })

@@ -21,6 +21,12 @@ export const ExitCode = {
    * that gave the model the problems. The answer is still printed and written to `--output-last-message`.
    */
   OUTPUT_INVALID: 7,
+  /** `pause`/`resume` of a goal another process runs: that process's goal service refused the control (its code says why). */
+  CONTROL_REFUSED: 8,
+  /** `pause`/`resume`: no process holds the session (none on this machine; with --database, no worker runs its goal). */
+  NOT_HELD: 9,
+  /** `pause`/`resume`: the process or worker that held the session is gone, or did not answer in time. */
+  GONE: 10,
   /**
    * The session could not be saved (a flush failed: disk full, file size limit, I/O error, or its file
    * was removed or replaced while open); the message says why and what was kept. Follows EX_IOERR.

@@ -98,6 +98,7 @@ function createProgram(version: string, io: CliIO, onUsageError: (failure: Failu
     .addHelpText('after', `
 Exit codes: 0 done (goal complete), 2 goal blocked, 3 paused or cancelled, 4 out of rounds,
 5 budget used up, 6 the model refused, 7 answer not valid against --output-schema,
+8 control refused, 9 session not held by any process, 10 its process gone,
 64 bad command line or configuration, 70 runtime error, 74 session not saved,
 130 forced exit (details: goalkeeper goal --help).`)
     .exitOverride()

@@ -50,7 +50,7 @@ describe('exit codes', () => {
   })
 
   it('keeps the published values', () => {
-    expect(ExitCode).toEqual({ OK: 0, BLOCKED: 2, PAUSED: 3, ROUND_LIMIT: 4, BUDGET_LIMIT: 5, REFUSED: 6, OUTPUT_INVALID: 7, USAGE: 64, RUNTIME: 70, NOT_SAVED: 74, INTERRUPTED: 130 })
+    expect(ExitCode).toEqual({ OK: 0, BLOCKED: 2, PAUSED: 3, ROUND_LIMIT: 4, BUDGET_LIMIT: 5, REFUSED: 6, OUTPUT_INVALID: 7, CONTROL_REFUSED: 8, NOT_HELD: 9, GONE: 10, USAGE: 64, RUNTIME: 70, NOT_SAVED: 74, INTERRUPTED: 130 })
   })
 })
 

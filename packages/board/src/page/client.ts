@@ -213,13 +213,15 @@ export const CLIENT_JS = String.raw`(function () {
     var live = state.live, status = live ? state.status : null, goal = status && status.goal
     var parts = [el('h3', { text: 'Controls' })]
     if (!live) parts.push(el('p', { className: 'sub', id: 'control-why', text: 'Controls are off: ' + state.why }))
-    else parts.push(el('p', { className: 'sub', text: 'run by process ' + status.pid + (status.answersApprovals ? '; it takes approvals from this page' : '') }))
+    else if (status.fleetJob) parts.push(el('p', { className: 'sub', text: 'fleet job ' + status.fleetJob.id + (status.fleetJob.state === 'paused' ? ' is paused; resume puts it back in the queue' : ' is queued again') }))
+    else parts.push(el('p', { className: 'sub', text: (status.worker ? 'run by fleet worker ' + status.worker + ' (process ' + status.pid + ')' : 'run by process ' + status.pid) + (status.answersApprovals ? '; it takes approvals from this page' : '') }))
     function button(action, enabled, extra) {
-      return el('button', { 'data-control': action, text: action, disabled: enabled ? null : 'disabled', onclick: function () { control(id, Object.assign({ action: action, revision: goal.revision }, extra)) } })
+      return el('button', { 'data-control': action, text: action, disabled: enabled ? null : 'disabled', onclick: function () { control(id, Object.assign({ action: action }, goal ? { revision: goal.revision } : {}, extra)) } })
     }
+    var pausedJob = !!status && !!status.fleetJob && status.fleetJob.state === 'paused'
     parts.push(el('div', { className: 'buttons' }, [
       button('pause', !!goal && goal.phase === 'active'), ' ',
-      button('resume', !!goal && (goal.phase === 'paused' || goal.phase === 'blocked')), ' ',
+      button('resume', pausedJob || (!!goal && (goal.phase === 'paused' || goal.phase === 'blocked'))), ' ',
       button('clear', !!goal),
     ]))
     parts.push(raiseForm(id, goal, !!goal))

@@ -6,6 +6,7 @@ import type { CommandContext } from '../command.ts'
 import { defineCommand } from '../command.ts'
 import { HostError } from '../errors.ts'
 import { ExitCode } from '../exit-codes.ts'
+import { controlChannel } from './lookup/controls.ts'
 import { assertSessions, databaseEnv } from './lookup/database.ts'
 import { workerSummaryFold } from './lookup/worker-fold.ts'
 import { cliCommand } from './render/hints.ts'
@@ -62,9 +63,9 @@ for this address only. Goals are grouped by state with their rounds and spend ag
 a goal's page shows its rounds (tool calls, edits as diffs, checks, compactions, stops, spend per
 round), the final answer and the commands to resume it. The page updates when the session store
 changes. --project (repeated) shows several projects' sessions, with --database a fleet's too.
-A goal whose process runs on this machine can be paused, resumed, cleared, given a larger budget or
-round cap, and its waiting approvals answered from its page (through that process, never by writing
-the session here). Ctrl-C stops the board.
+A goal whose process runs on this machine (or, with --database, a fleet worker) can be paused,
+resumed, cleared, given a larger budget or round cap, and its waiting approvals answered from its
+page (through that process, never by writing the session here). Ctrl-C stops the board.
 
 Exit codes: 0 stopped, 64 bad command line or configuration (a --host beyond loopback without --token).`),
   async run(cli, _args, options) {
@@ -90,6 +91,8 @@ Exit codes: 0 stopped, 64 bad command line or configuration (a --host beyond loo
         port: options.port,
         ...(options.token !== undefined ? { token: options.token } : {}),
         folds: { worker: workerSummaryFold },
+        // With a fleet's database, a goal no process here holds is controlled through its worker.
+        ...(options.database !== undefined ? { controls: controlChannel(cli, options.database) } : {}),
         resumeCommands: (id) => [cliCommand(cli.globals, 'goal', '--session', id), cliCommand(cli.globals, 'show', id)],
         log: (line) => cli.note(line),
       })

@@ -5,6 +5,7 @@ import chat from './chat/chat.ts'
 import check from './check.ts'
 import goal from './goal.ts'
 import hooks from './hooks.ts'
+import pause from './pause.ts'
 import resume from './resume.ts'
 import run from './run.ts'
 import sessions from './sessions.ts'
@@ -14,4 +15,4 @@ import worker from './fleet/worker.ts'
 import show from './show/show.ts'
 
 /** Every CLI command, in the order `--help` lists them. Add a command by adding its file here. */
-export const commands: CommandDefinition[] = [run, goal, chat, resume, sessions, show, check, hooks, submit, worker, queue, board, acp]
+export const commands: CommandDefinition[] = [run, goal, chat, resume, pause, sessions, show, check, hooks, submit, worker, queue, board, acp]

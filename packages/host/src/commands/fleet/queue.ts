@@ -15,7 +15,7 @@ export default defineCommand<QueueOptions>({
   configure: (command) =>
     command
       .option('--database <url>', 'PostgreSQL URL of the queue (default: GOALKEEPER_DATABASE_URL, else DATABASE_URL)')
-      .option('--state <state>', 'only goals in this state: queued, running, done, failed or cancelled'),
+      .option('--state <state>', 'only goals in this state: queued, running, paused, done, failed or cancelled'),
   async run(cli, _args, options) {
     const { app, fleet } = await openFleet(cli)
     const key = await compositionKey(app, 'queue')

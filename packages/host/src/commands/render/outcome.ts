@@ -40,6 +40,9 @@ Exit codes:
   5    a budget of the goal is used up (blocked with budget-limited)
   6    the model refused the prompt (the answer says why); for a goal: blocked with refused
   7    the answer is not valid against --output-schema, also after one retry
+  8    pause/resume: the process that runs the goal refused the control (its reason)
+  9    pause/resume: no process holds the session (nor, with --database, a worker)
+  10   pause/resume: the process or worker that held the session is gone
   64   bad command line or configuration (unreadable cordis.yml, an entry that did not load),
        an unknown session, or a session another process has open for writing
   70   runtime error (a model or session error, a failed turn)

@@ -146,7 +146,9 @@ export class AgentRun {
         : await app.ctx.get('agents')!.create({ cwd: cli.globals.cwd, ...picked })
     } catch (error) {
       view.dispose()
-      throw asHostError(error)
+      const failure = asHostError(error)
+      if (id && failure instanceof HostError) failure.session = id
+      throw failure
     }
     const resumed = !!id
     view.follow(agent, resumed)

@@ -13,8 +13,8 @@ const repo = path.resolve(here, '../../..')
 const launch = appsPerTest()
 
 /** A file store counting what listing does per log: the versions it reads and the logs it streams. */
-function countingStore(dir: string) {
-  const store: SessionStore = new JsonlFileStore(dir)
+function countingStore(dir: string, options: { everywhere?: string } = {}) {
+  const store: SessionStore = new JsonlFileStore(dir, options)
   const streamed: string[] = []
   const versions: string[] = []
   const stream = store.stream.bind(store)
@@ -100,6 +100,24 @@ describe('index of kept summaries', () => {
     reset()
     expect((await sessions.recent({ limit: 1 })).sessions).toEqual([expect.objectContaining({ id: ids[5], records: 3 })])
     expect(streamed).toEqual([])
+  })
+
+  itOnFiles('every project\'s listing keeps what it rebuilt of its own logs, and only reads the other projects\' indexes', async () => {
+    const root = await tempDir()
+    const [mine, theirs] = [path.join(root, 'mine'), path.join(root, 'theirs')]
+    const [ownIds, otherIds] = [await sessionsIn(mine, 3), await sessionsIn(theirs, 2)]
+    const { store, streamed, reset } = countingStore(mine, { everywhere: root })
+    const { sessions } = await launch(mine, { store })
+    const other = await fs.readFile(path.join(theirs, '.summaries.log'), 'utf8')
+    // A fold the writers did not keep: every log is read once, this project's entries kept in its own journal.
+    const folds = { x: { version: '1', start: () => ({ add() {}, result: () => 0 }) } }
+    const first = await sessions.list({ everywhere: true, folds })
+    expect(first.map((s) => s.id).sort()).toEqual([...ownIds, ...otherIds].sort())
+    expect(streamed.sort()).toEqual([...ownIds, ...otherIds].sort())
+    expect(await fs.readFile(path.join(theirs, '.summaries.log'), 'utf8')).toBe(other)
+    reset()
+    expect(await sessions.list({ everywhere: true, folds })).toEqual(first)
+    expect(streamed.sort()).toEqual([...otherIds].sort())
   })
 
   itOnFiles('does not trust a tampered, cut or missing index: lists from the logs, says so and rebuilds it', async () => {

@@ -28,6 +28,8 @@ export const CHILD_ENTRIES = [
   'packages/host/src/cli.ts',
   'packages/session/test/fixtures/race-child.ts',
   'packages/session/test/fixtures/repair-kill-child.ts',
+  'packages/session/test/fixtures/index-child.ts',
+  'packages/session/test/fixtures/many-open-child.ts',
 ]
 
 const BUILD_DIR = '.test-build'

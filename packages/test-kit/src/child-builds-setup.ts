@@ -30,6 +30,8 @@ export const CHILD_ENTRIES = [
   'packages/session/test/fixtures/repair-kill-child.ts',
   'packages/session/test/fixtures/index-child.ts',
   'packages/session/test/fixtures/many-open-child.ts',
+  'packages/session/test/fixtures/kill-child.ts',
+  'packages/session/test/fixtures/fsize-child.ts',
 ]
 
 const BUILD_DIR = '.test-build'

@@ -7,28 +7,18 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { Context } from 'cordis'
-import { sessionStack } from '@goalkeeper/test-kit'
+import { payload, withSessions } from './session-figures.ts'
 
 const here = fileURLToPath(import.meta.url)
 const QUICK = process.argv.includes('--quick')
 const EVERY = 10_000
-const payload = (i: number) => ({ turn: 1 + (i >> 6), step: 1 + (i & 63), callId: `call-${i}`, ok: true, content: `line ${i}\n`.repeat(20) })
+// Sessions this large may open and grow.
+const MAX_BYTES = 2 ** 32
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
 const mib = (bytes: number) => bytes / 2 ** 20
 
-async function withSessions<T>(dir: string, task: (ctx: Context) => Promise<T>): Promise<T> {
-  const ctx = new Context()
-  const fiber = await ctx.plugin(sessionStack, { dir: path.join(dir, 'sessions'), keyFile: path.join(dir, 'session.key'), maxOpenBytes: 2 ** 32, maxSessionBytes: 2 ** 32 })
-  try {
-    return await task(ctx)
-  } finally {
-    await fiber.dispose()
-  }
-}
-
 async function childOpen(dir: string, id: string, from: 'checkpoint' | 'start') {
-  await withSessions(dir, async (ctx) => {
+  await withSessions(dir, MAX_BYTES, async (ctx) => {
     const heapBefore = process.memoryUsage().heapUsed
     const start = process.hrtime.bigint()
     const session = await ctx.sessions.open(id, { from })
@@ -52,7 +42,7 @@ function child(args: string[]): any {
 }
 
 async function write(dir: string, records: number): Promise<string> {
-  return withSessions(dir, async (ctx) => {
+  return withSessions(dir, MAX_BYTES, async (ctx) => {
     const off = ctx.sessions.provideCheckpoint('bench', () => ({ note: 'a small part' }))
     const session = await ctx.sessions.create({ cwd: dir })
     for (let i = 1; i < records; i++) {

@@ -9,10 +9,8 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { Context } from 'cordis'
 import type { UserMessage } from '@goalkeeper/session'
-import { sessionStack } from '@goalkeeper/test-kit'
-import { median, payload } from './session-figures.ts'
+import { median, payload, withSessions } from './session-figures.ts'
 
 const here = fileURLToPath(import.meta.url)
 const cli = path.resolve(path.dirname(here), '../dist/goalkeeper/goalkeeper.mjs')
@@ -23,19 +21,11 @@ const LIST_SIZES = QUICK ? [1_000] : [1_000, 10_000, 100_000]
 const LIST_ROWS = 50
 const AGENTS = QUICK ? 500 : 10_000
 const AGENT_FD_LIMIT = 1024
+// Sessions this large may open and grow.
+const MAX_BYTES = 2 ** 31
 
 const human = (i: number): { message: UserMessage } => ({ message: { id: `input-${i}`, source: { kind: 'human' }, content: [{ type: 'text', text: `task ${i}` }] } })
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
-
-async function withSessions<T>(dir: string, task: (ctx: Context) => Promise<T>): Promise<T> {
-  const ctx = new Context()
-  const fiber = await ctx.plugin(sessionStack, { dir: path.join(dir, 'sessions'), keyFile: path.join(dir, 'session.key'), maxOpenBytes: 2 ** 31, maxSessionBytes: 2 ** 31 })
-  try {
-    return await task(ctx)
-  } finally {
-    await fiber.dispose()
-  }
-}
 
 /** Runs this file as a child (`node --import tsx`), optionally under a shell `ulimit -n`; returns its last stdout line as JSON. */
 function child(args: string[], fdLimit?: number): any {
@@ -64,7 +54,7 @@ async function childOpen(dir: string, id: string, mode: string) {
     console.log(JSON.stringify({ ms: ms(start), records: count, maxRssMiB: process.resourceUsage().maxRSS / 1024 }))
     return
   }
-  await withSessions(dir, async (ctx) => {
+  await withSessions(dir, MAX_BYTES, async (ctx) => {
     try {
       const session = await ctx.sessions.open(id, { readOnly: mode === 'read' })
       count = session.records.length
@@ -78,7 +68,7 @@ async function childOpen(dir: string, id: string, mode: string) {
 }
 
 async function childAgents(dir: string, count: number) {
-  await withSessions(dir, async (ctx) => {
+  await withSessions(dir, MAX_BYTES, async (ctx) => {
     const start = process.hrtime.bigint()
     const open = []
     try {
@@ -107,7 +97,7 @@ async function openRows() {
   for (const records of OPEN_SIZES) {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-scale-open-'))
     try {
-      const id = await withSessions(dir, async (ctx) => {
+      const id = await withSessions(dir, MAX_BYTES, async (ctx) => {
         const session = await ctx.sessions.create({ cwd: dir })
         for (let i = 1; i < records; i++) {
           session.append('tool/result', payload(i))
@@ -189,10 +179,10 @@ async function listRows() {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-scale-list-'))
     try {
       const sessionsDir = path.join(dir, 'sessions')
-      await withSessions(dir, async (ctx) => void (await ctx.sessions.signingKey()))
+      await withSessions(dir, MAX_BYTES, async (ctx) => void (await ctx.sessions.signingKey()))
       const ids = await writeLogs(sessionsDir, path.join(dir, 'session.key'), count)
       const tails = median([await readTails(sessionsDir, ids), await readTails(sessionsDir, ids), await readTails(sessionsDir, ids)])
-      const times = await withSessions(dir, async (ctx) => {
+      const times = await withSessions(dir, MAX_BYTES, async (ctx) => {
         const recent = async () => {
           const start = process.hrtime.bigint()
           // main before the index had no recent(): the CLI listed every session and showed the first rows.

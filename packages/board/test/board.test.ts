@@ -5,10 +5,10 @@ import { writeFile, mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
 import { CLI_TIMEOUT, type Project, run, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
-import { launchChromium, startBoardChild } from './browser.ts'
+import { startBoardChild, useBrowser } from './browser.ts'
 
 const project = useProject()
 // The README's screenshots are written into the package only when asked (GOALKEEPER_SCREENSHOTS=1), so a test
@@ -68,13 +68,7 @@ const board = (p: Project) => startBoardChild(p)
 /** The overview's row of a session, once the page shows it. */
 const rowOf = (page: Page, id: string) => page.locator(`tr[data-session="${id}"]`)
 
-let browser: Browser
-beforeAll(async () => {
-  browser = await launchChromium()
-})
-afterAll(async () => {
-  await browser?.close()
-})
+const browser = useBrowser()
 
 describe('goalkeeper board in a browser', { timeout: CLI_TIMEOUT }, () => {
   it('lists real goals grouped by state; a goal page shows its rounds, edits as diffs, the answer and the resume command; screenshots', async () => {

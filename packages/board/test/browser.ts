@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, type BrowserContext, chromium } from 'playwright-core'
+import { afterAll, beforeAll } from 'vitest'
 import { type Project, start } from '@goalkeeper/test-kit'
 
 /** Debian's Chromium (`npm run setup` installs it as root where apt is there), or GOALKEEPER_CHROMIUM. */
@@ -12,6 +13,26 @@ export async function launchChromium(): Promise<Browser> {
   }
   // --no-sandbox: test containers run as root, where Chromium's own sandbox cannot start.
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] })
+}
+
+/**
+ * One headless Chromium for the tests of a file: launched before them, closed after them. Call at the top
+ * level of the file; tests open their own contexts (`browser.newContext()`), which keeps them apart.
+ */
+export function useBrowser(): { newContext(options?: Parameters<Browser['newContext']>[0]): Promise<BrowserContext> } {
+  let browser: Browser | undefined
+  beforeAll(async () => {
+    browser = await launchChromium()
+  })
+  afterAll(async () => {
+    await browser?.close()
+  })
+  return {
+    newContext(options) {
+      if (!browser) throw new Error('the browser is not running: its launch in beforeAll failed (see above)')
+      return browser.newContext(options)
+    },
+  }
 }
 
 /** `goalkeeper board` of a project as a child process, once it printed its address. */

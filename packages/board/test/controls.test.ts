@@ -2,10 +2,10 @@
 // `goalkeeper goal` child processes, only the model scripted: the page reaches each through its control socket.
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
 import { CLI_TIMEOUT, type Project, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
-import { launchChromium, startBoardChild } from './browser.ts'
+import { startBoardChild, useBrowser } from './browser.ts'
 
 const project = useProject()
 
@@ -69,13 +69,7 @@ async function recordsOf(p: Project, id: string, type: string) {
   return text.split('\n').filter(Boolean).map((line) => JSON.parse(line)).filter((record) => record.type === type)
 }
 
-let browser: Browser
-beforeAll(async () => {
-  browser = await launchChromium()
-})
-afterAll(async () => {
-  await browser?.close()
-})
+const browser = useBrowser()
 
 describe('the board controls goals run by other processes', { timeout: CLI_TIMEOUT }, () => {
   it('pause from the page pauses the goal in the `goal` process (exit 3), recorded with the board as its source; then the page says the process is gone', async () => {

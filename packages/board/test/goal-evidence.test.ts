@@ -1,10 +1,9 @@
 // The goal page's evidence section in a real browser, against a session written by a real `goal --until
 // --verify` run of the CLI with the judge loaded; only the model is scripted (it also answers as the judge,
 // told apart by the judge's request carrying no tools).
-import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CLI_TIMEOUT, run, sessionIdOf, start, useProject } from '@goalkeeper/test-kit'
-import { launchChromium } from './browser.ts'
+import { useBrowser } from './browser.ts'
 
 const project = useProject()
 const JUDGE = `- id: goal-judge\n  name: '@goalkeeper/goal-judge'\n`
@@ -22,13 +21,7 @@ const SCRIPT = `export default many((request) => {
   return { text: 'Wrote NOTES.md.' }
 })`
 
-let browser: Browser
-beforeAll(async () => {
-  browser = await launchChromium()
-})
-afterAll(async () => {
-  await browser?.close()
-})
+const browser = useBrowser()
 
 describe('the goal page shows what a goal stands on', { timeout: CLI_TIMEOUT }, () => {
   it('the status in the goal package\'s words, the check, and each judgement with its reasons in its round', async () => {

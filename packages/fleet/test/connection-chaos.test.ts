@@ -4,18 +4,15 @@
 import { readFile } from 'node:fs/promises'
 import { expect, it } from 'vitest'
 import { CLI_TIMEOUT } from '@goalkeeper/test-kit'
-import { doneIn, expectEveryGoalDoneOnce, listQueue, submit, submitGoals, terminateBackends, untilLogged, useFleet, worker } from './helpers.ts'
+import { doneIn, expectEveryGoalDoneOnce, listQueue, roundsIn, startWorkers, submit, submitGoals, terminateBackends, untilLogged, useFleet, worker } from './helpers.ts'
 
 const fleet = useFleet()
 const GOALS = 8
 const CUTS = 4
 
-const roundsIn = (text: string) => [...text.matchAll(/script: round \d+ of goal-\d+/g)].length
-
 it(`2 workers x 2, ${GOALS} goals, every connection of the database terminated ${CUTS} times mid-run: no crash, every goal completes once`, async () => {
   const goals = await submitGoals(fleet, 'chaos', GOALS)
-  const workers = [worker(fleet, ['--name', 'w-a', '--concurrency', '2']), worker(fleet, ['--name', 'w-b', '--concurrency', '2'])]
-  const logs = () => workers.map((run) => run.stderr()).join('')
+  const { workers, logs } = startWorkers(fleet, ['w-a', 'w-b'], ['--concurrency', '2'])
 
   // Each cut lands when the model has been asked for more rounds: while goals are claimed, written and pushed.
   let terminated = 0

@@ -132,6 +132,15 @@ export function worker(fleet: Fleet, args: string[], env: Record<string, string>
   return child
 }
 
+/** Workers started at once, one per name, each with `args`; `logs()` is what they said on stderr, together. */
+export function startWorkers(fleet: Fleet, names: string[], args: string[] = []): { workers: Run[]; logs(): string } {
+  const runs = names.map((name) => worker(fleet, ['--name', name, ...args]))
+  return { workers: runs, logs: () => runs.map((run) => run.stderr()).join('') }
+}
+
+/** How many rounds the scripted models were asked for, by their `script: round N of goal-M` lines. */
+export const roundsIn = (text: string) => [...text.matchAll(/script: round \d+ of goal-\d+/g)].length
+
 /** Submits a goal; returns its job id (stdout). */
 export async function submit(fleet: Fleet, objective: string, repo: string, ...more: string[]): Promise<string> {
   const result = await command(fleet, ['submit', objective, '--repo', repo, ...more])

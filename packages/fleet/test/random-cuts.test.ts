@@ -3,22 +3,19 @@
 // exits, and every goal completes exactly once, its session whole and verified.
 import { expect, it } from 'vitest'
 import { CLI_TIMEOUT, stressRounds } from '@goalkeeper/test-kit'
-import { doneIn, expectEveryGoalDoneOnce, submitGoals, terminateBackends, untilLogged, useFleet, worker } from './helpers.ts'
+import { doneIn, expectEveryGoalDoneOnce, roundsIn, startWorkers, submitGoals, terminateBackends, untilLogged, useFleet } from './helpers.ts'
 
 // Jobs expire after 15 s of silence, not 3: a cut fails a heartbeat or two, and a live worker whose job
 // expired would leave a workspace that another worker on this machine cloned into the same path (README,
 // Limitations).
 const fleet = useFleet({ fleet: { expireSeconds: 15 } })
 
-const roundsIn = (text: string) => [...text.matchAll(/script: round \d+ of goal-\d+/g)].length
-
 // A few cuts by default; many more with GOALKEEPER_STRESS=1.
 it('4 workers, goals in flight, every connection terminated at random moments: no crash, every goal completes once', async () => {
   const count = stressRounds(4, 16)
   const cuts = stressRounds(5, 25)
   const goals = await submitGoals(fleet, 'random', count)
-  const workers = ['w-1', 'w-2', 'w-3', 'w-4'].map((name) => worker(fleet, ['--name', name]))
-  const logs = () => workers.map((run) => run.stderr()).join('')
+  const { workers, logs } = startWorkers(fleet, ['w-1', 'w-2', 'w-3', 'w-4'])
   let terminated = 0
   await untilLogged(workers, () => roundsIn(logs()) >= 1, 'the first round of the model')
   for (let cut = 1; cut <= cuts && doneIn(logs()).size < count; cut++) {

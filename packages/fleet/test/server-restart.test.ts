@@ -4,7 +4,7 @@
 // verified. The fleet has an embedded server of its own: the run's shared server never restarts.
 import { expect, it } from 'vitest'
 import { CLI_TIMEOUT, stressRounds } from '@goalkeeper/test-kit'
-import { doneIn, expectEveryGoalDoneOnce, submitGoals, untilLogged, useFleet, worker } from './helpers.ts'
+import { doneIn, expectEveryGoalDoneOnce, roundsIn, startWorkers, submitGoals, untilLogged, useFleet } from './helpers.ts'
 
 const fleet = useFleet({ ownServer: true })
 const GOALS = stressRounds(6, 16)
@@ -12,12 +12,9 @@ const RESTARTS = stressRounds(1, 4)
 // How long the server stays down: longer than a beat and a poll, so every worker meets a refused connection.
 const DOWN_MS = 2000
 
-const roundsIn = (text: string) => [...text.matchAll(/script: round \d+ of goal-\d+/g)].length
-
 it(`2 workers x 2, ${GOALS} goals, the server restarted ${RESTARTS} time(s) mid-run: no crash, every goal completes once`, async () => {
   const goals = await submitGoals(fleet, 'restart', GOALS)
-  const workers = [worker(fleet, ['--name', 'w-a', '--concurrency', '2']), worker(fleet, ['--name', 'w-b', '--concurrency', '2'])]
-  const logs = () => workers.map((run) => run.stderr()).join('')
+  const { workers, logs } = startWorkers(fleet, ['w-a', 'w-b'], ['--concurrency', '2'])
   let restarts = 0
   for (let restart = 1; restart <= RESTARTS; restart++) {
     // Each restart lands once the model was asked for more rounds: goals are claimed, written and pushed then.

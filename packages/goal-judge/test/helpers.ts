@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process'
+import { expect } from 'vitest'
 import type { Agent } from '@goalkeeper/agent-loop'
-import type { GoalState } from '@goalkeeper/goal'
+import { foldGoal, type GoalState } from '@goalkeeper/goal'
 import { createScriptedProvider, type ModelRequest, type ScriptStep, type ScriptedProvider } from '@goalkeeper/model'
 import { createHarness, type Harness } from '@goalkeeper/test-kit'
 
@@ -29,6 +30,13 @@ export async function judgeSetup(config: Record<string, unknown> = {}, options: 
     await h.dispose()
     throw error
   }
+}
+
+/** The goal folded from the session file equals the live one (its process-local activation aside). */
+export async function expectReplayEqualsLive(h: Harness, agent: Agent): Promise<void> {
+  await h.root.sessions.flush(agent.session)
+  const { activation: _, ...live } = h.root.goals.get(agent)!
+  expect(foldGoal(h.readFile(agent))).toEqual(live)
 }
 
 export function gitInit(dir: string): void {

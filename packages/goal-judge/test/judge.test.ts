@@ -1,12 +1,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { BLOCK, describeVerification, foldGoal } from '@goalkeeper/goal'
+import { BLOCK, describeVerification } from '@goalkeeper/goal'
 import { executeGoalCommand, parseGoalCommand } from '@goalkeeper/tool-goal'
 import type { Harness } from '@goalkeeper/test-kit'
 import type { Agent } from '@goalkeeper/agent-loop'
 import { AGENT_JUDGE_NOTE } from '../src/index.ts'
-import { completeStep, evidenceOf, judgeSetup, roundPrompts, settled, verdict, writeStep } from './helpers.ts'
+import { completeStep, evidenceOf, expectReplayEqualsLive, judgeSetup, roundPrompts, settled, verdict, writeStep } from './helpers.ts'
 
 let h: Harness | undefined
 afterEach(async () => {
@@ -18,12 +18,6 @@ function toolResults(agent: Agent, name: string): { ok: boolean; content: string
   const records = h!.records(agent)
   const ids = new Set(records.filter((r) => r.type === 'tool/call' && (r.data as { name: string }).name === name).map((r) => (r.data as { callId: string }).callId))
   return records.filter((r) => r.type === 'tool/result' && ids.has((r.data as { callId: string }).callId)).map((r) => r.data as never)
-}
-
-async function expectReplayEqualsLive(agent: Agent): Promise<void> {
-  await h!.root.sessions.flush(agent.session)
-  const { activation: _, ...live } = h!.root.goals.get(agent)!
-  expect(foldGoal(h!.readFile(agent))).toEqual(live)
 }
 
 describe('the judge of a completion', () => {
@@ -80,7 +74,7 @@ describe('the judge of a completion', () => {
     ])
     // Same file, other content: the hash tells the two states apart.
     expect((records[0] as { diff: { sha256: string } }).diff.sha256).not.toBe((records[1] as { diff: { sha256: string } }).diff.sha256)
-    await expectReplayEqualsLive(agent)
+    await expectReplayEqualsLive(h, agent)
   })
 
   it('a failing check wins over a judge that would say met: the judge is not asked', async () => {
@@ -114,7 +108,7 @@ describe('the judge of a completion', () => {
     expect(toolResults(agent, 'update_goal')[1]).toMatchObject({ ok: false, error: { code: 'GOAL_JUDGE_REJECTED' }, content: expect.stringMatching(/^The goal was not completed and is now blocked \(judge-rejected\)/) })
     // The block ends the round: the model is not asked again after the refused completion.
     expect(h.scripted.remaining).toBe(1)
-    await expectReplayEqualsLive(agent)
+    await expectReplayEqualsLive(h, agent)
   })
 
   it('"cannot-tell" lets the completion stand when the composition says so', async () => {
@@ -178,7 +172,7 @@ describe('the judge of a completion', () => {
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: BLOCK.budgetLimited }, spent: { tokens: 450, calls: 2 } })
     expect(h.records(agent).filter((r) => r.type === 'goal/judgement')).toHaveLength(0)
     expect(toolResults(agent, 'update_goal')[0]).toMatchObject({ ok: false, error: { code: 'GOAL_JUDGE_STALE' } })
-    await expectReplayEqualsLive(agent)
+    await expectReplayEqualsLive(h, agent)
   })
 
   it('a person\'s /goal complete stands without checks or judge', async () => {
@@ -191,7 +185,7 @@ describe('the judge of a completion', () => {
     expect(judge.requests).toHaveLength(0)
     expect(h.root.goals.get(agent)).toMatchObject({ phase: 'complete', completedBy: 'person' })
     expect(describeVerification(h.root.goals.get(agent)!)).toBe('completed by a person')
-    await expectReplayEqualsLive(agent)
+    await expectReplayEqualsLive(h, agent)
   })
 
   it('names only files inside the workspace as evidence', async () => {

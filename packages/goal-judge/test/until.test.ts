@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { BLOCK, foldGoal } from '@goalkeeper/goal'
+import { BLOCK } from '@goalkeeper/goal'
 import { executeGoalCommand, parseGoalCommand } from '@goalkeeper/tool-goal'
 import { createHarness, type Harness } from '@goalkeeper/test-kit'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { completeStep, evidenceOf, judgeSetup, roundPrompts, settled, verdict, writeStep } from './helpers.ts'
+import { completeStep, evidenceOf, expectReplayEqualsLive, judgeSetup, roundPrompts, settled, verdict, writeStep } from './helpers.ts'
 
 let h: Harness | undefined
 afterEach(async () => {
@@ -12,12 +12,6 @@ afterEach(async () => {
 })
 
 const toolCalls = (agent: Agent, name: string) => h!.records(agent).filter((r) => r.type === 'tool/call' && (r.data as { name: string }).name === name)
-
-async function expectReplayEqualsLive(agent: Agent): Promise<void> {
-  await h!.root.sessions.flush(agent.session)
-  const { activation: _, ...live } = h!.root.goals.get(agent)!
-  expect(foldGoal(h!.readFile(agent))).toEqual(live)
-}
 
 describe('a goal defined by a condition (until)', () => {
   it('completes when the judge finds the condition met after a round, with no update_goal call; the judge call counts against the budget', async () => {
@@ -38,7 +32,7 @@ describe('a goal defined by a condition (until)', () => {
     const evidence = evidenceOf(judge.requests[0])
     expect(evidence).toContain('Condition that completes the goal: "done.txt exists and says ok"')
     expect(evidence).toContain('Wrote done.txt with ok.')
-    await expectReplayEqualsLive(agent)
+    await expectReplayEqualsLive(h, agent)
   })
 
   it('"not met" puts the reasons into the next round\'s prompt and does not block at the rejection bound', async () => {
@@ -61,7 +55,7 @@ describe('a goal defined by a condition (until)', () => {
     expect(prompts[1]).toContain('The last completion was not accepted by the judge (not-met, 1 in a row). Its reasons:\n- "done.txt says \\"draft\\"."\nWhat it found missing:\n- "the text ok"')
     expect(evidenceOf(judge.requests[1])).toContain('Now it says ok.')
     expect(h.records(agent).filter((r) => r.type === 'goal/judgement').map((r) => (r.data as { accepted: boolean }).accepted)).toEqual([false, true])
-    await expectReplayEqualsLive(agent)
+    await expectReplayEqualsLive(h, agent)
   })
 
   it('a failing check keeps the goal open: the judge is not asked, and the round cap ends it', async () => {
@@ -76,7 +70,7 @@ describe('a goal defined by a condition (until)', () => {
     expect(goal).toMatchObject({ phase: 'blocked', blockedReason: { code: BLOCK.roundLimit }, verification: { last: { ok: false, command: 'test -f done.txt' } } })
     expect(goal).not.toHaveProperty('judgement')
     expect(judge.requests).toHaveLength(0)
-    await expectReplayEqualsLive(agent)
+    await expectReplayEqualsLive(h, agent)
   })
 
   it('a refused claim in a round is the round\'s ruling: the judge is not asked a second time when it ends', async () => {

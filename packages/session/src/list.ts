@@ -1,6 +1,6 @@
 import type { Logger } from 'cordis'
 import { readSealCheck, type Signer } from './integrity.ts'
-import { compactIndex, type LoadedIndex, later, loadIndex } from './kept-index.ts'
+import { appendEntries, compactIndex, type LoadedIndex, later, loadIndex } from './kept-index.ts'
 import type { SessionImpl } from './session.ts'
 import type { SessionStore } from './store.ts'
 import { keptSummary, type KeptSummary, openKept, summarizeSession, summarizeStream } from './summary.ts'
@@ -76,6 +76,13 @@ export async function listSessions(lister: Lister, options: ListOptions = {}): P
   if (index) {
     // Every log was checked: the index becomes what this listing found (plus what writers added meanwhile).
     if (stale.length || removed.length || index.journalBytes || !index.opened) await keep(() => compactIndex(lister.signer, store.indexes!()[0], fresh, startedAt), lister)
+  } else if (everywhere && store.indexes && stale.length) {
+    // Other projects' indexes are only read, but what was rebuilt from this project's own logs goes into its
+    // journal: without it every later listing of every project would read those logs again.
+    await keep(async () => {
+      const own = new Set(await store.list())
+      await appendEntries(store.indexes!()[0], stale.flatMap(({ id }) => (own.has(id) && fresh.has(id) ? [[id, fresh.get(id)!.text] as [string, string]] : [])))
+    }, lister)
   } else if (store.writeSummaries && (stale.length || removed.length)) {
     const texts = new Map(stale.flatMap(({ id }) => (fresh.has(id) ? [[id, fresh.get(id)!.text] as const] : [])))
     await keep(() => store.writeSummaries!(texts, removed), lister)

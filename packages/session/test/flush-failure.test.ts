@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { logFiles } from '@goalkeeper/test-kit'
+import { logFiles, nodeArgs } from '@goalkeeper/test-kit'
 import { appsPerTest, readLines, tempDir, TEST_KEY } from './helpers.ts'
 import { loadKey } from '../src/integrity.ts'
 
@@ -73,7 +73,7 @@ describe('a log taken away while open: writing stops and says so', () => {
   it('no byte can be written before the session exists (ulimit -f 0): create fails and leaves no temp file behind', async () => {
     const dir = await tempDir()
     await loadKey(TEST_KEY)
-    const child = spawn('/bin/sh', ['-c', `ulimit -f 0 && exec "${process.execPath}" --import tsx "${path.join(here, 'fixtures/fsize-child.ts')}" "${dir}" create`], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn('/bin/sh', ['-c', 'ulimit -f 0 && exec "$0" "$@"', process.execPath, ...nodeArgs(path.join(here, 'fixtures/fsize-child.ts')), dir, TEST_KEY, 'create'], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout!.on('data', (chunk) => (out += chunk))
     const [code] = await once(child, 'exit')
@@ -84,7 +84,7 @@ describe('a log taken away while open: writing stops and says so', () => {
 
   it('a file size limit (ulimit -f in a child shell): the flush rejects with EFBIG and what is saved stays intact', async () => {
     const dir = await tempDir()
-    const child = spawn('/bin/sh', ['-c', `ulimit -f 32 && exec "${process.execPath}" --import tsx "${path.join(here, 'fixtures/fsize-child.ts')}" "${dir}"`], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn('/bin/sh', ['-c', 'ulimit -f 32 && exec "$0" "$@"', process.execPath, ...nodeArgs(path.join(here, 'fixtures/fsize-child.ts')), dir, TEST_KEY], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout!.on('data', (chunk) => (out += chunk))
     const [code] = await once(child, 'exit')

@@ -3,11 +3,12 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { Context, type Fiber, Logger } from 'cordis'
-import type { SessionService, UserMessage } from '@goalkeeper/session'
+import type { SessionService, SessionStore, UserMessage } from '@goalkeeper/session'
 import { loadKey, Signer } from '../src/integrity.ts'
 import { randomBytes } from 'node:crypto'
 import { createTestDatabase, type OwnedDatabase, pg, sessionStack, type SessionStackConfig } from '@goalkeeper/test-kit'
 import { openPostgresStore } from '@goalkeeper/session-postgres'
+import { JsonlFileStore } from '@goalkeeper/session-jsonl'
 
 /**
  * The store the contract suite runs on. The test files run on JSONL files; each file of `postgres/`
@@ -129,6 +130,57 @@ export function appsPerTest(): (dir: string, config?: SessionStackConfig) => Pro
     apps.push(app)
     return app
   }
+}
+
+/**
+ * The store of the run (JSONL files, with `options`, or PostgreSQL), counting what listing does per log: the
+ * versions it reads and the logs it streams; `reset()` empties both.
+ */
+export async function countingStore(dir: string, options: { everywhere?: string } = {}) {
+  let store: SessionStore
+  if (STORE === 'postgres') {
+    const opened = await openPostgresStore((await databaseFor(dir)).url)
+    onTestFinished(() => opened.close())
+    store = opened
+  } else store = new JsonlFileStore(dir, options)
+  const streamed: string[] = []
+  const versions: string[] = []
+  const stream = store.stream.bind(store)
+  const version = store.version.bind(store)
+  store.stream = (id, range) => {
+    streamed.push(id)
+    return stream(id, range)
+  }
+  store.version = (id) => {
+    versions.push(id)
+    return version(id)
+  }
+  const reset = () => {
+    streamed.length = 0
+    versions.length = 0
+  }
+  return { store, streamed, versions, reset }
+}
+
+/**
+ * `count` sessions created through `launch` in `dir`, one record `x` ({ i }) each, closed; their ids in the
+ * order of `i`. `atOnce` sessions are written at a time (1: one after another, so the later ones are newer).
+ */
+export async function closedSessions(launch: (dir: string, config?: SessionStackConfig) => Promise<Started>, dir: string, count: number, config?: SessionStackConfig, atOnce = 1): Promise<string[]> {
+  const app = await launch(dir, config)
+  const ids: string[] = new Array(count)
+  let next = 0
+  const writer = async () => {
+    for (let i = next++; i < count; i = next++) {
+      const session = await app.sessions.create({ cwd: dir })
+      session.append('x', { i })
+      await app.sessions.close(session)
+      ids[i] = session.id
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(atOnce, count) }, writer))
+  await app.fiber.dispose()
+  return ids
 }
 
 /** A fresh directory, removed when the test has finished (after its apps are disposed). */

@@ -4,56 +4,24 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect } from 'vitest'
-import { JsonlFileStore } from '@goalkeeper/session-jsonl'
-import type { SessionStore } from '../src/index.ts'
-import { appsPerTest, itOnFiles, tempDir } from './helpers.ts'
+import { nodeArgs } from '@goalkeeper/test-kit'
+import { appsPerTest, closedSessions, countingStore, itOnFiles, TEST_KEY, tempDir } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '../../..')
 const launch = appsPerTest()
 
-/** A file store counting what listing does per log: the versions it reads and the logs it streams. */
-function countingStore(dir: string) {
-  const store: SessionStore = new JsonlFileStore(dir)
-  const streamed: string[] = []
-  const versions: string[] = []
-  const stream = store.stream.bind(store)
-  const version = store.version.bind(store)
-  store.stream = (id, range) => {
-    streamed.push(id)
-    return stream(id, range)
-  }
-  store.version = (id) => {
-    versions.push(id)
-    return version(id)
-  }
-  const reset = () => {
-    streamed.length = 0
-    versions.length = 0
-  }
-  return { store, streamed, versions, reset }
-}
-
 /** `count` closed sessions, the later ones more recent; their ids, newest first. */
 async function sessionsIn(dir: string, count: number): Promise<string[]> {
   let now = 1_000_000
-  const app = await launch(dir, { clock: () => (now += 1000) })
-  const ids: string[] = []
-  for (let i = 0; i < count; i++) {
-    const session = await app.sessions.create({ cwd: dir })
-    session.append('x', { i })
-    await app.sessions.close(session)
-    ids.unshift(session.id)
-  }
-  await app.fiber.dispose()
-  return ids
+  return (await closedSessions(launch, dir, count, { clock: () => (now += 1000) })).reverse()
 }
 
 describe('index of kept summaries', () => {
   itOnFiles('answers the most recent sessions by checking only the rows it returns', async () => {
     const dir = await tempDir()
     const ids = await sessionsIn(dir, 12)
-    const { store, streamed, versions, reset } = countingStore(dir)
+    const { store, streamed, versions, reset } = await countingStore(dir)
     const { sessions } = await launch(dir, { store })
 
     // The writers kept every entry, with the fold-less summary this listing asks for: no log is read.
@@ -74,7 +42,7 @@ describe('index of kept summaries', () => {
   itOnFiles('flags a log edited by hand when it shows it, reading that log only; one written again moves up', async () => {
     const dir = await tempDir()
     const ids = await sessionsIn(dir, 6)
-    const { store, streamed, reset } = countingStore(dir)
+    const { store, streamed, reset } = await countingStore(dir)
     const { sessions } = await launch(dir, { store })
     await sessions.list()
 
@@ -102,10 +70,28 @@ describe('index of kept summaries', () => {
     expect(streamed).toEqual([])
   })
 
+  itOnFiles('every project\'s listing keeps what it rebuilt of its own logs, and only reads the other projects\' indexes', async () => {
+    const root = await tempDir()
+    const [mine, theirs] = [path.join(root, 'mine'), path.join(root, 'theirs')]
+    const [ownIds, otherIds] = [await sessionsIn(mine, 3), await sessionsIn(theirs, 2)]
+    const { store, streamed, reset } = await countingStore(mine, { everywhere: root })
+    const { sessions } = await launch(mine, { store })
+    const other = await fs.readFile(path.join(theirs, '.summaries.log'), 'utf8')
+    // A fold the writers did not keep: every log is read once, this project's entries kept in its own journal.
+    const folds = { x: { version: '1', start: () => ({ add() {}, result: () => 0 }) } }
+    const first = await sessions.list({ everywhere: true, folds })
+    expect(first.map((s) => s.id).sort()).toEqual([...ownIds, ...otherIds].sort())
+    expect(streamed.sort()).toEqual([...ownIds, ...otherIds].sort())
+    expect(await fs.readFile(path.join(theirs, '.summaries.log'), 'utf8')).toBe(other)
+    reset()
+    expect(await sessions.list({ everywhere: true, folds })).toEqual(first)
+    expect(streamed.sort()).toEqual([...otherIds].sort())
+  })
+
   itOnFiles('does not trust a tampered, cut or missing index: lists from the logs, says so and rebuilds it', async () => {
     const dir = await tempDir()
     const ids = await sessionsIn(dir, 4)
-    const { store, streamed, reset } = countingStore(dir)
+    const { store, streamed, reset } = await countingStore(dir)
     const app = await launch(dir, { store })
     const { sessions } = app
     const expected = (await sessions.list()).slice(0, 2)
@@ -150,9 +136,9 @@ describe('index of kept summaries', () => {
 
   itOnFiles('loses no entry when two processes close sessions at once while listings compact the index', async () => {
     const dir = await tempDir()
-    const { store, streamed, reset } = countingStore(dir)
+    const { store, streamed, reset } = await countingStore(dir)
     const { sessions } = await launch(dir, { store })
-    const children = [0, 1].map(() => spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/index-child.ts'), dir, '25'], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] }))
+    const children = [0, 1].map(() => spawn(process.execPath, [...nodeArgs(path.join(here, 'fixtures/index-child.ts')), dir, '25', TEST_KEY], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] }))
     const exits = children.map((child) => once(child, 'exit'))
     let running = true
     void Promise.all(exits).then(() => (running = false))

@@ -6,7 +6,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import type { RepairReport, Session } from '@goalkeeper/session'
-import { appsPerTest, describeOnFiles, itOnFiles, readLines, readLog, tempDir, writeSession } from './helpers.ts'
+import { nodeArgs } from '@goalkeeper/test-kit'
+import { appsPerTest, describeOnFiles, itOnFiles, readLines, readLog, TEST_KEY, tempDir, writeSession } from './helpers.ts'
 
 const launch = appsPerTest()
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -229,7 +230,7 @@ describeOnFiles('a repair killed at any step', () => {
       expect(killAt, 'the repair never finished').toBeLessThan(60)
       const dir = await tempDir()
       const file = await writeSession(dir, 's', records, torn)
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/repair-kill-child.ts'), dir, 's', String(killAt)], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const child = spawn(process.execPath, [...nodeArgs(path.join(here, 'fixtures/repair-kill-child.ts')), dir, 's', String(killAt), TEST_KEY], { stdio: ['ignore', 'pipe', 'inherit'] })
       let out = ''
       child.stdout.on('data', (chunk) => (out += chunk))
       const [code, signal] = await once(child, 'exit')

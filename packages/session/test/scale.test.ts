@@ -3,32 +3,14 @@ import { once } from 'node:events'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it, onTestFinished } from 'vitest'
-import { openPostgresStore } from '@goalkeeper/session-postgres'
-import { JsonlFileStore } from '@goalkeeper/session-jsonl'
-import type { SessionStore, SummaryFold } from '../src/index.ts'
-import { appsPerTest, databaseFor, describeOnFiles, itOnFiles, readLines, STORE, tempDir, writeSession } from './helpers.ts'
+import { describe, expect, it } from 'vitest'
+import type { SummaryFold } from '../src/index.ts'
+import { nodeArgs } from '@goalkeeper/test-kit'
+import { appsPerTest, closedSessions, countingStore, describeOnFiles, itOnFiles, readLines, TEST_KEY, tempDir, writeSession } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '../../..')
 const launch = appsPerTest()
-
-/** The store of the run (JSONL files or PostgreSQL), counting the logs it streams (what listing reads). */
-async function countingStore(dir: string) {
-  let store: SessionStore
-  if (STORE === 'postgres') {
-    const opened = await openPostgresStore((await databaseFor(dir)).url)
-    onTestFinished(() => opened.close())
-    store = opened
-  } else store = new JsonlFileStore(dir)
-  const streamed: string[] = []
-  const stream = store.stream.bind(store)
-  store.stream = (id, range) => {
-    streamed.push(id)
-    return stream(id, range)
-  }
-  return { store, streamed }
-}
 
 /** Counts the records of kind "x" of a log: a fold whose result a listing keeps. */
 const countX = (version: string): SummaryFold<number> => ({
@@ -39,18 +21,7 @@ const countX = (version: string): SummaryFold<number> => ({
   },
 })
 
-async function withSessions(dir: string, count: number) {
-  const app = await launch(dir)
-  const ids: string[] = []
-  for (let i = 0; i < count; i++) {
-    const session = await app.sessions.create({ cwd: dir })
-    session.append('x', { i })
-    await app.sessions.close(session)
-    ids.push(session.id)
-  }
-  await app.fiber.dispose()
-  return ids
-}
+const withSessions = (dir: string, count: number, atOnce?: number) => closedSessions(launch, dir, count, undefined, atOnce)
 
 describe('listing from kept summaries', () => {
   it('reads a log only when its summary is missing or stale, and carries fold results', async () => {
@@ -170,9 +141,10 @@ describeOnFiles('streaming replay', () => {
 describeOnFiles('descriptors', () => {
   it('1,000 sessions open for writing in one process, under ulimit -n 256, each appended to and flushed at once', async () => {
     const dir = await tempDir()
-    const ids = await withSessions(dir, 1000)
-    const script = `ulimit -n 256 && exec "$0" --import tsx "$1" "$2" "$3"`
-    const child = spawn('sh', ['-c', script, process.execPath, path.join(here, 'fixtures/many-open-child.ts'), dir, ids.join(',')], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
+    // Written 20 at a time: one after another, the 1,000 closes (each flushed and synced) took most of the test.
+    const ids = await withSessions(dir, 1000, 20)
+    const script = `ulimit -n 256 && exec "$0" "$@"`
+    const child = spawn('sh', ['-c', script, process.execPath, ...nodeArgs(path.join(here, 'fixtures/many-open-child.ts')), dir, ids.join(','), TEST_KEY], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout.on('data', (data) => (out += data))
     expect((await once(child, 'exit'))[0]).toBe(0)

@@ -24,7 +24,15 @@ const repoRoot = path.resolve(fileURLToPath(import.meta.url), '../../../..')
  * (`new URL('../package.json', import.meta.url)`) finds the same files from the bundle. An entry that is
  * not there (moved) is skipped: `nodeArgs` then runs its source.
  */
-export const CHILD_ENTRIES = ['packages/host/src/cli.ts', 'packages/session/test/fixtures/race-child.ts']
+export const CHILD_ENTRIES = [
+  'packages/host/src/cli.ts',
+  'packages/session/test/fixtures/race-child.ts',
+  'packages/session/test/fixtures/repair-kill-child.ts',
+  'packages/session/test/fixtures/index-child.ts',
+  'packages/session/test/fixtures/many-open-child.ts',
+  'packages/session/test/fixtures/kill-child.ts',
+  'packages/session/test/fixtures/fsize-child.ts',
+]
 
 const BUILD_DIR = '.test-build'
 

@@ -25,7 +25,7 @@ describe('child programs of a test run', () => {
   })
 
   it('run from source through tsx when asked, and for a program the run did not bundle', () => {
-    expect(nodeArgs('packages/session/test/fixtures/kill-child.ts')).toEqual(['--import', 'tsx', path.join(repoRoot, 'packages/session/test/fixtures/kill-child.ts')])
+    expect(nodeArgs('packages/session-postgres/test/fixtures/batch-child.ts')).toEqual(['--import', 'tsx', path.join(repoRoot, 'packages/session-postgres/test/fixtures/batch-child.ts')])
     vi.stubEnv('GOALKEEPER_TEST_SOURCE', '1')
     expect(nodeArgs(cli)).toEqual(['--import', 'tsx', path.join(repoRoot, cli)])
   })

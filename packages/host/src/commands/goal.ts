@@ -60,7 +60,7 @@ ${EXIT_CODE_HELP}`),
     }
     const budgets = budgetsOf(options)
     const verify: string[] | undefined = options.verify
-    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'goal', goals: true, maxSteps: options.maxSteps, answerSchema: loadOutputSchema(cli.globals.cwd, options.outputSchema), lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
+    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'goal', goals: true, maxSteps: options.maxSteps, answerSchema: await loadOutputSchema(cli.globals.cwd, options.outputSchema), lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
     let early: number | undefined
     try {
       if (budgets && !run.app.ctx.get('goalBudget')) {

@@ -29,7 +29,7 @@ export default defineCommand<RunOptions>({
     const prompt = await promptFrom(cli, words, 'run')
     if (!prompt) throw new HostError('the prompt is empty', { hint: cliCommand(cli.globals, 'run', '<prompt>') })
     if ((options.last || options.continue) && options.session) throw new HostError('--last and --session both name a session', { hint: 'give one of them' })
-    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'run', maxSteps: options.maxSteps, answerSchema: loadOutputSchema(cli.globals.cwd, options.outputSchema), lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
+    const run = await AgentRun.open(cli, { session: options.session, last: !!(options.last || options.continue), purpose: 'run', maxSteps: options.maxSteps, answerSchema: await loadOutputSchema(cli.globals.cwd, options.outputSchema), lastMessageFile: prepareLastMessage(cli.globals.cwd, options.outputLastMessage) })
     run.agent.send({ content: prompt })
     return reportResult(run, await run.untilRest(), { goal: false })
   },

@@ -4,10 +4,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Command } from 'commander'
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import { Ajv2019 } from 'ajv/dist/2019.js'
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv'
 import { describeError, isRecord } from '@goalkeeper/kit'
 import { OUTPUT_SCHEMA_NAME, type OutputSchema } from '@goalkeeper/model'
 import { HostError } from '../../errors.ts'
@@ -34,15 +31,18 @@ export interface AnswerSchema {
 /** Options shared by every dialect: strict catches a misspelt keyword; the rest of strict mode trips common valid schemas. */
 const AJV_OPTIONS = { allErrors: true, strict: true, strictRequired: false, strictTypes: false, strictTuples: false, allowUnionTypes: true } as const
 
-/** The dialect a schema's `$schema` names; without one, draft 2020-12 (as the tool schemas). */
-const DIALECTS: [pattern: RegExp, make: () => Ajv][] = [
-  [/^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/, () => new Ajv2020(AJV_OPTIONS)],
-  [/^https?:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/, () => new Ajv2019(AJV_OPTIONS)],
-  [/^https?:\/\/json-schema\.org\/draft-07\/schema#?$/, () => new Ajv(AJV_OPTIONS)],
+/**
+ * The dialect a schema's `$schema` names; without one, draft 2020-12 (as the tool schemas). Ajv is imported
+ * only with --output-schema: every other command (sessions, show, --help) starts without it.
+ */
+const DIALECTS: [pattern: RegExp, make: () => Promise<Ajv>][] = [
+  [/^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/, async () => new (await import('ajv/dist/2020.js')).Ajv2020(AJV_OPTIONS)],
+  [/^https?:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/, async () => new (await import('ajv/dist/2019.js')).Ajv2019(AJV_OPTIONS)],
+  [/^https?:\/\/json-schema\.org\/draft-07\/schema#?$/, async () => new (await import('ajv')).Ajv(AJV_OPTIONS)],
 ]
 
 /** Reads and compiles `file` (relative to `cwd`); undefined without the option. Any problem is exit 64, naming the file. */
-export function loadOutputSchema(cwd: string, file: string | undefined): AnswerSchema | undefined {
+export async function loadOutputSchema(cwd: string, file: string | undefined): Promise<AnswerSchema | undefined> {
   if (file === undefined) return undefined
   const target = path.resolve(cwd, file)
   const refuse = (problem: string, hint: string) => new HostError(`--output-schema ${target}: ${problem}`, { hint })
@@ -63,8 +63,8 @@ export function loadOutputSchema(cwd: string, file: string | undefined): AnswerS
   if (!dialect) throw refuse(`unsupported $schema ${JSON.stringify(schema.$schema)}`, 'use draft 2020-12 (or leave $schema out), 2019-09 or draft-07')
   let validate: ValidateFunction
   try {
-    const ajv = dialect[1]()
-    addFormats.default(ajv)
+    const ajv = await dialect[1]()
+    ;(await import('ajv-formats')).default.default(ajv)
     validate = ajv.compile(schema)
   } catch (error) {
     throw refuse(`not a valid JSON Schema: ${describeError(error)}`, 'fix the schema (draft 2020-12 unless its $schema names 2019-09 or draft-07)')

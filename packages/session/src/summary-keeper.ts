@@ -10,7 +10,8 @@ import type { SummaryFold } from './types.ts'
 export const KEEP_EVERY_MS = 10_000
 
 /**
- * The writers' side of the index of kept summaries: a session's entry is appended to the journal at
+ * The writers' side of the index of kept summaries: a session's entry is appended to the journal (or,
+ * in a store without an index, kept with its others: `writeSummaries`) at
  * its first write after the header, after later writes (at most every `KEEP_EVERY_MS`) and when it is
  * closed, so a listing finds every session written here, in order, without reading any log. Each entry is summarised from
  * the records known durable, then bound to the log's version read after them: a version newer than
@@ -34,8 +35,13 @@ export class SummaryKeeper {
   /** Keeps the entry of `session` as its records up to `durableSeq` say. */
   async keep(session: SessionImpl, durableSeq = session.nextSeq - 1): Promise<void> {
     const index = this.store.indexes?.()[0]
+    const store = this.store
+    // A store without an index (a database) keeps the entry with its others, replacing the one before.
+    const write = index
+      ? (id: string, text: string) => appendEntries(index, [[id, text]])
+      : store.writeSummaries && ((id: string, text: string) => store.writeSummaries!(new Map([[id, text]]), []))
     const signer = this.signer()
-    if (!index || !signer) return
+    if (!write || !signer) return
     const madeAt = Date.now()
     this.lastKept.set(session, madeAt)
     const folds = Object.fromEntries(this.folds)
@@ -44,7 +50,7 @@ export class SummaryKeeper {
     const summary = summarizeRecords(session.id, session.file, session.records.slice(0, durableSeq - session.firstSeq + 1), session.integrity, folds, before)
     try {
       const { token } = await this.store.version(session.id)
-      await appendEntries(index, [[session.id, keptSummary(signer, session.id, token, summary, folds, madeAt)]])
+      await write(session.id, keptSummary(signer, session.id, token, summary, folds, madeAt))
     } catch (error) {
       this.logger.debug('%s: its summary cannot be kept (the next listing reads its log): %s', session.id, (error as Error).message)
     }

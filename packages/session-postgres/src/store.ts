@@ -148,16 +148,17 @@ export class PostgresSessionStore implements SessionStore {
       rowMode: 'array',
     })
     let from = bounds.rows[0].at ?? Math.min(0, bounds.rows[0].first ?? 0)
-    let count = FIRST_PAGE
+    // From the start, the first page is short: it may be all a reader wants (the header).
+    let count = start === 0 ? FIRST_PAGE : PAGE
     let next: ReturnType<typeof page> | undefined
-    for (let first = true; ; first = false) {
+    for (let first = start === 0; ; first = false) {
       const { rows } = await (next ?? page(from, count))
       from += count
       count = PAGE
       const done = from > lastSeq
       next = undefined
       // Asked for before this page is used, so the query runs while replay parses and checks; not after
-      // the first page, which may be all a reader wants (the header).
+      // that short first page.
       if (!done && !first) {
         next = page(from, count)
         // A reader that stops early never awaits it: its failure must not go unhandled.

@@ -21,6 +21,7 @@ export class SummaryKeeper {
   private folds = new Map<string, SummaryFold>()
   private timers = new Map<SessionImpl, NodeJS.Timeout>()
   private lastKept = new Map<SessionImpl, number>()
+  private keeping = new Map<SessionImpl, Promise<void>>()
 
   constructor(private store: SessionStore, private logger: Logger, private signer: () => Signer | undefined) {}
 
@@ -48,12 +49,18 @@ export class SummaryKeeper {
     // A session opened from a checkpoint holds its records from there: the header and the count come apart.
     const before = session.firstSeq > 0 ? { header: session.header, count: session.firstSeq } : undefined
     const summary = summarizeRecords(session.id, session.file, session.records.slice(0, durableSeq - session.firstSeq + 1), session.integrity, folds, before)
-    try {
-      const { token } = await this.store.version(session.id)
-      await write(session.id, keptSummary(signer, session.id, token, summary, folds, madeAt))
-    } catch (error) {
-      this.logger.debug('%s: its summary cannot be kept (the next listing reads its log): %s', session.id, (error as Error).message)
-    }
+    // One after the other per session: an entry replaced in place (a database row) must end as the last one made.
+    const done = (this.keeping.get(session) ?? Promise.resolve()).then(async () => {
+      try {
+        const { token } = await this.store.version(session.id)
+        await write(session.id, keptSummary(signer, session.id, token, summary, folds, madeAt))
+      } catch (error) {
+        this.logger.debug('%s: its summary cannot be kept (the next listing reads its log): %s', session.id, (error as Error).message)
+      }
+    })
+    this.keeping.set(session, done)
+    await done
+    if (this.keeping.get(session) === done) this.keeping.delete(session)
   }
 
   /** After a write: keeps the entry now, or once `KEEP_EVERY_MS` passed since the last one. */

@@ -32,7 +32,9 @@ function composition(paths: ProjectPaths, store: 'files' | 'postgres') {
   let core = coreEntries(paths, { scripted: { module: path.join(paths.dir, 'script.mjs'), contextWindow: 8000 } })
   if (store === 'postgres') core = core.replace(/name: '@goalkeeper\/session-jsonl'\n  config: .*\n/, `name: '@goalkeeper/session-postgres'\n  config: { url: ${JSON.stringify(db.url)} }\n`)
   // A checkpoint every 12 records as well as at each compaction, so both reasons occur.
-  return `${core.replace("name: '@goalkeeper/session'\n", "name: '@goalkeeper/session'\n  config: { checkpointEvery: 12 }\n")}- id: goal-session
+  // A database needs a signing key its machines share (a test key here).
+  const key = store === 'postgres' ? `, key: '${'a1'.repeat(32)}'` : ''
+  return `${core.replace("name: '@goalkeeper/session'\n", `name: '@goalkeeper/session'\n  config: { checkpointEvery: 12${key} }\n`)}- id: goal-session
   name: '@goalkeeper/goal-session'
 - id: goal-budget
   name: '@goalkeeper/goal-budget'

@@ -87,11 +87,11 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   // Every session's row, from the whole listing (kept summaries), built at most once per store change and
   // only once a page was asked for. Until it is ready, pages come from the most recent sessions (`recent`),
   // and the pages served so are told to ask again once it is.
-  let whole: { rows: Promise<OverviewRow[]>; ready?: OverviewRow[] } | undefined
+  let whole: WholeListing | undefined
   let partialServed = false
   const wholeRows = (): Promise<OverviewRow[]> => {
     if (!whole) {
-      const building: NonNullable<typeof whole> = { rows: stores.list(folds).then(overviewRows) }
+      const building: WholeListing = { rows: stores.list(folds).then(overviewRows) }
       whole = building
       building.rows.then((rows) => {
         if (whole !== building) return
@@ -276,6 +276,12 @@ async function jsonBody(request: IncomingMessage): Promise<unknown> {
   } catch {
     return undefined
   }
+}
+
+/** Every session's overview row, being built (`rows`) or built (`ready`). */
+interface WholeListing {
+  rows: Promise<OverviewRow[]>
+  ready?: OverviewRow[]
 }
 
 /** The most recent sessions a page is built from, at most, before it waits for the whole listing instead. */

@@ -1,9 +1,8 @@
-// Contract tests of the checkpoint index, on files; packages/session/test/postgres/checkpoint-index.test.ts
-// runs them on PostgreSQL.
+// Contract tests of the checkpoint index, on files; postgres/checkpoint-index.test.ts runs them on PostgreSQL.
 import { describe, expect, it } from 'vitest'
 import type { Session, SessionService } from '@goalkeeper/session'
-import { loadKey, signCheckpointEntry, Signer } from '../../session/src/integrity.ts'
-import { appsPerTest, logSize, readCheckpointIndex, readLines, readLog, replaceLog, tempDir, TEST_KEY, writeCheckpointIndex } from '../../session/test/helpers.ts'
+import { loadKey, signCheckpointEntry, Signer } from '../src/integrity.ts'
+import { appsPerTest, logSize, readCheckpointIndex, readLines, readLog, replaceLog, tempDir, TEST_KEY, writeCheckpointIndex } from './helpers.ts'
 
 const launch = appsPerTest()
 

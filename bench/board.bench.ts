@@ -62,15 +62,16 @@ export async function run() {
           const response = await fetch(`${board.origin}/api/overview?${query}`, { headers: { 'x-board-token': board.token } })
           if (!response.ok) throw new Error(`overview request: ${response.status}`)
           const page = (await response.json()) as { rows: unknown[] }
+          const took = ms(start)
           if (page.rows.length !== 50) throw new Error(`the first page has ${page.rows.length} rows, not 50`)
-          return ms(start)
+          // The whole listing the first page started in the background ends before the next measurement.
+          await fetch(`${board.origin}/api/overview?sort=round`, { headers: { 'x-board-token': board.token } })
+          return took
         } finally {
           await board.close()
         }
       })
       for (let i = 0; i < 3; i++) {
-        firstPages.push(await firstRequest(''))
-        wholePages.push(await firstRequest('sort=round'))
         await withSessions(dir, async (ctx) => {
           const started = process.hrtime.bigint()
           const board = await startBoard({ sessions: ctx.sessions })
@@ -98,6 +99,8 @@ export async function run() {
             await board.close()
           }
         })
+        firstPages.push(await firstRequest(''))
+        wholePages.push(await firstRequest('sort=round'))
       }
       const [first, whole] = [median(firstPages), median(wholePages)]
       console.log(`${`${COUNT.toLocaleString('en')} sessions`.padEnd(16)} board start ${median(starts).toFixed(0).padStart(5)} ms   first screen (browser) ${median(screens).toFixed(0).padStart(5)} ms   target < 1000 ms`)

@@ -19,6 +19,10 @@ import { launchChromium } from '../packages/board/test/browser.ts'
 const QUICK = process.argv.includes('--quick')
 const COUNT = QUICK ? 500 : 10_000
 const PHASES: Goal['phase'][] = ['active', 'paused', 'blocked', 'complete']
+/** Records in the page when the overview is first shown (`performance.now()`: ms since its navigation started). */
+const SHOWN_AT = `new MutationObserver((_, observer) => {
+  if (document.body && document.body.getAttribute('data-ready') === 'overview') { window.__shownAt = performance.now(); observer.disconnect() }
+}).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-ready'] })`
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
@@ -50,6 +54,7 @@ export async function run() {
     const browser = await launchChromium()
     try {
       const screens: number[] = []
+      const driver: number[] = []
       const requests: number[] = []
       const starts: number[] = []
       const firstPages: number[] = []
@@ -78,10 +83,15 @@ export async function run() {
           starts.push(ms(started))
           try {
             const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage()
+            // Timed in the page (from its navigation start, the token's redirect included): this process also
+            // runs the board, whose whole listing, started once the first page is served, would delay the
+            // driver's messages, which a board in a process of its own (the CLI) does not.
+            await page.addInitScript({ content: SHOWN_AT })
             const start = process.hrtime.bigint()
             await page.goto(board.url)
             await page.locator('body[data-ready="overview"]').waitFor()
-            screens.push(ms(start))
+            driver.push(ms(start))
+            screens.push(Number(await page.evaluate('window.__shownAt')))
             const rows = await page.locator('tr.goal-row').count()
             if (rows !== 50) throw new Error(`the first screen shows ${rows} rows, not 50`)
             // Warm: the first such request waits for the whole listing (a sort by tokens needs every row).
@@ -103,7 +113,7 @@ export async function run() {
         wholePages.push(await firstRequest('sort=round'))
       }
       const [first, whole] = [median(firstPages), median(wholePages)]
-      console.log(`${`${COUNT.toLocaleString('en')} sessions`.padEnd(16)} board start ${median(starts).toFixed(0).padStart(5)} ms   first screen (browser) ${median(screens).toFixed(0).padStart(5)} ms   target < 1000 ms`)
+      console.log(`${`${COUNT.toLocaleString('en')} sessions`.padEnd(16)} board start ${median(starts).toFixed(0).padStart(5)} ms   first screen (in the page) ${median(screens).toFixed(0).padStart(5)} ms   target < 1000 ms   (as the driver saw it ${median(driver).toFixed(0)} ms)`)
       console.log(`${''.padEnd(16)} first page request: most recent ${first.toFixed(0).padStart(5)} ms   whole listing ${whole.toFixed(0).padStart(5)} ms (${(whole / first).toFixed(1)}x)   filtered page (warm) ${median(requests).toFixed(1).padStart(6)} ms`)
     } finally {
       await browser.close()

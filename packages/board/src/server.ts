@@ -7,7 +7,10 @@ import type { SessionService, SessionSummary, SummaryFold } from '@goalkeeper/se
 import { type BoardControls, controlsOf, controlState, postControl } from './controls.ts'
 import { goalView } from './goal-view.ts'
 import { watchStore } from './live.ts'
-import { type BoardState, MAX_PAGE_LIMIT, type OverviewPage, type OverviewQuery, overviewRows, type OverviewRow, PAGE_LIMIT, queryOverview, STATES } from './overview.ts'
+import {
+  type BoardState, MAX_PAGE_LIMIT, type OverviewPage, type OverviewQuery, overviewRows, type OverviewRow, PAGE_LIMIT,
+  queryOverview, STATES,
+} from './overview.ts'
 import { CLIENT_JS } from './page/client.ts'
 import { CONTENT_SECURITY_POLICY, SHELL_HTML } from './page/shell.ts'
 import { STYLE_CSS } from './page/style.ts'
@@ -114,7 +117,8 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
    */
   const recentPage = async (query: OverviewQuery): Promise<OverviewPage | undefined> => {
     if ((query.sort ?? 'updated') !== 'updated') return undefined
-    const wanted = Math.max(0, query.offset ?? 0) + Math.min(MAX_PAGE_LIMIT, Math.max(1, query.limit ?? PAGE_LIMIT)) + 1
+    const limit = Math.min(MAX_PAGE_LIMIT, Math.max(1, query.limit ?? PAGE_LIMIT))
+    const wanted = Math.max(0, query.offset ?? 0) + limit + 1
     for (let window = wanted; window <= RECENT_MOST; window *= 4) {
       const recent = await stores.recent(window, folds)
       const rows = overviewRows(recent.sessions)
@@ -288,4 +292,5 @@ interface WholeListing {
 const RECENT_MOST = 2000
 
 /** What a database probe compares to tell a change: how many sessions and the newest one's activity. */
-const stampOf = ({ sessions, total }: { sessions: readonly SessionSummary[]; total: number }) => `${total} ${sessions[0]?.id ?? ''} ${sessions[0]?.updatedAt ?? 0}`
+const stampOf = ({ sessions, total }: { sessions: readonly SessionSummary[]; total: number }) =>
+  `${total} ${sessions[0]?.id ?? ''} ${sessions[0]?.updatedAt ?? 0}`

@@ -128,11 +128,14 @@ export class PostgresSessionStore implements SessionStore {
     // The row of the start byte is the last one at or before it, by seq: a backward walk of the primary
     // key over the rows after it only. (A row whose offset was edited by hand out of order with the
     // others may then be left out; what is read from there is verified, and a whole read finds it.)
+    const at = start > 0
+      ? '(SELECT seq FROM goalkeeper_session_records WHERE session_id = $1 AND byte_offset <= $2 ORDER BY seq DESC LIMIT 1)'
+      : 'NULL::integer'
     const bounds = await this.pool.query<{ first: number | null; last: number | null; found: boolean; at: number | null }>(
       `SELECT (SELECT min(seq) FROM goalkeeper_session_records WHERE session_id = $1) AS first,
               (SELECT max(seq) FROM goalkeeper_session_records WHERE session_id = $1) AS last,
               EXISTS (SELECT FROM goalkeeper_sessions WHERE id = $1) AS found,
-              ${start > 0 ? '(SELECT seq FROM goalkeeper_session_records WHERE session_id = $1 AND byte_offset <= $2 ORDER BY seq DESC LIMIT 1)' : 'NULL::integer'} AS at`,
+              ${at} AS at`,
       start > 0 ? [id, start] : [id],
     )
     if (!bounds.rows[0].found) throw this.notFound(id)

@@ -65,7 +65,11 @@ export async function recentSessions(lister: Lister, limit: number, options: Lis
  * turn is near, and moved down when its log says it belongs further down. `movedLast`: one was moved
  * down to the very end (candidates after the last, had there been, might have come before it).
  */
-async function walk(candidates: Candidate[], limit: number, check: (candidate: Candidate) => Promise<SessionSummary | undefined>): Promise<{ sessions: SessionSummary[]; dropped: number; movedLast: boolean }> {
+async function walk(
+  candidates: Candidate[],
+  limit: number,
+  check: (candidate: Candidate) => Promise<SessionSummary | undefined>,
+): Promise<{ sessions: SessionSummary[]; dropped: number; movedLast: boolean }> {
   const sessions: SessionSummary[] = []
   let dropped = 0
   let movedLast = false
@@ -121,7 +125,9 @@ async function recentOfStore(lister: Lister, limit: number, folds: Readonly<Reco
   for (let window = limit + opened.length; ; window *= 4) {
     const at = Date.now()
     const page = await store.newest!(window)
-    const rows: Candidate[] = page.sessions.filter((row) => !lister.open.has(row.id)).map((row) => ({ id: row.id, updatedAt: row.updatedAt, stored: { ...row, at }, checking: checks.get(row.id) }))
+    const rows: Candidate[] = page.sessions
+      .filter((row) => !lister.open.has(row.id))
+      .map((row) => ({ id: row.id, updatedAt: row.updatedAt, stored: { ...row, at }, checking: checks.get(row.id) }))
     const candidates = merge(rows, [...opened].sort(byRecency))
     const walked = await walk(candidates, limit, (candidate) => {
       const checking = checkStored(candidate)

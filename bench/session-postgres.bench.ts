@@ -19,6 +19,8 @@ const BATCHED = QUICK ? 300 : 3000
 const BATCH = 100
 const REPLAY_RECORDS = QUICK ? 5_000 : 100_000
 const LIST_SESSIONS = QUICK ? 100 : 2_000
+const RECENT_SESSIONS = QUICK ? 500 : 10_000
+const RECENT_LIMIT = 50
 const TARGET = 0.5
 const KEY = 'd4'.repeat(32)
 
@@ -90,6 +92,27 @@ async function compare(label: string, raw: () => Promise<number>, ours: () => Pr
 
 type Row = Awaited<ReturnType<typeof compare>>
 
+/** Two ways to the same thing, the second the baseline, timed in alternating rounds. */
+async function versus(label: string, ours: () => Promise<unknown>, baseline: () => Promise<unknown>, baselineLabel: string) {
+  await ours()
+  await baseline()
+  const a: number[] = []
+  const b: number[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    let start = process.hrtime.bigint()
+    await ours()
+    a.push(seconds(start) * 1000)
+    start = process.hrtime.bigint()
+    await baseline()
+    b.push(seconds(start) * 1000)
+  }
+  return { label, ours: median(a), baseline: median(b), baselineLabel }
+}
+
+function reportVersus(row: Awaited<ReturnType<typeof versus>>) {
+  console.log(`${row.label.padEnd(40)} ${row.ours.toFixed(1).padStart(8)} ms   ${row.baselineLabel} ${row.baseline.toFixed(1).padStart(8)} ms   ${(row.baseline / row.ours).toFixed(1).padStart(6)}x faster`)
+}
+
 function report(row: Row, target?: number, unit = 'rec/s') {
   const ratio = row.ours / row.raw
   const verdict = target === undefined ? '(no target)' : ratio >= target ? `target >= ${target * 100}%: OK` : `target >= ${target * 100}%: MISSED`
@@ -138,6 +161,19 @@ export async function run() {
     const replay = await compare(`replay ${REPLAY_RECORDS} records, read-only`, () => rawReplay(pool, big.id), () => sessionReplay(root, big.id))
     const { rows } = await pool.query('SELECT pg_size_pretty(bytes) AS size FROM goalkeeper_sessions WHERE id = $1', [big.id])
 
+    // The same log with a checkpoint near its end (its index on the session row): a writable open reads
+    // the header, the checkpoint and what follows it, against the whole log read as before the index.
+    const again = await root.sessions.open(big.id, { from: 'start' })
+    root.sessions.checkpoint(again, 'interval')
+    for (let i = 0; i < 100; i++) again.append('tool/result', payload(i))
+    await root.sessions.close(again)
+    const writable = (from: 'checkpoint' | 'start') => async () => {
+      const session = await root.sessions.open(big.id, { from })
+      if (from === 'checkpoint' && session.firstSeq === 0) throw new Error('the open did not start at the checkpoint')
+      await root.sessions.close(session)
+    }
+    const checkpointOpen = await versus(`writable open ${REPLAY_RECORDS}, from checkpoint`, writable('checkpoint'), writable('start'), 'whole')
+
     // Small sessions, as a day of goals leaves them; the first listing builds and keeps their summaries.
     const { rows: [{ count }] } = await pool.query<{ count: string }>('SELECT count(*) FROM goalkeeper_sessions')
     for (let made = Number(count); made < LIST_SESSIONS; made += 10) {
@@ -150,13 +186,29 @@ export async function run() {
     await root.sessions.list()
     const listing = await compare(`list ${LIST_SESSIONS} sessions (kept summaries)`, () => rawListing(pool), () => sessionListing(root))
 
+    // More of them, then the most recent page (one query of the newest rows, each checked) against the
+    // whole listing, which `recent` was before (kept summaries both).
+    const { rows: [{ count: listed }] } = await pool.query<{ count: string }>('SELECT count(*) FROM goalkeeper_sessions')
+    for (let made = Number(listed); made < RECENT_SESSIONS; made += 10) {
+      await Promise.all(Array.from({ length: Math.min(10, RECENT_SESSIONS - made) }, async () => {
+        const session = await root.sessions.create({ cwd: os.tmpdir() })
+        session.append('tool/result', payload(1))
+        await root.sessions.close(session)
+      }))
+    }
+    await root.sessions.list()
+    const total = (await root.sessions.recent({ limit: 1 })).total
+    const recent = await versus(`recent ${RECENT_LIMIT} of ${total} sessions`, () => root.sessions.recent({ limit: RECENT_LIMIT }), () => root.sessions.list(), 'whole list')
+
     console.log(`session-postgres (median of ${ROUNDS} alternating rounds; ${db.where}; replay log ${rows[0].size})`)
     report(perRecord)
     report(batched, TARGET)
     report(replay, TARGET)
     // Raw: the session rows read as summaries without a signature check (the shortcut the service's listing replaced).
     report(listing, undefined, 'ses/s')
-    return { perRecord, batched, replay, listing }
+    reportVersus(checkpointOpen)
+    reportVersus(recent)
+    return { perRecord, batched, replay, listing, checkpointOpen, recent }
   } finally {
     await fiber.dispose()
     await pool.end()

@@ -1,14 +1,13 @@
 // A long goal whose history is compacted many times writes checkpoints; resuming it reads the log from the
 // last one only, and the agent, the goal and the next model request are exactly what a whole replay gives.
-// Composed from cordis.yml by the real loader; only the model is scripted.
-import { promises as fs } from 'node:fs'
+// Composed from cordis.yml by the real loader; only the model is scripted. On JSONL files and on PostgreSQL.
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { COMPACTION_INSTRUCTION, replayHistory } from '@goalkeeper/agent-loop'
 import { foldGoal } from '@goalkeeper/goal'
 import type { ScriptedProvider } from '@goalkeeper/model'
 import { checkpointPart, isRecordOf } from '@goalkeeper/session'
-import { untilGoal } from '@goalkeeper/test-kit'
+import { testDatabase, untilGoal } from '@goalkeeper/test-kit'
 import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
 
 const OBJECTIVE = 'Keep a long-running log of observations about the workspace'
@@ -27,19 +26,24 @@ const answer = (request) => {
 export default Array.from({ length: ${ROUNDS * 2 + 50} }, () => answer)
 `
 
-function composition(paths: ProjectPaths) {
-  const core = coreEntries(paths, { scripted: { module: path.join(paths.dir, 'script.mjs'), contextWindow: 8000 } })
+const db = testDatabase()
+
+function composition(paths: ProjectPaths, store: 'files' | 'postgres') {
+  let core = coreEntries(paths, { scripted: { module: path.join(paths.dir, 'script.mjs'), contextWindow: 8000 } })
+  if (store === 'postgres') core = core.replace(/name: '@goalkeeper\/session-jsonl'\n  config: .*\n/, `name: '@goalkeeper/session-postgres'\n  config: { url: ${JSON.stringify(db.url)} }\n`)
   // A checkpoint every 12 records as well as at each compaction, so both reasons occur.
-  return `${core.replace("name: '@goalkeeper/session'\n", "name: '@goalkeeper/session'\n  config: { checkpointEvery: 12 }\n")}- id: goal-session
+  // A database needs a signing key its machines share (a test key here).
+  const key = store === 'postgres' ? `, key: '${'a1'.repeat(32)}'` : ''
+  return `${core.replace("name: '@goalkeeper/session'\n", `name: '@goalkeeper/session'\n  config: { checkpointEvery: 12${key} }\n`)}- id: goal-session
   name: '@goalkeeper/goal-session'
 - id: goal-budget
   name: '@goalkeeper/goal-budget'
 `
 }
 
-describe('resuming a long goal from its last checkpoint', () => {
+describe.each(['files', 'postgres'] as const)('resuming a long goal from its last checkpoint (%s)', (store) => {
   let app: Composition
-  beforeEach(async () => { app = await composeFromYml(composition, { 'script.mjs': SCRIPT }) })
+  beforeEach(async () => { app = await composeFromYml((paths) => composition(paths, store), { 'script.mjs': SCRIPT }) })
   afterEach(() => app.dispose())
 
   it('reads only the tail, and restores the goal, its spend, the history and the next request exactly', async () => {
@@ -61,8 +65,8 @@ describe('resuming a long goal from its last checkpoint', () => {
     expect(goalBefore.spent?.calls).toBe(ROUNDS)
     await agent.dispose()
     expect(app.root.sessions.get(id)).toBeUndefined()
-    // The index beside the log places the last checkpoint.
-    const entry = JSON.parse(await fs.readFile(`${agent.session.file}.checkpoint`, 'utf8'))
+    // The index the store keeps (beside the log, or on its row) places the last checkpoint.
+    const entry = JSON.parse((await app.root.sessionStore.readCheckpointIndex!(id))!)
     expect(entry.seq).toBe(last.seq)
 
     const resumed = await app.root.agents.resume(id, { model: 'scripted' })

@@ -26,7 +26,7 @@ export interface Composition extends ProjectPaths {
   loader: Loader
   /** Error-level log lines, `name: text`, in order. */
   errors: string[]
-  /** Flushes the agent's session and returns the records parsed from its JSONL file. */
+  /** Flushes the agent's session and returns the records parsed from its JSONL file (or its rows). */
   readLog(agent: Agent): Promise<SessionRecord[]>
   /** Disposes every entry through the loader, then removes the project (once; later calls do nothing). */
   dispose(): Promise<void>
@@ -75,7 +75,11 @@ export async function composeFromYml(yml: (paths: ProjectPaths) => string, files
   }
   const readLog = async (agent: Agent) => {
     await root.sessions.flush(agent.session)
-    return (await fs.readFile(agent.session.file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as SessionRecord)
+    // A log in a database (no file) is read through its store, in the same JSONL form.
+    let text = ''
+    if (agent.session.file.startsWith('postgres')) for await (const chunk of root.sessionStore.stream(agent.id)) text += chunk
+    else text = await fs.readFile(agent.session.file, 'utf8')
+    return text.trim().split('\n').map((line) => JSON.parse(line) as SessionRecord)
   }
   return { dir, workspace, file, root, loader, errors, readLog, dispose }
 }

@@ -39,6 +39,11 @@ export interface OverviewPage {
   counts: Record<BoardState, number>
   /** Rows that match the whole query. */
   total: number
+  /**
+   * The page was built from the most recent sessions only (the whole listing was not ready): rows newest
+   * first, `counts` and `total` of those read so far (at least one more than the page when there are more).
+   */
+  partial?: boolean
   offset: number
   limit: number
   rows: OverviewRow[]
@@ -101,8 +106,12 @@ const SORTS: Record<NonNullable<OverviewQuery['sort']>, (a: OverviewRow, b: Over
   objective: (a, b) => a.objective.localeCompare(b.objective) || b.updatedAt - a.updatedAt,
 }
 
-/** One page of the overview: filtered, counted per state and sorted here, so the page gets only what it shows. */
-export function queryOverview(rows: readonly OverviewRow[], query: OverviewQuery = {}): OverviewPage {
+/**
+ * One page of the overview: filtered, counted per state and sorted here, so the page gets only what it
+ * shows. `grouped: false` keeps the rows' order (newest first, for rows of the most recent sessions only)
+ * instead of paging group by group.
+ */
+export function queryOverview(rows: readonly OverviewRow[], query: OverviewQuery = {}, grouped = true): OverviewPage {
   const words = (query.text ?? '').toLowerCase().split(/\s+/).filter(Boolean)
   const matching = words.length
     ? rows.filter((row) => {
@@ -117,6 +126,6 @@ export function queryOverview(rows: readonly OverviewRow[], query: OverviewQuery
   const limit = Math.min(MAX_PAGE_LIMIT, Math.max(1, query.limit ?? PAGE_LIMIT))
   // Pages run group by group (running first), each group in the order asked for.
   const order = SORTS[query.sort ?? 'updated'] ?? SORTS.updated
-  const sorted = [...chosen].sort((a, b) => STATES.indexOf(a.state) - STATES.indexOf(b.state) || order(a, b))
+  const sorted = grouped ? [...chosen].sort((a, b) => STATES.indexOf(a.state) - STATES.indexOf(b.state) || order(a, b)) : chosen
   return { counts, total: chosen.length, offset, limit, rows: sorted.slice(offset, offset + limit) }
 }

@@ -7,7 +7,10 @@ import type { SessionService, SessionSummary, SummaryFold } from '@goalkeeper/se
 import { type BoardControls, controlsOf, controlState, postControl } from './controls.ts'
 import { goalView } from './goal-view.ts'
 import { watchStore } from './live.ts'
-import { type BoardState, type OverviewQuery, overviewRows, type OverviewRow, queryOverview, STATES } from './overview.ts'
+import {
+  type BoardState, MAX_PAGE_LIMIT, type OverviewPage, type OverviewQuery, overviewRows, type OverviewRow, PAGE_LIMIT,
+  queryOverview, STATES,
+} from './overview.ts'
 import { CLIENT_JS } from './page/client.ts'
 import { CONTENT_SECURITY_POLICY, SHELL_HTML } from './page/shell.ts'
 import { STYLE_CSS } from './page/style.ts'
@@ -80,20 +83,70 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   const controls = options.controls ?? controlsOf()
   const log = options.log ?? (() => {})
 
-  // The overview's rows, rebuilt from the listing (kept summaries) once per store change, not per request.
-  let rows: Promise<OverviewRow[]> | undefined
-  const currentRows = () => (rows ??= stores.list(folds).then(overviewRows, (error) => {
-    rows = undefined
-    throw error
-  }))
   const streams = new Set<ServerResponse>()
+  const notify = () => {
+    for (const stream of streams) stream.write('event: change\ndata: {}\n\n')
+  }
+  // Every session's row, from the whole listing (kept summaries), built at most once per store change and
+  // only once a page was asked for. Until it is ready, pages come from the most recent sessions (`recent`),
+  // and the pages served so are told to ask again once it is.
+  let whole: WholeListing | undefined
+  let partialServed = false
+  const wholeRows = (): Promise<OverviewRow[]> => {
+    if (!whole) {
+      const building: WholeListing = { rows: stores.list(folds).then(overviewRows) }
+      whole = building
+      building.rows.then((rows) => {
+        if (whole !== building) return
+        building.ready = rows
+        if (partialServed) {
+          partialServed = false
+          notify()
+        }
+      }, (error) => {
+        if (whole === building) whole = undefined
+        log(`board: listing the sessions: ${describeError(error)}`)
+      })
+    }
+    return whole.rows
+  }
+  /**
+   * A page from the most recent sessions, asked for in growing windows until it is full (with one row
+   * more, so the page knows there is a next one); undefined for a sort other than by last activity, or a
+   * filter that the most recent `RECENT_MOST` sessions do not fill a page of (the whole listing answers).
+   */
+  const recentPage = async (query: OverviewQuery): Promise<OverviewPage | undefined> => {
+    if ((query.sort ?? 'updated') !== 'updated') return undefined
+    const limit = Math.min(MAX_PAGE_LIMIT, Math.max(1, query.limit ?? PAGE_LIMIT))
+    const wanted = Math.max(0, query.offset ?? 0) + limit + 1
+    for (let window = wanted; window <= RECENT_MOST; window *= 4) {
+      const recent = await stores.recent(window, folds)
+      const rows = overviewRows(recent.sessions)
+      // Every session there is: the page is exact.
+      if (recent.complete) return queryOverview(rows, query)
+      const page = queryOverview(rows, query, false)
+      if (page.total >= wanted) return { ...page, partial: true }
+    }
+    return undefined
+  }
+  const overviewPage = async (query: OverviewQuery): Promise<OverviewPage> => {
+    if (whole?.ready) return queryOverview(whole.ready, query)
+    const recent = await recentPage(query)
+    if (!recent) return queryOverview(await wholeRows(), query)
+    if (!recent.partial) return recent
+    // Started once this page is built, not alongside it: the first screen does not wait for the listing.
+    partialServed = true
+    wholeRows().catch(() => {})
+    return recent
+  }
   const watcher = watchStore({
     dirs: stores.dirs,
     onChange: () => {
-      rows = undefined
-      for (const stream of streams) stream.write('event: change\ndata: {}\n\n')
+      whole = undefined
+      notify()
     },
-    probe: async () => stampOf(await stores.list(folds)),
+    // One query of the newest session and the count (on a database), not a listing.
+    probe: async () => stampOf(await stores.recent(1, folds)),
   })
 
   let origin = ''
@@ -135,8 +188,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     if (url.pathname === '/board.js') return send(response, 200, 'text/javascript; charset=utf-8', CLIENT_JS)
     if (url.pathname === '/board.css') return send(response, 200, 'text/css; charset=utf-8', STYLE_CSS)
     if (url.pathname === '/api/overview') {
-      const page = queryOverview(await currentRows(), queryOf(url.searchParams))
-      return sendJson(response, page)
+      return sendJson(response, await overviewPage(queryOf(url.searchParams)))
     }
     const goal = /^\/api\/goal\/([^/]+)$/.exec(url.pathname)
     if (goal) {
@@ -181,8 +233,6 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
       resolve()
     })
   })
-  // The first listing runs before the address is printed: the page's first screen then only pages kept rows.
-  await currentRows().catch((error) => log(`board: listing the sessions: ${describeError(error)}`))
   const { port } = server.address() as AddressInfo
   const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
   origin = `http://${shown}:${port}`
@@ -232,5 +282,15 @@ async function jsonBody(request: IncomingMessage): Promise<unknown> {
   }
 }
 
-/** What a database listing compares to tell a change: how many sessions and the newest activity. */
-const stampOf = (summaries: readonly SessionSummary[]) => `${summaries.length} ${Math.max(0, ...summaries.map((summary) => summary.updatedAt))}`
+/** Every session's overview row, being built (`rows`) or built (`ready`). */
+interface WholeListing {
+  rows: Promise<OverviewRow[]>
+  ready?: OverviewRow[]
+}
+
+/** The most recent sessions a page is built from, at most, before it waits for the whole listing instead. */
+const RECENT_MOST = 2000
+
+/** What a database probe compares to tell a change: how many sessions and the newest one's activity. */
+const stampOf = ({ sessions, total }: { sessions: readonly SessionSummary[]; total: number }) =>
+  `${total} ${sessions[0]?.id ?? ''} ${sessions[0]?.updatedAt ?? 0}`

@@ -89,6 +89,16 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE goalkeeper_sessions ADD COLUMN seal text;
     `,
   },
+  {
+    version: 4,
+    name: 'checkpoint indexes, most recent sessions',
+    sql: `
+      -- Where each log's last checkpoint starts (text the service signs): a writable open reads from there.
+      ALTER TABLE goalkeeper_sessions ADD COLUMN checkpoint_index text;
+      -- "The N most recent sessions": newest activity first, ties by id in byte order (as listings sort).
+      CREATE INDEX goalkeeper_sessions_recent ON goalkeeper_sessions (updated_at DESC, id COLLATE "C" DESC);
+    `,
+  },
 ]
 
 /**

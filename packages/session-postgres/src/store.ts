@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { type Appender, type AppenderOptions, SessionError, type SessionStore, type StoreWriter } from '@goalkeeper/session'
+import { type Appender, type AppenderOptions, type NewestSessions, SessionError, type SessionStore, type StoreWriter } from '@goalkeeper/session'
 import { PgAppender } from './appender.ts'
 import { Lease, newHolder, takeLease } from './lease.ts'
 import { migrate } from './migrations.ts'
@@ -21,6 +21,8 @@ export interface PostgresStoreOptions {
 }
 
 const PAGE = 2000
+/** The first page of a stream: a reader after the header alone (an open from a checkpoint) reads little more. */
+const FIRST_PAGE = 64
 
 /**
  * Session logs in PostgreSQL: one row per record line, one row per session (its size, a version that
@@ -98,9 +100,24 @@ export class PostgresSessionStore implements SessionStore {
     return rows[0].seal ?? undefined
   }
 
+  /** The checkpoint index column of the session row. */
+  async readCheckpointIndex(id: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ index: string | null }>('SELECT checkpoint_index AS index FROM goalkeeper_sessions WHERE id = $1', [id])
+    if (!rows.length) throw this.notFound(id)
+    return rows[0].index ?? undefined
+  }
+
+  /** One statement on the session row: it is replaced whole or not at all. */
+  async writeCheckpointIndex(id: string, text: string): Promise<void> {
+    const { rowCount } = await this.pool.query('UPDATE goalkeeper_sessions SET checkpoint_index = $2 WHERE id = $1', [id, text])
+    if (!rowCount) throw this.notFound(id)
+  }
+
   /**
    * The log's bytes in the JSONL form, a page of rows per chunk (never the whole log in one buffer). Rows
-   * are picked by `byte_offset`; the first and last chunk are cut to the range's exact bytes.
+   * are picked by `byte_offset`; the first and last chunk are cut to the range's exact bytes. A range
+   * that starts later (a log read from its last checkpoint) starts at the row that holds its first byte,
+   * found from the log's end: the rows before it are not read.
    */
   async *stream(id: string, range: { start?: number; end?: number } = {}): AsyncIterable<Buffer> {
     const start = Math.max(0, range.start ?? 0)
@@ -108,33 +125,45 @@ export class PostgresSessionStore implements SessionStore {
     // Pages are seq ranges, not `seq > n LIMIT k`: a range reads only its rows whatever plan the server
     // picks (a log just written has no statistics yet, and a plan that sorted all its rows per page made
     // a 100,000-record replay five times slower). The last seq is taken once: the log as it was then.
-    const bounds = await this.pool.query<{ first: number | null; last: number | null; found: boolean }>(
+    // The row of the start byte is the last one at or before it, by seq: a backward walk of the primary
+    // key over the rows after it only. (A row whose offset was edited by hand out of order with the
+    // others may then be left out; what is read from there is verified, and a whole read finds it.)
+    const at = start > 0
+      ? '(SELECT seq FROM goalkeeper_session_records WHERE session_id = $1 AND byte_offset <= $2 ORDER BY seq DESC LIMIT 1)'
+      : 'NULL::integer'
+    const bounds = await this.pool.query<{ first: number | null; last: number | null; found: boolean; at: number | null }>(
       `SELECT (SELECT min(seq) FROM goalkeeper_session_records WHERE session_id = $1) AS first,
               (SELECT max(seq) FROM goalkeeper_session_records WHERE session_id = $1) AS last,
-              EXISTS (SELECT FROM goalkeeper_sessions WHERE id = $1) AS found`,
-      [id],
+              EXISTS (SELECT FROM goalkeeper_sessions WHERE id = $1) AS found,
+              ${at} AS at`,
+      start > 0 ? [id, start] : [id],
     )
     if (!bounds.rows[0].found) throw this.notFound(id)
     const lastSeq = bounds.rows[0].last ?? -1
     // From the start (what replay and listing ask), the rows need no test of where they end.
-    const page = (from: number) => this.pool.query<[number, string, string]>({
+    const page = (from: number, count: number) => this.pool.query<[number, string, string]>({
       text: start === 0
         ? 'SELECT seq, byte_offset, line FROM goalkeeper_session_records WHERE session_id = $1 AND seq BETWEEN $2 AND $4 AND byte_offset < $3 ORDER BY seq'
         : `SELECT seq, byte_offset, line FROM goalkeeper_session_records
            WHERE session_id = $1 AND seq BETWEEN $2 AND $4 AND byte_offset < $3 AND byte_offset + octet_length(line) + 1 > $5
            ORDER BY seq`,
-      values: start === 0 ? [id, from, end, from + PAGE - 1] : [id, from, end, from + PAGE - 1, start],
+      values: start === 0 ? [id, from, end, from + count - 1] : [id, from, end, from + count - 1, start],
       rowMode: 'array',
     })
-    let from = Math.min(0, bounds.rows[0].first ?? 0)
-    let next = page(from)
-    for (;;) {
-      const { rows } = await next
-      from += PAGE
+    let from = bounds.rows[0].at ?? Math.min(0, bounds.rows[0].first ?? 0)
+    // From the start, the first page is short: it may be all a reader wants (the header).
+    let count = start === 0 ? FIRST_PAGE : PAGE
+    let next: ReturnType<typeof page> | undefined
+    for (let first = start === 0; ; first = false) {
+      const { rows } = await (next ?? page(from, count))
+      from += count
+      count = PAGE
       const done = from > lastSeq
-      if (!done) {
-        // Asked for before this page is used: the query runs while replay parses and checks.
-        next = page(from)
+      next = undefined
+      // Asked for before this page is used, so the query runs while replay parses and checks; not after
+      // that short first page.
+      if (!done && !first) {
+        next = page(from, count)
         // A reader that stops early never awaits it: its failure must not go unhandled.
         next.catch(() => {})
       }
@@ -201,6 +230,31 @@ export class PostgresSessionStore implements SessionStore {
       }
     } catch (error) {
       for (const waiting of wanted.values()) for (const { reject } of waiting) reject(error)
+    }
+  }
+
+  /**
+   * The `limit` sessions of newest activity with their versions and kept summaries, and the count of
+   * all, in one query: the `updated_at` index gives the order, so only the rows returned are read.
+   */
+  async newest(limit: number): Promise<NewestSessions> {
+    const { rows } = await this.pool.query<{ id: string; updated_at: string; version: string; size: string; summary: string | null; total: string }>(
+      `SELECT s.id, s.updated_at, s.version, m.summary, (SELECT count(*) FROM goalkeeper_sessions) AS total,
+              COALESCE((SELECT r.byte_offset + octet_length(r.line) + 1 FROM goalkeeper_session_records r
+                WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1), 0) AS size
+       FROM (SELECT id, updated_at, version FROM goalkeeper_sessions ORDER BY updated_at DESC, id COLLATE "C" DESC LIMIT $1) s
+       LEFT JOIN goalkeeper_session_summaries m ON m.session_id = s.id
+       ORDER BY s.updated_at DESC, s.id COLLATE "C" DESC`,
+      [limit],
+    )
+    return {
+      total: rows.length ? Number(rows[0].total) : 0,
+      sessions: rows.map((row) => ({
+        id: row.id,
+        updatedAt: Number(row.updated_at),
+        version: { size: Number(row.size), token: `${row.version}:${row.size}` },
+        ...(row.summary !== null && { summary: row.summary }),
+      })),
     }
   }
 

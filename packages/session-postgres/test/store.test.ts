@@ -30,8 +30,9 @@ describe('the PostgreSQL store as the service sees it', () => {
 
     const all = await text(pg.stream(session.id))
     expect(all.text).toBe(whole.toString('utf8'))
-    // 4,501 rows: three pages, never one buffer of the whole log.
-    expect(all.chunks).toBe(3)
+    // 4,501 rows: a short first page (what a reader of the header alone reads), then pages of 2,000 rows,
+    // never one buffer of the whole log.
+    expect(all.chunks).toBe(4)
     expect((await pg.version(session.id)).size).toBe(whole.length)
     for (const [start, end] of [[0, 1], [5, 500], [1000, 1001], [whole.length - 3, whole.length], [123_456, 345_678], [whole.length, whole.length + 10]]) {
       const parts: Buffer[] = []
@@ -40,6 +41,28 @@ describe('the PostgreSQL store as the service sees it', () => {
     }
     await expect(text(pg.stream('nope'))).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
     await expect(pg.version('nope')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+  })
+
+  it('reads a range that starts late (a log read from its checkpoint) from the row of its first byte on, not the rows before', async () => {
+    const app = await launch(db.url)
+    const session = await app.sessions.create({ cwd: '/work' })
+    for (let i = 0; i < 4500; i++) session.append('note', { i })
+    await app.sessions.close(session)
+    const pg = await store()
+    const { rows } = await db.query('SELECT byte_offset FROM goalkeeper_session_records WHERE session_id = $1 AND seq = 4200', [session.id])
+    const start = Number(rows[0].byte_offset) + 5
+    const whole = Buffer.from((await text(pg.stream(session.id))).text)
+    const asked: unknown[][] = []
+    const query = pg.pool.query.bind(pg.pool) as (...args: unknown[]) => Promise<unknown>
+    ;(pg.pool as unknown as { query: typeof query }).query = (...args) => {
+      const config = args[0] as { text?: string; values?: unknown[] }
+      if (typeof config === 'object' && config.text?.includes('seq BETWEEN')) asked.push(config.values!)
+      return query(...args)
+    }
+    const tail = await text(pg.stream(session.id, { start }))
+    expect(Buffer.from(tail.text).equals(whole.subarray(start))).toBe(true)
+    // One page, from seq 4200 (the row that holds the start byte): the 4,200 rows before it are not asked for.
+    expect(asked.map((values) => values[1])).toEqual([4200])
   })
 
   it('the version token changes with every batch, cut and hand edit, and never repeats for a session of the same id', async () => {

@@ -1,6 +1,7 @@
 import { appendEntries, COMPACT_BYTES, compactIndex, type LoadedIndex, later, loadIndex } from './kept-index.ts'
 import { fromKept, keep, type Lister, listSessions, problemSummary, rebuildSummary, usable, versionOf } from './list.ts'
-import { keptRemoval, summarizeSession } from './summary.ts'
+import type { NewestSessions } from './store.ts'
+import { keptRemoval, openKept, summarizeSession } from './summary.ts'
 import { byRecency, type IndexRow, type Kept } from './summary-index.ts'
 import type { ListOptions, SessionSummary, SummaryFold } from './types.ts'
 
@@ -10,6 +11,8 @@ interface Candidate {
   updatedAt: number
   row?: IndexRow
   kept?: Kept
+  /** The store's row (`SessionStore.newest`), with the log's version as of `at`. */
+  stored?: NewestSessions['sessions'][number] & { at: number }
   summary?: SessionSummary
   /** Its check against its log, started ahead of the walk. */
   checking?: Promise<SessionSummary | undefined>
@@ -25,11 +28,14 @@ export interface RecentSessions {
 /**
  * The `limit` most recent sessions, from the index of kept summaries: its table gives the order, and
  * only the rows shown are checked against their logs (a `version` each; a log whose token differs,
- * edited by hand included, is read again and moves to where it now belongs). Without a usable index
- * (none yet, or one that does not verify) every log is listed, and the index rebuilt from them.
+ * edited by hand included, is read again and moves to where it now belongs). A store without an index
+ * that keeps its sessions in order (`newest`, a database) gives the rows and their versions in one
+ * query, checked the same way. Without either, or with an index that is not usable (none yet, or one
+ * that does not verify) every log is listed, and the index rebuilt from them.
  */
 export async function recentSessions(lister: Lister, limit: number, options: ListOptions = {}): Promise<RecentSessions> {
   const own = lister.store.indexes?.()[0]
+  if (!own && lister.store.newest) return recentOfStore(lister, limit, options.folds ?? {})
   const index = own && (await loadIndex(lister.signer, own))
   if (!own || !index?.opened) {
     // The whole listing reads the index again, says what is wrong with it, and rebuilds it.
@@ -42,25 +48,7 @@ export async function recentSessions(lister: Lister, limit: number, options: Lis
   let result: RecentSessions
   try {
     const candidates = candidatesOf(lister, index, folds)
-    const sessions: SessionSummary[] = []
-    let dropped = 0
-    for (let i = 0; i < candidates.length && sessions.length < limit; i++) {
-      // The rows still needed are checked at once: a stat each, whose wait dominates on a busy machine.
-      for (let k = i; k < Math.min(candidates.length, i + limit - sessions.length); k++) {
-        const ahead = candidates[k]
-        ahead.checking ??= ahead.summary ? Promise.resolve(ahead.summary) : check(lister, index, ahead, folds, learnt)
-      }
-      const candidate = candidates[i]
-      candidate.summary ??= await candidate.checking
-      if (!candidate.summary) {
-        dropped++
-        continue
-      }
-      candidate.updatedAt = candidate.summary.updatedAt
-      // Read again from its log, it may belong further down: it is met again there.
-      if (moveDown(candidates, i)) i--
-      else sessions.push(candidate.summary)
-    }
+    const { sessions, dropped } = await walk(candidates, limit, (candidate) => check(lister, index, candidate, folds, learnt))
     result = { sessions, total: candidates.length - dropped }
   } finally {
     await index.close()
@@ -69,6 +57,90 @@ export async function recentSessions(lister: Lister, limit: number, options: Lis
     await appendEntries(own, learnt)
     if (index.journalBytes >= COMPACT_BYTES) await compactIndex(lister.signer, own)
   }, lister)
+  return result
+}
+
+/**
+ * The first `limit` candidates whose check finds a session, in order: each checked (`check`) when its
+ * turn is near, and moved down when its log says it belongs further down. `movedLast`: one was moved
+ * down to the very end (candidates after the last, had there been, might have come before it).
+ */
+async function walk(
+  candidates: Candidate[],
+  limit: number,
+  check: (candidate: Candidate) => Promise<SessionSummary | undefined>,
+): Promise<{ sessions: SessionSummary[]; dropped: number; movedLast: boolean }> {
+  const sessions: SessionSummary[] = []
+  let dropped = 0
+  let movedLast = false
+  for (let i = 0; i < candidates.length && sessions.length < limit; i++) {
+    // The rows still needed are checked at once: a stat each, whose wait dominates on a busy machine.
+    for (let k = i; k < Math.min(candidates.length, i + limit - sessions.length); k++) {
+      const ahead = candidates[k]
+      ahead.checking ??= ahead.summary ? Promise.resolve(ahead.summary) : check(ahead)
+    }
+    const candidate = candidates[i]
+    candidate.summary ??= await candidate.checking
+    if (!candidate.summary) {
+      dropped++
+      continue
+    }
+    candidate.updatedAt = candidate.summary.updatedAt
+    // Read again from its log, it may belong further down: it is met again there.
+    if (moveDown(candidates, i)) {
+      movedLast ||= candidates[candidates.length - 1] === candidate
+      i--
+    } else sessions.push(candidate.summary)
+  }
+  return { sessions, dropped, movedLast }
+}
+
+/**
+ * `recentSessions` on a store that answers `newest`: the sessions open here from memory, the others in
+ * the store's order with their kept summaries. A window of rows a little larger than `limit` is asked
+ * for, and a larger one only when checks dropped or moved down rows past its end; what is read again
+ * from the logs is kept (`writeSummaries`).
+ */
+async function recentOfStore(lister: Lister, limit: number, folds: Readonly<Record<string, SummaryFold>>): Promise<RecentSessions> {
+  const { store, signer } = lister
+  const opened: Candidate[] = [...lister.open].map(([id, session]) => {
+    const summary = summarizeSession(session, folds)
+    return { id, updatedAt: summary.updatedAt, summary }
+  })
+  const checks = new Map<string, Promise<SessionSummary | undefined>>()
+  const learnt = new Map<string, string>()
+  const removed: string[] = []
+  const checkStored = async ({ id, stored }: Candidate): Promise<SessionSummary | undefined> => {
+    const kept = stored!.summary !== undefined ? openKept(signer, id, stored!.summary) : undefined
+    if (kept && usable(kept, stored!.version.token, folds)) return fromKept(kept, store.locationOf(id), folds)
+    const rebuilt = await rebuildSummary(lister, id, { ...stored!.version, at: stored!.at }, folds)
+    if (!rebuilt) {
+      removed.push(id)
+      return undefined
+    }
+    learnt.set(id, rebuilt.kept.text)
+    return rebuilt.summary
+  }
+  let result: RecentSessions
+  for (let window = limit + opened.length; ; window *= 4) {
+    const at = Date.now()
+    const page = await store.newest!(window)
+    const rows: Candidate[] = page.sessions
+      .filter((row) => !lister.open.has(row.id))
+      .map((row) => ({ id: row.id, updatedAt: row.updatedAt, stored: { ...row, at }, checking: checks.get(row.id) }))
+    const candidates = merge(rows, [...opened].sort(byRecency))
+    const walked = await walk(candidates, limit, (candidate) => {
+      const checking = checkStored(candidate)
+      checks.set(candidate.id, checking)
+      return checking
+    })
+    // Every row the store has was seen, or enough were found where the rows after the window cannot change them.
+    if (page.sessions.length < window || (walked.sessions.length >= limit && !walked.movedLast)) {
+      result = { sessions: walked.sessions, total: Math.max(walked.sessions.length, page.total - walked.dropped) }
+      break
+    }
+  }
+  if (learnt.size || removed.length) await keep(() => store.writeSummaries?.(learnt, removed) ?? Promise.resolve(), lister)
   return result
 }
 

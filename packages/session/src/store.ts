@@ -59,6 +59,13 @@ export interface SessionStore {
    */
   indexes?(options?: { everywhere?: boolean }): SummaryIndexStore[]
   /**
+   * The `limit` sessions of newest activity (ties: id descending), each with its log's `version` and the
+   * summary kept for it (`writeSummaries`), and how many sessions there are in all: what
+   * `ctx.sessions.recent` asks of a store without `indexes` (a database, in one query). The order is the
+   * store's own (the last record's time it keeps per log); every summary is verified before use.
+   */
+  newest?(limit: number): Promise<NewestSessions>
+  /**
    * The listing summaries kept for the logs, by id, as `writeSummaries` got them (stores without
    * `indexes`). A cache: any may be missing or stale, and the service verifies each (its signature,
    * its log's `version`) before use.
@@ -84,6 +91,13 @@ export interface SessionStore {
   retain?(): () => void
   /** Releases what the store holds (connections); called by the plugin that opened it. */
   close?(): Promise<void>
+}
+
+/** What `SessionStore.newest` returns. */
+export interface NewestSessions {
+  /** Newest activity first. */
+  sessions: { id: string; updatedAt: number; version: { size: number; token: string }; summary?: string }[]
+  total: number
 }
 
 /** A log opened for writing; holds the writer lock until `close`. */

@@ -10,7 +10,8 @@ import type { SummaryFold } from './types.ts'
 export const KEEP_EVERY_MS = 10_000
 
 /**
- * The writers' side of the index of kept summaries: a session's entry is appended to the journal at
+ * The writers' side of the index of kept summaries: a session's entry is appended to the journal (or,
+ * in a store without an index, kept with its others: `writeSummaries`) at
  * its first write after the header, after later writes (at most every `KEEP_EVERY_MS`) and when it is
  * closed, so a listing finds every session written here, in order, without reading any log. Each entry is summarised from
  * the records known durable, then bound to the log's version read after them: a version newer than
@@ -20,6 +21,7 @@ export class SummaryKeeper {
   private folds = new Map<string, SummaryFold>()
   private timers = new Map<SessionImpl, NodeJS.Timeout>()
   private lastKept = new Map<SessionImpl, number>()
+  private keeping = new Map<SessionImpl, Promise<void>>()
 
   constructor(private store: SessionStore, private logger: Logger, private signer: () => Signer | undefined) {}
 
@@ -34,18 +36,29 @@ export class SummaryKeeper {
   /** Keeps the entry of `session` as its records up to `durableSeq` say. */
   async keep(session: SessionImpl, durableSeq = session.nextSeq - 1): Promise<void> {
     const index = this.store.indexes?.()[0]
+    const store = this.store
+    // A store without an index (a database) keeps the entry with its others, replacing the one before.
+    const write = index
+      ? (id: string, text: string) => appendEntries(index, [[id, text]])
+      : store.writeSummaries && ((id: string, text: string) => store.writeSummaries!(new Map([[id, text]]), []))
     const signer = this.signer()
-    if (!index || !signer) return
+    if (!write || !signer) return
     const madeAt = Date.now()
     this.lastKept.set(session, madeAt)
     const folds = Object.fromEntries(this.folds)
     const summary = summarizeSession(session, folds, durableSeq)
-    try {
-      const { token } = await this.store.version(session.id)
-      await appendEntries(index, [[session.id, keptSummary(signer, session.id, token, summary, folds, madeAt)]])
-    } catch (error) {
-      this.logger.debug('%s: its summary cannot be kept (the next listing reads its log): %s', session.id, (error as Error).message)
-    }
+    // One after the other per session: an entry replaced in place (a database row) must end as the last one made.
+    const done = (this.keeping.get(session) ?? Promise.resolve()).then(async () => {
+      try {
+        const { token } = await this.store.version(session.id)
+        await write(session.id, keptSummary(signer, session.id, token, summary, folds, madeAt))
+      } catch (error) {
+        this.logger.debug('%s: its summary cannot be kept (the next listing reads its log): %s', session.id, (error as Error).message)
+      }
+    })
+    this.keeping.set(session, done)
+    await done
+    if (this.keeping.get(session) === done) this.keeping.delete(session)
   }
 
   /** After a write: keeps the entry now, or once `KEEP_EVERY_MS` passed since the last one. */

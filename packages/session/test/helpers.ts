@@ -217,6 +217,21 @@ export async function removeSeal(file: string): Promise<void> {
   await pg.db.query('UPDATE goalkeeper_sessions SET seal = NULL WHERE id = $1', [pg.id])
 }
 
+/** The log's checkpoint index as the store keeps it (the file beside it, or the session row's column). */
+export async function readCheckpointIndex(file: string): Promise<string | undefined> {
+  const pg = pgLocation(file)
+  if (!pg) return fs.readFile(`${file}.checkpoint`, 'utf8').catch(() => undefined)
+  const { rows } = await pg.db.query('SELECT checkpoint_index FROM goalkeeper_sessions WHERE id = $1', [pg.id])
+  return rows[0]?.checkpoint_index ?? undefined
+}
+
+/** Replaces the log's checkpoint index as someone with access to the store would. */
+export async function writeCheckpointIndex(file: string, text: string): Promise<void> {
+  const pg = pgLocation(file)
+  if (!pg) return fs.writeFile(`${file}.checkpoint`, text)
+  await pg.db.query('UPDATE goalkeeper_sessions SET checkpoint_index = $2 WHERE id = $1', [pg.id, text])
+}
+
 /** Bytes of the log as stored (the file's size, or the rows' lines with newlines). */
 export async function logSize(file: string): Promise<number> {
   return Buffer.byteLength(await readLog(file))

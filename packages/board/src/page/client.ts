@@ -71,6 +71,8 @@ export const CLIENT_JS = String.raw`(function () {
   }
   var typing
   function filters(page) {
+    // A page of the most recent sessions only (the whole listing is on its way): counts of those read so far.
+    var more = page.partial ? '+' : ''
     var text = el('input', { type: 'search', placeholder: 'filter: objective, project, worker, session', value: query.get('text') || '', 'aria-label': 'filter', id: 'filter' })
     text.addEventListener('input', function () { clearTimeout(typing); typing = setTimeout(function () { setQuery({ text: text.value.trim() }) }, 250) })
     var sort = el('select', { 'aria-label': 'sort', id: 'sort' }, [['updated', 'last activity'], ['round', 'rounds'], ['tokens', 'tokens spent'], ['objective', 'objective']].map(function (option) {
@@ -79,7 +81,7 @@ export const CLIENT_JS = String.raw`(function () {
     sort.value = query.get('sort') || 'updated'
     sort.addEventListener('change', function () { setQuery({ sort: sort.value === 'updated' ? '' : sort.value }) })
     var chips = el('div', { className: 'chips' }, [el('button', { className: 'chip' + (query.get('state') ? '' : ' on'), text: 'all', onclick: function () { setQuery({ state: '' }) } })].concat(STATES.map(function (state) {
-      return el('button', { className: 'chip state-' + state + (query.get('state') === state ? ' on' : ''), 'data-state': state, text: LABELS[state] + ' ' + page.counts[state], onclick: function () { setQuery({ state: state }) } })
+      return el('button', { className: 'chip state-' + state + (query.get('state') === state ? ' on' : ''), 'data-state': state, text: LABELS[state] + ' ' + page.counts[state] + more, onclick: function () { setQuery({ state: state }) } })
     })))
     return [el('div', { className: 'filters' }, [text, sort]), chips]
   }
@@ -103,7 +105,7 @@ export const CLIENT_JS = String.raw`(function () {
       page.rows.forEach(function (goal) { (groups[goal.state] = groups[goal.state] || []).push(goal) })
       STATES.forEach(function (state) {
         if (!groups[state]) return
-        main.appendChild(el('h2', { className: 'state-' + state, text: LABELS[state] + ' (' + page.counts[state] + ')' }))
+        main.appendChild(el('h2', { className: 'state-' + state, text: LABELS[state] + ' (' + page.counts[state] + (page.partial ? '+' : '') + ')' }))
         main.appendChild(el('table', { className: 'goals', 'data-group': state }, [
           el('thead', null, [el('tr', null, ['goal', 'project', 'rounds', 'spend', 'last activity'].map(function (name) { return el('th', { text: name }) }))]),
           el('tbody', null, groups[state].map(row)),
@@ -112,7 +114,7 @@ export const CLIENT_JS = String.raw`(function () {
       var offset = page.offset, shown = page.rows.length
       if (page.total > shown) main.appendChild(el('div', { className: 'pager' }, [
         el('button', { text: 'previous', disabled: offset > 0 ? null : 'disabled', onclick: function () { setQuery({ offset: String(Math.max(0, offset - page.limit)) }) } }),
-        el('span', { className: 'sub', text: (offset + 1) + '–' + (offset + shown) + ' of ' + page.total }),
+        el('span', { className: 'sub', text: (offset + 1) + '–' + (offset + shown) + ' of ' + page.total + (page.partial ? '+' : '') }),
         el('button', { text: 'next', disabled: offset + shown < page.total ? null : 'disabled', onclick: function () { setQuery({ offset: String(offset + page.limit) }) } }),
       ]))
       if (focused) { var again = document.getElementById(focused); if (again) { again.focus(); if (again.setSelectionRange && again.value) again.setSelectionRange(again.value.length, again.value.length) } }

@@ -1,7 +1,8 @@
-import { promises as fs } from 'node:fs'
+// Contract tests of the checkpoint index, on files; postgres/checkpoint-index.test.ts runs them on PostgreSQL.
 import { describe, expect, it } from 'vitest'
 import type { Session, SessionService } from '@goalkeeper/session'
-import { appsPerTest, readLines, replaceLog, tempDir } from '../../session/test/helpers.ts'
+import { loadKey, signCheckpointEntry, Signer } from '../src/integrity.ts'
+import { appsPerTest, logSize, readCheckpointIndex, readLines, readLog, replaceLog, tempDir, TEST_KEY, writeCheckpointIndex } from './helpers.ts'
 
 const launch = appsPerTest()
 
@@ -48,17 +49,17 @@ describe('the checkpoint index', () => {
     const dir = await tempDir()
     const { sessions, logs } = await launch(dir)
     const { id, file, last } = await withCheckpoints(sessions, dir)
-    const good = await fs.readFile(`${file}.checkpoint`, 'utf8')
+    const good = (await readCheckpointIndex(file))!
     // Pointed at the first checkpoint instead: its signature no longer matches.
     const first = (await readLines(file)).find((record) => record.type === 'session/checkpoint')!
-    await fs.writeFile(`${file}.checkpoint`, good.replace(`"seq":${last}`, `"seq":${first.seq}`))
+    await writeCheckpointIndex(file, good.replace(`"seq":${last}`, `"seq":${first.seq}`))
     const session = await sessions.open(id)
     expect(session.firstSeq).toBe(0)
     expect(session.records.length).toBe(43)
     expect(logs.some((log) => log.text.includes(`${id}: checkpoint index ignored (it does not verify)`))).toBe(true)
     expect(logs.some((log) => log.text.includes(`${id}: checkpoint index rebuilt (last checkpoint at seq ${last})`))).toBe(true)
     await sessions.close(session)
-    expect(await fs.readFile(`${file}.checkpoint`, 'utf8')).toBe(good)
+    expect(await readCheckpointIndex(file)).toBe(good)
     expect((await sessions.open(id)).firstSeq).toBe(last)
   })
 
@@ -67,17 +68,40 @@ describe('the checkpoint index', () => {
     const { sessions, logs } = await launch(dir)
     const a = await withCheckpoints(sessions, dir)
     const b = await withCheckpoints(sessions, dir)
-    await fs.copyFile(`${a.file}.checkpoint`, `${b.file}.checkpoint`)
+    const own = await readCheckpointIndex(b.file)
+    await writeCheckpointIndex(b.file, (await readCheckpointIndex(a.file))!)
     const session = await sessions.open(b.id)
     expect(session.firstSeq).toBe(0)
     expect(logs.some((log) => log.text.includes(`${b.id}: checkpoint index ignored (it does not verify)`))).toBe(true)
+    expect(logs.some((log) => log.text.includes(`${b.id}: checkpoint index rebuilt (last checkpoint at seq ${b.last})`))).toBe(true)
+    await sessions.close(session)
+    expect(await readCheckpointIndex(b.file)).toBe(own)
+  })
+
+  it('ignores a signed index that points past the end of the log, says so and writes the right one', async () => {
+    const dir = await tempDir()
+    const { sessions, logs } = await launch(dir)
+    const { id, file, last } = await withCheckpoints(sessions, dir)
+    const good = (await readCheckpointIndex(file))!
+    const entry = JSON.parse(good)
+    // Made with the key itself (as a later state of the log would have it): only its offset is wrong.
+    const signer = new Signer(await loadKey(TEST_KEY))
+    await writeCheckpointIndex(file, signCheckpointEntry(signer, id, { ...entry, offset: (await logSize(file)) + 100 }))
+    const session = await sessions.open(id)
+    expect(session.firstSeq).toBe(0)
+    expect(session.records.length).toBe(43)
+    expect(logs.some((log) => log.text.includes(`${id}: checkpoint index ignored (it points past the end of the log)`))).toBe(true)
+    expect(logs.some((log) => log.text.includes(`${id}: checkpoint index rebuilt (last checkpoint at seq ${last})`))).toBe(true)
+    await sessions.close(session)
+    expect(await readCheckpointIndex(file)).toBe(good)
+    expect((await sessions.open(id)).firstSeq).toBe(last)
   })
 
   it('refuses a log edited after its checkpoint, naming the line, as a whole read does', async () => {
     const dir = await tempDir()
     const { sessions, logs } = await launch(dir)
     const { id, file, last } = await withCheckpoints(sessions, dir)
-    const lines = (await fs.readFile(file, 'utf8')).trimEnd().split('\n')
+    const lines = (await readLog(file)).trimEnd().split('\n')
     lines[last + 3] = lines[last + 3].replace('"i":33', '"i":99')
     await replaceLog(file, lines)
     await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: last + 4 })
@@ -88,7 +112,7 @@ describe('the checkpoint index', () => {
     const dir = await tempDir()
     const { sessions } = await launch(dir)
     const { id, file, last } = await withCheckpoints(sessions, dir)
-    const lines = (await fs.readFile(file, 'utf8')).trimEnd().split('\n')
+    const lines = (await readLog(file)).trimEnd().split('\n')
     await replaceLog(file, lines.slice(0, last - 5))
     await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED' })
   })
@@ -97,7 +121,7 @@ describe('the checkpoint index', () => {
     const dir = await tempDir()
     const { sessions } = await launch(dir)
     const { id, file, last } = await withCheckpoints(sessions, dir)
-    const lines = (await fs.readFile(file, 'utf8')).trimEnd().split('\n')
+    const lines = (await readLog(file)).trimEnd().split('\n')
     lines[3] = lines[3].replace('"i":3', '"i":7')
     await replaceLog(file, lines)
     const whole = await sessions.open(id, { readOnly: true })

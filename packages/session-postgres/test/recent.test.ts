@@ -1,0 +1,139 @@
+// `ctx.sessions.recent` on PostgreSQL: the store's newest rows in one query (`newest`), each checked against
+// its log as the file index's rows are, and the summaries the writers keep in the database.
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { createTestDatabase, type OwnedDatabase } from '@goalkeeper/test-kit'
+import { openPostgresStore, type PostgresSessionStore } from '../src/index.ts'
+import { appsPerTest } from './helpers.ts'
+
+const launch = appsPerTest()
+
+async function database(): Promise<OwnedDatabase> {
+  const db = await createTestDatabase()
+  onTestFinished(() => db.drop())
+  return db
+}
+
+/** A store counting what `recent` does: the logs it streams, the versions it asks one by one, its queries of the newest. */
+async function countingStore(url: string) {
+  const store: PostgresSessionStore = await openPostgresStore(url)
+  onTestFinished(() => store.close())
+  const streamed: string[] = []
+  const versions: string[] = []
+  const newest: number[] = []
+  const stream = store.stream.bind(store)
+  const version = store.version.bind(store)
+  const newestOf = store.newest.bind(store)
+  store.stream = (id, range) => {
+    streamed.push(id)
+    return stream(id, range)
+  }
+  store.version = (id) => {
+    versions.push(id)
+    return version(id)
+  }
+  store.newest = (limit) => {
+    newest.push(limit)
+    return newestOf(limit)
+  }
+  const reset = () => {
+    streamed.length = 0
+    versions.length = 0
+    newest.length = 0
+  }
+  return { store, streamed, versions, newest, reset }
+}
+
+/** `count` closed sessions, the later ones more recent; their ids, newest first. */
+async function sessionsIn(url: string, count: number): Promise<string[]> {
+  let now = 1_000_000
+  const app = await launch(url, { clock: () => (now += 1000) })
+  const ids: string[] = []
+  for (let i = 0; i < count; i++) {
+    const session = await app.sessions.create({ cwd: '/work' })
+    session.append('x', { i })
+    await app.sessions.close(session)
+    ids.unshift(session.id)
+  }
+  await app.fiber.dispose()
+  return ids
+}
+
+describe('the most recent sessions on PostgreSQL', () => {
+  it('come from one query of the newest rows, with the summaries their writers kept: no log is read', async () => {
+    const db = await database()
+    const ids = await sessionsIn(db.url, 12)
+    const { store, streamed, versions, newest, reset } = await countingStore(db.url)
+    const { sessions } = await launch(db.url, { store })
+
+    const first = await sessions.recent({ limit: 3 })
+    expect(first.sessions.map((s) => s.id)).toEqual(ids.slice(0, 3))
+    expect(first.total).toBe(12)
+    expect(first.sessions[0]).toMatchObject({ records: 2, cwd: '/work' })
+    expect(newest).toEqual([3])
+    expect(streamed).toEqual([])
+    expect(versions).toEqual([])
+    reset()
+    expect(await sessions.recent({ limit: 3 })).toEqual(first)
+    expect(newest).toEqual([3])
+    // The whole listing agrees with it.
+    expect((await sessions.list()).map((s) => s.id)).toEqual(ids)
+  })
+
+  it('flags a log edited by hand when it shows it, reading that log only; one written again moves up; one removed is not counted', async () => {
+    const db = await database()
+    const ids = await sessionsIn(db.url, 6)
+    const { store, streamed, reset } = await countingStore(db.url)
+    const { sessions } = await launch(db.url, { store })
+
+    await db.query(`UPDATE goalkeeper_session_records SET line = replace(line, '"i":4', '"i":7') WHERE session_id = $1 AND seq = 1`, [ids[1]])
+    reset()
+    const listed = await sessions.recent({ limit: 2 })
+    expect(listed.sessions.map((s) => s.id)).toEqual(ids.slice(0, 2))
+    expect(listed.sessions[1].problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
+    expect(streamed).toEqual([ids[1]])
+    // What was read is kept: the next listing reads nothing.
+    reset()
+    expect((await sessions.recent({ limit: 2 })).sessions[1].problem?.code).toBe('SESSION_TAMPERED')
+    expect(streamed).toEqual([])
+
+    // The oldest session written again (its writer keeps its summary at close) comes first.
+    const session = await sessions.open(ids[5])
+    session.append('x', { again: true })
+    await sessions.close(session)
+    reset()
+    expect((await sessions.recent({ limit: 1 })).sessions).toEqual([expect.objectContaining({ id: ids[5], records: 3 })])
+    expect(streamed).toEqual([])
+
+    await store.remove(ids[0])
+    expect((await sessions.recent({ limit: 10 })).total).toBe(5)
+  })
+
+  it('moves a row whose activity time was edited to look newer down to where its summary puts it, asking for more rows', async () => {
+    const db = await database()
+    const ids = await sessionsIn(db.url, 5)
+    const { store, newest, reset } = await countingStore(db.url)
+    const { sessions } = await launch(db.url, { store })
+    // The row says the oldest session is the newest; its signed summary says otherwise.
+    await db.query('UPDATE goalkeeper_sessions SET updated_at = updated_at + 1000000 WHERE id = $1', [ids[4]])
+    reset()
+    const { sessions: listed, total } = await sessions.recent({ limit: 2 })
+    expect(listed.map((s) => s.id)).toEqual(ids.slice(0, 2))
+    expect(total).toBe(5)
+    expect(newest).toEqual([2, 8])
+    expect((await sessions.recent({ limit: 5 })).sessions.map((s) => s.id)).toEqual(ids)
+  })
+
+  it('shows a session open in this process as its records in memory say, once', async () => {
+    const db = await database()
+    const ids = await sessionsIn(db.url, 3)
+    const { store } = await countingStore(db.url)
+    const { sessions } = await launch(db.url, { store, flushDelayMs: 60_000 })
+    const open = await sessions.open(ids[2])
+    open.append('x', { unflushed: true })
+    const { sessions: listed, total } = await sessions.recent({ limit: 3 })
+    expect(listed.map((s) => s.id)).toEqual([ids[2], ids[0], ids[1]])
+    expect(listed[0].records).toBe(3)
+    expect(total).toBe(3)
+    await sessions.close(open)
+  })
+})

@@ -232,15 +232,13 @@ export const doneIn = (text: string) => new Set([...text.matchAll(/goal (\S+) do
 /**
  * What every run of goal-script.mjs must end with, whatever happened on the way: each job done and
  * complete in the queue, its branch holding its result, and its session signed throughout, with
- * contiguous seqs and exactly one create and one complete of the goal. `branches: false` leaves the branch
- * unchecked: with database connections cut under load a goal can still end complete without its last
- * round's work on the branch (a known defect, in the fleet README's limitations), seen in several loaded runs.
+ * contiguous seqs and exactly one create and one complete of the goal.
  */
-export async function expectEveryGoalDoneOnce(fleet: Fleet, goals: SubmittedGoal[], options: { branches?: boolean } = {}): Promise<void> {
+export async function expectEveryGoalDoneOnce(fleet: Fleet, goals: SubmittedGoal[]): Promise<void> {
   const listed = new Map((await listQueue(fleet)).map((goal) => [goal.id, goal]))
   for (const goal of goals) {
     expect(listed.get(goal.id)).toMatchObject({ state: 'done', phase: 'complete', sessionId: goal.sessionId })
-    if (options.branches !== false) expect(fleet.show(goal.repo, `goalkeeper/${goal.sessionId}`, 'result.txt')).toBe(`${goal.name} done\n`)
+    expect(fleet.show(goal.repo, `goalkeeper/${goal.sessionId}`, 'result.txt')).toBe(`${goal.name} done\n`)
   }
   const sessions = await readSessions(fleet, goals.map((goal) => goal.sessionId))
   for (const goal of goals) {

@@ -236,11 +236,15 @@ export const doneIn = (text: string) => new Set([...text.matchAll(/goal (\S+) do
  */
 export async function expectEveryGoalDoneOnce(fleet: Fleet, goals: SubmittedGoal[]): Promise<void> {
   const listed = new Map((await listQueue(fleet)).map((goal) => [goal.id, goal]))
+  const sessions = await readSessions(fleet, goals.map((goal) => goal.sessionId))
   for (const goal of goals) {
     expect(listed.get(goal.id)).toMatchObject({ state: 'done', phase: 'complete', sessionId: goal.sessionId })
-    expect(fleet.show(goal.repo, `goalkeeper/${goal.sessionId}`, 'result.txt')).toBe(`${goal.name} done\n`)
+    // On a miss, the session's fleet records and turns say which run did what.
+    const story = sessions.get(goal.sessionId)!.records
+      .filter((record) => record.type.startsWith('fleet/') || record.type === 'turn/start' || record.type === 'goal/change')
+      .map((record) => `${record.seq} ${record.type} ${JSON.stringify(record.data).slice(0, 160)}`).join('\n')
+    expect(fleet.show(goal.repo, `goalkeeper/${goal.sessionId}`, 'result.txt'), `${goal.name}, session ${goal.sessionId}:\n${story}`).toBe(`${goal.name} done\n`)
   }
-  const sessions = await readSessions(fleet, goals.map((goal) => goal.sessionId))
   for (const goal of goals) {
     const { records, integrity } = sessions.get(goal.sessionId)!
     expect(integrity.state).toBe('signed')

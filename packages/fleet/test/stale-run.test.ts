@@ -39,7 +39,7 @@ it('on one machine, a stale run can neither reset nor push over the rounds of th
   const { job, config, head, files } = await setup('stale1')
   const stale = await GitWorkspace.prepare(job, 'job-1', config('workspaces'))
   await writeFile(path.join(stale.dir, 'notes.txt'), 'round 1\n')
-  const round1 = await stale.save('round 1')
+  const round1 = (await stale.save('round 1'))!
   expect(head()).toBe(round1)
 
   // The job expired while the stale run still ran; another worker on this machine took the goal over.
@@ -75,7 +75,7 @@ it('across machines, a stale run\'s push is refused by its lease: the commit it 
   const { job, config, head, files } = await setup('stale2')
   const stale = await GitWorkspace.prepare(job, 'job-1', config('machine-a'))
   await writeFile(path.join(stale.dir, 'notes.txt'), 'round 1\n')
-  const round1 = await stale.save('round 1')
+  const round1 = (await stale.save('round 1'))!
 
   const taker = await GitWorkspace.prepare(job, 'job-1', config('machine-b'))
   await writeFile(path.join(taker.dir, 'result.txt'), 'done\n')

@@ -139,9 +139,9 @@ export class GitWorkspace {
     const run = this.chain.then(async () => {
       await this.fence()
       // The branch as it is now: a push that landed since the clone (a run that lost the goal) is seen and replaced.
-      const listed = await this.git(this.clone, ['ls-remote', '--heads', '--', this.remote, `refs/heads/${this.branch}`])
-      const current = listed.trim().split(/\s+/)[0] || undefined
-      if (current && current !== this.pushed) await this.git(this.clone, ['fetch', '--quiet', '--no-tags', '--', this.remote, `refs/heads/${this.branch}`])
+      const ref = `refs/heads/${this.branch}`
+      const current = (await this.git(this.clone, ['ls-remote', '--heads', '--', this.remote, ref])).trim().split(/\s+/)[0] || undefined
+      if (current && current !== this.pushed) await this.git(this.clone, ['fetch', '--quiet', '--no-tags', '--', this.remote, ref])
       this.pushed = current
       await this.git(this.clone, ['cat-file', '-e', `${commit}^{commit}`]).catch(() => {
         // The branch was rewritten outside the fleet: no retry brings the session's workspace back.
@@ -169,7 +169,8 @@ export class GitWorkspace {
     await this.git(this.clone, ['push', '--quiet', lease, 'origin', `HEAD:refs/heads/${this.branch}`]).catch((error) => {
       if (!/stale info/.test(error.message)) throw error
       const seen = this.pushed ? `at ${this.pushed.slice(0, 12)}` : 'absent'
-      throw new FleetError('GIT_FAILED', `git push failed: the goal branch ${this.branch} moved since this run saw it ${seen} (another run pushed to it); nothing was overwritten`)
+      const why = `the goal branch ${this.branch} moved since this run saw it ${seen} (another run pushed to it)`
+      throw new FleetError('GIT_FAILED', `git push failed: ${why}; nothing was overwritten`)
     })
   }
 
@@ -181,7 +182,8 @@ export class GitWorkspace {
 
   private async fence(): Promise<void> {
     if (await this.owned()) return
-    throw new FleetError('WORKSPACE_TAKEN', `another run on this machine took the goal over (${this.dir} is its clone now): this run's changes are not pushed`)
+    const taken = `another run on this machine took the goal over (${this.dir} is its clone now)`
+    throw new FleetError('WORKSPACE_TAKEN', `${taken}: this run's changes are not pushed`)
   }
 
   /**
@@ -216,7 +218,8 @@ export class GitWorkspace {
         const lines = stderr.trim().split('\n').filter(Boolean)
         // git's own verdict (`fatal: ...`) rather than the advice lines it prints after it.
         // A refused ref update (`! [rejected] ... (stale info)`) says why better than the `error:` line after it.
-        const verdict = lines.find((line) => /^\s*! \[/.test(line))?.trim().replace(/\s+/g, ' ') ?? lines.find((line) => /^(fatal|error):/.test(line)) ?? lines.at(-1) ?? error.message
+        const refused = lines.find((line) => /^\s*! \[/.test(line))?.trim().replace(/\s+/g, ' ')
+        const verdict = refused ?? lines.find((line) => /^(fatal|error):/.test(line)) ?? lines.at(-1) ?? error.message
         const reason = timedOut ? `timed out after ${config.timeoutMs} ms` : verdict.replace(/^(fatal|error):\s*/, '')
         reject(new FleetError('GIT_FAILED', this.masker.mask(`git ${args[0]} failed: ${reason}`)))
       })

@@ -177,8 +177,9 @@ export class GoalQueue {
    * has it now.
    */
   async heartbeat(id: string, attempt?: number): Promise<boolean> {
+    const ours = attempt === undefined ? '' : ' AND retry_count = $3'
     const result = await this.pool.query(
-      `UPDATE ${ident(this.config.schema)}.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'${attempt === undefined ? '' : ' AND retry_count = $3'}`,
+      `UPDATE ${ident(this.config.schema)}.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'${ours}`,
       attempt === undefined ? [this.config.queue, id] : [this.config.queue, id, attempt],
     )
     return result.rowCount === 1

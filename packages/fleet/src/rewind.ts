@@ -24,18 +24,21 @@ export const CHECKPOINT_PART = 'fleet'
 
 /**
  * Reads the last recorded commit of a session's records, the turns started after it, and a rewind no turn
- * followed. A checkpoint carries
- * what the records before it said, so a session opened from its last checkpoint reads the same.
+ * followed. A checkpoint carries what the records before it said, so a session opened from its last
+ * checkpoint reads the same.
  */
 export function recordedWorkspace(records: readonly SessionRecord[]): RecordedWorkspace {
   let found: RecordedWorkspace = { round: 0, turnsAfter: [] }
   for (const record of records) {
     const carried = checkpointPart<RecordedWorkspace>(record, CHECKPOINT_PART)
     if (carried) found = { ...carried, turnsAfter: [...carried.turnsAfter] }
-    else if (isRecordOf(record, 'fleet/rewind')) found = { commit: record.data.commit, round: record.data.round, turnsAfter: [], untold: record.data }
-    else if (isRecordOf(record, 'fleet/push')) found = { commit: record.data.commit, round: record.data.round, turnsAfter: [], ...(found.untold ? { untold: found.untold } : {}) }
-    else if (isRecordOf(record, 'fleet/claim') && record.data.commit) found = { commit: record.data.commit, round: 0, turnsAfter: [], ...(found.untold ? { untold: found.untold } : {}) }
-    else if (isRecordOf(record, 'turn/start')) {
+    else if (isRecordOf(record, 'fleet/rewind')) {
+      found = { commit: record.data.commit, round: record.data.round, turnsAfter: [], untold: record.data }
+    } else if (isRecordOf(record, 'fleet/push') || (isRecordOf(record, 'fleet/claim') && record.data.commit)) {
+      // A rewind's notice stays untold through later claims and pushes, until a turn takes it.
+      const round = isRecordOf(record, 'fleet/push') ? record.data.round : 0
+      found = { commit: record.data.commit, round, turnsAfter: [], ...(found.untold ? { untold: found.untold } : {}) }
+    } else if (isRecordOf(record, 'turn/start')) {
       found.turnsAfter.push(record.data.turn)
       delete found.untold
     }

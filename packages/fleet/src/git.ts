@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { createMasker, type Masker } from '@goalkeeper/kit'
@@ -21,16 +21,26 @@ export function branchName(pattern: string, job: GoalJob, jobId: string): string
   return pattern.replaceAll('{session}', job.sessionId).replaceAll('{job}', jobId)
 }
 
-/** In a clone's home: which `prepare` made it. */
-const OWNER_FILE = 'owner'
+/** In a clone's home: the clones of its runs, one directory each (`runs/<run id>`). */
+const RUNS = 'runs'
 
-/** A private clone of a job's repository: the goal's workspace root. */
+/**
+ * A private clone of a job's repository: the goal's workspace root.
+ *
+ * Every run of a goal on a machine has its own clone (`<root>/<session>/runs/<run>`); `dir`, the path the
+ * session records and the tools work in, is a link to the clone of the run that took the goal last. So a run
+ * that lost its job while still alive never commits, resets or pushes in the clone of the run that took the
+ * goal over, and every push is fenced: it goes only while `dir` still links to this run's clone, and its lease
+ * is the commit this run last saw on the branch (cloned, fetched or pushed), so a push that landed since,
+ * whoever made it, refuses it.
+ */
 export class GitWorkspace {
-  /** The commit last pushed to the goal branch (what a worker taking over starts from). */
+  /** The commit this run last saw on the goal branch (cloned, fetched or pushed): the lease of its next push. */
   pushed: string | undefined
   private chain: Promise<unknown> = Promise.resolve()
 
   private constructor(
+    /** The workspace root: a link to the clone of the run that took the goal last. */
     readonly dir: string,
     readonly branch: string,
     readonly remote: string,
@@ -39,8 +49,8 @@ export class GitWorkspace {
     private masker: Masker,
     /** Whether the branch already existed on the push target (the goal ran before). */
     readonly resumed: boolean,
-    /** Written in `home` by `prepare`: a worker that lost the goal leaves a home another worker took alone. */
-    private owner?: string,
+    /** This run's own clone, where its git commands run; its path relative to `home` is what `dir` links to. */
+    readonly clone: string,
   ) {}
 
   /**
@@ -51,36 +61,40 @@ export class GitWorkspace {
     const root = config.root || path.join(os.tmpdir(), 'goalkeeper-workspaces')
     await mkdir(root, { recursive: true, mode: 0o700 })
     // The same path on every worker: the session header records the workspace root, and a worker that
-    // takes the goal over works where the session says. What a dead worker left there is stale: start clean.
+    // takes the goal over works where the session says. What earlier runs left there is stale (the queue
+    // gave the job to this run): their clones go, so one still alive finds its git commands failing.
     const home = path.join(root, job.sessionId)
     await rm(home, { recursive: true, force: true })
-    await mkdir(home, { mode: 0o700 })
+    await mkdir(path.join(home, RUNS), { recursive: true, mode: 0o700 })
     await chmod(home, 0o700)
-    const owner = randomUUID()
-    await writeFile(path.join(home, OWNER_FILE), owner, { mode: 0o600 })
+    const run = path.join(RUNS, randomUUID())
     const masker = createMasker({ values: [config.password, config.username].filter((value) => value.length > 0) })
     const branch = branchName(config.branch, job, jobId)
     const remote = config.remote || job.repo
     const dir = path.join(home, 'workspace')
-    const probe = new GitWorkspace(dir, branch, remote, home, config, masker, false)
+    const clone = path.join(home, run)
+    const probe = new GitWorkspace(dir, branch, remote, home, config, masker, false, clone)
     try {
       await writeFile(path.join(home, 'askpass.sh'), ASKPASS, { mode: 0o700 })
       const existing = await probe.git(home, ['ls-remote', '--heads', '--', remote, `refs/heads/${branch}`])
       const resumed = existing.trim().length > 0
       if (resumed) {
-        await probe.git(home, ['clone', '--quiet', '--no-tags', '--branch', branch, '--', remote, dir])
+        await probe.git(home, ['clone', '--quiet', '--no-tags', '--branch', branch, '--', remote, clone])
       } else {
-        await probe.git(home, ['clone', '--quiet', '--no-tags', '--', job.repo, dir])
+        await probe.git(home, ['clone', '--quiet', '--no-tags', '--', job.repo, clone])
         // A branch of the remote, else a tag or commit as given.
-        const remoteBranch = await probe.git(dir, ['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${job.ref}^{commit}`]).catch(() => '')
-        const start = remoteBranch.trim() || (await probe.git(dir, ['rev-parse', '--verify', '--quiet', `${job.ref}^{commit}`]).catch(() => {
+        const remoteBranch = await probe.git(clone, ['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${job.ref}^{commit}`]).catch(() => '')
+        const start = remoteBranch.trim() || (await probe.git(clone, ['rev-parse', '--verify', '--quiet', `${job.ref}^{commit}`]).catch(() => {
           throw new FleetError('GIT_FAILED', `git: ${job.repo} has no branch, tag or commit ${job.ref}`)
         })).trim()
-        await probe.git(dir, ['checkout', '--quiet', '-B', branch, start])
+        await probe.git(clone, ['checkout', '--quiet', '-B', branch, start])
       }
-      await probe.git(dir, ['remote', 'set-url', '--push', 'origin', remote])
-      const workspace = new GitWorkspace(dir, branch, remote, home, config, masker, resumed, owner)
-      if (resumed) workspace.pushed = (await workspace.git(dir, ['rev-parse', 'HEAD'])).trim()
+      await probe.git(clone, ['remote', 'set-url', '--push', 'origin', remote])
+      const workspace = new GitWorkspace(dir, branch, remote, home, config, masker, resumed, clone)
+      if (resumed) workspace.pushed = (await workspace.git(clone, ['rev-parse', 'HEAD'])).trim()
+      // The link is made last, in one step (a rename over whatever is there): `dir` is a whole clone or none.
+      await symlink(run, `${dir}.${path.basename(run)}`)
+      await rename(`${dir}.${path.basename(run)}`, dir)
       return workspace
     } catch (error) {
       await rm(home, { recursive: true, force: true })
@@ -90,16 +104,19 @@ export class GitWorkspace {
 
   /**
    * Commits every change in the workspace (if any) with `message`, then pushes the branch if it moved
-   * since the last push. Calls run one after another. Resolves to the pushed commit.
+   * since the last push. Calls run one after another. Resolves to the pushed commit. Refused
+   * (`WORKSPACE_TAKEN`) once another run on this machine took the goal over; a push refused by its lease
+   * (another run pushed since this one last saw the branch) fails with git's reason.
    */
   save(message: string): Promise<string | undefined> {
     const run = this.chain.then(async () => {
-      await this.git(this.dir, ['add', '--all'])
-      const status = await this.git(this.dir, ['status', '--porcelain'])
-      if (status.trim()) await this.git(this.dir, ['commit', '--quiet', '--no-verify', '-m', message])
-      const head = (await this.git(this.dir, ['rev-parse', 'HEAD'])).trim()
+      await this.fence()
+      await this.git(this.clone, ['add', '--all'])
+      const status = await this.git(this.clone, ['status', '--porcelain'])
+      if (status.trim()) await this.git(this.clone, ['commit', '--quiet', '--no-verify', '-m', message])
+      const head = (await this.git(this.clone, ['rev-parse', 'HEAD'])).trim()
       if (head !== this.pushed) {
-        await this.git(this.dir, ['push', '--quiet', '--force-with-lease', 'origin', `HEAD:refs/heads/${this.branch}`])
+        await this.push()
         this.pushed = head
       }
       return head
@@ -111,7 +128,7 @@ export class GitWorkspace {
   /** The commit the workspace is at. */
   async head(): Promise<string> {
     await this.chain
-    return (await this.git(this.dir, ['rev-parse', 'HEAD'])).trim()
+    return (await this.git(this.clone, ['rev-parse', 'HEAD'])).trim()
   }
 
   /**
@@ -120,16 +137,21 @@ export class GitWorkspace {
    */
   rewind(commit: string): Promise<string | undefined> {
     const run = this.chain.then(async () => {
-      await this.git(this.dir, ['cat-file', '-e', `${commit}^{commit}`]).catch(() => {
+      await this.fence()
+      // The branch as it is now: a push that landed since the clone (a run that lost the goal) is seen and replaced.
+      const ref = `refs/heads/${this.branch}`
+      const current = (await this.git(this.clone, ['ls-remote', '--heads', '--', this.remote, ref])).trim().split(/\s+/)[0] || undefined
+      if (current && current !== this.pushed) await this.git(this.clone, ['fetch', '--quiet', '--no-tags', '--', this.remote, ref])
+      this.pushed = current
+      await this.git(this.clone, ['cat-file', '-e', `${commit}^{commit}`]).catch(() => {
         // The branch was rewritten outside the fleet: no retry brings the session's workspace back.
         throw Object.assign(new FleetError('GIT_FAILED', `git: the goal branch ${this.branch} does not hold commit ${commit}, the last one its session recorded`), { permanent: true })
       })
-      await this.git(this.dir, ['reset', '--quiet', '--hard', commit])
-      await this.git(this.dir, ['clean', '--quiet', '-d', '--force'])
+      await this.git(this.clone, ['reset', '--quiet', '--hard', commit])
+      await this.git(this.clone, ['clean', '--quiet', '-d', '--force'])
       const replaced = this.pushed
       if (replaced === commit || replaced === undefined) return undefined
-      // The lease is the head this clone saw: a push that landed since (a dead worker's straggler) refuses this one.
-      await this.git(this.dir, ['push', '--quiet', '--force-with-lease', 'origin', `HEAD:refs/heads/${this.branch}`])
+      await this.push()
       this.pushed = commit
       return replaced
     })
@@ -138,14 +160,41 @@ export class GitWorkspace {
   }
 
   /**
-   * Removes the clone, unless another worker on this machine has taken the goal over since (the path is the
-   * same on every worker): a worker whose job was released while it still ran must not remove the new clone.
+   * Pushes HEAD to the goal branch, fenced: only while this run still owns the workspace, and only over the
+   * commit it last saw there (none: the branch must not exist), never over a push it has not seen.
+   */
+  private async push(): Promise<void> {
+    await this.fence()
+    const lease = `--force-with-lease=refs/heads/${this.branch}:${this.pushed ?? ''}`
+    await this.git(this.clone, ['push', '--quiet', lease, 'origin', `HEAD:refs/heads/${this.branch}`]).catch((error) => {
+      if (!/stale info/.test(error.message)) throw error
+      const seen = this.pushed ? `at ${this.pushed.slice(0, 12)}` : 'absent'
+      const why = `the goal branch ${this.branch} moved since this run saw it ${seen} (another run pushed to it)`
+      throw new FleetError('GIT_FAILED', `git push failed: ${why}; nothing was overwritten`)
+    })
+  }
+
+  /** Whether the workspace root still links to this run's clone (no other run on this machine took the goal since). */
+  async owned(): Promise<boolean> {
+    const target = await readlink(this.dir).catch(() => undefined)
+    return target === path.relative(this.home, this.clone)
+  }
+
+  private async fence(): Promise<void> {
+    if (await this.owned()) return
+    const taken = `another run on this machine took the goal over (${this.dir} is its clone now)`
+    throw new FleetError('WORKSPACE_TAKEN', `${taken}: this run's changes are not pushed`)
+  }
+
+  /**
+   * Removes the clone, and the goal's home with it unless another run on this machine has taken the goal
+   * over since (the path is the same on every worker): a run whose job was released while it still ran must
+   * not remove the new clone.
    */
   async dispose(): Promise<void> {
     await this.chain
-    const current = await readFile(path.join(this.home, OWNER_FILE), 'utf8').catch(() => undefined)
-    if (current !== undefined && current !== this.owner) return
-    await rm(this.home, { recursive: true, force: true })
+    if (await this.owned()) await rm(this.home, { recursive: true, force: true })
+    else await rm(this.clone, { recursive: true, force: true })
   }
 
   private git(cwd: string, args: string[]): Promise<string> {
@@ -168,7 +217,9 @@ export class GitWorkspace {
         const timedOut = (error as { killed?: boolean }).killed
         const lines = stderr.trim().split('\n').filter(Boolean)
         // git's own verdict (`fatal: ...`) rather than the advice lines it prints after it.
-        const verdict = lines.find((line) => /^(fatal|error):/.test(line)) ?? lines.at(-1) ?? error.message
+        // A refused ref update (`! [rejected] ... (stale info)`) says why better than the `error:` line after it.
+        const refused = lines.find((line) => /^\s*! \[/.test(line))?.trim().replace(/\s+/g, ' ')
+        const verdict = refused ?? lines.find((line) => /^(fatal|error):/.test(line)) ?? lines.at(-1) ?? error.message
         const reason = timedOut ? `timed out after ${config.timeoutMs} ms` : verdict.replace(/^(fatal|error):\s*/, '')
         reject(new FleetError('GIT_FAILED', this.masker.mask(`git ${args[0]} failed: ${reason}`)))
       })

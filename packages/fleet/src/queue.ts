@@ -174,13 +174,27 @@ export class GoalQueue {
     return fetched
   }
 
-  /** Renews a running job; false when it is no longer this worker's (expired and retried, cancelled). */
-  async heartbeat(id: string): Promise<boolean> {
+  /**
+   * Renews a running job; false when it is no longer this worker's (expired and retried, cancelled). With
+   * `attempt` (the run's retry count), false too when the job runs again under a later attempt: pg-boss
+   * retries a job under the same id, so the id alone cannot tell a run that lost its job from the one that
+   * has it now.
+   */
+  async heartbeat(id: string, attempt?: number): Promise<boolean> {
+    const ours = attempt === undefined ? '' : ' AND retry_count = $3'
     const result = await this.pool.query(
-      `UPDATE ${ident(this.config.schema)}.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'`,
-      [this.config.queue, id],
+      `UPDATE ${ident(this.config.schema)}.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'${ours}`,
+      attempt === undefined ? [this.config.queue, id] : [this.config.queue, id, attempt],
     )
     return result.rowCount === 1
+  }
+
+  /**
+   * Whether run `attempt` of a job still has it, renewing it (so it cannot expire for `expireSeconds`):
+   * what a run checks before it settles the job, tried again while the connection is lost.
+   */
+  private async stillOurs(id: string, attempt: number | undefined): Promise<boolean> {
+    return attempt === undefined || (await this.retrying(() => this.heartbeat(id, attempt)))
   }
 
   /** The worker's own beat: its row in `goalkeeper_fleet_workers`, stamped with the database's clock. */
@@ -220,8 +234,11 @@ export class GoalQueue {
     return rows.map((row) => ({ job: row.job_id, worker: row.worker }))
   }
 
-  async complete(id: string, output: object): Promise<void> {
+  /** Completes the job; with `attempt`, only while that run still has it (false: it was lost, nothing done). */
+  async complete(id: string, output: object, attempt?: number): Promise<boolean> {
+    if (!(await this.stillOurs(id, attempt))) return false
     await this.retrying(() => this.boss.complete(this.config.queue, id, output))
+    return true
   }
 
   /**
@@ -232,8 +249,12 @@ export class GoalQueue {
     return withRetry(work, { attempts: 10, onRetry: (error) => this.onError?.(error as Error) })
   }
 
-  /** Fails the job for good (no retry): a job that cannot run (bad repository, bad data) fails with its reason. */
-  async fail(id: string, error: unknown, retry = false): Promise<void> {
+  /**
+   * Fails the job for good (no retry): a job that cannot run (bad repository, bad data) fails with its reason.
+   * With `attempt`, only while that run still has the job (false: it was lost, nothing done).
+   */
+  async fail(id: string, error: unknown, retry = false, attempt?: number): Promise<boolean> {
+    if (!(await this.stillOurs(id, attempt))) return false
     const message = error instanceof Error ? error.message : String(error)
     const output = { message, ...((error as { code?: unknown })?.code ? { code: (error as { code: string }).code } : {}) }
     if (!retry) {
@@ -241,6 +262,7 @@ export class GoalQueue {
       await this.retrying(() => this.pool.query(`UPDATE ${ident(this.config.schema)}.job SET retry_count = retry_limit WHERE name = $1 AND id = $2`, [this.config.queue, id]))
     }
     await this.retrying(() => this.boss.fail(this.config.queue, id, output))
+    return true
   }
 
   /** Puts a running job back in the queue as it is, for another worker (a draining worker's goals). */

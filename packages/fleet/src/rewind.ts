@@ -12,23 +12,36 @@ export interface RecordedWorkspace {
   round: number
   /** Turns started after that record: the branch holds none of what they changed. */
   turnsAfter: number[]
+  /**
+   * The last `fleet/rewind` when no turn started after it: the model may never have read its notice (it goes
+   * with the next turn's records, and the run that made it stopped before one), so the next run tells it again.
+   */
+  untold?: Rewind
 }
 
 /** The fleet's part of a session checkpoint: a session opened from it knows its last commit without the records before. */
 export const CHECKPOINT_PART = 'fleet'
 
 /**
- * Reads the last recorded commit of a session's records and the turns started after it. A checkpoint carries
- * what the records before it said, so a session opened from its last checkpoint reads the same.
+ * Reads the last recorded commit of a session's records, the turns started after it, and a rewind no turn
+ * followed. A checkpoint carries what the records before it said, so a session opened from its last
+ * checkpoint reads the same.
  */
 export function recordedWorkspace(records: readonly SessionRecord[]): RecordedWorkspace {
   let found: RecordedWorkspace = { round: 0, turnsAfter: [] }
   for (const record of records) {
     const carried = checkpointPart<RecordedWorkspace>(record, CHECKPOINT_PART)
     if (carried) found = { ...carried, turnsAfter: [...carried.turnsAfter] }
-    else if (isRecordOf(record, 'fleet/push') || isRecordOf(record, 'fleet/rewind')) found = { commit: record.data.commit, round: record.data.round, turnsAfter: [] }
-    else if (isRecordOf(record, 'fleet/claim') && record.data.commit) found = { commit: record.data.commit, round: 0, turnsAfter: [] }
-    else if (isRecordOf(record, 'turn/start')) found.turnsAfter.push(record.data.turn)
+    else if (isRecordOf(record, 'fleet/rewind')) {
+      found = { commit: record.data.commit, round: record.data.round, turnsAfter: [], untold: record.data }
+    } else if (isRecordOf(record, 'fleet/push') || (isRecordOf(record, 'fleet/claim') && record.data.commit)) {
+      // A rewind's notice stays untold through later claims and pushes, until a turn takes it.
+      const round = isRecordOf(record, 'fleet/push') ? record.data.round : 0
+      found = { commit: record.data.commit, round, turnsAfter: [], ...(found.untold ? { untold: found.untold } : {}) }
+    } else if (isRecordOf(record, 'turn/start')) {
+      found.turnsAfter.push(record.data.turn)
+      delete found.untold
+    }
   }
   return found
 }
@@ -48,7 +61,12 @@ export async function rewindToSession(goals: GoalService, agent: Agent, workspac
   // A session from before commits were recorded: nothing to compare the branch with.
   if (!commit) return undefined
   const dropped = await workspace.rewind(commit)
-  if (!turnsAfter.length && !dropped) return undefined
+  if (!turnsAfter.length && !dropped) {
+    // Nothing undone now, but an earlier rewind's notice may never have reached the model: it is told again.
+    if (!recorded.untold) return undefined
+    const { dropped: _, ...told } = recorded.untold
+    return { ...told, worker }
+  }
   const roundOf = (turn: number) => goals.roundOf(agent, turn)?.round
   const lostRounds = turnsAfter.map(roundOf).filter((round): round is number => round !== undefined)
   const lost = new Set(turnsAfter)

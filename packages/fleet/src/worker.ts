@@ -199,7 +199,7 @@ export class FleetWorker {
 
   private async work(id: string, job: GoalJob, attempt: number, stopping: Promise<StopReason>, stop: (reason: StopReason) => void): Promise<void> {
     const heartbeat = setInterval(() => {
-      this.queue.heartbeat(id).then(
+      this.queue.heartbeat(id, attempt).then(
         (ours) => ours || stop('lost'),
         (error) => this.log(`goal ${id}: heartbeat failed: ${describeError(error)}`),
       )
@@ -212,7 +212,7 @@ export class FleetWorker {
         workspace = await GitWorkspace.prepare(job, id, this.config.git)
       } catch (error) {
         this.log(`goal ${id} failed: ${describeError(error)}`)
-        await this.queue.fail(id, error)
+        if (!(await this.queue.fail(id, error, false, attempt))) this.lost(id, job, attempt)
         return
       }
       const handle: GoalHandle = {
@@ -227,7 +227,8 @@ export class FleetWorker {
         const permanent = isPermanent(error)
         this.log(`goal ${id} failed${permanent ? '' : ' (it will be retried)'}: ${describeError(error)}`)
         await this.queue.noteProgress(id, { worker: null }).catch(() => {})
-        await this.queue.fail(id, error, !permanent)
+        // A run that lost its job leaves it to the run that has it now (pg-boss retries under the same id).
+        if (!(await this.queue.fail(id, error, !permanent, attempt))) this.lost(id, job, attempt)
         return
       }
       await this.settle(id, outcome, job, attempt)
@@ -243,12 +244,12 @@ export class FleetWorker {
   private async settle(id: string, outcome: GoalOutcome, job: GoalJob, attempt: number): Promise<void> {
     if (outcome.kind === 'done') {
       await this.queue.noteProgress(id, { rounds: outcome.output.rounds, phase: outcome.output.phase })
-      await this.queue.complete(id, outcome.output)
+      if (!(await this.queue.complete(id, outcome.output, attempt))) return this.lost(id, job, attempt)
       const status = typeof outcome.output.status === 'string' ? `; ${outcome.output.status}` : ''
       this.log(`goal ${id} done: ${outcome.output.phase} after ${outcome.output.rounds} round${outcome.output.rounds === 1 ? '' : 's'}${status}`)
     } else if (outcome.kind === 'returned') {
       // Only a job still this worker's goes back: cancelling one another worker took over would stop that worker's run.
-      if (!(await this.queue.heartbeat(id))) return this.lost(id, job, attempt)
+      if (!(await this.queue.heartbeat(id, attempt))) return this.lost(id, job, attempt)
       await this.queue.noteProgress(id, { ...(outcome.output ?? {}), worker: null })
       await this.queue.release(id)
       this.log(`goal ${id} returned to the queue`)

@@ -27,10 +27,8 @@ it(`2 workers x 2, ${GOALS} goals, every connection of the database terminated $
   // The cuts did hit the workers' connections (pg-boss's pool, the queue's, the session stores').
   expect(terminated).toBeGreaterThan(0)
   expect(logs()).not.toMatch(/Unhandled|uncaught/i)
-  // Whether each branch holds every round its session calls finished, after a run cut short, is the
-  // kill-at-every-point test's; here every goal ran to its end, whatever the cuts interrupted.
-  // The branch is left unchecked under connection loss: a known defect (fleet README, limitations).
-  await expectEveryGoalDoneOnce(fleet, goals, { branches: false })
+  // Every goal ran to its end, whatever the cuts interrupted: its branch holds its result.
+  await expectEveryGoalDoneOnce(fleet, goals)
 }, CLI_TIMEOUT)
 
 it('a goal whose session store cannot reach its database is tried again later, not failed for good', async () => {

@@ -2,7 +2,8 @@
 // Round 1 writes result.txt naming the goal; round 2 completes it. With FLEET_HOLD set, round 2 first
 // announces itself on stderr and waits forever: the tests kill or drain a worker in the middle of a round.
 // Told that a takeover rewound the workspace after its last write, it writes the file again, as a model
-// reading the notice would: a loaded machine can release a live worker's job mid-round.
+// reading the notice would: a loaded machine can release a live worker's job mid-round. A history without
+// any write (round 1 cancelled before the model was asked) makes it write in the round it is in.
 import { completeGoal, many, roundOf, say, textOf, turnResults } from '@goalkeeper/test-kit/model-script'
 
 const goalName = (request) => /goal-\d+/.exec(request.messages.map(textOf).join('\n'))?.[0] ?? 'unknown'
@@ -23,6 +24,12 @@ const step = async (request) => {
   if (rewound > written) {
     say(`writing again in round ${round} of ${name}`)
     return { text: 'The workspace was rewound: writing the result again.', toolCalls: [{ name: 'write_file', arguments: { path: 'result.txt', content: `${name} done\n` } }] }
+  }
+  // Round 1 never reached the model (a session write failed as it began, and the round was cancelled): the
+  // history shows no write, so the model writes now rather than completing a goal whose file it never wrote.
+  if (written === -1) {
+    say(`writing late in round ${round} of ${name}`)
+    return { text: 'Nothing was written yet: writing the result.', toolCalls: [{ name: 'write_file', arguments: { path: 'result.txt', content: `${name} done\n` } }] }
   }
   if (process.env.FLEET_HOLD && !results.length) {
     say(`holding round ${round} of ${name}`)

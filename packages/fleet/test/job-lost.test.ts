@@ -37,3 +37,33 @@ it('a worker that finds its job taken over emits fleet/job-lost once, naming the
     await fiber.dispose()
   }
 })
+
+it('a run that lost its job to a later attempt of the same job can neither renew, fail nor complete it', async () => {
+  const repo = await fleet.repo('attempts')
+  const root = new Context()
+  const fiber = await root.plugin(fleetPlugin, { ...FLEET, database: fleet.url, git: { root: path.join(fleet.dir, 'workspaces-attempts') } })
+  const pool = new pg.Pool({ connectionString: fleet.url })
+  const state = async (id: string) => (await pool.query(`SELECT state::text, retry_count FROM pgboss.job WHERE id = $1`, [id])).rows[0]
+  try {
+    const queue = root.fleet.queue()
+    const { id } = await queue.submit({ objective: 'Write result.txt', repo, ref: 'main' })
+    const [first] = await queue.fetch(1)
+    expect(first).toMatchObject({ id, attempt: 0 })
+    // The first run went silent; its job expired and was fetched again (pg-boss keeps the id, counts the retry).
+    await pool.query(`UPDATE pgboss.job SET state = 'retry', start_after = now() WHERE id = $1`, [id])
+    const [second] = await queue.fetch(1)
+    expect(second).toMatchObject({ id, attempt: 1 })
+
+    expect(await queue.heartbeat(id, 0)).toBe(false)
+    expect(await queue.fail(id, new Error('stale'), true, 0)).toBe(false)
+    expect(await queue.fail(id, new Error('stale'), false, 0)).toBe(false)
+    expect(await queue.complete(id, { phase: 'complete' }, 0)).toBe(false)
+    expect(await state(id)).toEqual({ state: 'active', retry_count: 1 })
+    expect(await queue.heartbeat(id, 1)).toBe(true)
+    expect(await queue.complete(id, { phase: 'complete' }, 1)).toBe(true)
+    expect(await state(id)).toEqual({ state: 'completed', retry_count: 1 })
+  } finally {
+    await pool.end()
+    await fiber.dispose()
+  }
+})

@@ -32,6 +32,5 @@ it(`2 workers x 2, ${GOALS} goals, the server restarted ${RESTARTS} time(s) mid-
   // The workers did meet the restart (a refused or ended connection, logged and tried again), and survived it.
   expect(logs()).toMatch(/ECONNREFUSED|terminat|shutdown|Connection terminated/i)
   expect(logs()).not.toMatch(/Unhandled|uncaught/i)
-  // The branch is left unchecked under connection loss: a known defect (fleet README, limitations).
-  await expectEveryGoalDoneOnce(fleet, goals, { branches: false })
+  await expectEveryGoalDoneOnce(fleet, goals)
 }, CLI_TIMEOUT * 2)

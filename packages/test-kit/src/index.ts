@@ -20,5 +20,6 @@ export { createTestDatabase, serverUrl, testDatabase, withDatabase, type OwnedDa
 export { type EmbeddedServer, startEmbeddedPostgres } from './database-setup.ts'
 export { nodeArgs } from './child-builds.ts'
 export { stressRounds } from './stress.ts'
+export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts'
 // For benchmarks and tests outside the packages that depend on pg.
 export { default as pg } from 'pg'

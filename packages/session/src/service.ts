@@ -9,7 +9,7 @@ import { SummaryKeeper } from './summary-keeper.ts'
 import { SUMMARY_PART, type SummaryPart, titleOfRecords } from './summary.ts'
 import type { SessionHeaderData, SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
-import { type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
+import { BatchSigner, type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
 import { type LoadedFile, replay } from './replay.ts'
 import { sessionsRoot } from './location.ts'
 import { mebibytes, type SessionHost, SessionImpl, type TailStart } from './session.ts'
@@ -33,6 +33,8 @@ export interface ServiceOptions {
   maxOpenBytes?: number
   /** A checkpoint is due once this many records were appended since the last (0: only at compactions). */
   checkpointEvery?: number
+  /** Log format of sessions created: 2 (default), one mac per batch of lines; 1, a mac on every line. */
+  logVersion?: 1 | 2
   clock?: () => number
 }
 
@@ -102,7 +104,7 @@ export class SessionServiceImpl implements SessionService {
     checkParent(options.parent)
     if (options.id !== undefined) assertSessionId(options.id)
     const cwd = path.resolve(options.cwd)
-    return this.createNew(options.id, (id, at, keyId) => [{ type: HEADER, data: header(id, at, cwd, options.parent, keyId) }])
+    return this.createNew(options.id, (id, at, keyId) => [{ type: HEADER, data: header(id, at, cwd, options.parent, keyId, this.options.logVersion) }])
   }
 
   async open(id: string, options: OpenOptions = {}): Promise<Session> {
@@ -164,7 +166,7 @@ export class SessionServiceImpl implements SessionService {
     if (integrity?.state === 'unsigned') throw unsigned(id, this.store.locationOf(id))
     const cwd = path.resolve(options.cwd ?? headerOf(source).cwd)
     return this.createNew(undefined, (newId, at, keyId) => {
-      const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, { id, seq: uptoSeq }, keyId) }]
+      const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, { id, seq: uptoSeq }, keyId, this.options.logVersion) }]
       for (let seq = 1; seq <= uptoSeq; seq++) planned.push({ type: source[seq].type, data: source[seq].data })
       return planned.concat(planRepairs(planned))
     })
@@ -296,7 +298,7 @@ export class SessionServiceImpl implements SessionService {
     const session = existing ?? new SessionImpl(this.host, id, file, loaded.records, tail?.start)
     session.integrity = loaded.integrity
     session.lastMac = loaded.lastMac
-    session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes, tail), tail?.start)
+    session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes, loaded.records, tail), tail?.start)
     session.base = tail?.offset ?? 0
     this.sessions.set(id, session)
     // A log with checkpoints read whole (its index missing, stale or forged): the index is made again.
@@ -360,7 +362,7 @@ export class SessionServiceImpl implements SessionService {
           const session = new SessionImpl(this.host, id, file, records)
           session.lastMac = mac
           session.integrity = { state: 'signed', lines: records.length, unsignedPrefix: 0 }
-          session.attach(records, writer, this.appenderFor(session, writer, Buffer.byteLength(content)))
+          session.attach(records, writer, this.appenderFor(session, writer, Buffer.byteLength(content), records))
           this.sessions.set(id, session)
           return session
         })
@@ -371,10 +373,17 @@ export class SessionServiceImpl implements SessionService {
     }
   }
 
-  private appenderFor(session: SessionImpl, writer: StoreWriter, size: number, tail?: Tail) {
+  private appenderFor(session: SessionImpl, writer: StoreWriter, size: number, records: SessionRecord[], tail?: Tail) {
     session.bytes = size
     const lastSeq = tail ? tail.start.firstSeq + tail.loaded.records.length - 1 : session.nextSeq - 1
+    const signer = this.host.signer
+    const batched = (tail?.start.header ?? headerOf(records)).version === 2 && signer
     return writer.appender(size, lastSeq, {
+      // Version 2: the writer signs each batch it takes; a checkpoint starts one, and its index entry learns where.
+      ...(batched && { batches: new BatchSigner(signer, session.lastMac, (seq, offset, mac) => {
+        const entry = session.pendingCheckpoint
+        if (entry?.seq === seq) Object.assign(entry, { offset, mac })
+      }) }),
       delayMs: this.options.flushDelayMs,
       maxBatchBytes: this.options.maxBatchBytes,
       onBackgroundError: (error) => {
@@ -432,7 +441,7 @@ export class SessionServiceImpl implements SessionService {
     this.checkOpenSize(id, size - entry.offset)
     let loaded: LoadedFile
     try {
-      loaded = await replay(this.store.stream(id, { start: entry.offset, end: size }), this.store.locationOf(id), id, signer, seal, { ...entry, sealedHeader: header.sealed === true })
+      loaded = await replay(this.store.stream(id, { start: entry.offset, end: size }), this.store.locationOf(id), id, signer, seal, { ...entry, sealedHeader: header.sealed === true, batched: header.version === 2 })
     } catch (error) {
       return ignored(`the log from it cannot be read: ${(error as Error).message}`)
     }
@@ -553,8 +562,8 @@ function exists(id: string, file: string) {
   return new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file)
 }
 
-function header(id: string, at: number, cwd: string, parent: CreateOptions['parent'], keyId: string): SessionHeaderData {
-  return { version: 1, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }), sealed: true, keyId }
+function header(id: string, at: number, cwd: string, parent: CreateOptions['parent'], keyId: string, version: 1 | 2 = 2): SessionHeaderData {
+  return { version, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }), sealed: true, keyId }
 }
 
 function checkParent(parent: CreateOptions['parent']) {

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
-import { appsPerTest, databaseFor, STORE, tempDir } from './helpers.ts'
+import { appsPerTest, databaseFor, LOG_VERSION, STORE, tempDir } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '../../..')
@@ -15,7 +15,7 @@ const launch = appsPerTest()
 it('keeps every flushed record and nothing corrupt when the writer is killed with SIGKILL', async () => {
   const dir = await tempDir()
   const database = STORE === 'postgres' ? (await databaseFor(dir)).url : ''
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/kill-child.ts'), dir, String(FLUSHED), database], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/kill-child.ts'), dir, String(FLUSHED), database, String(LOG_VERSION)], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
   const exited = once(child, 'exit')
   let id: string | undefined
   let progress = 0

@@ -1,3 +1,3 @@
 // The checkpoint-index suite on logs of version 1 (a mac on every line).
-import '../../../session/test/v1/use-v1.ts'
+import './use-v1.ts'
 import '../checkpoint-index.test.ts'

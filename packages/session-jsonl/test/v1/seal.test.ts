@@ -1,3 +1,3 @@
 // The seal suite on logs of version 1 (a mac on every line).
-import '../../../session/test/v1/use-v1.ts'
+import './use-v1.ts'
 import '../seal.test.ts'

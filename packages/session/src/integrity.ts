@@ -76,6 +76,12 @@ export class Signer {
   }
 }
 
+/** What a `BatchSigner` tells its session as it signs. */
+export interface BatchHooks {
+  onHead?(seq: number, offset: number, mac: string): void
+  onSigned?(bytes: number): void
+}
+
 /**
  * Signs what a writer takes from its queue, one mac per batch (log version 2): the lines of one take are
  * one batch, cut before each line marked as a head (a checkpoint, so that its index entry points at the
@@ -89,9 +95,10 @@ export class BatchSigner {
 
   /**
    * `last`: the mac the next batch chains from. `onHead`: a marked line was signed at the start of a
-   * batch at byte `offset` of the log, chaining from `mac`.
+   * batch at byte `offset` of the log, chaining from `mac`. `onSigned`: a batch was signed, which made
+   * the log `bytes` longer than its lines unsigned (the mac and the count on its first line).
    */
-  constructor(private signer: Signer, public last: string, private onHead?: (seq: number, offset: number, mac: string) => void) {}
+  constructor(private signer: Signer, public last: string, private hooks: BatchHooks = {}) {}
 
   /** Line `seq` (queued, not yet taken) starts a batch of its own. */
   markHead(seq: number) {
@@ -107,8 +114,10 @@ export class BatchSigner {
     let at = offset
     for (let start = 0, end = 1; end <= lines.length; end++) {
       if (end < lines.length && !this.heads.has(firstSeq + end)) continue
-      if (this.heads.delete(firstSeq + start)) this.onHead?.(firstSeq + start, at, this.last)
+      if (this.heads.delete(firstSeq + start)) this.hooks.onHead?.(firstSeq + start, at, this.last)
       const head = this.signBatch(lines, start, end, out)
+      // What signing added is ASCII: characters are bytes.
+      this.hooks.onSigned?.(head.length - lines[start].length)
       // Offsets are only needed for a head still to come (rare: checkpoints).
       if (this.heads.size) for (let i = start; i < end; i++) at += Buffer.byteLength(i === start ? head : lines[i])
       start = end

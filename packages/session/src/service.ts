@@ -380,9 +380,13 @@ export class SessionServiceImpl implements SessionService {
     const batched = (tail?.start.header ?? headerOf(records)).version === 2 && signer
     return writer.appender(size, lastSeq, {
       // Version 2: the writer signs each batch it takes; a checkpoint starts one, and its index entry learns where.
-      ...(batched && { batches: new BatchSigner(signer, session.lastMac, (seq, offset, mac) => {
-        const entry = session.pendingCheckpoint
-        if (entry?.seq === seq) Object.assign(entry, { offset, mac })
+      ...(batched && { batches: new BatchSigner(signer, session.lastMac, {
+        onHead: (seq, offset, mac) => {
+          const entry = session.pendingCheckpoint
+          if (entry?.seq === seq) Object.assign(entry, { offset, mac })
+        },
+        // The session counts its lines as appended, unsigned: the macs are counted as they are added.
+        onSigned: (bytes) => (session.bytes += bytes),
       }) }),
       delayMs: this.options.flushDelayMs,
       maxBatchBytes: this.options.maxBatchBytes,

@@ -147,7 +147,7 @@ export async function run() {
     const perRecord = await compare('append + flush every record', () => rawAppend(pool, PER_RECORD, 1), () => sessionAppend(root, PER_RECORD, 1))
     const batched = await compare(`append + flush every ${BATCH} records`, () => rawAppend(pool, BATCHED, BATCH), () => sessionAppend(root, BATCHED, BATCH))
 
-    // Log version 2 (one mac per batch, what new sessions get), then version 1 (a mac per line, sessions from before).
+    // Log version 2 (one mac per batch, what new sessions get), then version 1 (a mac per line, older sessions).
     const big = await bigLog(db.url, 2, 5000)
     const replay = await compare(`replay ${REPLAY_RECORDS} records, read-only`, () => rawReplay(pool, big.id), () => sessionReplay(root, big.id))
     const perLine = await bigLog(db.url, 1, 5000)

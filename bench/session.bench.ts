@@ -44,7 +44,7 @@ function rawReplay(file: string): number {
   return parsed / seconds(start)
 }
 
-/** A session of `REPLAY_RECORDS` tool results in log `version`, flushed every `flushEvery` records (0: at close). */
+/** A session of `REPLAY_RECORDS` tool results in log `version`, flushed every `flushEvery` records (0: never). */
 async function bigLog(root: Context, dir: string, version: 1 | 2, flushEvery: number): Promise<{ id: string; file: string }> {
   const writer = new Context()
   const fiber = await writer.plugin(sessionStack, { dir: path.join(dir, 'sessions'), logVersion: version })

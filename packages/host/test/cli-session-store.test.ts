@@ -82,9 +82,9 @@ describe('honest save errors', { timeout: CLI_TIMEOUT }, () => {
     })
   }
 
-  // Version 2 signs each write's lines as one batch: a write cut short by the limit leaves a torn batch, cut at the
-  // next open, so of the turn's lines (written together with the long reply) none is kept; version 1 keeps the
-  // whole lines before the cut.
+  // Version 2 signs each write's lines as one batch: a write cut short by the limit leaves a torn batch,
+  // cut at the next open, so of the turn's lines (written with the long reply) none is kept; version 1
+  // keeps the whole lines before the cut.
   for (const logVersion of [2, 1]) it(`a file size limit (ulimit -f in a child shell): exit 74 with EFBIG, and the saved part opens (log version ${logVersion})`, async () => {
     const p = await project({ script: `export default many(() => ({ text: 'x'.repeat(256 * 1024) }))`, config: { session: { logVersion } } })
     const child = spawn('/bin/sh', ['-c', `ulimit -f 128 && exec "${process.execPath}" "$@"`, 'sh', ...nodeArgs(cli), ...p.globals, 'run', 'hello'], { cwd: repoRoot, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })

@@ -3,11 +3,11 @@
 // process reporting its time, the peak heap it added (sampled while it ran) and the records it held; and how
 // long the background check of the log before the checkpoint took after the writable open. CPU time (main
 // thread and the pool) is given beside the wall time: it is the steadier figure on a shared machine.
-// Each log is generated once per run and log version, signed as the session service signs them (version 2: one
-// mac per turn; version 1: per line), turns of four records of about 545 bytes on average, a checkpoint every
-// 10,000 records, its signed index and the seal,
-// in a temp dir that is removed before the next size is made: at most one log is on disk at a time. Logs over
-// 128 MiB are sparse (see `generate`): their opens are measured, their whole read and head check are not.
+// Each log is generated once per run and log version, signed as the session service signs them (version 2:
+// one mac per turn; version 1: per line), turns of four records of about 545 bytes on average, a checkpoint
+// every 10,000 records, its signed index and the seal, in a temp dir that is removed before the next log is
+// made: at most one log is on disk at a time. Logs over 128 MiB are sparse (see `generate`): their opens are
+// measured, their whole read and head check are not.
 // Times are also given against the same open of the first (smallest, version 2) log of the run.
 // Run alone: node --import tsx bench/long-log.bench.ts [MiB ...] [--quick]
 import { spawnSync } from 'node:child_process'
@@ -33,12 +33,12 @@ const TAIL_RECORDS = 9_000
 const BEFORE_BYTES = 3 * 2 ** 20
 
 /**
- * Writes a log of about `bytes` bytes of log `version`, signed as the session service signs them: line by line
- * (1), or one mac per turn (2, a batch per turn as a session flushed at every turn end writes them, each
- * checkpoint starting a batch). `sparse`: only the header, the last BEFORE_BYTES before the last checkpoint and
- * the tail are written; the rest is a hole (no disk used), which a whole read would refuse, and which the opens
- * measured here never read. The seqs after the hole are those of a log of that size. Returns the record count
- * and size.
+ * Writes a log of about `bytes` bytes of log `version`, signed as the session service signs them: line by
+ * line (1), or one mac per turn (2, a batch per turn as a session flushed at every turn end writes them,
+ * each checkpoint starting a batch). `sparse`: only the header, the last BEFORE_BYTES before the last
+ * checkpoint and the tail are written; the rest is a hole (no disk used), which a whole read would refuse,
+ * and which the opens measured here never read. The seqs after the hole are those of a log of that size.
+ * Returns the record count and size.
  */
 async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean, version: 1 | 2): Promise<{ records: number; size: number }> {
   const signer = new Signer(key)
@@ -215,7 +215,7 @@ export async function run(sizes = QUICK ? [16] : [100, 1024, 2048]) {
           baseline[mode] ??= r.ms
           const ratio = `${(r.ms / baseline[mode]!).toFixed(2)}x`
           console.log(`  ${name.padEnd(24)} ${r.ms.toFixed(0).padStart(7)} ms (${ratio.padStart(5)}), CPU ${r.cpuMs.toFixed(0).padStart(6)} ms  peak heap +${r.peakHeapMiB.toFixed(0).padStart(4)} MiB  ${String(r.records).padStart(8)} records held  ${r.integrity}${head}`)
-          // Every open must start where it should: a log the service would not read from its tail is no figure.
+          // Every open must start where it should: a log not read from its tail gives no figure.
           if (r.integrity !== 'signed' || (mode !== 'whole' && r.firstSeq === 0)) throw new Error(`${name} of the version ${version} log: ${r.integrity}, first seq ${r.firstSeq}`)
         }
       } finally {

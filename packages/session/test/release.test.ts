@@ -3,7 +3,7 @@
 import fs from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { type Session, type SessionService, nextSeqOf, recordsSince } from '@goalkeeper/session'
-import { appsPerTest, BATCHED, describeOnFiles, logSize, signingLine, tempDir } from './helpers.ts'
+import { appsPerTest, BATCHED, describeOnFiles, logSize, readCheckpointIndex, signingLine, tempDir } from './helpers.ts'
 
 const launch = appsPerTest()
 const LIMIT = 1 << 16
@@ -63,6 +63,11 @@ describe('a live session past its checkpoints', () => {
     await sessions.close(fork)
     const last = nextSeqOf(session)
     await sessions.close(session)
+    // What it holds of the log starts at the checkpoint's byte, where the index places it (on version 2 known
+    // once the writer signed the batches before it: appended, the checkpoint was counted without their macs).
+    const index = JSON.parse((await readCheckpointIndex(session.file))!)
+    expect(index.seq).toBe(checkpoint.seq)
+    expect((session as unknown as { base: number }).base).toBe(index.offset)
 
     // On disk: every record, every line verifies, and nothing says the log was full.
     const whole = await sessions.open(session.id, { readOnly: true })

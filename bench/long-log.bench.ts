@@ -3,11 +3,12 @@
 // process reporting its time, the peak heap it added (sampled while it ran) and the records it held; and how
 // long the background check of the log before the checkpoint took after the writable open. CPU time (main
 // thread and the pool) is given beside the wall time: it is the steadier figure on a shared machine.
-// Each log is generated once per run, signed line by line as the session service signs them (turns of four
-// records of about 545 bytes on average, a checkpoint every 10,000 records, its signed index and the seal),
-// in a temp dir that is removed before the next size is made: at most one log is on disk at a time. Logs over
-// 128 MiB are sparse (see `generate`): their opens are measured, their whole read and head check are not.
-// Times are also given against the same open of the first (smallest) log of the run.
+// Each log is generated once per run and log version, signed as the session service signs them (version 2:
+// one mac per turn; version 1: per line), turns of four records of about 545 bytes on average, a checkpoint
+// every 10,000 records, its signed index and the seal, in a temp dir that is removed before the next log is
+// made: at most one log is on disk at a time. Logs over 128 MiB are sparse (see `generate`): their opens are
+// measured, their whole read and head check are not.
+// Times are also given against the same open of the first (smallest, version 2) log of the run.
 // Run alone: node --import tsx bench/long-log.bench.ts [MiB ...] [--quick]
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -17,7 +18,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
 import { sessionStack } from '@goalkeeper/test-kit'
-import { signCheckpointEntry, Signer } from '../packages/session/src/integrity.ts'
+import { BatchSigner, signCheckpointEntry, Signer } from '../packages/session/src/integrity.ts'
 
 const here = fileURLToPath(import.meta.url)
 const QUICK = process.argv.includes('--quick')
@@ -32,40 +33,63 @@ const TAIL_RECORDS = 9_000
 const BEFORE_BYTES = 3 * 2 ** 20
 
 /**
- * Writes a log of about `bytes` bytes, signed line by line as the session service signs them. `sparse`: only
- * the header, the last BEFORE_BYTES before the last checkpoint and the tail are written; the rest is a hole
- * (no disk used), which a whole read would refuse, and which the opens measured here never read. The seqs
- * after the hole are those of a log of that size. Returns the record count and size.
+ * Writes a log of about `bytes` bytes of log `version`, signed as the session service signs them: line by
+ * line (1), or one mac per turn (2, a batch per turn as a session flushed at every turn end writes them,
+ * each checkpoint starting a batch). `sparse`: only the header, the last BEFORE_BYTES before the last
+ * checkpoint and the tail are written; the rest is a hole (no disk used), which a whole read would refuse,
+ * and which the opens measured here never read. The seqs after the hole are those of a log of that size.
+ * Returns the record count and size.
  */
-async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean): Promise<{ records: number; size: number }> {
+async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean, version: 1 | 2): Promise<{ records: number; size: number }> {
   const signer = new Signer(key)
   const file = path.join(dir, 'sessions', `${ID}.jsonl`)
   await fs.mkdir(path.dirname(file), { recursive: true })
   const handle = await fs.open(file, 'w')
+  let entry: { seq: number; offset: number; mac: string; prefix: number } | undefined
+  // Version 2: the lines of a turn are signed together when it ends; a checkpoint's entry is placed then.
+  const batches = version === 2 ? new BatchSigner(signer, signer.seed(ID), { onHead: (seq, offset, mac) => (entry = { seq, offset, mac, prefix: 0 }) }) : undefined
   let mac = signer.seed(ID)
   let seq = 0
-  let size = 0
-  let batch: string[] = []
-  let batchBytes = 0
-  let entry: { seq: number; offset: number; mac: string; prefix: number } | undefined
+  /** What is on disk, what is signed and not yet written, the lines of the batch under way (version 2). */
+  let written = 0
+  let signed: string[] = []
+  let signedBytes = 0
+  let open: string[] = []
+  let openBytes = 0
+  const size = () => written + signedBytes + openBytes
   const at = Date.UTC(2026, 11, 1)
   const put = (type: string, data: unknown) => {
     const body = `{"seq":${seq},"at":${at + seq},"type":${JSON.stringify(type)},"data":${JSON.stringify(data)}}`
-    if (type === 'session/checkpoint') entry = { seq, offset: size, mac, prefix: 0 }
-    const signed = signer.sign(mac, body)
-    mac = signed.mac
-    const line = `${signed.line}\n`
-    batch.push(line)
-    const length = Buffer.byteLength(line)
-    batchBytes += length
-    size += length
+    if (batches) {
+      if (type === 'session/checkpoint') batches.markHead(seq)
+      open.push(`${body}\n`)
+      openBytes += Buffer.byteLength(body) + 1
+    } else {
+      if (type === 'session/checkpoint') entry = { seq, offset: size(), mac, prefix: 0 }
+      const line = signer.sign(mac, body)
+      mac = line.mac
+      signed.push(`${line.line}\n`)
+      signedBytes += Buffer.byteLength(line.line) + 1
+    }
     seq++
   }
+  /** Ends the batch under way (version 2): its lines are signed together. */
+  const endBatch = () => {
+    if (!batches || !open.length) return
+    const lines = batches.sign(open, seq - open.length, written + signedBytes)
+    mac = batches.last
+    for (const line of lines) signedBytes += Buffer.byteLength(line)
+    signed.push(...lines)
+    open = []
+    openBytes = 0
+  }
   const drain = async () => {
-    const text = Buffer.from(batch.join(''))
-    await handle.write(text, 0, text.length, size - batchBytes)
-    batch = []
-    batchBytes = 0
+    endBatch()
+    const text = Buffer.from(signed.join(''))
+    await handle.write(text, 0, text.length, written)
+    written += text.length
+    signed = []
+    signedBytes = 0
   }
   const checkpoint = () => put('session/checkpoint', { reason: 'interval', parts: { summary: { title: 'Round 1 of the goal: keep the progress log.' } } })
   let turn = 0
@@ -75,34 +99,36 @@ async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean
     put('user/message', { id: `m${turn}`, content: [{ type: 'text', text: `Round ${turn} of the goal: keep the progress log.` }], source: { kind: 'human' } })
     put('assistant/message', { turn, step: 1, text: answer(turn), toolCalls: [] })
     put('turn/end', { turn, outcome: { kind: 'completed' } })
+    endBatch()
   }
-  put('session/header', { version: 1, id: ID, createdAt: at, cwd: dir, sealed: true, keyId: signer.keyId })
+  // The header is a batch of its own (version 2), as the service writes it at create.
+  put('session/header', { version, id: ID, createdAt: at, cwd: dir, sealed: true, keyId: signer.keyId })
+  await drain()
   if (sparse) {
     // Measured on a whole log: a turn of four records is about 2,200 bytes here.
-    await drain()
     const perRecord = 545
     const skipped = Math.floor((bytes - BEFORE_BYTES - TAIL_RECORDS * perRecord) / perRecord)
-    // A line the hole ends with, whose mac the first written line after it chains from.
-    size += (skipped - 1) * perRecord
+    // A line the hole ends with (a batch of one), whose mac the first written line after it chains from.
+    written += (skipped - 1) * perRecord
     seq += skipped - 1
     turn = Math.floor(seq / 4)
     mac = randomBytes(32).toString('hex')
-    batch.push(`{"seq":${seq},"at":${at + seq},"type":"test/hole","data":{},"mac":"${mac}"}\n`)
-    batchBytes = Buffer.byteLength(batch[0])
-    size += batchBytes
+    if (batches) batches.last = mac
+    signed.push(`{"seq":${seq},"at":${at + seq},"type":"test/hole","data":{},"mac":"${mac}"}\n`)
+    signedBytes = Buffer.byteLength(signed[0])
     seq++
-    const end = size + BEFORE_BYTES
-    while (size < end) oneTurn()
+    const end = size() + BEFORE_BYTES
+    while (size() < end) oneTurn()
   } else {
     let since = 0
-    while (size < bytes - TAIL_RECORDS * 545) {
+    while (size() < bytes - TAIL_RECORDS * 545) {
       oneTurn()
       since += 4
       if (since >= EVERY) {
         checkpoint()
         since = 0
       }
-      if (batchBytes > 1 << 20) await drain()
+      if (signedBytes > 1 << 20) await drain()
     }
   }
   // The last checkpoint, and the turns after it.
@@ -112,7 +138,7 @@ async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean
   await handle.close()
   await fs.writeFile(`${file}.seal`, signer.seal(ID, seq - 1, mac))
   await fs.writeFile(`${file}.checkpoint`, signCheckpointEntry(signer, ID, entry!))
-  return { records: seq, size }
+  return { records: seq, size: written }
 }
 
 type Mode = 'write' | 'tail' | 'back' | 'whole'
@@ -164,31 +190,37 @@ export async function run(sizes = QUICK ? [16] : [100, 1024, 2048]) {
   const key = randomBytes(32)
   const baseline: Partial<Record<Mode, number>> = {}
   console.log(`sessions of ${sizes.map((size) => `${size} MiB`).join(', ')}: a checkpoint every ${EVERY.toLocaleString('en')} records, the last turn after the last one`)
+  console.log('log version 2 (one mac per turn), then 1 (a mac per line), of each size')
   for (const size of sizes) {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-long-log-'))
-    try {
-      const made = process.hrtime.bigint()
-      // Logs over 128 MiB are sparse: written whole, they would take the run's time in signing alone.
-      const sparse = size > 128
-      const { records, size: bytes } = await generate(dir, key, size * 2 ** 20, sparse)
-      const used = (await fs.stat(path.join(dir, 'sessions', `${ID}.jsonl`))).blocks * 512
-      console.log(`${mib(bytes).toFixed(0)} MiB, ${records.toLocaleString('en')} records${sparse ? `, sparse (${mib(used).toFixed(0)} MiB on disk)` : ''} (generated in ${(ms(made) / 1000).toFixed(0)} s)`)
-      const modes: [Mode, string][] = [['write', 'open for writing'], ['tail', 'show --tail (last turn)'], ['back', `show --tail ${TAIL_RECORDS / 4 + 200}`]]
-      if (!sparse) modes.push(['whole', 'show (whole log)'])
-      for (const [mode, name] of modes) {
-        const r = child([dir, key.toString('hex'), mode, mode === 'write' && !sparse ? 'head' : ''])
-        if (r.error) {
-          console.log(`  ${name.padEnd(24)} failed: ${r.error}`)
-          continue
+    for (const version of [2, 1] as const) {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-long-log-'))
+      try {
+        const made = process.hrtime.bigint()
+        // Logs over 128 MiB are sparse: written whole, they would take the run's time in signing alone.
+        const sparse = size > 128
+        const { records, size: bytes } = await generate(dir, key, size * 2 ** 20, sparse, version)
+        const used = (await fs.stat(path.join(dir, 'sessions', `${ID}.jsonl`))).blocks * 512
+        console.log(`${mib(bytes).toFixed(0)} MiB, version ${version}, ${records.toLocaleString('en')} records${sparse ? `, sparse (${mib(used).toFixed(0)} MiB on disk)` : ''} (generated in ${(ms(made) / 1000).toFixed(0)} s)`)
+        const modes: [Mode, string][] = [['write', 'open for writing'], ['tail', 'show --tail (last turn)'], ['back', `show --tail ${TAIL_RECORDS / 4 + 200}`]]
+        if (!sparse) modes.push(['whole', 'show (whole log)'])
+        for (const [mode, name] of modes) {
+          const r = child([dir, key.toString('hex'), mode, mode === 'write' && !sparse ? 'head' : ''])
+          if (r.error) {
+            console.log(`  ${name.padEnd(24)} failed: ${r.error}`)
+            continue
+          }
+          const head = r.headMs === undefined ? '' : `  head verified after ${(r.headMs / 1000).toFixed(1)} s`
+          // Against the same open of the first log of this run (the smallest, version 2): what the length of
+          // the log costs, and at the smallest size what version 1 costs against 2.
+          baseline[mode] ??= r.ms
+          const ratio = `${(r.ms / baseline[mode]!).toFixed(2)}x`
+          console.log(`  ${name.padEnd(24)} ${r.ms.toFixed(0).padStart(7)} ms (${ratio.padStart(5)}), CPU ${r.cpuMs.toFixed(0).padStart(6)} ms  peak heap +${r.peakHeapMiB.toFixed(0).padStart(4)} MiB  ${String(r.records).padStart(8)} records held  ${r.integrity}${head}`)
+          // Every open must start where it should: a log not read from its tail gives no figure.
+          if (r.integrity !== 'signed' || (mode !== 'whole' && r.firstSeq === 0)) throw new Error(`${name} of the version ${version} log: ${r.integrity}, first seq ${r.firstSeq}`)
         }
-        const head = r.headMs === undefined ? '' : `  head verified after ${(r.headMs / 1000).toFixed(1)} s`
-        // Against the same open of the first (smallest) log of this run: what the length of the log costs.
-        baseline[mode] ??= r.ms
-        const ratio = `${(r.ms / baseline[mode]!).toFixed(2)}x`
-        console.log(`  ${name.padEnd(24)} ${r.ms.toFixed(0).padStart(7)} ms (${ratio.padStart(5)}), CPU ${r.cpuMs.toFixed(0).padStart(6)} ms  peak heap +${r.peakHeapMiB.toFixed(0).padStart(4)} MiB  ${String(r.records).padStart(8)} records held  ${r.integrity}${head}`)
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true })
       }
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true })
     }
   }
 }

@@ -18,6 +18,7 @@ const PER_RECORD = QUICK ? 30 : 300
 const BATCHED = QUICK ? 300 : 3000
 const BATCH = 100
 const REPLAY_RECORDS = QUICK ? 5_000 : 100_000
+const SMALL_BATCH = 10
 const LIST_SESSIONS = QUICK ? 100 : 2_000
 const RECENT_SESSIONS = QUICK ? 500 : 10_000
 const RECENT_LIMIT = 50
@@ -142,6 +143,23 @@ async function benchDatabase(): Promise<{ url: string; where: string; done(): Pr
   }
 }
 
+/** A session of `REPLAY_RECORDS` tool results in log `version`, flushed every `flushEvery` records. */
+async function bigLog(url: string, version: 1 | 2, flushEvery: number): Promise<{ id: string }> {
+  const writer = new Context()
+  const fiber = await writer.plugin(sessionStack, { database: url, key: KEY, logVersion: version })
+  try {
+    const big = await writer.sessions.create({ cwd: os.tmpdir() })
+    for (let i = 1; i < REPLAY_RECORDS; i++) {
+      big.append('tool/result', payload(i))
+      if (i % flushEvery === 0) await writer.sessions.flush(big)
+    }
+    await writer.sessions.close(big)
+    return { id: big.id }
+  } finally {
+    await fiber.dispose()
+  }
+}
+
 export async function run() {
   const db = await benchDatabase()
   const pool = new pg.Pool({ connectionString: db.url, max: 2 })
@@ -152,13 +170,13 @@ export async function run() {
     const perRecord = await compare('append + flush every record', () => rawAppend(pool, PER_RECORD, 1), () => sessionAppend(root, PER_RECORD, 1))
     const batched = await compare(`append + flush every ${BATCH} records`, () => rawAppend(pool, BATCHED, BATCH), () => sessionAppend(root, BATCHED, BATCH))
 
-    const big = await root.sessions.create({ cwd: os.tmpdir() })
-    for (let i = 1; i < REPLAY_RECORDS; i++) {
-      big.append('tool/result', payload(i))
-      if (i % 5000 === 0) await root.sessions.flush(big)
-    }
-    await root.sessions.close(big)
+    // Log version 2 (one mac per batch, what new sessions get), then version 1 (a mac per line, older sessions).
+    const big = await bigLog(db.url, 2, 5000)
     const replay = await compare(`replay ${REPLAY_RECORDS} records, read-only`, () => rawReplay(pool, big.id), () => sessionReplay(root, big.id))
+    const perLine = await bigLog(db.url, 1, 5000)
+    const replayV1 = await compare(`replay ${REPLAY_RECORDS}, v1 (mac per line)`, () => rawReplay(pool, perLine.id), () => sessionReplay(root, perLine.id))
+    const small = await bigLog(db.url, 2, SMALL_BATCH)
+    const replaySmall = await compare(`replay ${REPLAY_RECORDS}, v2, ${SMALL_BATCH} a batch`, () => rawReplay(pool, small.id), () => sessionReplay(root, small.id))
     const { rows } = await pool.query('SELECT pg_size_pretty(bytes) AS size FROM goalkeeper_sessions WHERE id = $1', [big.id])
 
     // The same log with a checkpoint near its end (its index on the session row): a writable open reads
@@ -204,11 +222,13 @@ export async function run() {
     report(perRecord)
     report(batched, TARGET)
     report(replay, TARGET)
+    report(replayV1)
+    report(replaySmall)
     // Raw: the session rows read as summaries without a signature check (the shortcut the service's listing replaced).
     report(listing, undefined, 'ses/s')
     reportVersus(checkpointOpen)
     reportVersus(recent)
-    return { perRecord, batched, replay, listing, checkpointOpen, recent }
+    return { perRecord, batched, replay, replayV1, replaySmall, listing, checkpointOpen, recent }
   } finally {
     await fiber.dispose()
     await pool.end()

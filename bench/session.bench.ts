@@ -15,6 +15,7 @@ const BATCHED = 3000
 const BATCH = 100
 const REPLAY_RECORDS = 100_000
 const TARGET = 0.5
+const SMALL_BATCH = 10
 
 /** Records/s of the bare minimum: serialise, appendFileSync and fsyncSync every `batch` records. */
 function rawAppend(dir: string, count: number, batch: number): number {
@@ -41,6 +42,23 @@ function rawReplay(file: string): number {
     parsed++
   }
   return parsed / seconds(start)
+}
+
+/** A session of `REPLAY_RECORDS` tool results in log `version`, flushed every `flushEvery` records (0: never). */
+async function bigLog(root: Context, dir: string, version: 1 | 2, flushEvery: number): Promise<{ id: string; file: string }> {
+  const writer = new Context()
+  const fiber = await writer.plugin(sessionStack, { dir: path.join(dir, 'sessions'), logVersion: version })
+  try {
+    const big = await writer.sessions.create({ cwd: dir })
+    for (let i = 1; i < REPLAY_RECORDS; i++) {
+      big.append('tool/result', payload(i))
+      if (flushEvery && i % flushEvery === 0) await writer.sessions.flush(big)
+    }
+    await writer.sessions.close(big)
+    return { id: big.id, file: big.file }
+  } finally {
+    await fiber.dispose()
+  }
 }
 
 async function sessionReplay(root: Context, id: string, readOnly: boolean): Promise<number> {
@@ -79,19 +97,26 @@ export async function run() {
     const perRecord = await compare('append + flush every record', () => rawAppend(dir, PER_RECORD, 1), () => sessionAppend(root, PER_RECORD, 1))
     const batched = await compare(`append + flush every ${BATCH} records`, () => rawAppend(dir, BATCHED, BATCH), () => sessionAppend(root, BATCHED, BATCH))
 
-    const big = await root.sessions.create({ cwd: dir })
-    for (let i = 1; i < REPLAY_RECORDS; i++) big.append('tool/result', payload(i))
-    await root.sessions.close(big)
+    // Written as new sessions are (log version 2, one mac per batch: here a batch per background write of
+    // about 1 MiB), then as per line (version 1, sessions from before), then version 2 flushed every 10
+    // records (a batch per flush, about what a tool step writes).
+    const big = await bigLog(root, dir, 2, 0)
     const size = (await fs.stat(big.file)).size
     const replay = await compare(`replay ${REPLAY_RECORDS} records, read-only`, () => rawReplay(big.file), () => sessionReplay(root, big.id, true))
     const replayWritable = await compare(`replay ${REPLAY_RECORDS} records, writable`, () => rawReplay(big.file), () => sessionReplay(root, big.id, false))
+    const perLine = await bigLog(root, dir, 1, 0)
+    const replayV1 = await compare(`replay ${REPLAY_RECORDS}, v1 (mac per line)`, () => rawReplay(perLine.file), () => sessionReplay(root, perLine.id, true))
+    const small = await bigLog(root, dir, 2, SMALL_BATCH)
+    const replaySmall = await compare(`replay ${REPLAY_RECORDS}, v2, ${SMALL_BATCH} a batch`, () => rawReplay(small.file), () => sessionReplay(root, small.id, true))
 
     console.log(`session (median of ${ROUNDS} alternating rounds; replay file ${(size / 2 ** 20).toFixed(1)} MiB)`)
     report(perRecord)
     report(batched, TARGET)
     report(replay, TARGET)
     report(replayWritable)
-    return { perRecord, batched, replay, replayWritable }
+    report(replayV1)
+    report(replaySmall)
+    return { perRecord, batched, replay, replayWritable, replayV1, replaySmall }
   } finally {
     await fiber.dispose()
     await fs.rm(dir, { recursive: true, force: true })

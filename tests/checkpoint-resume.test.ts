@@ -28,22 +28,24 @@ export default Array.from({ length: ${ROUNDS * 2 + 50} }, () => answer)
 
 const db = testDatabase()
 
-function composition(paths: ProjectPaths, store: 'files' | 'postgres') {
+function composition(paths: ProjectPaths, store: 'files' | 'postgres', logVersion: 1 | 2) {
   let core = coreEntries(paths, { scripted: { module: path.join(paths.dir, 'script.mjs'), contextWindow: 8000 } })
   if (store === 'postgres') core = core.replace(/name: '@goalkeeper\/session-jsonl'\n  config: .*\n/, `name: '@goalkeeper/session-postgres'\n  config: { url: ${JSON.stringify(db.url)} }\n`)
   // A checkpoint every 12 records as well as at each compaction, so both reasons occur.
   // A database needs a signing key its machines share (a test key here).
   const key = store === 'postgres' ? `, key: '${'a1'.repeat(32)}'` : ''
-  return `${core.replace("name: '@goalkeeper/session'\n", `name: '@goalkeeper/session'\n  config: { checkpointEvery: 12${key} }\n`)}- id: goal-session
+  return `${core.replace("name: '@goalkeeper/session'\n", `name: '@goalkeeper/session'\n  config: { checkpointEvery: 12, logVersion: ${logVersion}${key} }\n`)}- id: goal-session
   name: '@goalkeeper/goal-session'
 - id: goal-budget
   name: '@goalkeeper/goal-budget'
 `
 }
 
-describe.each(['files', 'postgres'] as const)('resuming a long goal from its last checkpoint (%s)', (store) => {
+// On log version 2 (one mac per batch, what new sessions get) and 1 (a mac on every line).
+const CASES = [['files', 2], ['postgres', 2], ['files', 1], ['postgres', 1]] as const
+describe.each(CASES)('resuming a long goal from its last checkpoint (%s, log version %i)', (store, logVersion) => {
   let app: Composition
-  beforeEach(async () => { app = await composeFromYml((paths) => composition(paths, store), { 'script.mjs': SCRIPT }) })
+  beforeEach(async () => { app = await composeFromYml((paths) => composition(paths, store, logVersion), { 'script.mjs': SCRIPT }) })
   afterEach(() => app.dispose())
 
   it('reads only the tail, and restores the goal, its spend, the history and the next request exactly', async () => {
@@ -54,6 +56,7 @@ describe.each(['files', 'postgres'] as const)('resuming a long goal from its las
     await agent.whenIdle()
     const id = agent.id
     const whole = await app.readLog(agent)
+    expect(whole[0]).toMatchObject({ type: 'session/header', data: { version: logVersion } })
     const checkpoints = whole.filter((record) => isRecordOf(record, 'session/checkpoint'))
     const reasons = new Set(checkpoints.map((record) => (record.data as { reason: string }).reason))
     expect([...reasons].sort()).toEqual(['compaction', 'interval'])

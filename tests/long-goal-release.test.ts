@@ -28,9 +28,9 @@ const answer = (request) => {
 export default Array.from({ length: ${ROUNDS * 3 + 50} }, () => answer)
 `
 
-function composition(paths: ProjectPaths) {
+function composition(paths: ProjectPaths, logVersion: 1 | 2) {
   const core = coreEntries(paths, { scripted: { module: path.join(paths.dir, 'script.mjs'), contextWindow: 8000 } })
-  const session = `config: { checkpointEvery: ${EVERY}, maxSessionBytes: ${LIMIT} }`
+  const session = `config: { checkpointEvery: ${EVERY}, maxSessionBytes: ${LIMIT}, logVersion: ${logVersion} }`
   return `${core.replace("name: '@goalkeeper/session'\n", `name: '@goalkeeper/session'\n  ${session}\n`)}- id: goal-session
   name: '@goalkeeper/goal-session'
 - id: goal-budget
@@ -38,9 +38,10 @@ function composition(paths: ProjectPaths) {
 `
 }
 
-describe('a goal that runs past maxSessionBytes many times over', () => {
+// On log version 2 (one mac per batch, what new sessions get) and 1 (a mac on every line).
+describe.each([2, 1] as const)('a goal that runs past maxSessionBytes many times over (log version %i)', (logVersion) => {
   let app: Composition
-  beforeEach(async () => { app = await composeFromYml(composition, { 'script.mjs': SCRIPT }) })
+  beforeEach(async () => { app = await composeFromYml((paths) => composition(paths, logVersion), { 'script.mjs': SCRIPT }) })
   afterEach(() => app.dispose())
 
   it('is never full, holds a bounded number of records, and resumes to the state of a whole replay', async () => {
@@ -60,6 +61,7 @@ describe('a goal that runs past maxSessionBytes many times over', () => {
     const live = app.root.goals.get(agent)
     await app.root.sessions.flush(agent.session)
     const whole = await app.readLog(agent)
+    expect(whole[0]).toMatchObject({ type: 'session/header', data: { version: logVersion } })
     const size = whole.reduce((sum, record) => sum + JSON.stringify(record).length + 1, 0)
     expect(size).toBeGreaterThan(4 * LIMIT)
     expect(whole.some((record) => isRecordOf(record, 'session/full'))).toBe(false)

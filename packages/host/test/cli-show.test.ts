@@ -48,11 +48,13 @@ describe('goalkeeper show', { timeout: CLI_TIMEOUT }, () => {
     expect(shown.slice(1)).toEqual(streamed)
   })
 
-  it('show --tail prints only the last turn (or the last N), read from the last checkpoint; plain show prints them all', async () => {
-    const p = await project({ script: 'export default many((request) => ({ text: "Answer " + request.messages.length + "." }))', config: { session: { checkpointEvery: 4 } } })
+  // On both log versions: the window before the checkpoint starts at a line (1) or at a batch (2).
+  it.each([2, 1])('show --tail prints only the last turn (or the last N), read from the last checkpoint; plain show prints them all (log version %i)', async (logVersion) => {
+    const p = await project({ script: 'export default many((request) => ({ text: "Answer " + request.messages.length + "." }))', config: { session: { checkpointEvery: 4, logVersion } } })
     const first = await run([...p.globals, 'run', 'first question'])
     expect(first.code, first.stderr).toBe(0)
     const id = sessionIdOf(first.stderr)
+    expect((await readSession(p, id))[0]).toMatchObject({ type: 'session/header', data: { version: logVersion } })
     for (const prompt of ['second question', 'third question', 'fourth question']) {
       const next = await run([...p.globals, 'run', '--session', id, prompt])
       expect(next.code, next.stderr).toBe(0)

@@ -138,11 +138,12 @@ export class JsonlWriter extends WriteBehind {
     // Both taken before the write's await: a line pushed during it is the next chunk's, and a seal naming
     // this chunk's last seq must carry this chunk's last line.
     const lastSeq = this.queuedSeq
-    const lastLine = this.lastQueuedLine
     if (!this.queue.length && !this.retry) return
     // Writing past a file someone truncated would leave a hole of NUL bytes mid-log.
     if (fileSize < this.size) throw this.truncated(fileSize)
     const chunk = this.take()
+    // After the take, which signs a batched log's lines: the line that carries the mac the chain is at.
+    const lastLine = this.lastQueuedLine
     if (!chunk) return
     try {
       await writeAll(handle, chunk, this.size)
@@ -160,7 +161,13 @@ export class JsonlWriter extends WriteBehind {
   private take(): Buffer | undefined {
     const parts: Buffer[] = []
     if (this.retry) parts.push(this.retry)
-    if (this.queue.length) parts.push(Buffer.from(this.queue.join('')))
+    if (this.queue.length) {
+      const batches = this.options.batches
+      // Signed as they are taken: a retry writes the same bytes, and later lines chain after them.
+      const lines = batches ? batches.sign(this.queue, this.queuedSeq - this.queue.length + 1, this.size + (this.retry?.length ?? 0)) : this.queue
+      if (batches) this.lastQueuedLine = batches.lastHead
+      parts.push(Buffer.from(lines.join('')))
+    }
     this.retry = undefined
     this.queue = []
     this.queuedChars = 0

@@ -46,6 +46,8 @@ export class PgAppender extends WriteBehind {
   private queue: Line[] = []
   private retry: Line[] = []
   private size: number
+  /** The line that carries the mac the chain is at after the lines taken so far (the last, or a batch's first). */
+  private sealLine?: string
 
   constructor(private pool: pg.Pool, private lease: Lease, size: number, lastSeq: number, private title: TitleScan, options: AppenderOptions) {
     super(lastSeq, options)
@@ -57,9 +59,25 @@ export class PgAppender extends WriteBehind {
   }
 
   protected enqueue(line: string, seq: number): void {
-    // Lines come with their newline; rows hold the line alone, at its offset in the JSONL form.
-    this.queue.push({ seq, offset: this.size, text: line.endsWith('\n') ? line.slice(0, -1) : line })
-    this.size += Buffer.byteLength(line)
+    // Lines come with their newline; rows hold the line alone, at its offset in the JSONL form (given when
+    // taken, once a batched log's lines are signed).
+    this.queue.push({ seq, offset: 0, text: line.endsWith('\n') ? line.slice(0, -1) : line })
+  }
+
+  /** Signs (batched logs) and places the lines queued since the last take; the retry's are already. */
+  private take(): Line[] {
+    const queue = this.queue
+    const batches = this.options.batches
+    if (batches && queue.length) {
+      const signed = batches.sign(queue.map((line) => line.text), queue[0].seq, this.size)
+      for (let i = 0; i < queue.length; i++) queue[i].text = signed[i]
+      this.sealLine = batches.lastHead
+    } else if (queue.length) this.sealLine = queue[queue.length - 1].text
+    for (const line of queue) {
+      line.offset = this.size
+      this.size += Buffer.byteLength(line.text) + 1
+    }
+    return queue
   }
 
   protected hasQueued(): boolean {
@@ -69,7 +87,9 @@ export class PgAppender extends WriteBehind {
   /** Every write is a commit, so a flush is the next write, background or not. */
   protected async runCycle(): Promise<void> {
     if (this.lease.lost) throw this.lease.lost
-    const batch = this.retry.length ? this.retry.concat(this.queue) : this.queue
+    const taken = this.take()
+    const batch = this.retry.length ? this.retry.concat(taken) : taken
+    const sealLine = this.sealLine
     this.retry = []
     this.queue = []
     this.queuedChars = 0
@@ -82,7 +102,7 @@ export class PgAppender extends WriteBehind {
         batch[0]?.seq ?? 0, batch[0]?.offset ?? 0, batch.map((line) => line.text).join('\n'),
         last ? last.seq + 1 : 0, last ? last.offset + Buffer.byteLength(last.text) + 1 : 0, facts.updatedAt ?? null, facts.title ?? null,
         // Committed with the lines it names: the seal is never ahead of the log, nor behind it.
-        (last && this.options.seal?.(last.seq, last.text)) ?? null,
+        (last && sealLine !== undefined && this.options.seal?.(last.seq, sealLine)) ?? null,
       ] })
       held = rows[0].held
     } catch (error) {

@@ -1,7 +1,7 @@
 import { format } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { pg, testDatabase } from '@goalkeeper/test-kit'
-import { appsPerTest } from './helpers.ts'
+import { appsPerTest, BATCHED } from './helpers.ts'
 import type { UserMessage } from '@goalkeeper/session'
 
 const db = testDatabase()
@@ -24,7 +24,9 @@ describe('tamper evidence in the database', () => {
     const id = await written(db.url)
     await db.query(`UPDATE goalkeeper_session_records SET line = replace(line, 'first', 'rm -rf /') WHERE session_id = $1 AND seq = 1`, [id])
     const app = await launch(db.url)
-    await expect(app.sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2, message: expect.stringContaining(`#${id}:2: line does not match its signature`) })
+    // Per batch, located to the batch of rows written together: seqs 1-3, lines 2-4.
+    const found = BATCHED ? 'lines 2-4 (one batch) do not match their signature' : 'line does not match its signature'
+    await expect(app.sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2, message: expect.stringContaining(`#${id}:2: ${found}`) })
     const view = await app.sessions.open(id, { readOnly: true })
     expect(view.integrity).toMatchObject({ state: 'tampered', line: 2 })
     await expect(app.sessions.fork(id, { uptoSeq: 2 })).rejects.toMatchObject({ code: 'SESSION_TAMPERED' })
@@ -52,7 +54,8 @@ describe('tamper evidence in the database', () => {
     const app = await launch(db.url)
     await expect(app.sessions.open(deleted)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2, message: expect.stringContaining('has seq 2 where 1 was expected') })
     await expect(app.sessions.open(swapped)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
-    await expect(app.sessions.open(cut)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining('the log ends at seq 1, but its seal says seq 3 was written') })
+    // Per batch, the row left of the batch cut is not verified: the log ends before it.
+    await expect(app.sessions.open(cut)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining(`the log ends at seq ${BATCHED ? 0 : 1}, but its seal says seq 3 was written`) })
     const problems = new Map((await app.sessions.list()).map((s) => [s.id, s.problem?.code]))
     expect([problems.get(deleted), problems.get(swapped), problems.get(cut)]).toEqual(['SESSION_TAMPERED', 'SESSION_TAMPERED', 'SESSION_TRUNCATED'])
   })
@@ -63,20 +66,25 @@ describe('tamper evidence in the database', () => {
     session.append('turn/start', { turn: 1 })
     session.append('note', { n: 1 })
     await app.sessions.close(session)
+    const { rows: [first] } = await db.query('SELECT byte_offset, line FROM goalkeeper_session_records WHERE session_id = $1 AND seq = 1', [session.id])
     const { rows: [last] } = await db.query('SELECT byte_offset, line FROM goalkeeper_session_records WHERE session_id = $1 AND seq = 2', [session.id])
     await db.query(`UPDATE goalkeeper_session_records SET line = '{"seq":2,"at":' WHERE session_id = $1 AND seq = 2`, [session.id])
-    await expect(app.sessions.open(session.id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining('the log ends at seq 1, but its seal says seq 2 was written') })
+    // Per batch, the rows of the batch that holds it (seqs 1-2, written together) are cut with it.
+    const cutFrom = BATCHED ? first : last
+    const torn = `${BATCHED ? `${first.line}\n` : ''}{"seq":2,"at":\n`
+    await expect(app.sessions.open(session.id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', message: expect.stringContaining(`the log ends at seq ${BATCHED ? 0 : 1}, but its seal says seq 2 was written`) })
     const reopened = await app.sessions.open(session.id, { acceptTruncation: true })
-    expect(reopened.repair).toMatchObject({ tornBytes: Buffer.byteLength('{"seq":2,"at":\n'), sideFile: expect.stringContaining('goalkeeper_session_tails') })
+    expect(reopened.repair).toMatchObject({ tornBytes: Buffer.byteLength(torn), sideFile: expect.stringContaining('goalkeeper_session_tails') })
     // The cut line is gone, the open turn was closed by the repair, all signed and in the summary row.
-    expect(reopened.records.map((r) => r.type)).toEqual(['session/header', 'turn/start', 'session/truncated', 'turn/end'])
+    const kept = BATCHED ? ['session/header', 'session/truncated'] : ['session/header', 'turn/start', 'session/truncated', 'turn/end']
+    expect(reopened.records.map((r) => r.type)).toEqual(kept)
     const tails = await db.query('SELECT size, convert_from(bytes, $2) AS text FROM goalkeeper_session_tails WHERE session_id = $1', [session.id, 'UTF8'])
-    expect(tails.rows).toEqual([{ size: String(last.byte_offset), text: '{"seq":2,"at":\n' }])
+    expect(tails.rows).toEqual([{ size: String(cutFrom.byte_offset), text: torn }])
     const summary = await db.query('SELECT records FROM goalkeeper_sessions WHERE id = $1', [session.id])
-    expect(summary.rows[0].records).toBe(4)
+    expect(summary.rows[0].records).toBe(kept.length)
     await app.sessions.close(reopened)
     const again = await app.sessions.open(session.id, { readOnly: true })
-    expect(again.integrity).toMatchObject({ state: 'signed', lines: 4 })
+    expect(again.integrity).toMatchObject({ state: 'signed', lines: kept.length })
   })
 })
 

@@ -91,7 +91,7 @@ export function checkRecord(value: any, seq: number, id: string): RecordProblem 
 
 function checkHeader(data: any, id: string): RecordProblem | undefined {
   if (typeof data !== 'object' || data === null) return corrupt('has header data that is not an object')
-  if (data.version !== 1) return corrupt('has an unsupported header version')
+  if (data.version !== 1 && data.version !== 2) return corrupt('has an unsupported header version')
   if (data.id !== id) return corrupt('has a header whose id does not match the file name')
   if (typeof data.createdAt !== 'number' || typeof data.cwd !== 'string') return corrupt('has a header without createdAt or cwd')
 }

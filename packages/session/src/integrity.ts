@@ -1,4 +1,4 @@
-import { createHash, createHmac, type Hash, randomBytes } from 'node:crypto'
+import { createHash, createHmac, type Hash, type Hmac, randomBytes } from 'node:crypto'
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -10,6 +10,11 @@ import type { Integrity } from './types.ts'
  * outside every workspace) over the previous line's mac and this line without its mac, starting from
  * a seed bound to the session id. Editing, reordering, dropping or inserting a line, or moving lines
  * between sessions, breaks the chain at the first changed line; appending needs the key.
+ *
+ * A log of version 2 (its header says so) has one mac per batch instead: a batch is a run of lines the
+ * writer wrote together, its first line says how many (`"batch":n`, absent for one) and carries the mac,
+ * over the previous batch's mac and the exact text of every line of the batch (the first without its
+ * mac) joined by newlines. A one-line batch is signed exactly like a line of version 1.
  */
 export class Signer {
   constructor(private key: Buffer) {}
@@ -29,6 +34,11 @@ export class Signer {
   /** The mac of a line body (the record JSON without its mac) following the mac `previous`. */
   mac(previous: string, body: string): string {
     return createHmac('sha256', this.key).update(previous).update('\n').update(body).digest('hex')
+  }
+
+  /** An HMAC under way over `previous` and a newline: a batch's lines are fed to it with newlines between. */
+  begin(previous: string): Hmac {
+    return createHmac('sha256', this.key).update(previous).update('\n')
   }
 
   /**
@@ -63,6 +73,75 @@ export class Signer {
     } catch {
       return undefined
     }
+  }
+}
+
+/** What a `BatchSigner` tells its session as it signs. */
+export interface BatchHooks {
+  onHead?(seq: number, offset: number, mac: string): void
+  onSigned?(bytes: number): void
+}
+
+/**
+ * Signs what a writer takes from its queue, one mac per batch (log version 2): the lines of one take are
+ * one batch, cut before each line marked as a head (a checkpoint, so that its index entry points at the
+ * start of a batch and reading can begin there). Lines are queued unsigned and signed when taken, so a
+ * retry writes the same signed bytes again and later lines chain after them.
+ */
+export class BatchSigner {
+  private heads = new Set<number>()
+  /** The first line of the last batch signed (it carries the mac the chain is at), for the seal. */
+  lastHead?: string
+
+  /**
+   * `last`: the mac the next batch chains from. `onHead`: a marked line was signed at the start of a
+   * batch at byte `offset` of the log, chaining from `mac`. `onSigned`: a batch was signed, which made
+   * the log `bytes` longer than its lines unsigned (the mac and the count on its first line).
+   */
+  constructor(private signer: Signer, public last: string, private hooks: BatchHooks = {}) {}
+
+  /** Line `seq` (queued, not yet taken) starts a batch of its own. */
+  markHead(seq: number) {
+    this.heads.add(seq)
+  }
+
+  /**
+   * Signs lines `firstSeq`... taken together (all with their newline, or all without, kept as they came);
+   * the first is at byte `offset` of the log. Returns the signed lines.
+   */
+  sign(lines: string[], firstSeq: number, offset: number): string[] {
+    const out: string[] = []
+    let at = offset
+    for (let start = 0, end = 1; end <= lines.length; end++) {
+      if (end < lines.length && !this.heads.has(firstSeq + end)) continue
+      if (this.heads.delete(firstSeq + start)) this.hooks.onHead?.(firstSeq + start, at, this.last)
+      const head = this.signBatch(lines, start, end, out)
+      // What signing added is ASCII: characters are bytes.
+      this.hooks.onSigned?.(head.length - lines[start].length)
+      // Offsets are only needed for a head still to come (rare: checkpoints). In the log every line ends in a
+      // newline, also when it came without (a database row).
+      if (this.heads.size) {
+        const newline = lines[start].endsWith('\n') ? 0 : 1
+        for (let i = start; i < end; i++) at += Buffer.byteLength(i === start ? head : lines[i]) + newline
+      }
+      start = end
+    }
+    return out
+  }
+
+  private signBatch(lines: string[], start: number, end: number, out: string[]): string {
+    const newline = lines[start].endsWith('\n') ? '\n' : ''
+    const strip = (line: string) => (newline ? line.slice(0, -1) : line)
+    let first = strip(lines[start])
+    if (end - start > 1) first = `${first.slice(0, -1)},"batch":${end - start}}`
+    const hmac = this.signer.begin(this.last).update(first)
+    for (let i = start + 1; i < end; i++) hmac.update('\n').update(strip(lines[i]))
+    this.last = hmac.digest('hex')
+    const head = `${first.slice(0, -1)},"mac":"${this.last}"}${newline}`
+    out.push(head)
+    for (let i = start + 1; i < end; i++) out.push(lines[i])
+    this.lastHead = head
+    return head
   }
 }
 
@@ -160,6 +239,10 @@ export class ChainCheck {
   headerSigned = false
   /** The id of the key the header says signed the log (`SessionHeaderData.keyId`), when it names one. */
   headerKeyId?: string
+  /** One mac per batch (the header says version 2): a line with a mac may start a batch of several. */
+  batched = false
+  /** The batch being read: its first line, its mac, the lines still to come, the HMAC over those read. */
+  private batch?: { first: number; mac: string; left: number; hmac: Hmac }
   private signed = false
   private required?: string
   private count = 0
@@ -187,15 +270,31 @@ export class ChainCheck {
     this.required ??= why
   }
 
-  add(line: string) {
+  add(line: string, size = 1) {
     const { body, mac } = splitMac(line)
-    this.check(line, body, mac)
+    this.check(line, body, mac, size)
   }
 
-  /** `add` for a line already split by `splitMac`. */
-  check(line: string, body: string, mac: string | undefined) {
+  /** Whether a batch was begun and not all of its lines were read yet: they are not verified. */
+  get open(): boolean {
+    return this.batch !== undefined
+  }
+
+  /**
+   * `add` for a line already split by `splitMac`. `size`: the number of lines of the batch this line
+   * starts, as it says (`"batch":n`), in a batched log; every other line is a batch of one.
+   */
+  check(line: string, body: string, mac: string | undefined, size = 1) {
     const signer = this.signer
     if (!signer || this.integrity.state === 'tampered') return
+    const batch = this.batch
+    if (batch) {
+      // A line inside a batch: its whole text is signed by the batch's first line.
+      this.count++
+      batch.hmac.update('\n').update(line)
+      if (--batch.left === 0) this.closeBatch()
+      return
+    }
     const number = ++this.count
     if (number === 1 && mac) this.headerSigned = true
     const sealed = this.sealCheck.seal?.seq === number - 1 ? this.sealCheck.seal : undefined
@@ -208,6 +307,10 @@ export class ChainCheck {
       return
     }
     this.last = this.next()
+    if (this.batched && size > 1) {
+      this.batch = { first: number, mac, left: size - 1, hmac: signer.begin(this.last).update(body) }
+      return
+    }
     // A header that fails under this key and names another is a fleet with two keys, not an edit.
     if (number === 1 && this.headerKeyId && this.headerKeyId !== signer.keyId && signer.mac(this.last, body) !== mac) {
       this.integrity = { state: 'tampered', line: 1, otherKey: this.headerKeyId, reason: `${this.file}:1: line is signed with another key: key id ${this.headerKeyId}, not this key's ${signer.keyId}` }
@@ -222,7 +325,26 @@ export class ChainCheck {
 
   /** A line whose seq does not follow in a signed log: lines were removed, reordered or inserted. */
   breakAt(line: number, reason: string) {
-    if (this.integrity.state !== 'tampered') this.tamper(line, reason)
+    if (this.integrity.state === 'tampered') return
+    // Inside a batch, none of its lines verified: trust ends where it starts.
+    const first = this.batch?.first
+    this.batch = undefined
+    if (first === undefined) this.tamper(line, reason)
+    else this.tamperBatch(first, line - 1, `are cut short at line ${line}, which ${reason}`)
+  }
+
+  /** All lines of the batch were read: its mac must match, and a seal that names one of them its last. */
+  private closeBatch() {
+    const { first, mac, hmac } = this.batch!
+    this.batch = undefined
+    const last = this.count
+    if (hmac.digest('hex') !== mac) return this.tamperBatch(first, last, 'do not match their signature: a line of them was edited, moved, inserted or removed, or written by someone without the key')
+    const seal = this.sealCheck.seal
+    if (seal && seal.seq >= first - 1 && seal.seq < last - 1) return this.tamperBatch(first, last, `hold seq ${seal.seq}, where the seal of the log says a batch ended: the log was replaced`)
+    if (seal && seal.seq === last - 1 && seal.mac !== mac) return this.tamperBatch(first, last, 'are not the batch the seal of the log says was written there: the log was replaced')
+    this.signed = true
+    this.last = mac
+    this.integrity = { state: 'signed', lines: last - this.prefixLines, unsignedPrefix: this.prefixLines }
   }
 
   /**
@@ -231,7 +353,9 @@ export class ChainCheck {
    */
   finish(sealedHeader: boolean) {
     if (!this.signer || this.integrity.state === 'tampered') return
-    const lastSeq = this.count - 1
+    // A batch begun and not ended is a torn write: its lines are not read, and the log ends before it.
+    const lastSeq = this.count - 1 - (this.batch ? this.count - this.batch.first + 1 : 0)
+    this.batch = undefined
     const { seal, invalid } = this.sealCheck
     if ((seal || invalid) && !this.signed) return this.tamper(1, 'is not signed, yet the store holds a seal for the log: its signatures were removed')
     const cut = (sealedSeq: number | undefined, why: string) => {
@@ -250,6 +374,11 @@ export class ChainCheck {
 
   private tamper(line: number, reason: string) {
     this.integrity = { state: 'tampered', line, reason: `${this.file}:${line}: line ${reason}` }
+  }
+
+  /** Tampering found in a batch: located to the batch, whose lines are verified together. */
+  private tamperBatch(first: number, last: number, reason: string) {
+    this.integrity = { state: 'tampered', line: first, reason: `${this.file}:${first}: lines ${first}-${last} (one batch) ${reason}` }
   }
 }
 

@@ -16,6 +16,8 @@ export interface LogEnd {
 /** Where reading starts when it starts at a checkpoint (its index entry), and what the header said. */
 export interface ReadStart extends CheckpointEntry {
   sealedHeader: boolean
+  /** The header says one mac per batch (version 2). */
+  batched?: boolean
 }
 
 /**
@@ -39,6 +41,13 @@ export class LogReader {
   private sealedHeader = false
   /** The last checkpoint line read: where it starts and the mac before it (what the checkpoint index keeps). */
   lastCheckpoint?: CheckpointEntry
+  /**
+   * In a batched log, the records of the batch being read, with their lines and where its first line
+   * is: handed on once the whole batch is read (verified or not), or left as a torn tail at the end.
+   */
+  private held: SessionRecord[] = []
+  private heldLines: string[] = []
+  private heldAt?: () => { offset: number; bytes: Buffer }
 
   constructor(private file: string, private id: string, signer: Signer | undefined, private onRecord: (record: SessionRecord) => void, seal?: SealCheck, start?: ReadStart) {
     this.chain = new ChainCheck(file, id, signer, seal)
@@ -47,6 +56,7 @@ export class LogReader {
     this.bytes = start.offset
     this.sealedHeader = start.sealedHeader
     this.chain.resumeAt(start.seq, start.mac, start.prefix)
+    this.chain.batched = start.batched === true
     if (start.sealedHeader) this.chain.requireSigned('its header says every line is')
   }
 
@@ -69,11 +79,13 @@ export class LogReader {
     const last = chunk.lastIndexOf(NEWLINE)
     if (last >= start) {
       const text = chunk.toString('utf8', start, last + 1)
+      // Taken now: a batch's first line may be located after later chunks were counted.
+      const chunkOffset = this.bytes
       let index = 0
       for (let at = 0, end = text.indexOf('\n'); end >= 0; at = end + 1, end = text.indexOf('\n', at), index++) {
         const lineIndex = index
         // Offsets are byte positions, found again from the newlines only for the rare unparsable line.
-        this.take(text.slice(at, end), () => lineAt(chunk, start, lineIndex, this.bytes))
+        this.take(text.slice(at, end), () => lineAt(chunk, start, lineIndex, chunkOffset))
       }
     }
     if (last + 1 < chunk.length) this.keep(chunk.subarray(last + 1))
@@ -92,8 +104,16 @@ export class LogReader {
     // Only the last line may be torn: an unparsable complete line followed by a partial one is corrupt.
     if (unparsable && carry) throw corrupt(this.file, unparsable.line, 'is not valid JSON')
     if (this.count === 0) throw new SessionError('SESSION_CORRUPT', `${this.file}:1: no complete session header (the file is empty or its only line is torn)`, this.file, 1)
+    const torn = this.heldAt && this.chain.open
     this.chain.finish(this.sealedHeader)
     if (this.broken) return { goodBytes: this.bytes }
+    if (torn) {
+      // A batch cut short by a crash mid-write: torn from its first line on, like a torn line.
+      const tail: Buffer[] = [Buffer.from(`${this.heldLines.join('\n')}\n`)]
+      if (unparsable) tail.push(unparsable.bytes)
+      if (carry) tail.push(carry)
+      return { goodBytes: this.heldAt!().offset, torn: Buffer.concat(tail) }
+    }
     if (unparsable) return { goodBytes: unparsable.offset, torn: unparsable.bytes }
     if (carry) return { goodBytes: this.bytes - carry.length, torn: carry }
     return { goodBytes: this.bytes }
@@ -118,6 +138,7 @@ export class LogReader {
       if (problem.code === 'SESSION_BAD_SEQ' && this.chain.headerSigned) {
         this.chain.breakAt(this.count + 1, `${problem.reason}: lines were removed, reordered or inserted`)
         this.broken = true
+        this.release()
         return
       }
       throw new SessionError(problem.code, `${this.file}:${this.count + 1}: line ${problem.reason}`, this.file, this.count + 1)
@@ -127,15 +148,38 @@ export class LogReader {
       this.sealedHeader = true
       this.chain.requireSigned('its header says every line is')
     }
-    if (value.type === 'session/checkpoint' && mac) {
+    if (this.count === 0 && value.data.version === 2) this.chain.batched = true
+    const batched = this.chain.batched
+    const inBatch = batched && this.chain.open
+    // The size a batch's first line gives, as signed: it counts for batched logs only, and no record keeps it.
+    const size = batched && mac && !inBatch && Number.isSafeInteger(value.batch) && value.batch > 1 ? value.batch : 1
+    if (value.type === 'session/checkpoint' && mac && !inBatch) {
       const before = this.chain.next()
-      this.chain.check(text, body, mac)
+      this.chain.check(text, body, mac, size)
       if (this.chain.integrity.state === 'signed') this.lastCheckpoint = { seq: this.count, offset: locate().offset, mac: before, prefix: this.chain.integrity.unsignedPrefix }
-    } else this.chain.check(text, body, mac)
+    } else this.chain.check(text, body, mac, size)
     // A mac that is not one (not 64 hex digits) stayed in the body: records never carry it.
     if (mac === undefined && 'mac' in value) delete value.mac
+    if (batched && 'batch' in value) delete value.batch
     this.count++
-    this.onRecord(value as SessionRecord)
+    if (!batched) return this.onRecord(value as SessionRecord)
+    if (!inBatch && !this.chain.open) {
+      // A batch of one, or a line after trust ended: nothing to wait for.
+      this.release()
+      return this.onRecord(value as SessionRecord)
+    }
+    if (!inBatch) this.heldAt = locate
+    this.held.push(value as SessionRecord)
+    this.heldLines.push(text)
+    if (!this.chain.open) this.release()
+  }
+
+  /** Hands on the records of the batch just read (and forgets where it started). */
+  private release() {
+    for (const record of this.held) this.onRecord(record)
+    this.held = []
+    this.heldLines = []
+    this.heldAt = undefined
   }
 }
 

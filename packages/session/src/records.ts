@@ -88,7 +88,8 @@ export interface ContextCompactionData {
 }
 
 export interface SessionHeaderData {
-  version: 1
+  /** The log format: 1, a mac on every line; 2, one mac per batch of lines written together. */
+  version: 1 | 2
   id: string
   createdAt: number
   cwd: string

@@ -9,7 +9,7 @@ import { SummaryKeeper } from './summary-keeper.ts'
 import { SUMMARY_PART, type SummaryPart, titleOfRecords } from './summary.ts'
 import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
-import { type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
+import { BatchSigner, type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
 import { type LoadedFile, replay } from './replay.ts'
 import { LogReader } from './log-reader.ts'
 import { sessionsRoot } from './location.ts'
@@ -34,6 +34,8 @@ export interface ServiceOptions {
   maxOpenBytes?: number
   /** A checkpoint is due once this many records were appended since the last (0: only at compactions). */
   checkpointEvery?: number
+  /** Log format of sessions created: 2 (default), one mac per batch of lines; 1, a mac on every line. */
+  logVersion?: 1 | 2
   clock?: () => number
 }
 
@@ -103,7 +105,7 @@ export class SessionServiceImpl implements SessionService {
     checkParent(options.parent)
     if (options.id !== undefined) assertSessionId(options.id)
     const cwd = path.resolve(options.cwd)
-    return this.createNew(options.id, (id, at, keyId) => [{ type: HEADER, data: header(id, at, cwd, options.parent, keyId) }])
+    return this.createNew(options.id, (id, at, keyId) => [{ type: HEADER, data: header(id, at, cwd, options.parent, keyId, this.options.logVersion) }])
   }
 
   async open(id: string, options: OpenOptions = {}): Promise<Session> {
@@ -167,7 +169,7 @@ export class SessionServiceImpl implements SessionService {
     if (integrity?.state === 'unsigned') throw unsigned(id, this.store.locationOf(id))
     const cwd = path.resolve(options.cwd ?? headerOf(source).cwd)
     return this.createNew(undefined, (newId, at, keyId) => {
-      const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, { id, seq: uptoSeq }, keyId) }]
+      const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, { id, seq: uptoSeq }, keyId, this.options.logVersion) }]
       for (let seq = 1; seq <= uptoSeq; seq++) planned.push({ type: source[seq].type, data: source[seq].data })
       return planned.concat(planRepairs(planned))
     })
@@ -300,7 +302,7 @@ export class SessionServiceImpl implements SessionService {
     const session = existing ?? new SessionImpl(this.host, id, file, loaded.records, tail?.start)
     session.integrity = loaded.integrity
     session.lastMac = loaded.lastMac
-    session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes, tail), tail?.start)
+    session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes, loaded.records, tail), tail?.start)
     session.base = tail?.offset ?? 0
     this.sessions.set(id, session)
     // What the tail read skipped is verified meanwhile, as the whole read would have.
@@ -366,7 +368,7 @@ export class SessionServiceImpl implements SessionService {
           const session = new SessionImpl(this.host, id, file, records)
           session.lastMac = mac
           session.integrity = { state: 'signed', lines: records.length, unsignedPrefix: 0 }
-          session.attach(records, writer, this.appenderFor(session, writer, Buffer.byteLength(content)))
+          session.attach(records, writer, this.appenderFor(session, writer, Buffer.byteLength(content), records))
           this.sessions.set(id, session)
           return session
         })
@@ -377,10 +379,22 @@ export class SessionServiceImpl implements SessionService {
     }
   }
 
-  private appenderFor(session: SessionImpl, writer: StoreWriter, size: number, tail?: Tail) {
+  private appenderFor(session: SessionImpl, writer: StoreWriter, size: number, records: SessionRecord[], tail?: Tail) {
     session.bytes = size
     const lastSeq = tail ? tail.start.firstSeq + tail.loaded.records.length - 1 : session.nextSeq - 1
+    const signer = this.host.signer
+    const batched = (tail?.start.header ?? headerOf(records)).version === 2 && signer
     return writer.appender(size, lastSeq, {
+      // Version 2: the writer signs each batch it takes; a checkpoint starts one, and its index entry learns where.
+      ...(batched && { batches: new BatchSigner(signer, session.lastMac, {
+        onHead: (seq, offset, mac) => {
+          const entry = session.pendingCheckpoint
+          if (entry?.seq === seq) Object.assign(entry, { offset, mac })
+          session.placed(seq, offset)
+        },
+        // The session counts its lines as appended, unsigned: the macs are counted as they are added.
+        onSigned: (bytes) => (session.bytes += bytes),
+      }) }),
       delayMs: this.options.flushDelayMs,
       maxBatchBytes: this.options.maxBatchBytes,
       onBackgroundError: (error) => {
@@ -440,7 +454,7 @@ export class SessionServiceImpl implements SessionService {
     this.checkOpenSize(id, size - entry.offset)
     let loaded: LoadedFile
     try {
-      loaded = await replay(this.store.stream(id, { start: entry.offset, end: size }), this.store.locationOf(id), id, signer, seal, { ...entry, sealedHeader: header.sealed === true })
+      loaded = await replay(this.store.stream(id, { start: entry.offset, end: size }), this.store.locationOf(id), id, signer, seal, { ...entry, sealedHeader: header.sealed === true, batched: header.version === 2 })
     } catch (error) {
       return ignored(`the log from it cannot be read: ${(error as Error).message}`)
     }
@@ -453,7 +467,8 @@ export class SessionServiceImpl implements SessionService {
   /**
    * `tail` read back from its checkpoint until it holds its last `turns` turns whole. The lines before the
    * checkpoint are read in a window that doubles; they are trusted when their chain, started at the mac the
-   * line before them carries, ends in the mac the signed index entry names as the checkpoint's predecessor,
+   * line before them carries (in version 2: at the first batch that starts in the window, from the mac of
+   * the batch before it), ends in the mac the signed index entry names as the checkpoint's predecessor,
    * which no one without the key can forge. Undefined (the log is read whole, and says what is wrong) when
    * the window reaches the start of the log or does not verify.
    */
@@ -470,10 +485,11 @@ export class SessionServiceImpl implements SessionService {
     for (let window = WINDOW_BYTES; entry.offset - window > 0 && window <= most; window *= 2) {
       const from = entry.offset - window
       const bytes = await readRange(this.store, id, from, entry.offset)
-      const start = windowStart(bytes)
+      const batched = tail.start.header.version === 2
+      const start = windowStart(bytes, batched)
       if (!start) continue
       const file = this.store.locationOf(id)
-      const read = { seq: start.seq, offset: from + start.at, mac: start.mac, prefix: entry.prefix, sealedHeader: tail.start.header.sealed === true }
+      const read = { seq: start.seq, offset: from + start.at, mac: start.mac, prefix: entry.prefix, sealedHeader: tail.start.header.sealed === true, batched }
       if (read.seq < entry.prefix) return undefined
       const before = await replay(once(bytes.subarray(start.at)), file, id, signer, {}, read).catch(() => undefined)
       // Read without the seal (it seals the end of the log, which the tail read checked): every line of
@@ -514,10 +530,11 @@ export class SessionServiceImpl implements SessionService {
           reader.push(chunk)
           await new Promise((resolve) => setImmediate(resolve))
         }
-        reader.finish()
+        // A batch (version 2) or line cut short where the checkpoint starts is no crash's: it was written whole.
+        const { torn } = reader.finish()
         const { integrity } = reader.chain
         if (integrity.state === 'tampered') failure = integrity
-        else if (reader.count !== entry.seq || reader.chain.next() !== entry.mac) {
+        else if (torn || reader.count !== entry.seq || reader.chain.next() !== entry.mac) {
           failure = { line: entry.seq + 1, reason: `${file}:${entry.seq + 1}: the lines before the checkpoint on this line do not chain into it: lines were removed, added or replaced before it` }
         }
       } catch (error) {
@@ -607,23 +624,36 @@ async function* once(bytes: Buffer): AsyncIterable<Buffer> {
 
 /**
  * Where the first whole line of a window of a log starts, its seq and the mac it chains from: the one the
- * (possibly cut) line before it ends with. Undefined when the window holds no such pair.
+ * (possibly cut) line before it ends with. In a log of version 2 (`batched`) that line must start a batch,
+ * the one after the first batch whose first line is whole in the window, and the mac is that batch's.
+ * Undefined when the window holds no such pair.
  */
-function windowStart(bytes: Buffer): { at: number; seq: number; mac: string } | undefined {
-  let end = bytes.indexOf(0x0a)
-  let begin = 0
-  while (end >= 0) {
-    const next = bytes.indexOf(0x0a, end + 1)
-    if (next < 0) return undefined
-    const { mac } = splitMac(bytes.subarray(begin, end).toString('utf8'))
-    if (mac) {
-      try {
-        const seq = JSON.parse(splitMac(bytes.subarray(end + 1, next).toString('utf8')).body)?.seq
-        if (Number.isInteger(seq)) return { at: end + 1, seq, mac }
-      } catch {}
+function windowStart(bytes: Buffer, batched: boolean): { at: number; seq: number; mac: string } | undefined {
+  // Every line that ends in the window; the first may be cut at its start, so only its mac (at its end) is read.
+  const lines: { begin: number; end: number }[] = []
+  for (let begin = 0, end = bytes.indexOf(0x0a); end >= 0; begin = end + 1, end = bytes.indexOf(0x0a, begin)) {
+    lines.push({ begin, end })
+  }
+  const split = (index: number) => splitMac(bytes.subarray(lines[index].begin, lines[index].end).toString('utf8'))
+  const parse = (body: string) => {
+    try {
+      return JSON.parse(body)
+    } catch {
+      return undefined
     }
-    begin = end + 1
-    end = next
+  }
+  // Version 2: a whole line with a mac starts a batch, `"batch":n` lines long; the batch after it chains from it.
+  for (let index = batched ? 1 : 0; index < lines.length; index++) {
+    const { body, mac } = split(index)
+    if (!mac) continue
+    const value = batched ? parse(body) : undefined
+    if (batched && value === undefined) continue
+    const next = index + (Number.isSafeInteger(value?.batch) && value.batch > 1 ? value.batch : 1)
+    if (next >= lines.length) return undefined
+    const after = split(next)
+    if (batched && !after.mac) continue
+    const seq = parse(after.body)?.seq
+    if (Number.isInteger(seq)) return { at: lines[next].begin, seq, mac }
   }
   return undefined
 }
@@ -684,8 +714,8 @@ function exists(id: string, file: string) {
   return new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file)
 }
 
-function header(id: string, at: number, cwd: string, parent: CreateOptions['parent'], keyId: string): SessionHeaderData {
-  return { version: 1, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }), sealed: true, keyId }
+function header(id: string, at: number, cwd: string, parent: CreateOptions['parent'], keyId: string, version: 1 | 2 = 2): SessionHeaderData {
+  return { version, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }), sealed: true, keyId }
 }
 
 function checkParent(parent: CreateOptions['parent']) {

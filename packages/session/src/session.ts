@@ -115,9 +115,12 @@ export class SessionImpl implements Session {
     const encoded = encodeRecord(seq, at, type, this.host.mask ? this.host.mask(data) : data)
     let { line } = encoded
     const before = this.lastMac
-    if (this.host.signer) ({ line, mac: this.lastMac } = this.host.signer.sign(this.lastMac, line))
+    // A log signed per batch gets its lines signed by the writer, as it writes them.
+    const batched = this.writer!.signsBatches
+    if (this.host.signer && !batched) ({ line, mac: this.lastMac } = this.host.signer.sign(this.lastMac, line))
     if (type === CHECKPOINT && this.host.signer && this.integrity.state === 'signed') {
-      this.pendingCheckpoint = { seq, offset: this.bytes, mac: before, prefix: this.integrity.unsignedPrefix }
+      // Batched: the writer starts a batch at the checkpoint and gives its offset and the mac before it.
+      this.pendingCheckpoint = { seq, offset: batched ? -1 : this.bytes, mac: batched ? '' : before, prefix: this.integrity.unsignedPrefix }
     }
     const { record } = encoded
     this.list.push(record)
@@ -126,7 +129,7 @@ export class SessionImpl implements Session {
       this.written = { seq, offset: this.bytes }
     }
     this.lastAt = at
-    this.writer!.push(`${line}\n`, seq)
+    this.writer!.push(`${line}\n`, seq, batched && type === CHECKPOINT)
     this.bytes += Buffer.byteLength(line) + 1
     this.host.appended(this, record as SessionRecord)
     return record as SessionRecord<T>
@@ -150,6 +153,14 @@ export class SessionImpl implements Session {
     }
     this.storeWriter = storeWriter
     this.writer = writer
+  }
+
+  /**
+   * Checkpoint `seq` starts at byte `offset` of the log: in a log signed per batch (version 2) its place is
+   * known once the writer signed the lines before it (appended, it was counted without their macs).
+   */
+  placed(seq: number, offset: number) {
+    for (const mark of [this.written, this.releasable]) if (mark?.seq === seq) mark.offset = offset
   }
 
   /** The write-behind made every record up to `seq` durable. */

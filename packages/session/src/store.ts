@@ -1,3 +1,4 @@
+import type { BatchSigner } from './integrity.ts'
 import type { IndexReader } from './summary-index.ts'
 
 /**
@@ -132,6 +133,11 @@ export interface AppenderOptions {
    * keeps the latest after each write that made lines durable, never ahead of what is durable.
    */
   seal?(seq: number, line: string): string
+  /**
+   * Log version 2: lines are pushed unsigned and signed here when a write takes them, one mac per batch
+   * (`seal` then gets the first line of the last batch, which carries the mac).
+   */
+  batches?: BatchSigner
 }
 
 /** Write-behind appending of encoded record lines. */
@@ -145,7 +151,10 @@ export interface Appender {
    * `reason: 'removed' | 'replaced' | 'truncated'`, or `'taken'` when a database lease passed to another writer): nothing more is written and every flush rejects with it.
    */
   readonly lostError?: Error
-  push(line: string, seq: number): void
+  /** `head`: the line starts a batch of its own (a checkpoint), in a log signed per batch. */
+  push(line: string, seq: number, head?: boolean): void
+  /** Whether lines are pushed unsigned and signed per batch when written (log version 2). */
+  readonly signsBatches: boolean
   /**
    * The log reached its size limit: lines pushed from now on are not written (what was pushed before still
    * is), and every flush that has such lines pending rejects with `error`.

@@ -53,9 +53,14 @@ export abstract class WriteBehind implements Appender {
     this.sealed ??= error
   }
 
-  push(line: string, seq: number): void {
+  get signsBatches(): boolean {
+    return this.options.batches !== undefined
+  }
+
+  push(line: string, seq: number, head?: boolean): void {
     this.appendedSeq = seq
     if (this.sealed) return
+    if (head) this.options.batches?.markHead(seq)
     this.enqueue(line, seq)
     this.queuedChars += line.length
     if (this.cycle || this.nextSync) return

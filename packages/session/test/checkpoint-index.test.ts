@@ -2,7 +2,9 @@
 import { describe, expect, it } from 'vitest'
 import type { Session, SessionService } from '@goalkeeper/session'
 import { loadKey, signCheckpointEntry, Signer } from '../src/integrity.ts'
-import { appsPerTest, logSize, readCheckpointIndex, readLines, readLog, replaceLog, tempDir, TEST_KEY, writeCheckpointIndex } from './helpers.ts'
+import {
+  appsPerTest, BATCHED, logSize, readCheckpointIndex, readLines, readLog, replaceLog, tempDir, TEST_KEY, writeCheckpointIndex,
+} from './helpers.ts'
 
 const launch = appsPerTest()
 
@@ -43,6 +45,10 @@ describe('the checkpoint index', () => {
     expect(whole.integrity).toEqual({ state: 'signed', lines: 44, unsignedPrefix: 0 })
     expect(whole.records.map((record) => record.seq)).toEqual(Array.from({ length: 44 }, (_, i) => i))
     expect((await readLines(file)).length).toBe(44)
+    // Per batch, each checkpoint starts a batch of its own, so that reading can begin there.
+    const text = (await readLog(file)).trimEnd().split('\n')
+    const signed = text.flatMap((line, i) => (line.includes('"mac":') ? [i] : []))
+    expect(signed).toEqual(BATCHED ? [0, 1, 11, last, 43] : text.map((_, i) => i))
   })
 
   it('ignores an index that does not verify, says so, reads the whole log and writes the index again', async () => {
@@ -104,7 +110,8 @@ describe('the checkpoint index', () => {
     const lines = (await readLog(file)).trimEnd().split('\n')
     lines[last + 3] = lines[last + 3].replace('"i":33', '"i":99')
     await replaceLog(file, lines)
-    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: last + 4 })
+    // Per batch, located to the batch the checkpoint starts.
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: BATCHED ? last + 1 : last + 4 })
     expect(logs.some((log) => log.text.includes(`${id}: checkpoint index ignored (the log from it is tampered)`))).toBe(true)
   })
 
@@ -125,7 +132,7 @@ describe('the checkpoint index', () => {
     lines[3] = lines[3].replace('"i":3', '"i":7')
     await replaceLog(file, lines)
     const whole = await sessions.open(id, { readOnly: true })
-    expect(whole.integrity).toMatchObject({ state: 'tampered', line: 4 })
+    expect(whole.integrity).toMatchObject({ state: 'tampered', line: BATCHED ? 2 : 4 })
     await sessions.close(whole)
     const tail = await sessions.open(id, { readOnly: true, from: 'checkpoint' })
     expect(tail.firstSeq).toBe(last)

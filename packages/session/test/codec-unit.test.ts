@@ -12,6 +12,8 @@ describe('checkRecord', () => {
     expect(checkRecord(line0, 0, 's1')).toBeUndefined()
     expect(checkRecord(line3, 3, 's1')).toBeUndefined()
     expect(checkRecord({ ...line3, data: null }, 3, 's1')).toBeUndefined()
+    // Version 2: one mac per batch of lines.
+    expect(checkRecord({ ...line0, data: { ...header, version: 2 } }, 0, 's1')).toBeUndefined()
   })
 
   it('names each broken rule, as SESSION_BAD_SEQ for a seq out of place and SESSION_CORRUPT otherwise', () => {
@@ -28,7 +30,7 @@ describe('checkRecord', () => {
       'seq 0 not a header': checkRecord({ ...line3, seq: 0 }, 0, 's1'),
       'a second header': checkRecord({ ...line0, seq: 3 }, 3, 's1'),
       'header data not an object': checkRecord({ ...line0, data: 'h' }, 0, 's1'),
-      'header of another version': checkRecord({ ...line0, data: { ...header, version: 2 } }, 0, 's1'),
+      'header of another version': checkRecord({ ...line0, data: { ...header, version: 3 } }, 0, 's1'),
       'header of another session': checkRecord(line0, 0, 's2'),
       'header without cwd': checkRecord({ ...line0, data: { ...header, cwd: undefined } }, 0, 's1'),
       'header without createdAt': checkRecord({ ...line0, data: { ...header, createdAt: '1' } }, 0, 's1'),

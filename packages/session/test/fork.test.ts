@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { appsPerTest, human, readLines, tempDir } from './helpers.ts'
+import { appsPerTest, human, LOG_VERSION, readLines, tempDir } from './helpers.ts'
 
 const launch = appsPerTest()
 
@@ -26,7 +26,7 @@ describe('fork', () => {
     const { sessions, session, clock } = await source(dir)
     const fork = await sessions.fork(session.id, { uptoSeq: 10 })
     expect(fork.id).not.toBe(session.id)
-    expect(fork.header).toEqual({ version: 1, id: fork.id, createdAt: expect.any(Number), cwd: '/work/src', parent: { id: session.id, seq: 10 }, sealed: true, keyId: (await sessions.signingKey()).id })
+    expect(fork.header).toEqual({ version: LOG_VERSION, id: fork.id, createdAt: expect.any(Number), cwd: '/work/src', parent: { id: session.id, seq: 10 }, sealed: true, keyId: (await sessions.signingKey()).id })
     expect(fork.header.createdAt).toBeLessThanOrEqual(clock())
     expect(fork.records.slice(1).map(({ type, data }) => ({ type, data }))).toEqual(session.records.slice(1).map(({ type, data }) => ({ type, data })))
     expect(fork.records.map((r) => r.seq)).toEqual([...Array(11).keys()])

@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { Context, type Fiber, Logger } from 'cordis'
 import type { SessionService, SessionStore, UserMessage } from '@goalkeeper/session'
-import { loadKey, Signer } from '../src/integrity.ts'
+import { BatchSigner, loadKey, Signer } from '../src/integrity.ts'
 import { randomBytes } from 'node:crypto'
 import { createTestDatabase, type OwnedDatabase, pg, sessionStack, type SessionStackConfig } from '@goalkeeper/test-kit'
 import { openPostgresStore } from '@goalkeeper/session-postgres'
@@ -16,6 +16,14 @@ import { JsonlFileStore } from '@goalkeeper/session-jsonl'
  */
 export type StoreKind = 'files' | 'postgres'
 export const STORE: StoreKind = (globalThis as { GOALKEEPER_TEST_STORE?: StoreKind }).GOALKEEPER_TEST_STORE ?? 'files'
+
+/**
+ * The log format the suite runs on: 2 (one mac per batch, what new sessions get), or 1 (a mac on every
+ * line) for the files of `v1/`, which set it through `v1/use-v1.ts` before importing a suite file.
+ */
+export const LOG_VERSION: 1 | 2 = (globalThis as { GOALKEEPER_TEST_LOG_VERSION?: 1 | 2 }).GOALKEEPER_TEST_LOG_VERSION ?? 2
+/** The suite runs on logs signed per batch: tampering is located to the batch. */
+export const BATCHED = LOG_VERSION === 2
 
 /** A test about files themselves (torn lines, descriptors, fsync, lock files): not part of the PostgreSQL run. */
 export const itOnFiles: typeof it = STORE === 'files' ? it : ((() => {}) as unknown as typeof it)
@@ -114,7 +122,7 @@ export async function start(dir: string, config: SessionStackConfig = {}): Promi
     })
   }
   const database = STORE === 'postgres' ? { database: (await databaseFor(dir)).url } : {}
-  const fiber = await root.plugin(sessionStack, { dir, keyFile: TEST_KEY, ...database, ...config })
+  const fiber = await root.plugin(sessionStack, { dir, keyFile: TEST_KEY, logVersion: LOG_VERSION, ...database, ...config })
   return { root, fiber, sessions: root.sessions, logs, waitLog }
 }
 
@@ -242,21 +250,37 @@ export async function readLines(file: string): Promise<any[]> {
   expect(text.endsWith('\n')).toBe(true)
   // Records as the service holds them: the mac is the file's business (integrity.test.ts checks it).
   return text.slice(0, -1).split('\n').map((line) => {
-    const { mac, ...record } = JSON.parse(line)
+    const { mac, batch, ...record } = JSON.parse(line)
     return record
   })
 }
 
 /**
+ * The index of the line that carries the mac over line `index` of a log's lines (split at newlines): the line
+ * itself on version 1, the first line of its batch on version 2, where tampering is located.
+ */
+export function signingLine(lines: readonly string[], index: number): number {
+  let at = index
+  while (BATCHED && at > 0 && !/,"mac":"[0-9a-f]{64}"\}$/.test(lines[at])) at--
+  return at
+}
+
+/**
  * Writes a session file by hand, one JSON value per line, for crash and corruption scenarios: signed
  * with the tests' key (as goalkeeper would have written them, without a seal), or `unsigned` (a log
- * from before signing). `seq` numbers the lines unless a record gives its own.
+ * from before signing). `seq` numbers the lines unless a record gives its own. Of `LOG_VERSION`: on
+ * version 2 the header is a batch of its own and the records one batch, as one flush writes them.
  */
 export async function writeSession(dir: string, id: string, records: { type: string; data: unknown; seq?: number }[], tail = '', options: { unsigned?: boolean } = {}): Promise<string> {
   const file = path.join(dir, `${id}.jsonl`)
-  const header = { type: 'session/header', data: { version: 1, id, createdAt: 1000, cwd: '/work' } }
+  const batched = BATCHED && !options.unsigned
+  const header = { type: 'session/header', data: { version: batched ? 2 : 1, id, createdAt: 1000, cwd: '/work' } }
   let lines = [header, ...records].map((r, seq) => JSON.stringify({ seq: 'seq' in r ? r.seq : seq, at: 1000 + seq, type: r.type, data: r.data }))
-  if (!options.unsigned) {
+  if (batched) {
+    const key = new Signer(await loadKey(TEST_KEY))
+    const signer = new BatchSigner(key, key.seed(id))
+    lines = [...signer.sign(lines.slice(0, 1), 0, 0), ...(lines.length > 1 ? signer.sign(lines.slice(1), 1, 0) : [])]
+  } else if (!options.unsigned) {
     const signer = new Signer(await loadKey(TEST_KEY))
     let mac = signer.seed(id)
     lines = lines.map((line) => {

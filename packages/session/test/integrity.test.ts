@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { appsPerTest, human, itOnFiles, readLog, removeSeal, replaceLog, STORE, tempDir, writeSession } from './helpers.ts'
+import { appsPerTest, BATCHED, human, itOnFiles, LOG_VERSION, readLog, removeSeal, replaceLog, STORE, tempDir, writeSession } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const launch = appsPerTest()
@@ -28,10 +28,17 @@ async function forge(file: string, withMac: boolean) {
 const lines = async (file: string) => (await readLog(file)).trimEnd().split('\n')
 
 describe('tamper evidence', () => {
-  it('signs every line with a chained mac, and a clean log verifies', async () => {
+  it(`signs ${BATCHED ? 'every batch of lines written together' : 'every line'} with a chained mac, and a clean log verifies`, async () => {
     const dir = await tempDir()
     const { sessions, id, file } = await signedSession(dir)
-    for (const line of await lines(file)) expect(line).toMatch(/,"mac":"[0-9a-f]{64}"}$/)
+    const all = await lines(file)
+    expect(JSON.parse(all[0]).data.version).toBe(LOG_VERSION)
+    if (BATCHED) {
+      // The header is written alone, the three records by one flush: one batch, its mac on its first line.
+      expect(all[0]).toMatch(/"keyId":"[0-9a-f]{16}"},"mac":"[0-9a-f]{64}"}$/)
+      expect(all[1]).toMatch(/,"batch":3,"mac":"[0-9a-f]{64}"}$/)
+      for (const line of all.slice(2)) expect(line).not.toContain('"mac"')
+    } else for (const line of all) expect(line).toMatch(/,"mac":"[0-9a-f]{64}"}$/)
     const session = await sessions.open(id, { readOnly: true })
     expect(session.integrity).toEqual({ state: 'signed', lines: 4, unsignedPrefix: 0 })
   })
@@ -62,19 +69,28 @@ describe('tamper evidence', () => {
     const original = await lines(file)
     const write = (ls: string[]) => fs.writeFile(file, `${ls.join('\n')}\n`)
 
-    await write(original.map((l, i) => (i === 1 ? l.replace('hello', 'HELLO') : l)))
-    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
+    // Per batch, a change is located to the batch that holds it: here lines 2-4, written by one flush.
+    const batch = (line: number) => (BATCHED ? 2 : line)
+    for (const edited of [1, 3]) {
+      await write(original.map((l, i) => (i === edited ? l.replace('"at":', '"at": ') : l)))
+      await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: batch(edited + 1) })
+    }
 
-    // Lines 2 and 3 swapped, their seqs kept in place so that only the signatures can tell.
-    const swapped = [...original]
-    swapped[1] = original[2].replace('"seq":2', '"seq":1')
-    swapped[2] = original[1].replace('"seq":1', '"seq":2')
-    await write(swapped)
-    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
+    // Two lines swapped, their seqs kept in place so that only the signatures can tell.
+    for (const at of [1, 2]) {
+      const swapped = [...original]
+      swapped[at] = original[at + 1].replace(`"seq":${at + 1}`, `"seq":${at}`)
+      swapped[at + 1] = original[at].replace(`"seq":${at}`, `"seq":${at + 1}`)
+      await write(swapped)
+      await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: batch(at + 1) })
+    }
 
     const other = await signedSession(await tempDir())
     await write([...original.slice(0, 3), (await lines(other.file))[3]])
-    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 4 })
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: batch(4) })
+    // A whole batch of another session in place of this one's: its mac chains from another.
+    await write([original[0], ...(await lines(other.file)).slice(1)])
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
 
     await write(original)
     await sessions.close(await sessions.open(id))
@@ -149,19 +165,22 @@ describe('tamper evidence', () => {
     const all = await lines(file)
     await replaceLog(file, all.slice(0, 2))
     const app = await launch(dir)
-    const message = `session ${id} was cut short: ${file}: the log ends at seq 1, but its seal says seq 3 was written: lines were cut off its end; it is not written past seq 1 until that is accepted`
-    await expect(app.sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', line: 3, message })
+    // Per batch, what is left of the batch cut (lines 2-4) is not verified: the log ends before it.
+    const last = BATCHED ? 0 : 1
+    const message = `session ${id} was cut short: ${file}: the log ends at seq ${last}, but its seal says seq 3 was written: lines were cut off its end; it is not written past seq ${last} until that is accepted`
+    await expect(app.sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TRUNCATED', line: last + 2, message })
     expect(await lines(file)).toEqual(all.slice(0, 2))
-    expect((await app.sessions.open(id, { readOnly: true })).integrity).toMatchObject({ state: 'truncated', lastSeq: 1, sealedSeq: 3 })
-    expect((await (await launch(dir)).sessions.list()).find((s) => s.id === id)?.problem).toMatchObject({ code: 'SESSION_TRUNCATED', line: 3 })
+    expect((await app.sessions.open(id, { readOnly: true })).integrity).toMatchObject({ state: 'truncated', lastSeq: last, sealedSeq: 3 })
+    expect((await (await launch(dir)).sessions.list()).find((s) => s.id === id)?.problem).toMatchObject({ code: 'SESSION_TRUNCATED', line: last + 2 })
     const other = await launch(dir)
     const accepted = await other.sessions.open(id, { acceptTruncation: true })
-    expect(accepted.records.map((r) => r.type)).toEqual(['session/header', 'input/queued', 'session/truncated'])
-    expect(accepted.records[2].data).toMatchObject({ lastSeq: 1, sealedSeq: 3 })
+    const kept = ['session/header', 'input/queued'].slice(0, last + 1)
+    expect(accepted.records.map((r) => r.type)).toEqual([...kept, 'session/truncated'])
+    expect(accepted.records[last + 1].data).toMatchObject({ lastSeq: last, sealedSeq: 3 })
     await other.sessions.close(accepted)
     const reopened = await (await launch(dir)).sessions.open(id)
     expect(reopened.integrity).toMatchObject({ state: 'signed' })
-    expect(reopened.records).toHaveLength(3)
+    expect(reopened.records).toHaveLength(last + 2)
   })
 
   it('a seal removed, or one that does not verify, leaves the end of the log unverifiable: refused as cut', async () => {
@@ -196,12 +215,14 @@ describe('tamper evidence', () => {
     await replaceLog(file, [all[0], all[2], all[1], all[3]])
     await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 2, message: expect.stringContaining(':2: line has seq 2 where 1 was expected: lines were removed, reordered or inserted') })
     await replaceLog(file, [all[0], all[1], all[3]])
-    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 3 })
+    // Per batch, trust ends where the batch cut short begins: its line 2.
+    const broken = BATCHED ? 2 : 3
+    await expect(sessions.open(id)).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: broken, ...(BATCHED && { message: expect.stringContaining(':2: lines 2-2 (one batch) are cut short at line 3, which has seq 3 where 2 was expected') }) })
     const view = await sessions.open(id, { readOnly: true })
-    expect(view.integrity).toMatchObject({ state: 'tampered', line: 3 })
+    expect(view.integrity).toMatchObject({ state: 'tampered', line: broken })
     // What verified is still shown; what follows the break is not read.
     expect(view.records.map((r) => r.type)).toEqual(['session/header', 'input/queued'])
-    expect((await (await launch(dir)).sessions.list()).find((s) => s.id === id)?.problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 3 })
+    expect((await (await launch(dir)).sessions.list()).find((s) => s.id === id)?.problem).toMatchObject({ code: 'SESSION_TAMPERED', line: broken })
   })
 
   itOnFiles('list marks a tampered log with the first bad line and keeps what it holds, and an unsigned one; clean and adopted logs are not marked', async () => {
@@ -228,7 +249,10 @@ describe('tamper evidence', () => {
       records: 5, title: 'hello', createdAt: expect.any(Number),
       problem: { code: 'SESSION_TAMPERED', line: 5, reason: `${forged.file}:5: line is not signed, yet lines before it are` },
     })
-    expect(byId.get(edited.id)?.problem).toEqual({ code: 'SESSION_TAMPERED', line: 2, reason: `${edited.file}:2: line does not match its signature: it was edited, moved, inserted or written by someone without the key` })
+    const editedReason = BATCHED
+      ? 'lines 2-4 (one batch) do not match their signature: a line of them was edited, moved, inserted or removed, or written by someone without the key'
+      : 'line does not match its signature: it was edited, moved, inserted or written by someone without the key'
+    expect(byId.get(edited.id)?.problem).toEqual({ code: 'SESSION_TAMPERED', line: 2, reason: `${edited.file}:2: ${editedReason}` })
     for (const id of [clean.id, big.id, 'old', 'plain']) expect(byId.get(id)?.problem, id).toBeUndefined()
     expect(byId.get('unsigned')).toMatchObject({ records: 2, problem: { code: 'SESSION_UNSIGNED', reason: expect.stringContaining('unsigned.jsonl: the log is not signed') } })
     expect(byId.get(big.id)?.records).toBe(3001)

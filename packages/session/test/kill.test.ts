@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { nodeArgs } from '@goalkeeper/test-kit'
-import { appsPerTest, databaseFor, STORE, TEST_KEY, tempDir } from './helpers.ts'
+import { appsPerTest, databaseFor, LOG_VERSION, STORE, TEST_KEY, tempDir } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '../../..')
@@ -16,7 +16,8 @@ const launch = appsPerTest()
 it('keeps every flushed record and nothing corrupt when the writer is killed with SIGKILL', async () => {
   const dir = await tempDir()
   const database = STORE === 'postgres' ? (await databaseFor(dir)).url : ''
-  const child = spawn(process.execPath, [...nodeArgs(path.join(here, 'fixtures/kill-child.ts')), dir, String(FLUSHED), database, TEST_KEY], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
+  const args = [dir, String(FLUSHED), database, TEST_KEY, String(LOG_VERSION)]
+  const child = spawn(process.execPath, [...nodeArgs(path.join(here, 'fixtures/kill-child.ts')), ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] })
   const exited = once(child, 'exit')
   let id: string | undefined
   let progress = 0

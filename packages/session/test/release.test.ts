@@ -3,19 +3,19 @@
 import fs from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { type Session, type SessionService, nextSeqOf, recordsSince } from '@goalkeeper/session'
-import { appsPerTest, describeOnFiles, logSize, tempDir } from './helpers.ts'
+import { appsPerTest, BATCHED, describeOnFiles, logSize, readCheckpointIndex, signingLine, tempDir } from './helpers.ts'
 
 const launch = appsPerTest()
 const LIMIT = 1 << 16
 const text = 'x'.repeat(500)
 const ITEMS = 6
 
-/** One turn of `ITEMS` items, and a checkpoint after it when one is due. */
-function turn(sessions: SessionService, session: Session, number: number, counter: { count: number }) {
+/** One turn of `ITEMS` items, and a checkpoint after it when one is due (and `checkpoints`). */
+function turn(sessions: SessionService, session: Session, number: number, counter: { count: number }, checkpoints = true) {
   session.append('turn/start', { turn: number })
   for (let i = 0; i < ITEMS; i++) session.append('test/item', { i: counter.count++, text })
   session.append('turn/end', { turn: number, outcome: { kind: 'completed' } })
-  if (sessions.checkpointDue(session)) sessions.checkpoint(session, 'interval')
+  if (checkpoints && sessions.checkpointDue(session)) sessions.checkpoint(session, 'interval')
 }
 
 describe('a live session past its checkpoints', () => {
@@ -40,6 +40,8 @@ describe('a live session past its checkpoints', () => {
     expect(session.header.id).toBe(session.id)
     expect(logs.filter((log) => log.text.includes('SESSION_FULL') || log.text.includes('size limit'))).toEqual([])
 
+    // A turn that ends without a checkpoint (the loop's last may have ended with one), then one taken here.
+    turn(sessions, session, ++turns, counter, false)
     // The last turn stays readable until the next one starts: a command prints its answer from it.
     const checkpoint = sessions.checkpoint(session, 'interval')!
     await sessions.flush(session)
@@ -61,6 +63,11 @@ describe('a live session past its checkpoints', () => {
     await sessions.close(fork)
     const last = nextSeqOf(session)
     await sessions.close(session)
+    // What it holds of the log starts at the checkpoint's byte, where the index places it (on version 2 known
+    // once the writer signed the batches before it: appended, the checkpoint was counted without their macs).
+    const index = JSON.parse((await readCheckpointIndex(session.file))!)
+    expect(index.seq).toBe(checkpoint.seq)
+    expect((session as unknown as { base: number }).base).toBe(index.offset)
 
     // On disk: every record, every line verifies, and nothing says the log was full.
     const whole = await sessions.open(session.id, { readOnly: true })
@@ -96,7 +103,10 @@ describe('a live session past its checkpoints', () => {
 })
 
 describeOnFiles('a read-only open of the last turns', () => {
-  /** A closed session of turns of ~100 KiB, a checkpoint after turn `at`; returns its id and the seqs of each turn's start. */
+  /**
+   * A closed session of turns of ~100 KiB, each flushed (on version 2 a batch each), a checkpoint after turn
+   * `at`; returns its id and the seqs of each turn's start.
+   */
   async function written(sessions: SessionService, dir: string, turns: number, at: number) {
     const session = await sessions.create({ cwd: dir })
     const starts: number[] = []
@@ -107,6 +117,7 @@ describeOnFiles('a read-only open of the last turns', () => {
       for (let i = 0; i < 200; i++) session.append('test/item', { i: counter.count++, text })
       session.append('turn/end', { turn: number, outcome: { kind: 'completed' } })
       if (number === at) sessions.checkpoint(session, 'interval')
+      await sessions.flush(session)
     }
     await sessions.close(session)
     return { id: session.id, file: session.file, starts }
@@ -115,7 +126,8 @@ describeOnFiles('a read-only open of the last turns', () => {
   it('reads back from the checkpoint to the start of the turns asked for, verified by the chain into the index', async () => {
     const dir = await tempDir()
     const { sessions } = await launch(dir)
-    // 30 turns of ~100 KiB before the checkpoint: the window reads about 1 MiB of them, not the 3 MiB.
+    // 30 turns of ~100 KiB before the checkpoint: the window reads about 1 MiB of them, not the 3 MiB. On
+    // version 2 the window is cut inside a batch: it starts at the next batch, chained from the one it cuts.
     const { id, starts } = await written(sessions, dir, 30, 30)
     const last = await sessions.open(id, { readOnly: true, from: 'checkpoint', turns: 1 })
     expect(last.firstSeq).toBe(starts[29])
@@ -141,7 +153,9 @@ describeOnFiles('a read-only open of the last turns', () => {
     await fs.writeFile(file, lines.join('\n'))
     const session = await sessions.open(id, { readOnly: true, from: 'checkpoint', turns: 1 })
     expect(session.firstSeq).toBe(0)
-    expect(session.integrity).toMatchObject({ state: 'tampered', line: edited + 1 })
+    // Located to the line, or on version 2 to its batch (the turn's).
+    expect(session.integrity).toMatchObject({ state: 'tampered', line: signingLine(lines, edited) + 1 })
+    if (BATCHED) expect(signingLine(lines, edited)).toBeLessThan(edited)
     expect(logs.some((log) => log.text.includes(`${id}: the lines before its last checkpoint do not verify: the whole log is read`))).toBe(true)
   })
 })
@@ -164,20 +178,23 @@ describeOnFiles('the head of a log opened for writing from its last checkpoint',
     const lines = (await fs.readFile(file, 'utf8')).split('\n')
     lines[3] = lines[3].replace('xxx', 'xyx')
     await fs.writeFile(file, lines.join('\n'))
+    // Line 4, or on version 2 the first line of its batch (all written by the close: lines 2 to the checkpoint).
+    const line = signingLine(lines, 3) + 1
+    expect(line).toBe(BATCHED ? 2 : 4)
     const reported = new Promise<unknown>((resolve) => root.on('session/tampered', (_session, integrity) => resolve(integrity)))
     const session = await sessions.open(id)
     expect(session.firstSeq).toBe(checkpoint.seq)
     // Opened before the head was read; the session goes on being written meanwhile.
     session.append('test/item', { i: -1 })
     const integrity = await reported
-    expect(integrity).toMatchObject({ state: 'tampered', line: 4, reason: expect.stringContaining(`${file}:4: line does not match its signature`) })
+    expect(integrity).toMatchObject({ state: 'tampered', line, reason: expect.stringContaining(`${file}:${line}: ${BATCHED ? `lines ${line}-` : 'line does not match its signature'}`) })
     expect(session.integrity).toEqual(integrity)
-    await waitLog((log) => log.type === 'warn' && log.text.includes(`${id}: ${file}:4: line does not match its signature`) && log.text.includes('found after it was opened from that checkpoint'))
+    await waitLog((log) => log.type === 'warn' && log.text.includes(`${id}: ${file}:${line}: `) && log.text.includes('found after it was opened from that checkpoint'))
     // The listing says what a whole read says.
     const listed = (await sessions.list()).find((summary) => summary.id === id)
-    expect(listed?.problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 4 })
+    expect(listed?.problem).toMatchObject({ code: 'SESSION_TAMPERED', line })
     await sessions.close(session)
-    await expect(sessions.open(id, { from: 'start' })).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line: 4 })
+    await expect(sessions.open(id, { from: 'start' })).rejects.toMatchObject({ code: 'SESSION_TAMPERED', line })
   })
 
   it('finds nothing in a log nobody changed, and stops when the session is closed first', async () => {

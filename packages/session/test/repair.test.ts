@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import type { RepairReport, Session } from '@goalkeeper/session'
 import { nodeArgs } from '@goalkeeper/test-kit'
-import { appsPerTest, describeOnFiles, itOnFiles, readLines, readLog, TEST_KEY, tempDir, writeSession } from './helpers.ts'
+import { appsPerTest, BATCHED, describeOnFiles, itOnFiles, readLines, readLog, TEST_KEY, tempDir, writeSession } from './helpers.ts'
 
 const launch = appsPerTest()
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -42,6 +42,31 @@ describe('crash repair on open for writing', () => {
     await sessions.flush(session)
     expect((await readLines(file)).map((r) => r.seq)).toEqual([0, 1, 2, 3])
   })
+
+  // A write killed part way through a batch leaves whole lines of it without the rest: none of them verifies.
+  for (const cut of BATCHED ? ['whole lines', 'whole lines and a torn one'] : []) {
+    itOnFiles(`cuts a batch written part way (${cut}) from its first line, like a torn line`, async () => {
+      const dir = await tempDir()
+      const file = await writeSession(dir, 'batch', [{ type: 'test/item', data: 1 }, { type: 'test/item', data: 2 }, { type: 'test/item', data: 3 }, { type: 'test/item', data: 4 }])
+      const lines = (await fs.readFile(file, 'utf8')).split('\n')
+      expect(lines[1]).toContain('"batch":4,"mac":')
+      const good = `${lines[0]}\n`
+      const torn = `${lines.slice(1, 3).join('\n')}\n${cut === 'whole lines' ? '' : lines[3].slice(0, 20)}`
+      await fs.writeFile(file, good + torn)
+      const { sessions } = await launch(dir)
+      const read = await sessions.open('batch', { readOnly: true })
+      expect(read.records.map((r) => r.seq)).toEqual([0])
+      expect(read.integrity).toEqual({ state: 'signed', lines: 1, unsignedPrefix: 0 })
+      const session = await sessions.open('batch')
+      expect(session.repair).toMatchObject({ tornBytes: Buffer.byteLength(torn), appended: [] })
+      expect(await fs.readFile(session.repair!.sideFile!, 'utf8')).toBe(torn)
+      expect(await fs.readFile(file, 'utf8')).toBe(good)
+      session.append('test/item', 'again')
+      await sessions.close(session)
+      expect((await readLines(file)).map((r) => r.data)).toEqual([expect.anything(), 'again'])
+      expect((await (await launch(dir)).sessions.open('batch')).integrity).toMatchObject({ state: 'signed', lines: 2 })
+    })
+  }
 
   itOnFiles('treats an unparsable complete last line as torn', async () => {
     const dir = await tempDir()

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type Session, SessionError, type SessionRecord } from '@goalkeeper/session'
-import { appsPerTest, databaseFor, human, readLines, start, STORE, tempDir } from './helpers.ts'
+import { appsPerTest, databaseFor, human, LOG_VERSION, readLines, start, STORE, tempDir } from './helpers.ts'
 
 const launch = appsPerTest()
 
@@ -23,7 +23,7 @@ describe('append, flush and reopen', () => {
     const reopened = await other.sessions.open(session.id)
     expect(reopened.records).toEqual(before)
     // The header names the id of the key that signed it (never the key): a reader with another key says so.
-    expect(reopened.header).toEqual({ version: 1, id: session.id, createdAt: before[0].at, cwd: dir, sealed: true, keyId: (await other.sessions.signingKey()).id })
+    expect(reopened.header).toEqual({ version: LOG_VERSION, id: session.id, createdAt: before[0].at, cwd: dir, sealed: true, keyId: (await other.sessions.signingKey()).id })
     expect(reopened.header.keyId).toMatch(/^[0-9a-f]{16}$/)
     expect(reopened.repair).toBeUndefined()
     expect(await readLines(session.file)).toEqual(before)

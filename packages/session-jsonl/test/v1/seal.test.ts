@@ -1,0 +1,3 @@
+// The seal suite on logs of version 1 (a mac on every line).
+import './use-v1.ts'
+import '../seal.test.ts'

@@ -1,0 +1,4 @@
+// The kill suite on the PostgreSQL store, on logs of version 1 (a mac on every line).
+import './use-postgres.ts'
+import '../v1/use-v1.ts'
+import '../kill.test.ts'

@@ -1,0 +1,3 @@
+// The tamper evidence suite on logs of version 1 (a mac on every line).
+import './use-v1.ts'
+import '../integrity.test.ts'

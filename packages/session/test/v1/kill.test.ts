@@ -1,0 +1,3 @@
+// The kill suite on logs of version 1 (a mac on every line).
+import './use-v1.ts'
+import '../kill.test.ts'

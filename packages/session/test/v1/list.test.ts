@@ -1,0 +1,3 @@
+// The list suite on logs of version 1 (a mac on every line).
+import './use-v1.ts'
+import '../list.test.ts'

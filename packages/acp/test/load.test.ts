@@ -79,8 +79,10 @@ describe('session/load, session/list and a client that goes away', () => {
     await second.client.initialize()
     const load = () => second.client.agent.request('session/load', { sessionId, cwd: h.workspace, mcpServers: [] })
     await expect(load()).rejects.toMatchObject({ code: -32602, data: { code: 'SESSION_TAMPERED', integrity: { state: 'tampered', line: lines.length + 1, reason: expect.stringContaining('line is not signed, yet lines before it are') } } })
+    // Cut after the first record: in a log of version 2 a batch cut short is left out whole.
+    const lastSeq = (JSON.parse(lines[1]).batch ?? 1) > 1 ? 0 : 1
     await writeFile(file, lines.slice(0, 2).map((line) => `${line}\n`).join(''))
-    await expect(load()).rejects.toMatchObject({ code: -32602, data: { code: 'SESSION_TRUNCATED', integrity: { state: 'truncated', lastSeq: 1 } } })
+    await expect(load()).rejects.toMatchObject({ code: -32602, data: { code: 'SESSION_TRUNCATED', integrity: { state: 'truncated', lastSeq } } })
     expect(h.root.agents.get(sessionId)).toBeUndefined()
     const listed = await second.client.agent.request('session/list', {})
     expect(listed.sessions.find((info) => info.sessionId === sessionId)?._meta).toMatchObject({ goalkeeper: { problem: { code: 'SESSION_TRUNCATED' } } })

@@ -82,14 +82,20 @@ describe('sessions in PostgreSQL from the command line', { timeout: CLI_TIMEOUT 
     const id = sessionIdOf(first.stderr)
     const edited = await db.query(`UPDATE goalkeeper_session_records SET line = replace(line, 'Answer.', 'Forged.') WHERE session_id = $1 AND seq = (SELECT min(seq) FROM goalkeeper_session_records WHERE session_id = $1 AND line LIKE '%Answer.%') RETURNING seq`, [id])
     expect(edited.rowCount).toBe(1)
-    const line = edited.rows[0].seq + 1
+    // In a log of version 2 the signature is a batch's: the warning names the batch holding the edited row.
+    const rows = (await db.query('SELECT seq, line FROM goalkeeper_session_records WHERE session_id = $1 ORDER BY seq', [id])).rows
+    const editedSeq = Number(edited.rows[0].seq)
+    const start = rows.map((row) => ({ seq: Number(row.seq), size: JSON.parse(row.line).batch ?? 1 })).find((row) => row.seq <= editedSeq && editedSeq < row.seq + row.size)!.seq
+    const line = start + 1
     // As the file store: the transcript is shown, with the warning at the first line that does not verify.
     const shown = await run([...p.globals, 'show', '--database', db.url, id], { env })
     expect(shown.code, shown.stderr).toBe(0)
     const out = shown.stdout.split('\n')
     const warning = out.findIndex((text) => text.startsWith('!! TAMPERED: '))
-    expect(out[warning]).toMatch(new RegExp(`^!! TAMPERED: postgres://.*#${id}:${line}: line does not match its signature`))
-    expect(out.slice(warning + 2).filter((text) => text.trim())).toEqual(['unverified |   assistant: Forged.', 'unverified |   turn 1 completed'])
+    expect(out[warning]).toMatch(new RegExp(`^!! TAMPERED: postgres://.*#${id}:${line}: (line does not match its signature|lines ${line}-\\d+ \\(one batch\\) do not match their signature)`))
+    const marked = out.slice(warning + 2).filter((text) => text.trim())
+    expect(marked.every((text) => text.startsWith('unverified |'))).toBe(true)
+    expect(marked.slice(-2)).toEqual(['unverified |   assistant: Forged.', 'unverified |   turn 1 completed'])
     const json = await run([...p.globals, '--json', 'show', '--database', db.url, id], { env })
     expect(jsonLines(json.stdout)[0]).toMatchObject({ type: 'integrity', integrity: { state: 'tampered', line } })
     const listed = await run([...p.globals, 'sessions', '--database', db.url], { env: { ...env, COLUMNS: '200' } })

@@ -239,11 +239,11 @@ export function sessionIdOf(stderr: string): string {
   return match[1]
 }
 
-/** Records of a session file, parsed line by line. */
+/** Records of a session file, parsed line by line, without a line's mac and batch size. */
 export async function readSession(project: Project, id: string): Promise<{ seq: number; type: string; data: any }[]> {
   const text = await readFile(path.join(project.sessions, `${id}.jsonl`), 'utf8')
   return text.split('\n').filter(Boolean).map((line) => {
-    const { mac, ...record } = JSON.parse(line)
+    const { mac, batch, ...record } = JSON.parse(line)
     return record
   })
 }

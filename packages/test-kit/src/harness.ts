@@ -54,10 +54,10 @@ export interface Harness {
 
 const WATERFALLS = new Set(['agent/prompt-submit'])
 
-/** Records as the service holds them: without the mac each line carries. */
+/** Records as the service holds them: without the mac (and, in a log of version 2, the batch size) a line carries. */
 function readRecords(file: string): SessionRecord[] {
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => {
-    const { mac, ...record } = JSON.parse(line)
+    const { mac, batch, ...record } = JSON.parse(line)
     return record
   })
 }

@@ -342,12 +342,12 @@ export class AgentRun {
   private introduce(attended: boolean, modelLine: string | undefined) {
     const { agent, term } = this
     // The id is whole; a path too long for the width keeps its end.
-    const fit = (before: string, path: string, after = '') =>
+    const withPath = (before: string, path: string, after = '') =>
       keepEnd(before, path, after, term.width, 'goalkeeper: ')
     const { config, configSource } = this.cli.globals
-    term.note(fit(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in `, agent.session.header.cwd))
-    if (configSource === 'built-in') term.note(fit('no cordis.yml here: the default composition (', config, ')'))
-    if (configSource === 'user') term.note(fit("no cordis.yml here: the user's composition (", config, ')'))
+    term.note(withPath(`session ${agent.id} (${this.resumed ? 'resumed' : 'new'}) in `, agent.session.header.cwd))
+    if (configSource === 'built-in') term.note(withPath('no cordis.yml here: the default composition (', config, ')'))
+    if (configSource === 'user') term.note(withPath("no cordis.yml here: the user's composition (", config, ')'))
     term.note(modelLine ?? describeModel(this.app.ctx.get('models'), agent.model))
     term.note(permissionsHeader(this.app, attended))
     const repair = agent.session.repair

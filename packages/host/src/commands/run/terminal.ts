@@ -13,9 +13,9 @@ export interface PromptSurface {
 /** How a line is fitted to the width: cut with an ellipsis, broken at spaces, or kept whole. */
 export type Fit = 'cut' | 'wrap' | 'whole'
 
-function fitted(text: string, width: number | undefined, fit: Fit): string {
-  if (fit === 'whole') return text
-  return fit === 'wrap' ? wrapLines(text, width, '  ') : fitLines(text, width)
+function fitted(text: string, width: number | undefined, mode: Fit): string {
+  if (mode === 'whole') return text
+  return mode === 'wrap' ? wrapLines(text, width, '  ') : fitLines(text, width)
 }
 
 /** Erases the terminal line the cursor is on and returns to its start. */
@@ -114,36 +114,36 @@ export class Terminal {
   }
 
   /**
-   * One progress line on stderr (an event), each of its lines cut to the width with an ellipsis. `fit`:
+   * One progress line on stderr (an event), each of its lines cut to the width with an ellipsis. `mode`:
    * `wrap` breaks prose at spaces instead of cutting it (continued two columns in); `whole` keeps a line a
    * person copies or approves (a command). Masked before it is cut, so that a secret is never half shown.
    */
-  progress(line: string, fit: Fit = 'cut'): void {
+  progress(line: string, mode: Fit = 'cut'): void {
     this.eraseStatus()
     this.closeReasoning()
     this.surface?.hide()
     this.closeLine()
-    this.io.stderr.write(`${fitted(redact(line), this.width, fit)}\n`)
+    this.io.stderr.write(`${fitted(redact(line), this.width, mode)}\n`)
     this.surface?.show()
     this.drawStatus()
   }
 
   /** A line from goalkeeper itself (session, model, hints): its own sentences, wrapped rather than cut. */
-  note(line: string, fit: Fit = 'wrap'): void {
-    this.progress(`goalkeeper: ${line}`, fit)
+  note(line: string, mode: Fit = 'wrap'): void {
+    this.progress(`goalkeeper: ${line}`, mode)
   }
 
   /**
    * Result lines on stdout; ignored in JSON mode, where only JSON goes there. The answer and other payloads
-   * are written whole; goalkeeper's own summaries are wrapped (`fit`) to stdout's width.
+   * are written whole; goalkeeper's own summaries are wrapped (`mode`) to stdout's width.
    */
-  out(text: string, fit: Fit = 'whole'): void {
+  out(text: string, mode: Fit = 'whole'): void {
     if (this.json) return
     this.eraseStatus()
     this.closeReasoning()
     this.surface?.hide()
     this.closeLine()
-    const shown = fitted(redact(text.replace(/\n$/, '')), eventWidth(this.io.stdout), fit)
+    const shown = fitted(redact(text.replace(/\n$/, '')), eventWidth(this.io.stdout), mode)
     this.io.stdout.write(`${shown}\n`)
     this.surface?.show()
     this.drawStatus()

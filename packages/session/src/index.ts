@@ -14,7 +14,7 @@ export type { Appender, AppenderOptions, CompactedIndex, NewestSessions, Session
 export { WriteBehind } from './write-behind.ts'
 export { defaultSessionsDir, LEGACY_DIR, projectRoot, sessionsRoot, stateHome, workspaceKey } from './location.ts'
 export { isSessionId } from './ids.ts'
-export { titleOf } from './summary.ts'
+export { foldHeld, foldSession, type HeldFold, SUMMARY_PART, type SummaryPart, titleOf } from './summary.ts'
 export { type HeldRecords, nextSeqOf, recordsSince } from './held.ts'
 
 declare module 'cordis' {

@@ -6,7 +6,7 @@ import { assertSessionId, newSessionId } from './ids.ts'
 import { listSessions } from './list.ts'
 import { recentSessions, type RecentSessions } from './recent.ts'
 import { SummaryKeeper } from './summary-keeper.ts'
-import { SUMMARY_PART, type SummaryPart, titleOfRecords } from './summary.ts'
+import { SUMMARY_PART, summaryPart } from './summary.ts'
 import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
 import { BatchSigner, type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
@@ -45,8 +45,8 @@ const ID_ATTEMPTS = 10
 export class SessionServiceImpl implements SessionService {
   readonly store: SessionStore
   private sessions = new Map<string, SessionImpl>()
-  // The service's own part: a listing of a session opened from a checkpoint still has its title.
-  private parts = new Map<string, (session: Session) => unknown>([[SUMMARY_PART, (session) => ({ title: titleOfRecords(session.records) }) satisfies SummaryPart]])
+  // The service's own part: a listing of a session opened from a checkpoint still has its title and its kept folds.
+  private parts = new Map<string, (session: Session) => unknown>([[SUMMARY_PART, (session) => summaryPart(session, this.keeper.keptFolds())]])
   /** Tail of the operations queued per id: open, create, fork and close of one id never interleave. */
   private locks = new Map<string, Promise<void>>()
   private stopped = false

@@ -33,6 +33,11 @@ export class SummaryKeeper {
     }
   }
 
+  /** The folds kept now: a checkpoint carries the state of those that can resume. */
+  keptFolds(): Iterable<SummaryFold> {
+    return this.folds.values()
+  }
+
   /** Keeps the entry of `session` as its records up to `durableSeq` say. */
   async keep(session: SessionImpl, durableSeq = session.nextSeq - 1): Promise<void> {
     const index = this.store.indexes?.()[0]

@@ -10,6 +10,71 @@ const TITLE_LENGTH = 80
 export const SUMMARY_PART = 'summary'
 export interface SummaryPart {
   title?: string
+  /**
+   * The state of every kept fold that can resume (`SummaryFold.resume`), by the fold's version, after the
+   * record before the checkpoint; `from` is the seq its run started at: 0, unless the fold started at an
+   * older checkpoint that did not carry it (then it saw the log from there on only).
+   */
+  folds?: Record<string, { from: number; state: unknown }>
+}
+
+/** What a fold made of the records a session holds, continued from the latest checkpoint that carried its state. */
+export interface HeldFold<T> {
+  result: T
+  /** The run's state (`SummaryFoldRun.state`), when it has one. */
+  state?: unknown
+  /** The seq from which the fold saw the log: 0 for all of it; more when it starts where the held records do, with nothing carried from before. */
+  from: number
+  /** Index in the records where the run went on: the checkpoint it resumed at, else 0. */
+  index: number
+  /** The state it resumed from, when it did. */
+  resumed?: unknown
+}
+
+function carriedState(record: SessionRecord, version: string): { from: number; state: unknown } | undefined {
+  const carried = checkpointPart<SummaryPart>(record, SUMMARY_PART)?.folds?.[version]
+  return carried && typeof carried === 'object' && Number.isInteger(carried.from) ? carried : undefined
+}
+
+/**
+ * Runs `fold` over a session's records (`records[0].seq` being `firstSeq`): from the state carried by the last
+ * checkpoint among them that holds one for it, else from the first record. So a session that let go of its
+ * head, or was opened from a checkpoint, folds as its whole log does, as far as its checkpoints carried the fold.
+ */
+export function foldHeld<T>(records: readonly SessionRecord[], firstSeq: number, fold: SummaryFold<T>): HeldFold<T> {
+  let index = 0
+  let carried: { from: number; state: unknown } | undefined
+  if (fold.resume) {
+    for (let at = records.length - 1; at >= 0 && !carried; at--) {
+      carried = carriedState(records[at], fold.version)
+      if (carried) index = at
+    }
+  }
+  const run = carried ? fold.resume!(carried.state) : fold.start()
+  for (let at = index; at < records.length; at++) run.add(records[at])
+  return {
+    result: run.result(),
+    ...(run.state && { state: run.state() }),
+    from: carried ? carried.from : records.length ? records[0].seq : firstSeq,
+    index,
+    ...(carried && { resumed: carried.state }),
+  }
+}
+
+/** `foldHeld` of an open session's records. */
+export function foldSession<T>(session: Session, fold: SummaryFold<T>): HeldFold<T> {
+  return foldHeld(session.records, session.firstSeq, fold)
+}
+
+/** The service's own checkpoint part: the title, and the state of each kept fold that can resume. */
+export function summaryPart(session: Session, folds: Iterable<SummaryFold>): SummaryPart {
+  const states: Record<string, { from: number; state: unknown }> = {}
+  for (const fold of folds) {
+    if (!fold.resume) continue
+    const held = foldHeld(session.records, session.firstSeq, fold)
+    if (held.state !== undefined) states[fold.version] = { from: held.from, state: held.state }
+  }
+  return { title: titleOfRecords(session.records), ...(Object.keys(states).length && { folds: states }) }
 }
 
 /** The title the records say: the first human prompt's, or the one a checkpoint carried from before it. */
@@ -40,13 +105,20 @@ class SummaryBuilder {
   private updatedAt = 0
   private title?: string
   private running: [string, SummaryFoldRun][]
+  /** Folds not started yet: those of a session held from a checkpoint start at its first record, from what it carried. */
+  private waiting?: Readonly<Record<string, SummaryFold>>
 
   constructor(private id: string, private file: string, folds: Readonly<Record<string, SummaryFold>>, before?: RecordsBefore) {
-    this.running = Object.entries(folds).map(([name, fold]) => [name, fold.start()])
-    if (before) [this.header, this.count] = [before.header, before.count]
+    this.running = before ? [] : Object.entries(folds).map(([name, fold]) => [name, fold.start()])
+    if (before) [this.header, this.count, this.waiting] = [before.header, before.count, folds]
   }
 
   add(record: SessionRecord) {
+    if (this.waiting) {
+      const carried = (fold: SummaryFold) => (fold.resume ? carriedState(record, fold.version) : undefined)
+      this.running = Object.entries(this.waiting).map(([name, fold]) => [name, carried(fold) ? fold.resume!(carried(fold)!.state) : fold.start()])
+      this.waiting = undefined
+    }
     if (this.count === 0 && isRecordOf(record, 'session/header')) this.header = record.data
     this.count++
     this.updatedAt = record.at
@@ -55,6 +127,7 @@ class SummaryBuilder {
   }
 
   build(integrity?: Integrity): SessionSummary {
+    if (this.waiting) this.running = Object.entries(this.waiting).map(([name, fold]) => [name, fold.start()])
     const header = this.header!
     return {
       id: this.id,

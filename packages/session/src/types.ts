@@ -79,6 +79,14 @@ export interface SummaryFold<T = unknown> {
   /** Names the fold's logic: summaries kept by another version are rebuilt. Change it whenever the result for the same records would. */
   readonly version: string
   start(): SummaryFoldRun<T>
+  /**
+   * Optional: a run that goes on from `state`, what a run's `state()` gave after the record before a
+   * checkpoint. While such a fold is kept (`keepFolds`), every checkpoint carries its state (the service's
+   * `summary` part, by `version`), so a session that holds its records from a checkpoint on (opened from it,
+   * or a live one that let go of its head) still folds as its whole log would. A fold without it sees such
+   * a session from the checkpoint on, unless it reads a part of its own there (the goal fold does).
+   */
+  resume?(state: unknown): SummaryFoldRun<T>
 }
 
 export interface SummaryFoldRun<T = unknown> {
@@ -86,6 +94,8 @@ export interface SummaryFoldRun<T = unknown> {
   add(record: SessionRecord): void
   /** The fold's result: a JSON value. */
   result(): T
+  /** What `resume` takes back (a JSON value); needed when the fold has `resume`. */
+  state?(): unknown
 }
 
 export interface ListOptions {

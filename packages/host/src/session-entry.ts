@@ -2,6 +2,7 @@ import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import * as session from '@goalkeeper/session'
 import { LISTING_FOLDS } from './listing-folds.ts'
+import { sessionTotalsFold } from './commands/render/totals.ts'
 
 /**
  * What a cordis.yml entry named `@goalkeeper/session` starts: the session service together with the
@@ -32,4 +33,6 @@ export const apply = async (ctx: Context, config: Config) => {
   }
   await ctx.plugin(session, service)
   ctx.plugin({ name: 'listing-folds', inject: ['sessions'], apply: (inner: Context) => inner.sessions.keepFolds(LISTING_FOLDS) })
+  // Kept for its checkpoints rather than for listings: they carry the totals chat's /cost, /diff and /resume tell.
+  ctx.plugin({ name: 'session-totals', inject: ['sessions'], apply: (inner: Context) => inner.sessions.keepFolds({ totals: sessionTotalsFold((name) => inner.get('tools')?.get(name)) }) })
 }

@@ -2,7 +2,7 @@ import { clearLine, createInterface, cursorTo, type Interface } from 'node:readl
 import type { Context } from 'cordis'
 import { executeGoalCommand, parseGoalCommand } from '@goalkeeper/tool-goal'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { compactionLine, isRecordOf, lastAssistantText, projectRoot, type SessionService } from '@goalkeeper/session'
+import { compactionLine, lastAssistantText, projectRoot, type SessionService } from '@goalkeeper/session'
 import { describeSpend, isRunnable } from '@goalkeeper/goal'
 import { type CommandContext, defineCommand } from '../../command.ts'
 import { describeError } from '@goalkeeper/kit'
@@ -19,14 +19,18 @@ import { chatHelp } from './help.ts'
 import { chooseModel } from '../run/model-choice.ts'
 import { describeModel } from '../run/model-note.ts'
 import { lastSessionId, resolveSessionId } from '../lookup/session-id.ts'
-import { sessionChanges } from '../render/session-changes.ts'
-import { costOfRecords, describeCost, describeUsage, usageOf } from '../render/usage.ts'
+import { changesLine, changesOf } from '../render/session-changes.ts'
+import { costOfHeld, type HeldTotals, heldTotals, usageTotalsOf } from '../render/totals.ts'
+import { describeCost, describeUsage } from '../render/usage.ts'
 import { formatTime, oneLine, table } from '../render/text.ts'
 import { cliCommand } from '../render/hints.ts'
 import { pickSession, recentWithGoals } from './session-picker.ts'
 import type { PickerTerminal } from './picker.ts'
 
 const HELP = chatHelp()
+
+/** Said when a session's totals start past its first record: it was opened from a checkpoint written before checkpoints carried them. */
+const partialNote = (from: number) => `(counted from record ${from}: the checkpoint there was written before checkpoints carried the session's totals)`
 
 export interface ChatOptions extends MaxStepsOptions {
   session?: string
@@ -252,15 +256,22 @@ class Chat {
     else term.note(result.message)
   }
 
+  /** The whole session's totals: carried by its checkpoints, so a session held from one still counts what came before. */
+  private totals(): HeldTotals {
+    const tools = this.run.app.ctx.get('tools')
+    return heldTotals(this.run.agent.session, (name) => tools?.get(name))
+  }
+
   /** `/cost`: what this session's model calls used and cost, and a goal's spend against its budgets. */
   private cost() {
     const { term, agent } = this.run
-    const records = agent.session.records
-    const usage = usageOf(records)
-    const cost = costOfRecords(records, this.run.price())
+    const held = this.totals()
+    const usage = usageTotalsOf(held.totals)
+    const cost = costOfHeld(held, this.run.price())
     const lines = [usage
       ? `session: ${describeUsage(usage)} in ${usage.calls} model call${usage.calls === 1 ? '' : 's'}${cost === undefined ? '' : `; cost ${describeCost(cost)}`}`
       : 'session: no model calls yet']
+    if (held.from > 0) lines.push(partialNote(held.from))
     const goal = this.run.goals?.get(agent)
     const spend = goal && describeSpend(goal)
     if (spend) lines.push(`goal: ${spend}`)
@@ -268,11 +279,23 @@ class Chat {
     term.out(lines.join('\n'), 'wrap')
   }
 
-  /** `/diff`: the file edits recorded in this session, as unified diffs. */
+  /**
+   * `/diff`: the file edits recorded in this session, as unified diffs. Those before the checkpoint its totals
+   * went on from are counted, not shown: this process no longer holds them (`show` reads the log).
+   */
   private diff() {
     const { term, agent, app } = this.run
     const tools = app.ctx.get('tools')
-    const lines = sessionChanges(agent.session.records, (name) => tools?.get(name), term.colour)
+    const held = this.totals()
+    const shown = changesOf(held.since, (name) => tools?.get(name), term.colour)
+    const { edits, files, commands } = held.totals
+    const earlier = edits - shown.changes
+    const lines = [
+      changesLine(edits, files.length, commands),
+      ...(held.from > 0 ? [partialNote(held.from)] : []),
+      ...(earlier > 0 ? [`${earlier} earlier edit${earlier === 1 ? '' : 's'}, before the checkpoint at record ${held.checkpointSeq}, ${earlier === 1 ? 'is' : 'are'} not held here: ${cliCommand(this.run.cli.globals, 'show', agent.id)} shows ${earlier === 1 ? 'it' : 'them'}`] : []),
+      ...shown.lines,
+    ]
     term.record({ type: 'command', session: agent.id, command: 'diff', ok: true, message: lines.join('\n') })
     term.out(lines.join('\n'))
   }
@@ -337,8 +360,9 @@ class Chat {
     if (id === run.agent.id) return 'this is the session in use'
     const picked = this.picked()
     await run.switchAgent((agents) => agents.resume(id, picked), true)
-    const turns = run.agent.session.records.filter((record) => isRecordOf(record, 'turn/end')).length
-    return `resumed session ${id} (${turns} turn${turns === 1 ? '' : 's'} so far)`
+    const { totals, from } = this.totals()
+    const turns = totals.turns
+    return `resumed session ${id} (${turns} turn${turns === 1 ? '' : 's'} so far${from > 0 ? `, counted from record ${from}` : ''})`
   }
 
   /** `/resume` on a terminal: the person picks one of the recent sessions; undefined when cancelled. */

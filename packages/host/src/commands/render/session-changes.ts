@@ -9,6 +9,12 @@ import { argumentsRun, changeOf } from './tool-result.ts'
  * many commands ran, whose effects on files no record holds.
  */
 export function sessionChanges(records: readonly SessionRecord[], toolOf: (name: string) => ToolDefinition | undefined, colour: boolean): string[] {
+  const { changes, files, commands, lines } = changesOf(records, toolOf, colour)
+  return [changesLine(changes, files.size, commands), ...lines]
+}
+
+/** The edits of `records` as `sessionChanges` prints them, with the counts its first line tells. */
+export function changesOf(records: readonly SessionRecord[], toolOf: (name: string) => ToolDefinition | undefined, colour: boolean) {
   const calls = new Map<string, { name: string; arguments: string }>()
   const lines: string[] = []
   const files = new Set<string>()
@@ -34,7 +40,12 @@ export function sessionChanges(records: readonly SessionRecord[], toolOf: (name:
     files.add(target)
     lines.push(`${call.name} ${target}: changed; the old text is not recorded, so there is no diff`)
   }
+  return { changes, files, commands, lines }
+}
+
+/** The first line of `/diff`: how many edits in how many files, and how many commands ran. */
+export function changesLine(changes: number, files: number, commands: number): string {
   const ran = commands ? `; ${commands} command${commands === 1 ? '' : 's'} ran, whose changes to files are not tracked` : ''
-  if (!changes) return [`no file edits in this session${ran}`]
-  return [`${changes} edit${changes === 1 ? '' : 's'} in ${files.size} file${files.size === 1 ? '' : 's'}${ran}`, ...lines]
+  if (!changes) return `no file edits in this session${ran}`
+  return `${changes} edit${changes === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}${ran}`
 }

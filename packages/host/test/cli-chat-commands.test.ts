@@ -1,5 +1,7 @@
 // Chat's own commands through the real CLI with piped input: /diff, /cost, /model, /clear, /resume and an
 // aligned /help. Each line waits for the output of the one before, as a person would.
+import { readdir, readFile } from 'node:fs/promises'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CLI_TIMEOUT, run, start, useProject } from '@goalkeeper/test-kit'
 
@@ -15,7 +17,96 @@ const ECHO = `export default many((request) => {
   return { text: 'heard: ' + users.join(' | ') + ' via ' + (request.model ?? 'default'), usage }
 })`
 
+/** `write NAME` writes NAME; each call reports a usage that grows with the history, so sums tell calls apart. */
+const WRITER = `export default many((request) => {
+  const users = request.messages.filter((message) => message.role === 'user').map(textOf)
+  const usage = { inputTokens: 10 + users.length, outputTokens: 1 + users.length, cachedInputTokens: users.length }
+  const file = /^write (\\S+)$/.exec(users.at(-1) ?? '')
+  if (file && !turnResults(request).length) return { toolCalls: [{ name: 'write_file', arguments: { path: file[1], content: 'new\\n' } }], usage }
+  return { text: 'heard: ' + users.at(-1), usage }
+})`
+
+/** What a whole replay of the session's log says: its records read from the first line, as `show` reads them. */
+async function wholeFigures(dir: string, id?: string) {
+  const logs = (await readdir(dir)).filter((name) => name.endsWith('.jsonl'))
+  if (!id) expect(logs).toHaveLength(1)
+  const file = id ? `${id}.jsonl` : logs[0]
+  const records = (await readFile(path.join(dir, file), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { seq: number; type: string; data: Record<string, unknown> })
+  const usage = { in: 0, cached: 0, out: 0, calls: 0 }
+  const calls = new Map<unknown, Record<string, unknown>>()
+  const files = new Set<string>()
+  let edits = 0
+  for (const { type, data } of records) {
+    const reported = data?.usage as { inputTokens: number; outputTokens: number; cachedInputTokens?: number } | undefined
+    if ((type === 'assistant/message' || type === 'context/compacted') && reported) {
+      usage.in += reported.inputTokens
+      usage.cached += reported.cachedInputTokens ?? 0
+      usage.out += reported.outputTokens
+      usage.calls++
+    }
+    if (type === 'tool/call') calls.set(data.callId, data)
+    if (type === 'tool/result' && data.ok && calls.get(data.callId)?.name === 'write_file') {
+      edits++
+      files.add(JSON.parse(calls.get(data.callId)!.arguments as string).path)
+    }
+  }
+  return {
+    id: file.replace(/\.jsonl$/, ''),
+    checkpoints: records.filter((record) => record.type === 'session/checkpoint').length,
+    turns: records.filter((record) => record.type === 'turn/end').length,
+    cost: `session: ${usage.in} in (${usage.cached} cached), ${usage.out} out in ${usage.calls} model calls; cost $0.00`,
+    diff: `${edits} edit${edits === 1 ? '' : 's'} in ${files.size} file${files.size === 1 ? '' : 's'}`,
+  }
+}
+
 describe('chat commands', { timeout: CLI_TIMEOUT }, () => {
+  it('/cost, /diff and /resume count the whole session after it let go of its head, and after it was opened from its last checkpoint', async () => {
+    const p = await project({ script: WRITER, config: { session: { checkpointEvery: 4 } } })
+    const chat = start([...p.globals, 'chat'], { stdin: 'pipe' })
+    for (const line of ['write a.txt', 'write b.txt', 'one', 'two', 'three']) {
+      chat.type(line)
+      await chat.waitFor('stdout', new RegExp(`heard: ${line}\n`))
+    }
+    chat.type('/cost')
+    await chat.waitFor('stdout', /^session: .*\n/m)
+    chat.type('/diff')
+    chat.child.stdin!.end()
+    expect(await chat.exited(), chat.stderr()).toBe(0)
+    const first = await wholeFigures(p.sessions)
+    expect(first.checkpoints).toBeGreaterThan(2)
+    const out = chat.stdout().split('\n')
+    expect(out).toContain(first.cost)
+    expect(first.diff).toBe('2 edits in 2 files')
+    const diff = out.indexOf(first.diff)
+    expect(diff).toBeGreaterThan(0)
+    // The edits were made before the checkpoint the live session holds from: counted, not shown.
+    expect(out[diff + 1]).toMatch(new RegExp(`^2 earlier edits, before the checkpoint at record \\d+, are not held here: .*show ${first.id} shows them$`))
+
+    // Opened again from its last checkpoint: the same figures, and they go on counting.
+    const again = start([...p.globals, 'chat', '--resume', first.id], { stdin: 'pipe' })
+    again.type('/cost')
+    await again.waitFor('stdout', /^session: .*\n/m)
+    again.type('write c.txt')
+    await again.waitFor('stdout', /heard: write c\.txt\n/)
+    again.type('/clear')
+    await again.waitFor('stdout', /^new session /m)
+    again.type(`/resume ${first.id}`)
+    await again.waitFor('stdout', /^resumed session .*\n/m)
+    again.type('/cost')
+    await again.waitFor('stdout', /^resumed session .*\n(.*\n)*session: .*\n/m)
+    again.type('/diff')
+    again.child.stdin!.end()
+    expect(await again.exited(), again.stderr()).toBe(0)
+    const lines = again.stdout().split('\n')
+    expect(lines[0]).toBe(first.cost)
+    const second = await wholeFigures(p.sessions, first.id)
+    expect(lines).toContain(`resumed session ${first.id} (${second.turns} turns so far)`)
+    expect(second.turns).toBe(6)
+    expect(lines.filter((line) => line.startsWith('session: ')).at(-1)).toBe(second.cost)
+    expect(second.diff).toBe('3 edits in 3 files')
+    expect(lines).toContain(second.diff)
+  })
+
   it('/diff shows the session\'s edits, /cost its tokens and cost, /model switches the model and keeps the history', async () => {
     const p = await project({ script: ECHO })
     const chat = start([...p.globals, 'chat'], { stdin: 'pipe' })

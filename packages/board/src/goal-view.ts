@@ -47,6 +47,12 @@ export interface GoalView {
   status: string | null
   rounds: RoundView[]
   answer: string
+  /**
+   * Set when the session is open in this process and holds its records from this seq on (a checkpoint): a
+   * live session lets go of what precedes its last checkpoint. The goal, its spend and status count the whole
+   * log (the goal's checkpoint part carries them); `rounds` are those from here on (`show` reads the rest).
+   */
+  heldFrom?: number
 }
 
 /** How much of a model's text or a call's arguments a page carries: their head. */
@@ -79,11 +85,12 @@ function diffOf(name: string, args: string): ToolView['diff'] {
  * edits as diffs, checks, compactions, stops and spend. Texts are the log's own (masked when written);
  * the page renders them as text only.
  */
-export function goalView(session: string, records: readonly SessionRecord[]): GoalView {
+export function goalView(session: string, records: readonly SessionRecord[], held?: { firstSeq: number; cwd: string }): GoalView {
   const rounds: RoundView[] = []
   const calls = new Map<string, ToolView>()
   let current: RoundView | undefined
-  let cwd = ''
+  // A session held from a checkpoint keeps its header apart from its records.
+  let cwd = held?.cwd ?? ''
   let answer = ''
   const byTurn = new Map<number, RoundView>()
   for (const record of records) {
@@ -135,7 +142,7 @@ export function goalView(session: string, records: readonly SessionRecord[]): Go
   } catch {
     // A log whose goal records do not replay: its rounds are still shown, its goal is not.
   }
-  return { session, cwd, goal, status: goal && clean(describeGoalStatus(goal)), rounds, answer }
+  return { session, cwd, goal, status: goal && clean(describeGoalStatus(goal)), rounds, answer, ...(held && held.firstSeq > 0 && { heldFrom: held.firstSeq }) }
 }
 
 /** A judge's decision as the page shows it: the model's reasons cleaned like any model text. */

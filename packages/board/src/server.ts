@@ -203,7 +203,8 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
       }
       let view
       try {
-        view = goalView(id, opened.session.records)
+        const { session } = opened
+        view = goalView(id, session.records, session.firstSeq > 0 ? { firstSeq: session.firstSeq, cwd: session.header.cwd } : undefined)
       } finally {
         await opened.close()
       }

@@ -39,8 +39,10 @@ export function storesOf(services: readonly SessionService[]): Stores {
       let last: unknown
       for (const service of services) {
         try {
+          // A session open here already (the process that writes it embeds the board) is its writer's to close.
+          const held = service.get(id)
           const session = await service.open(id, options)
-          return { session, close: () => service.close(session) }
+          return { session, close: async () => void (session === held || (await service.close(session))) }
         } catch (error) {
           if (!notFound(error)) throw error
           last = error

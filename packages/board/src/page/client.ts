@@ -250,6 +250,7 @@ export const CLIENT_JS = String.raw`(function () {
       if (goal) main.appendChild(evidenceCard(view))
       if (view.answer) main.appendChild(el('section', { className: 'card' }, [el('h3', { text: 'Final answer' }), pre(view.answer, 'answer')]))
       main.appendChild(el('section', { className: 'card' }, [el('h3', { text: 'Resume from a terminal' })].concat(data.resume.map(function (command) { return pre(command, 'command') }))))
+      if (view.heldFrom) main.appendChild(el('p', { className: 'sub', text: 'The process writing this session holds its log from record ' + view.heldFrom + ' (its last checkpoint): the rounds before are not shown here; goalkeeper show ' + view.session + ' prints them. The goal and its spend count them all.' }))
       view.rounds.slice().reverse().forEach(function (round) { main.appendChild(roundCard(round)) })
       document.body.setAttribute('data-ready', 'goal')
     }, failed)

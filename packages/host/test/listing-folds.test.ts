@@ -9,15 +9,15 @@ import type {} from '@goalkeeper/fleet'
 import { foldSession, type Session, type SessionService, type SummaryFold } from '@goalkeeper/session'
 import { sessionStack } from '@goalkeeper/test-kit'
 import { LISTING_FOLDS } from '../src/listing-folds.ts'
-import { sessionTotalsFold } from '../src/commands/render/totals.ts'
+import { heldTotals, sessionTotalsFold } from '../src/commands/render/totals.ts'
 
 const totals = sessionTotalsFold(() => undefined)
 
-async function stack(dir: string): Promise<SessionService> {
+async function stack(dir: string, kept = true): Promise<SessionService> {
   const root = new Context()
   const fiber: Fiber = await root.plugin(sessionStack, { dir: path.join(dir, 'sessions'), keyFile: path.join(dir, 'session.key'), checkpointEvery: 8 })
   onTestFinished(() => fiber.dispose())
-  root.sessions.keepFolds({ ...LISTING_FOLDS, totals })
+  if (kept) root.sessions.keepFolds({ ...LISTING_FOLDS, totals })
   return root.sessions
 }
 
@@ -71,6 +71,33 @@ describe('the host\'s kept folds over a session held from a checkpoint', () => {
     await sessions.close(reopened)
     expect(await replayed(sessions, session.id, totals)).toEqual(again)
     expect(again.turns).toBe(12)
+  })
+})
+
+describe('totals of a session whose checkpoints were written before they carried any', () => {
+  it('count from the checkpoint it was opened from, say so, and carry that on', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-folds-'))
+    onTestFinished(() => fs.rm(dir, { recursive: true, force: true }))
+    const before = await stack(dir, false)
+    const session = await before.create({ cwd: dir })
+    for (let n = 1; n <= 6; n++) turn(before, session, n)
+    await before.close(session)
+    const sessions = await stack(dir)
+    const reopened = await sessions.open(session.id)
+    expect(reopened.firstSeq).toBeGreaterThan(0)
+    const held = heldTotals(reopened, () => undefined)
+    expect(held.from).toBe(reopened.firstSeq)
+    expect(held.carried).toBeUndefined()
+    // Read whole by a service that does not hold it open.
+    const whole = await replayed(before, session.id, totals)
+    expect(whole.turns).toBe(6)
+    expect(held.totals.turns).toBeLessThan(whole.turns)
+    for (let n = 7; n <= 10; n++) turn(sessions, reopened, n)
+    const later = heldTotals(reopened, () => undefined)
+    expect(later.carried).toBeDefined()
+    expect(later.from).toBe(held.from)
+    expect(later.totals.turns).toBe(held.totals.turns + 4)
+    await sessions.close(reopened)
   })
 })
 

@@ -20,7 +20,7 @@ const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
 const totals = sessionTotalsFold(() => undefined)
 
 /** Appends turns until `records`: each a model call with usage, a tool call and its result. */
-function turns(session: Session, sessions: Context['sessions'], records: number, from = 1) {
+function turns(session: Session, sessions: Context['sessions'], records: number, from = 1, due = true) {
   let turn = from
   while (session.records.at(-1)!.seq < records) {
     session.append('turn/start', { turn })
@@ -29,34 +29,43 @@ function turns(session: Session, sessions: Context['sessions'], records: number,
     session.append('tool/result', { turn, step: 1, callId: `c${turn}`, ok: true, content: 'line\n'.repeat(20) })
     session.append('turn/end', { turn, outcome: { kind: 'completed' } })
     turn++
-    if (sessions.checkpointDue(session)) sessions.checkpoint(session, 'interval')
+    if (due && sessions.checkpointDue(session)) sessions.checkpoint(session, 'interval')
   }
   return turn
 }
 
-/** Median time of writing a checkpoint of a session holding `EVERY` records, with or without the kept folds. */
-async function checkpointCost(dir: string, kept: boolean): Promise<number> {
-  return withSessions(path.join(dir, kept ? 'kept' : 'bare'), MAX_BYTES, async (ctx) => {
-    if (kept) ctx.sessions.keepFolds({ ...LISTING_FOLDS, totals })
-    const session = await ctx.sessions.create({ cwd: dir })
-    turns(session, ctx.sessions, EVERY - 10)
-    const times: number[] = []
-    for (let i = 0; i < 9; i++) {
-      const start = process.hrtime.bigint()
-      ctx.sessions.checkpoint(session, 'interval')
-      times.push(ms(start))
+/**
+ * Median times of writing a checkpoint of a session holding `EVERY` records, without and with the kept folds:
+ * two services side by side, their checkpoints timed in turn, so both see the same load and warm code.
+ */
+async function checkpointCosts(dir: string): Promise<[bare: number, kept: number]> {
+  return withSessions(path.join(dir, 'bare'), MAX_BYTES, (bare) => withSessions(path.join(dir, 'kept'), MAX_BYTES, async (kept) => {
+    kept.sessions.keepFolds({ ...LISTING_FOLDS, totals })
+    const sessions = [bare, kept].map((ctx) => ctx.sessions)
+    const opened = await Promise.all(sessions.map((service) => service.create({ cwd: dir })))
+    const next = [1, 1]
+    const times: number[][] = [[], []]
+    // Each checkpoint follows `EVERY` records since the last, as `checkpointEvery` has it: the folds go over them.
+    for (let round = 1; round <= 11; round++) {
+      for (const i of [0, 1]) {
+        next[i] = turns(opened[i], sessions[i], round * EVERY, next[i], false)
+        await sessions[i].flush(opened[i])
+        const start = process.hrtime.bigint()
+        sessions[i].checkpoint(opened[i], 'interval')
+        times[i].push(ms(start))
+        await sessions[i].flush(opened[i])
+      }
     }
-    await ctx.sessions.close(session)
-    return median(times)
-  })
+    await Promise.all(opened.map((session, i) => sessions[i].close(session)))
+    return [median(times[0]), median(times[1])]
+  }))
 }
 
 export async function run(records = QUICK ? 30_000 : 200_000) {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gk-fold-checkpoint-'))
   try {
     console.log(`kept folds in checkpoints (the machine is shared: compare the ratios, not the times)`)
-    const bare = await checkpointCost(dir, false)
-    const kept = await checkpointCost(dir, true)
+    const [bare, kept] = await checkpointCosts(dir)
     console.log(`  a checkpoint of ${EVERY.toLocaleString('en')} held records: ${bare.toFixed(2)} ms without kept folds, ${kept.toFixed(2)} ms with the host's (${(kept / bare).toFixed(2)}x)`)
     await withSessions(path.join(dir, 'long'), MAX_BYTES, async (ctx) => {
       ctx.sessions.keepFolds({ ...LISTING_FOLDS, totals })

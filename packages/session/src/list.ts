@@ -107,11 +107,11 @@ async function keptEntries(lister: Lister, everywhere: boolean): Promise<{ kept:
   }
   let own: LoadedIndex | undefined
   for (const indexStore of store.indexes({ everywhere })) {
-    const index = await loadIndex(signer, indexStore)
+    const index = await loadIndex(signer, indexStore, { whole: true })
     own ??= index
     try {
       reportIndex(lister, indexStore.location, index)
-      for (const [id, entry] of (await index.opened?.all()) ?? []) kept.set(id, entry)
+      for (const [id, entry] of index.entries ?? []) kept.set(id, entry)
       for (const [id, entry] of index.journal) kept.set(id, later(kept.get(id), entry)!)
     } finally {
       await index.close()

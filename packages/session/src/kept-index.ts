@@ -1,6 +1,6 @@
 import type { Signer } from './integrity.ts'
 import type { SummaryIndexStore } from './store.ts'
-import { encodeIndex, type IndexEntry, type Kept, journalLine, type OpenedIndex, openIndex, readJournal } from './summary-index.ts'
+import { EarlierIndex, encodeIndex, type IndexEntry, type Kept, journalLine, type OpenedIndex, openIndex, readJournal } from './summary-index.ts'
 
 /** An index as the service reads it: verified, or with the reason it is not used. */
 export interface LoadedIndex {
@@ -40,6 +40,8 @@ export async function loadIndex(signer: Signer, store: SummaryIndexStore, option
     return { opened, entries, journal, journalBytes: read.journal.length, close }
   } catch (error) {
     await close().catch(() => {})
+    // Made by an earlier version of goalkeeper: built again as a missing index is, with nothing to report.
+    if (error instanceof EarlierIndex) return { journal: new Map(), journalBytes: 0, close: none }
     return { journal: new Map(), journalBytes: 0, problem: (error as Error).message, close: none }
   }
 }

@@ -58,6 +58,8 @@ export interface Kept {
 
 /** A part of the index that does not verify or is not there: the index is not used, and is rebuilt. */
 export class IndexError extends Error {}
+/** An index of an earlier format (one mac over the whole table): rebuilt as a missing one is, silently. */
+export class EarlierIndex extends IndexError {}
 
 export interface OpenedIndex {
   /** How many rows the table holds. */
@@ -129,6 +131,7 @@ export async function openIndex(signer: Signer, reader: IndexReader, size: numbe
   let first = await reader.read(0, Math.min(size, HEAD_BYTES))
   const end = first.indexOf(10)
   const words = first.toString('latin1', 0, Math.max(0, end)).split(' ')
+  if (words.slice(0, 2).join(' ') === 'goalkeeper-summaries 1') throw new EarlierIndex('it is of an earlier format')
   if (end < 0 || words.slice(0, 2).join(' ') !== MAGIC || words.length !== 4) throw new IndexError('it is not an index of session summaries (its first line is not the expected header)')
   const directoryBytes = Number(words[2])
   const start = end + 1

@@ -1,10 +1,12 @@
 import type { Signer } from './integrity.ts'
 import type { SummaryIndexStore } from './store.ts'
-import { encodeIndex, type IndexEntry, type Kept, journalLine, type OpenedIndex, openIndex, readJournal } from './summary-index.ts'
+import { EarlierIndex, encodeIndex, type IndexEntry, type Kept, journalLine, type OpenedIndex, openIndex, readJournal } from './summary-index.ts'
 
 /** An index as the service reads it: verified, or with the reason it is not used. */
 export interface LoadedIndex {
   opened?: OpenedIndex
+  /** Every entry of the compacted part that verifies, when loaded `whole`. */
+  entries?: Map<string, Kept>
   /** The latest journal entry per session. */
   journal: Map<string, Kept>
   journalBytes: number
@@ -19,8 +21,11 @@ export const COMPACT_BYTES = 1 << 20
 
 const none = async () => {}
 
-/** The index of `store`, verified: its table's mac, every journal line's. Never throws. */
-export async function loadIndex(signer: Signer, store: SummaryIndexStore): Promise<LoadedIndex> {
+/**
+ * The index of `store`, verified: its directory's mac, every journal line's, and `whole`, every block
+ * of its table (its entries read at once). Never throws.
+ */
+export async function loadIndex(signer: Signer, store: SummaryIndexStore, options: { whole?: boolean } = {}): Promise<LoadedIndex> {
   let read
   try {
     read = await store.read()
@@ -31,9 +36,12 @@ export async function loadIndex(signer: Signer, store: SummaryIndexStore): Promi
   try {
     const journal = readJournal(signer, read.journal)
     const opened = read.compacted && (await openIndex(signer, read.compacted, read.compacted.size))
-    return { opened, journal, journalBytes: read.journal.length, close }
+    const entries = options.whole ? ((await opened?.all()) ?? new Map()) : undefined
+    return { opened, entries, journal, journalBytes: read.journal.length, close }
   } catch (error) {
     await close().catch(() => {})
+    // Made by an earlier version of goalkeeper: built again as a missing index is, with nothing to report.
+    if (error instanceof EarlierIndex) return { journal: new Map(), journalBytes: 0, close: none }
     return { journal: new Map(), journalBytes: 0, problem: (error as Error).message, close: none }
   }
 }

@@ -3,13 +3,16 @@ import { readSealCheck, type Signer } from './integrity.ts'
 import { appendEntries, compactIndex, type LoadedIndex, later, loadIndex } from './kept-index.ts'
 import type { SessionImpl } from './session.ts'
 import type { SessionStore } from './store.ts'
-import { keptSummary, type KeptSummary, openKept, summarizeSession, summarizeStream } from './summary.ts'
+import { keptEntry, type KeptSummary, openKept, summarizeSession, summarizeStream } from './summary.ts'
 import { byRecency, type Kept } from './summary-index.ts'
 import type { ListOptions, SessionSummary, SummaryFold } from './types.ts'
 
-/** Logs read at once when their summary must be rebuilt, and logs checked at once against their kept summary. */
-const READ_CONCURRENCY = 4
-const CHECK_CONCURRENCY = 16
+/**
+ * Logs checked at once against their kept summary, each read from its log right away when its summary
+ * must be rebuilt: the wait for each `stat`, open and read dominates (on a loaded machine, more so),
+ * and each log is read in chunks of at most 1 MiB, so 16 hold at most 16 MiB.
+ */
+const CONCURRENCY = 16
 
 /** What a listing works with: the store, the sessions open in this process, the key. */
 export interface Lister {
@@ -45,7 +48,7 @@ export async function listSessions(lister: Lister, options: ListOptions = {}): P
   const [ids, { kept, index }] = await Promise.all([store.list({ everywhere }), keptEntries(lister, everywhere)])
   const summaries: SessionSummary[] = []
   const fresh = new Map<string, Kept>()
-  const stale: { id: string; version: Version }[] = []
+  const stale: string[] = []
   const check = async (id: string) => {
     const session = lister.open.get(id)
     if (session) return summaries.push(summarizeSession(session, folds))
@@ -62,15 +65,13 @@ export async function listSessions(lister: Lister, options: ListOptions = {}): P
       fresh.set(id, entry)
       return summaries.push(fromKept(entry.entry, store.locationOf(id), folds))
     }
-    stale.push({ id, version })
-  }
-  await pool(ids, CHECK_CONCURRENCY, check)
-  await pool(stale, READ_CONCURRENCY, async ({ id, version }) => {
+    stale.push(id)
     const rebuilt = await rebuildSummary(lister, id, version, folds)
     if (!rebuilt) return
     summaries.push(rebuilt.summary)
     fresh.set(id, rebuilt.kept)
-  })
+  }
+  await pool(ids, CONCURRENCY, check)
   const present = new Set(ids)
   const removed = [...kept.keys()].filter((id) => !present.has(id))
   if (index) {
@@ -81,10 +82,10 @@ export async function listSessions(lister: Lister, options: ListOptions = {}): P
     // journal: without it every later listing of every project would read those logs again.
     await keep(async () => {
       const own = new Set(await store.list())
-      await appendEntries(store.indexes!()[0], stale.flatMap(({ id }) => (own.has(id) && fresh.has(id) ? [[id, fresh.get(id)!.text] as [string, string]] : [])))
+      await appendEntries(store.indexes!()[0], stale.flatMap((id) => (own.has(id) && fresh.has(id) ? [[id, fresh.get(id)!.text] as [string, string]] : [])))
     }, lister)
   } else if (store.writeSummaries && (stale.length || removed.length)) {
-    const texts = new Map(stale.flatMap(({ id }) => (fresh.has(id) ? [[id, fresh.get(id)!.text] as const] : [])))
+    const texts = new Map(stale.flatMap((id) => (fresh.has(id) ? [[id, fresh.get(id)!.text] as const] : [])))
     await keep(() => store.writeSummaries!(texts, removed), lister)
   }
   return summaries.sort(byRecency)
@@ -107,11 +108,11 @@ async function keptEntries(lister: Lister, everywhere: boolean): Promise<{ kept:
   }
   let own: LoadedIndex | undefined
   for (const indexStore of store.indexes({ everywhere })) {
-    const index = await loadIndex(signer, indexStore)
+    const index = await loadIndex(signer, indexStore, { whole: true })
     own ??= index
     try {
       reportIndex(lister, indexStore.location, index)
-      for (const [id, entry] of (await index.opened?.all()) ?? []) kept.set(id, entry)
+      for (const [id, entry] of index.entries ?? []) kept.set(id, entry)
       for (const [id, entry] of index.journal) kept.set(id, later(kept.get(id), entry)!)
     } finally {
       await index.close()
@@ -137,12 +138,16 @@ export function usable(entry: KeptSummary, token: string, folds: Readonly<Record
  */
 export async function rebuildSummary(lister: Lister, id: string, version: Version, folds: Readonly<Record<string, SummaryFold>>): Promise<{ summary: SessionSummary; kept: Kept } | undefined> {
   const { store, signer } = lister
+  const file = store.locationOf(id)
   let summary: SessionSummary
   try {
     for (let attempt = 1; ; attempt++) {
-      // The seal before the log: a writer seals only what it wrote.
-      const seal = await readSealCheck(store, signer, id)
-      summary = await summarizeStream(id, store.locationOf(id), store.stream(id, { end: version.size }), signer, folds, seal)
+      // The seal is read while the log is: the log is read only up to the size taken before the seal, and a
+      // writer seals only what it wrote, so the seal never says less than those bytes hold (more: cut short,
+      // read again below).
+      const seal = readSealCheck(store, signer, id)
+      seal.catch(() => {})
+      summary = await summarizeStream(id, file, store.stream(id, { end: version.size }), signer, folds, seal)
       if (summary.problem?.code !== 'SESSION_TRUNCATED' || attempt === 2) break
       // The size was taken before the seal: a log written meanwhile is read again as it is now.
       const now = await versionOf(lister, id)
@@ -153,8 +158,7 @@ export async function rebuildSummary(lister: Lister, id: string, version: Versio
     if ((error as { code?: string }).code === 'SESSION_NOT_FOUND') return undefined
     summary = problemSummary(lister, id, error)
   }
-  const text = keptSummary(signer, id, version.token, summary, folds, version.at)
-  return { summary, kept: { entry: openKept(signer, id, text)!, text } }
+  return { summary, kept: keptEntry(signer, id, version.token, summary, folds, version.at) }
 }
 
 /** A log that cannot be read, listed with its problem so that it is never hidden. */

@@ -2,7 +2,7 @@ import { appendEntries, COMPACT_BYTES, compactIndex, type LoadedIndex, later, lo
 import { fromKept, keep, type Lister, listSessions, problemSummary, rebuildSummary, usable, versionOf } from './list.ts'
 import type { NewestSessions } from './store.ts'
 import { keptRemoval, openKept, summarizeSession } from './summary.ts'
-import { byRecency, type IndexRow, type Kept } from './summary-index.ts'
+import { byRecency, IndexError, type IndexRow, type Kept, type OpenedIndex } from './summary-index.ts'
 import type { ListOptions, SessionSummary, SummaryFold } from './types.ts'
 
 /** A session the index names, in the order it says; `summary` once checked against its log. */
@@ -40,19 +40,20 @@ export async function recentSessions(lister: Lister, limit: number, options: Lis
   if (!own || !index?.opened) {
     // The whole listing reads the index again, says what is wrong with it, and rebuilds it.
     await index?.close()
-    const all = await listSessions(lister, options)
-    return { sessions: all.slice(0, limit), total: all.length }
+    return wholeListing(lister, limit, options)
   }
   const folds = options.folds ?? {}
   const learnt = new Map<string, string>()
-  let result: RecentSessions
+  let result: RecentSessions | undefined
   try {
-    const candidates = candidatesOf(lister, index, folds)
-    const { sessions, dropped } = await walk(candidates, limit, (candidate) => check(lister, index, candidate, folds, learnt))
-    result = { sessions, total: candidates.length - dropped }
+    result = await recentOfIndex(lister, index, limit, folds, learnt)
+  } catch (error) {
+    if (!(error instanceof IndexError)) throw error
   } finally {
     await index.close()
   }
+  // A block of the table that does not verify: the whole listing finds it too, says so and rebuilds.
+  if (!result) return wholeListing(lister, limit, options)
   await keep(async () => {
     await appendEntries(own, learnt)
     if (index.journalBytes >= COMPACT_BYTES) await compactIndex(lister.signer, own)
@@ -60,6 +61,52 @@ export async function recentSessions(lister: Lister, limit: number, options: Lis
   return result
 }
 
+async function wholeListing(lister: Lister, limit: number, options: ListOptions): Promise<RecentSessions> {
+  const all = await listSessions(lister, options)
+  return { sessions: all.slice(0, limit), total: all.length }
+}
+
+/**
+ * `recentSessions` from a verified index: the head of its table (a few blocks), the journal and the
+ * sessions open here merged in. More of the table is read only when checks dropped rows or moved
+ * them down past what was read.
+ */
+async function recentOfIndex(lister: Lister, index: LoadedIndex, limit: number, folds: Readonly<Record<string, SummaryFold>>, learnt: Map<string, string>): Promise<RecentSessions> {
+  const opened = index.opened!
+  const extra = extraCandidates(lister, index, folds)
+  const checks = new Map<string, Promise<SessionSummary | undefined>>()
+  for (let window = limit; ; window *= 4) {
+    const rows = await opened.head(window)
+    const complete = rows.length >= opened.count
+    const candidates = candidatesOf(lister, rows, extra, complete)
+    const walked = await walk(candidates, limit, (candidate) => {
+      const checking = check(lister, index, candidate, folds, learnt)
+      checks.set(candidate.id, checking)
+      return checking
+    }, checks)
+    if (complete) return { sessions: walked.sessions, total: candidates.length - walked.dropped }
+    if (walked.sessions.length >= limit && !walked.movedLast) {
+      return { sessions: walked.sessions, total: (await totalOf(opened, rows, extra)) - walked.dropped }
+    }
+  }
+}
+
+/**
+ * How many sessions the index names, with only the head of its table read: its rows, less those the
+ * journal says were removed, plus the journal's sessions it does not name (their id blocks read).
+ */
+async function totalOf(opened: OpenedIndex, rows: readonly IndexRow[], extra: ReadonlyMap<string, Candidate | null>): Promise<number> {
+  const read = new Set(rows.map((row) => row.id))
+  const unread = [...extra.keys()].filter((id) => !read.has(id))
+  const named = await opened.names(unread)
+  let total = opened.count
+  for (const [id, candidate] of extra) {
+    const inTable = read.has(id) || named.has(id)
+    if (inTable && candidate === null) total--
+    else if (!inTable && candidate !== null) total++
+  }
+  return total
+}
 /**
  * The first `limit` candidates whose check finds a session, in order: each checked (`check`) when its
  * turn is near, and moved down when its log says it belongs further down. `movedLast`: one was moved
@@ -69,6 +116,7 @@ async function walk(
   candidates: Candidate[],
   limit: number,
   check: (candidate: Candidate) => Promise<SessionSummary | undefined>,
+  checked?: ReadonlyMap<string, Promise<SessionSummary | undefined>>,
 ): Promise<{ sessions: SessionSummary[]; dropped: number; movedLast: boolean }> {
   const sessions: SessionSummary[] = []
   let dropped = 0
@@ -77,7 +125,7 @@ async function walk(
     // The rows still needed are checked at once: a stat each, whose wait dominates on a busy machine.
     for (let k = i; k < Math.min(candidates.length, i + limit - sessions.length); k++) {
       const ahead = candidates[k]
-      ahead.checking ??= ahead.summary ? Promise.resolve(ahead.summary) : check(ahead)
+      ahead.checking ??= ahead.summary ? Promise.resolve(ahead.summary) : (checked?.get(ahead.id) ?? check(ahead))
     }
     const candidate = candidates[i]
     candidate.summary ??= await candidate.checking
@@ -144,19 +192,27 @@ async function recentOfStore(lister: Lister, limit: number, folds: Readonly<Reco
   return result
 }
 
-/**
- * Every session the index names, newest first: the table's rows (already in order), with the journal's
- * later entries and the sessions open here merged in where their times put them.
- */
-function candidatesOf(lister: Lister, index: LoadedIndex, folds: Readonly<Record<string, SummaryFold>>): Candidate[] {
+/** The journal's latest entries (null: removed) and the sessions open here, by id. */
+function extraCandidates(lister: Lister, index: LoadedIndex, folds: Readonly<Record<string, SummaryFold>>): Map<string, Candidate | null> {
   const extra = new Map<string, Candidate | null>()
   for (const [id, kept] of index.journal) extra.set(id, kept.entry.removed ? null : { id, updatedAt: kept.entry.summary.updatedAt, kept })
   for (const [id, session] of lister.open) {
     const summary = summarizeSession(session, folds)
     extra.set(id, { id, updatedAt: summary.updatedAt, summary })
   }
+  return extra
+}
+
+/**
+ * The sessions the head of the table names, newest first: its rows (already in order), with the
+ * journal's later entries and the sessions open here merged in where their times put them. Unless the
+ * table was read whole (`complete`), those that would come after its last row read are left for a
+ * larger window (rows not read might come before them).
+ */
+function candidatesOf(lister: Lister, rows: readonly IndexRow[], extras: ReadonlyMap<string, Candidate | null>, complete: boolean): Candidate[] {
+  const extra = new Map(extras)
   const table: Candidate[] = []
-  for (const row of index.opened!.rows) {
+  for (const row of rows) {
     const other = extra.get(row.id)
     // A journal entry made before the table's own entry (a whole listing read the log later) gives way.
     if (other === undefined || (other?.kept && !lister.open.has(row.id) && row.madeAt > (other.kept.entry.madeAt ?? 0))) {
@@ -164,8 +220,10 @@ function candidatesOf(lister: Lister, index: LoadedIndex, folds: Readonly<Record
       table.push({ id: row.id, updatedAt: row.updatedAt, row })
     }
   }
-  const added = [...extra.values()].filter((c): c is Candidate => c !== null).sort(byRecency)
-  return merge(table, added)
+  const last = rows[rows.length - 1]
+  const added = [...extra.values()].filter((c): c is Candidate => c !== null && (complete || !last || byRecency(c, last) <= 0)).sort(byRecency)
+  // Each window starts from fresh candidates: a walk moves and marks the ones it is given.
+  return merge(table, added.map((c) => ({ ...c, checking: undefined })))
 }
 
 /** Two lists in recency order as one. */

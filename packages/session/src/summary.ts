@@ -182,12 +182,25 @@ export function summarizeSession(session: Session, folds: Readonly<Record<string
  * time. Applies the replay rules: a torn last line is ignored, any other bad line fails. With a
  * signer, the mac chain is checked on the way (as `open` does), so a tampered log is marked.
  */
-export async function summarizeStream(id: string, file: string, chunks: AsyncIterable<Buffer>, signer?: Signer, folds: Readonly<Record<string, SummaryFold>> = {}, seal?: SealCheck): Promise<SessionSummary> {
+export async function summarizeStream(id: string, file: string, chunks: AsyncIterable<Buffer>, signer?: Signer, folds: Readonly<Record<string, SummaryFold>> = {}, seal?: SealCheck | Promise<SealCheck>): Promise<SessionSummary> {
   const builder = new SummaryBuilder(id, file, folds)
-  const reader = new LogReader(file, id, signer, (record) => builder.add(record), seal)
-  for await (const chunk of chunks) reader.push(chunk)
-  reader.finish()
-  return builder.build(reader.chain.integrity)
+  // The log's first chunk is asked for before the seal is waited for: both reads go on at once.
+  const iterator = chunks[Symbol.asyncIterator]()
+  const first = iterator.next()
+  // Its failure (the log gone, say) is thrown where it is awaited, below: not an unhandled rejection meanwhile.
+  first.catch(() => {})
+  let ended = false
+  let reader: LogReader
+  try {
+    reader = new LogReader(file, id, signer, (record) => builder.add(record), await seal)
+    for (let next = await first; !next.done; next = await iterator.next()) reader.push(next.value)
+    ended = true
+    reader.finish()
+  } finally {
+    // Stopped early (a bad line, the seal unreadable): the log's handle is let go.
+    if (!ended) await iterator.return?.().catch(() => {})
+  }
+  return builder.build(reader!.chain.integrity)
 }
 
 /**
@@ -215,12 +228,18 @@ export interface KeptSummary {
  * cannot be forged or moved to another session, and one left from an earlier version of the log is stale.
  */
 export function keptSummary(signer: Signer, id: string, token: string, summary: SessionSummary, folds: Readonly<Record<string, SummaryFold>>, madeAt = Date.now()): string {
+  return keptEntry(signer, id, token, summary, folds, madeAt).text
+}
+
+/** `keptSummary` with the entry it holds (as `openKept` would read it back: JSON values only). */
+export function keptEntry(signer: Signer, id: string, token: string, summary: SessionSummary, folds: Readonly<Record<string, SummaryFold>>, madeAt = Date.now()): { entry: KeptSummary; text: string } {
   const { id: _id, file: _file, folds: results, ...rest } = summary
   const kept: KeptSummary = { id, token, summary: rest, madeAt }
   const names = Object.keys(folds)
   // A log that cannot be read has no fold results; the versions still say that the folds were tried.
   if (names.length) kept.folds = Object.fromEntries(names.map((name) => [name, { version: folds[name].version, ...(results && { value: results[name] }) }]))
-  return signKept(signer, kept)
+  const text = signKept(signer, kept)
+  return { entry: JSON.parse(text.slice(text.indexOf(' ') + 1)) as KeptSummary, text }
 }
 
 /** The kept entry of a removed log: listings leave it out until the index forgets it. */

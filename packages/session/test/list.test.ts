@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { appsPerTest, human, itOnFiles, tempDir, writeSession } from './helpers.ts'
+import { appsPerTest, closedSessions, countingStore, human, itOnFiles, tempDir, writeSession } from './helpers.ts'
 
 const launch = appsPerTest()
 
@@ -33,6 +33,37 @@ describe('list', () => {
     expect(list[1].title).toBeUndefined()
     expect(list[2].title).toHaveLength(80)
     expect(list[2].title).toMatch(/^word word .*word…$/)
+  })
+
+  itOnFiles('reads a log and its seal at once, and leaves out a log removed while they were read', async () => {
+    const dir = await tempDir()
+    const [kept, removed] = await closedSessions(launch, dir, 2)
+    await fs.rm(path.join(dir, '.summaries.log'))
+    const { store } = await countingStore(dir)
+    const { version, stream, readSeal } = { version: store.version.bind(store), stream: store.stream.bind(store), readSeal: store.readSeal!.bind(store) }
+    // The log goes once its version is taken; its seal is given only after reading the log failed, which
+    // a listing that waited for the seal before reading the log would never see.
+    let failed!: () => void
+    const streamFailed = new Promise<void>((resolve) => (failed = resolve))
+    store.version = async (id) => {
+      const taken = await version(id)
+      if (id === removed) await fs.rm(path.join(dir, `${id}.jsonl`))
+      return taken
+    }
+    store.stream = async function* (id, range) {
+      try {
+        yield* stream(id, range)
+      } catch (error) {
+        failed()
+        throw error
+      }
+    }
+    store.readSeal = async (id) => {
+      if (id === removed) await streamFailed
+      return readSeal(id)
+    }
+    const { sessions } = await launch(dir, { store })
+    expect((await sessions.list()).map((s) => s.id)).toEqual([kept])
   })
 
   itOnFiles('counts unwritten records of sessions open here, tolerates a torn last line, lists corrupt files with their problem, skips a FIFO without blocking', async () => {

@@ -105,9 +105,8 @@ export class LogReader {
    */
   pushLines(lines: readonly string[]) {
     let index = 0
-    // Bytes that ended inside a line (a range cut mid-line) are completed as bytes.
-    if (this.carryBytes) index = lines.length
-    for (; index < lines.length; index++) {
+    // After bytes that ended inside a line (a range cut mid-line), all go as bytes: the first completes it.
+    if (!this.carryBytes) for (; index < lines.length; index++) {
       const line = lines[index]
       // A newline inside a row (an edit by hand) splits it, as it does in a file.
       if (HAS_NEWLINE.test(line)) break

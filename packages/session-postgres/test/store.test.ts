@@ -1,5 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { testDatabase } from '@goalkeeper/test-kit'
+import type { LogChunk } from '@goalkeeper/session'
 import { openPostgresStore } from '../src/index.ts'
 import { appsPerTest } from './helpers.ts'
 
@@ -41,6 +42,27 @@ describe('the PostgreSQL store as the service sees it', () => {
     }
     await expect(text(pg.stream('nope'))).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
     await expect(pg.version('nope')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+  })
+
+  it('hands replay the rows of a page as lines, the text of the bytes, and the pages a range cuts as bytes', async () => {
+    const app = await launch(db.url)
+    const session = await app.sessions.create({ cwd: '/work' })
+    for (let i = 0; i < 4500; i++) session.append('note', { i, text: i % 7 ? 'plain' : 'é€𝄞' })
+    await app.sessions.close(session)
+    const pg = await store()
+    const whole = Buffer.from((await text(pg.stream(session.id))).text)
+    const read = async (range?: { start?: number; end?: number }) => {
+      const parts: LogChunk[] = []
+      for await (const chunk of pg.lines(session.id, range)) parts.push(chunk)
+      return { parts, bytes: Buffer.concat(parts.map((part) => (Buffer.isBuffer(part) ? part : Buffer.from(`${part.join('\n')}\n`)))) }
+    }
+    const all = await read()
+    expect(all.parts.map((part) => (Buffer.isBuffer(part) ? 'bytes' : part.length))).toEqual([64, 2000, 2000, 437])
+    expect(all.bytes.equals(whole)).toBe(true)
+    const [start, end] = [123_456, 345_678]
+    const cut = await read({ start, end })
+    expect(Buffer.isBuffer(cut.parts[0]) && Buffer.isBuffer(cut.parts.at(-1))).toBe(true)
+    expect(cut.bytes.equals(whole.subarray(start, end))).toBe(true)
   })
 
   it('reads a range that starts late (a log read from its checkpoint) from the row of its first byte on, not the rows before', async () => {

@@ -4,6 +4,13 @@ import type { SessionRecord } from './records.ts'
 import { SessionError } from './types.ts'
 
 const NEWLINE = 0x0a
+const HAS_NEWLINE = /\n/
+
+/**
+ * What a store hands a reader: bytes of the log, or complete lines without their newlines (a store that
+ * keeps lines, as a database does, then needs not encode them for the reader to decode and split again).
+ */
+export type LogChunk = Buffer | readonly string[]
 
 /** What is left after the last complete, valid line: nothing, or a torn tail. */
 export interface LogEnd {
@@ -90,6 +97,24 @@ export class LogReader {
     }
     if (last + 1 < chunk.length) this.keep(chunk.subarray(last + 1))
     this.bytes += chunk.length
+  }
+
+  /**
+   * Complete lines without their newlines: read as `push` reads their bytes with a newline after each,
+   * with the same offsets, torn tail and errors.
+   */
+  pushLines(lines: readonly string[]) {
+    let index = 0
+    // After bytes that ended inside a line (a range cut mid-line), all go as bytes: the first completes it.
+    if (!this.carryBytes) for (; index < lines.length; index++) {
+      const line = lines[index]
+      // A newline inside a row (an edit by hand) splits it, as it does in a file.
+      if (HAS_NEWLINE.test(line)) break
+      const offset = this.bytes
+      this.bytes += Buffer.byteLength(line) + 1
+      this.take(line, () => ({ offset, bytes: Buffer.from(`${line}\n`) }))
+    }
+    if (index < lines.length) this.push(Buffer.from(`${lines.slice(index).join('\n')}\n`))
   }
 
   private keep(part: Buffer) {

@@ -1,5 +1,5 @@
 import type { CheckpointEntry, SealCheck, Signer } from './integrity.ts'
-import { type LogEnd, LogReader, type ReadStart } from './log-reader.ts'
+import { type LogChunk, type LogEnd, LogReader, type ReadStart } from './log-reader.ts'
 import type { SessionRecord } from './records.ts'
 import { type PlannedRecord, RepairPlanner } from './repair.ts'
 import type { Integrity } from './types.ts'
@@ -21,14 +21,17 @@ export interface LoadedFile extends LogEnd {
  * repair plan) as it arrives, so the log is never held whole, as bytes or as text; only the records
  * are, since a `Session` keeps them.
  */
-export async function replay(chunks: AsyncIterable<Buffer>, file: string, id: string, signer?: Signer, seal?: SealCheck, start?: ReadStart): Promise<LoadedFile> {
+export async function replay(chunks: AsyncIterable<LogChunk>, file: string, id: string, signer?: Signer, seal?: SealCheck, start?: ReadStart): Promise<LoadedFile> {
   const records: SessionRecord[] = []
   const planner = new RepairPlanner()
   const reader = new LogReader(file, id, signer, (record) => {
     records.push(record)
     planner.add(record)
   }, seal, start)
-  for await (const chunk of chunks) reader.push(chunk)
+  for await (const chunk of chunks) {
+    if (Buffer.isBuffer(chunk)) reader.push(chunk)
+    else reader.pushLines(chunk)
+  }
   const end = reader.finish()
   return { records, ...end, integrity: reader.chain.integrity, lastMac: reader.chain.next(), repairs: planner.plan(), lastCheckpoint: reader.lastCheckpoint }
 }

@@ -421,6 +421,11 @@ export class SessionServiceImpl implements SessionService {
     })
   }
 
+  /** What replay reads: lines from a store that keeps them, else bytes. */
+  private logChunks(id: string, range: { start?: number; end?: number }) {
+    return this.store.lines?.(id, range) ?? this.store.stream(id, range)
+  }
+
   /** Replays a log without the lock (read-only opens, fork), after checking its size. */
   private async load(id: string, from: 'start' | 'checkpoint', turns?: number): Promise<{ loaded: LoadedFile; tail?: Tail }> {
     const signer = await this.ready()
@@ -431,7 +436,7 @@ export class SessionServiceImpl implements SessionService {
     if (tail && turns !== undefined && turns > 0) tail = await this.widenTail(id, signer, tail, turns)
     if (tail) return { loaded: tail.loaded, tail }
     this.checkOpenSize(id, size)
-    return { loaded: await replay(this.store.stream(id, { end: size }), this.store.locationOf(id), id, signer, seal) }
+    return { loaded: await replay(this.logChunks(id, { end: size }), this.store.locationOf(id), id, signer, seal) }
   }
 
   /**
@@ -454,7 +459,7 @@ export class SessionServiceImpl implements SessionService {
     this.checkOpenSize(id, size - entry.offset)
     let loaded: LoadedFile
     try {
-      loaded = await replay(this.store.stream(id, { start: entry.offset, end: size }), this.store.locationOf(id), id, signer, seal, { ...entry, sealedHeader: header.sealed === true, batched: header.version === 2 })
+      loaded = await replay(this.logChunks(id, { start: entry.offset, end: size }), this.store.locationOf(id), id, signer, seal, { ...entry, sealedHeader: header.sealed === true, batched: header.version === 2 })
     } catch (error) {
       return ignored(`the log from it cannot be read: ${(error as Error).message}`)
     }

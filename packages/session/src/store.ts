@@ -1,4 +1,5 @@
 import type { BatchSigner } from './integrity.ts'
+import type { LogChunk } from './log-reader.ts'
 import type { IndexReader } from './summary-index.ts'
 
 /**
@@ -32,14 +33,21 @@ export interface SessionStore {
   /**
    * Takes the writer lock (`SESSION_LOCKED`, naming the holder, if another process has it; nothing is
    * written then), and returns the log's size and its bytes up to that size, chunk by chunk (read when
-   * iterated: a caller that refuses the log after seeing its size reads nothing).
+   * iterated: a caller that refuses the log after seeing its size reads nothing), as bytes or, from a
+   * store that keeps lines, as `lines` gives them.
    */
-  openForWrite(id: string): Promise<{ size: number; chunks: AsyncIterable<Buffer>; writer: StoreWriter }>
+  openForWrite(id: string): Promise<{ size: number; chunks: AsyncIterable<LogChunk>; writer: StoreWriter }>
   /**
    * The log chunk by chunk, bytes `start` (default 0) to `end` (exclusive, default the end), without the
    * lock (`SESSION_NOT_FOUND` if there is none), so reading a large log holds one chunk at a time.
    */
   stream(id: string, range?: { start?: number; end?: number }): AsyncIterable<Buffer>
+  /**
+   * `stream` for replay, from a store that keeps lines (a database): whole lines as strings without their
+   * newlines, so that they are not encoded into bytes only to be decoded and split again; a chunk cut
+   * by the range stays bytes. A store that keeps bytes leaves it out.
+   */
+  lines?(id: string, range?: { start?: number; end?: number }): AsyncIterable<LogChunk>
   /**
    * The log's size and a token that changes whenever its bytes may have changed (any write, cut or
    * replacement), without reading it (`SESSION_NOT_FOUND` if there is none). Summaries are bound to it.

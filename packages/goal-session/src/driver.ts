@@ -16,6 +16,13 @@ import type { DriverRound, GoalDriver } from './types.ts'
 export class RoundDriver implements GoalDriver, RoundsHost {
   readonly logger: Logger
   readonly actions: GoalActions
+  /**
+   * Taken once: all three are injected, so they outlive the driver, and every `ctx.<service>` read goes
+   * through Cordis's context proxy (an Error with its stack each time), several times a round.
+   */
+  readonly goals: Context['goals']
+  readonly sessions: Context['sessions']
+  private readonly agents: Context['agents']
   /** The unload has begun: admission is closed and nothing new is scheduled. */
   closed = false
   private states = new Map<string, AgentRounds>()
@@ -24,7 +31,10 @@ export class RoundDriver implements GoalDriver, RoundsHost {
 
   constructor(readonly ctx: Context) {
     this.logger = ctx.logger('goal-session')
-    this.actions = new GoalActions(ctx, this.logger)
+    this.goals = ctx.goals
+    this.sessions = ctx.sessions
+    this.agents = ctx.agents
+    this.actions = new GoalActions(this.goals, this.logger)
   }
 
   install(): void {
@@ -75,7 +85,7 @@ export class RoundDriver implements GoalDriver, RoundsHost {
     let agent = this.states.get(agentLike.id)?.agent
     if (!agent || agent.disposed) {
       try {
-        agent = this.ctx.agents.get(agentLike.id)
+        agent = this.agents.get(agentLike.id)
       } catch {
         agent = undefined
       }
@@ -125,7 +135,7 @@ export class RoundDriver implements GoalDriver, RoundsHost {
 
   private goalOf(agent: { id: string }): GoalState | undefined {
     try {
-      return this.ctx.goals.get(agent)
+      return this.goals.get(agent)
     } catch {
       return undefined
     }
@@ -144,7 +154,7 @@ export class RoundDriver implements GoalDriver, RoundsHost {
   private disarmLoaded(): void {
     let agents: Agent[] = []
     try {
-      agents = this.ctx.agents.list()
+      agents = this.agents.list()
     } catch (error) {
       this.logger.error('listing agents at load failed: %s', describeError(error, { stack: true }))
     }
@@ -161,7 +171,7 @@ export class RoundDriver implements GoalDriver, RoundsHost {
     const held = [...this.states.values()]
     let agents: Agent[] = held.map((rounds) => rounds.agent)
     try {
-      agents = [...new Set([...agents, ...this.ctx.agents.list()])]
+      agents = [...new Set([...agents, ...this.agents.list()])]
     } catch {
       // the agents service may already be gone in a whole-tree shutdown
     }

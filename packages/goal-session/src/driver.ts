@@ -2,7 +2,7 @@ import type { Context, Logger } from 'cordis'
 import type { Agent, AgentErrorInfo, AgentStatus, CancelReason, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { GoalActivation, GoalState } from '@goalkeeper/goal'
 import { isRecordOf, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
-import { describeError } from '@goalkeeper/kit'
+import { describeError, untraced } from '@goalkeeper/kit'
 import { AgentRounds, type RoundsHost } from './agent-rounds.ts'
 import { GoalActions } from './goal-actions.ts'
 import type { DriverRound, GoalDriver } from './types.ts'
@@ -31,9 +31,10 @@ export class RoundDriver implements GoalDriver, RoundsHost {
 
   constructor(readonly ctx: Context) {
     this.logger = ctx.logger('goal-session')
-    this.goals = ctx.goals
-    this.sessions = ctx.sessions
-    this.agents = ctx.agents
+    // Without the tracing proxy too: the driver only asks, mutates and flushes, for itself.
+    this.goals = untraced(ctx.goals)
+    this.sessions = untraced(ctx.sessions)
+    this.agents = untraced(ctx.agents)
     this.actions = new GoalActions(this.goals, this.logger)
   }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'cordis'
 import type { MessageInput } from '@goalkeeper/agent-loop'
 import type { GoalRef, GoalRound, GoalState } from '@goalkeeper/goal'
 import type { ContentBlock, TurnOutcome, UserMessage } from '@goalkeeper/session'
+import { cloneData } from '@goalkeeper/kit'
 
 /**
  * Where a goal round is. Its whole life:
@@ -127,7 +128,7 @@ export class Round {
 
   /** What `agent.send` gets: fresh copies, so the caller's objects never are the recorded ones. */
   message(): MessageInput {
-    return { id: this.id, content: structuredClone(this.content), source: { kind: 'goal', ...this.identity } }
+    return { id: this.id, content: cloneData(this.content), source: { kind: 'goal', ...this.identity } }
   }
 
   /** Identity and content both equal the reservation: this is the driver's own message, unaltered. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Context } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { cloneData, dispatchIsolated } from '@goalkeeper/kit'
+import { cloneData, dispatchIsolated, untraced } from '@goalkeeper/kit'
 import type { Session } from '@goalkeeper/session'
 import { GoalError } from './errors.ts'
 import { GOAL_CHANGE_RECORD, GoalFold, type GoalFoldPart, usageViolation } from './fold.ts'
@@ -43,7 +43,8 @@ export class GoalRegistry implements GoalService {
   private readonly agents: Context['agents']
 
   constructor(private readonly ctx: Context, private readonly config: GoalConfig) {
-    this.agents = ctx.agents
+    // Without the tracing proxy too: `get` is a map lookup, asked at every question and mutation.
+    this.agents = untraced(ctx.agents)
   }
 
   get(agent: AgentRef): GoalState | undefined {

@@ -36,3 +36,17 @@ export function cloneData<T>(value: T): T {
   for (const key of Object.keys(value)) out[key] = cloneData((value as Record<string, unknown>)[key])
   return out as T
 }
+
+/** Where Cordis's tracing proxy of a service hands out the service itself (a global symbol of Cordis 4). */
+const ORIGINAL = Symbol.for('cordis.original')
+
+/**
+ * The service behind Cordis's tracing proxy (`ctx.<service>` as read), for the calls made several times a step.
+ * Every method read through the proxy builds a context (`extend`) and two proxies, so that the method's
+ * `this.ctx` is the caller's: only a method that registers effects or listeners for its caller (`register`,
+ * `provide`) needs that. A value that is no such proxy is returned as it is.
+ */
+export function untraced<T>(service: T): T {
+  if ((typeof service !== 'object' && typeof service !== 'function') || service === null) return service
+  return ((service as { [ORIGINAL]?: T })[ORIGINAL] ?? service)
+}

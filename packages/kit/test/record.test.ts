@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { cloneData, isRecord } from '@goalkeeper/kit'
+import { Context, Service } from 'cordis'
+import { cloneData, isRecord, untraced } from '@goalkeeper/kit'
 
 describe('isRecord', () => {
   it('accepts objects whose keys can be read, including class instances and null-prototype objects', () => {
@@ -52,5 +53,32 @@ describe('cloneData', () => {
   it('refuses functions and symbols, as structuredClone does', () => {
     expect(() => cloneData({ run: () => 1 })).toThrow()
     expect(() => cloneData([Symbol('s')])).toThrow()
+  })
+})
+
+describe('untraced', () => {
+  it('gives the service behind Cordis\'s tracing proxy, and anything else as it is', async () => {
+    class Counter extends Service {
+      count = 0
+      constructor(ctx: Context) {
+        super(ctx, 'counter')
+      }
+
+      bump() {
+        return ++this.count
+      }
+    }
+    const root = new Context()
+    await root.plugin(Counter)
+    const traced = root.get('counter') as Counter
+    const own = untraced(traced)
+    expect(own).toBeInstanceOf(Counter)
+    // Not the proxy: reads and calls go to the service itself, with the same state.
+    expect(own).not.toBe(traced)
+    expect(own.bump()).toBe(1)
+    expect(traced.count).toBe(1)
+    const plain = { get: () => 1 }
+    expect(untraced(plain)).toBe(plain)
+    for (const value of [undefined, null, 0, 'text']) expect(untraced(value)).toBe(value)
   })
 })

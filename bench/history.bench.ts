@@ -15,10 +15,11 @@
 // Ratios: each size against 100 records (target: within 1.2x at 100,000), and the default composition against
 // the bare loop at the same size (target: within 2x).
 //
-// Run alone: node --import tsx bench/history.bench.ts [--quick] [--sizes 100,100000] [--only bare|default|goal]
+// Run alone: node --import tsx bench/history.bench.ts [--quick] [--sizes 100,100000] [--only bare,default,goal]
 // [--profile /tmp/turns] [--rounds 5] [--turns 40]. `--quick`: 100 and 10,000 records, fewer turns; `--profile`: a CPU
-// profile of the measured turns alone, without the filling of the sessions; the machine's noise shrinks with more
-// `--rounds` and `--turns`.
+// profile of the measured turns alone, without the filling of the sessions; `--only`: a comma-separated subset of
+// the rows. Rows are measured in the same rounds (interleaved), so each ratio compares figures taken under the
+// same load; the machine's noise shrinks with more `--rounds` and `--turns`.
 import inspector from 'node:inspector/promises'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -177,21 +178,33 @@ async function prepare(root: Context, cwd: string): Promise<Subject[]> {
   return subjects
 }
 
-async function measure(subjects: Subject[], run: (agent: Agent, turns: number) => Promise<number>) {
+/** One row of the table: its agents (one a size) and how it runs a sample of turns. */
+interface Row {
+  name: string
+  subjects: Subject[]
+  run: (agent: Agent, turns: number) => Promise<number>
+}
+
+/**
+ * Measures every row in the same rounds: the machine's load changes from minute to minute, and rows measured
+ * one after the other would compare one load with another. Each round visits every row and size, starting at
+ * another one each time (the first measured after a pause pays more: caches, the collector).
+ */
+async function measure(rows: Row[]) {
+  const visits = rows.flatMap((row) => row.subjects.map((subject) => ({ row, subject })))
   // Warm-up: JIT, and each agent's one-time fold of its session.
-  for (const subject of subjects) await run(subject.agent, 5)
+  for (const { row, subject } of visits) await row.run(subject.agent, 5)
   const profiler = PROFILE ? await startProfile() : undefined
   for (let round = 0; round < ROUNDS; round++) {
-    // Each round starts at another size: the first measured after a pause pays more (caches, the collector).
-    for (let index = 0; index < subjects.length; index++) {
-      const subject = subjects[(round + index) % subjects.length]
+    for (let index = 0; index < visits.length; index++) {
+      const { row, subject } = visits[(round + index) % visits.length]
       const before = process.cpuUsage().system
-      subject.samples.push(await run(subject.agent, TURNS))
+      subject.samples.push(await row.run(subject.agent, TURNS))
       subject.system.push((process.cpuUsage().system - before) / TURNS)
     }
   }
   await profiler?.()
-  return new Map<number, Figure>(subjects.map((subject) => [subject.size, { total: median(subject.samples), system: median(subject.system) }]))
+  return rows.map((row): [string, Map<number, Figure>] => [row.name, new Map(row.subjects.map((subject) => [subject.size, { total: median(subject.samples), system: median(subject.system) }]))])
 }
 
 /** Profiles the measured turns only (not the filling of the sessions); stop() writes the file. */
@@ -211,35 +224,52 @@ async function startProfile() {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
-async function bare(): Promise<Map<number, Figure>> {
+async function bare(): Promise<{ row: Row; dispose: () => Promise<void> }> {
   const h: Harness = await createHarness({ workspaceTools: false })
   try {
     await h.load(benchPlugin)
     const subjects = await prepare(h.root, h.workspace)
-    return await measure(subjects, humanTurns)
-  } finally {
+    return { row: { name: 'bare loop, human turns', subjects, run: humanTurns }, dispose: () => h.dispose() }
+  } catch (error) {
     await h.dispose()
+    throw error
   }
 }
 
-async function composed(kind: 'human' | 'goal'): Promise<Map<number, Figure>> {
+async function composed(kind: 'human' | 'goal'): Promise<{ row: Row; dispose: () => Promise<void> }> {
   const { root, dir, errors, dispose } = await loadRepoComposition('gk-history-')
   try {
     await root.plugin(benchPlugin)
     const subjects = await prepare(root, dir)
-    const result = await measure(subjects, kind === 'human' ? humanTurns : (agent, turns) => goalRounds(root, agent, turns))
-    if (errors.length) console.log(`${errors.length} error log line(s):\n${errors.slice(0, 5).join('\n')}`)
-    return result
-  } finally {
+    const row: Row = kind === 'human'
+      ? { name: 'default composition, human turns', subjects, run: humanTurns }
+      : { name: 'default composition, goal rounds', subjects, run: (agent, turns) => goalRounds(root, agent, turns) }
+    return {
+      row,
+      dispose: async () => {
+        if (errors.length) console.log(`${row.name}: ${errors.length} error log line(s):\n${errors.slice(0, 5).join('\n')}`)
+        await dispose()
+      },
+    }
+  } catch (error) {
     await dispose()
+    throw error
   }
 }
 
 export async function run() {
-  const rows: [string, Map<number, Figure>][] = []
-  if (!ONLY || ONLY === 'bare') rows.push(['bare loop, human turns', await bare()])
-  if (!ONLY || ONLY === 'default') rows.push(['default composition, human turns', await composed('human')])
-  if (!ONLY || ONLY === 'goal') rows.push(['default composition, goal rounds', await composed('goal')])
+  const only = ONLY?.split(',')
+  const wanted = (name: string) => !only || only.includes(name)
+  const set: { row: Row; dispose: () => Promise<void> }[] = []
+  let rows: [string, Map<number, Figure>][]
+  try {
+    if (wanted('bare')) set.push(await bare())
+    if (wanted('default')) set.push(await composed('human'))
+    if (wanted('goal')) set.push(await composed('goal'))
+    rows = await measure(set.map(({ row }) => row))
+  } finally {
+    for (const { dispose } of set) await dispose()
+  }
   const pad = (text: string | number, width: number) => String(text).padStart(width)
   console.log(`host CPU per turn (median of ${ROUNDS} rounds of ${TURNS} turns), by records already in the session`)
   console.log(`${''.padEnd(34)}${SIZES.map((size) => pad(size.toLocaleString('en'), 12)).join('')}   largest/smallest   target <= 1.2x`)

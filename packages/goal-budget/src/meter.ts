@@ -1,7 +1,7 @@
 import type { Context, Logger } from 'cordis'
 import type { Agent, StepSummary } from '@goalkeeper/agent-loop'
 import { BUDGET_BLOCK_CODE, budgetReached, tokensOf, type GoalChange, type UsageReport } from '@goalkeeper/goal'
-import { describeError } from '@goalkeeper/kit'
+import { describeError, untraced } from '@goalkeeper/kit'
 import { isRecordOf, recordsOfTurn } from '@goalkeeper/session'
 import { costOf, unpricedCostBudget, type ModelPrice } from './prices.ts'
 import { wrapUpMessage } from './wrap-up.ts'
@@ -33,8 +33,9 @@ export class BudgetMeter {
 
   constructor(ctx: Context, private readonly config: BudgetConfig) {
     this.logger = ctx.logger('goal-budget')
-    this.goals = ctx.goals
-    this.models = ctx.models
+    // Without the tracing proxy too (each method read through it builds a context): both are only asked here.
+    this.goals = untraced(ctx.goals)
+    this.models = untraced(ctx.models)
   }
 
   onTurnStart(agent: Agent, turn: number): void {

@@ -12,6 +12,9 @@ import { DRIVER_BLOCK_CODES, settleRound, type RoundEnd } from './settlement.ts'
 /** What the rounds of every agent share: the driver's context, its log, its goal mutations, and whether it unloads. */
 export interface RoundsHost {
   readonly ctx: Context
+  /** `ctx.goals` and `ctx.sessions`, read once (each read through the context proxy costs). */
+  readonly goals: Context['goals']
+  readonly sessions: Context['sessions']
   readonly logger: Logger
   readonly actions: GoalActions
   /** The driver is unloading: admission is closed and nothing new is scheduled. */
@@ -111,7 +114,7 @@ export class AgentRounds {
     const covers = this.goalChanges
     let flushed: Promise<void>
     try {
-      flushed = this.host.ctx.sessions.flush(this.agent.session)
+      flushed = this.host.sessions.flush(this.agent.session)
     } catch (error) {
       flushed = Promise.reject(error)
     }
@@ -527,15 +530,15 @@ export class AgentRounds {
 
   /** The live goal. A corrupt goal log is not "no goal": it throws, so the listener that asked fails loudly. */
   private goal(): GoalState | undefined {
-    const health = this.host.ctx.goals.health(this.agent)
+    const health = this.host.goals.health(this.agent)
     if (!health.ok) throw health.error
-    return this.host.ctx.goals.get(this.agent)
+    return this.host.goals.get(this.agent)
   }
 
   /** The goal as a waiter sees it: a corrupt log or a goal service already gone reads as none. */
   private liveGoal(): GoalState | undefined {
     try {
-      return this.host.ctx.goals.get(this.agent)
+      return this.host.goals.get(this.agent)
     } catch {
       return undefined
     }

@@ -2,7 +2,7 @@ import type { Context, Logger } from 'cordis'
 import type { Agent, AgentErrorInfo, AgentStatus, CancelReason, PromptDecision, Submission } from '@goalkeeper/agent-loop'
 import type { GoalActivation, GoalState } from '@goalkeeper/goal'
 import { isRecordOf, type Session, type SessionRecord, type TurnOutcome, type UserMessage } from '@goalkeeper/session'
-import { describeError } from '@goalkeeper/kit'
+import { describeError, untraced } from '@goalkeeper/kit'
 import { AgentRounds, type RoundsHost } from './agent-rounds.ts'
 import { GoalActions } from './goal-actions.ts'
 import type { DriverRound, GoalDriver } from './types.ts'
@@ -16,6 +16,13 @@ import type { DriverRound, GoalDriver } from './types.ts'
 export class RoundDriver implements GoalDriver, RoundsHost {
   readonly logger: Logger
   readonly actions: GoalActions
+  /**
+   * Taken once: all three are injected, so they outlive the driver, and every `ctx.<service>` read goes
+   * through Cordis's context proxy (an Error with its stack each time), several times a round.
+   */
+  readonly goals: Context['goals']
+  readonly sessions: Context['sessions']
+  private readonly agents: Context['agents']
   /** The unload has begun: admission is closed and nothing new is scheduled. */
   closed = false
   private states = new Map<string, AgentRounds>()
@@ -24,7 +31,11 @@ export class RoundDriver implements GoalDriver, RoundsHost {
 
   constructor(readonly ctx: Context) {
     this.logger = ctx.logger('goal-session')
-    this.actions = new GoalActions(ctx, this.logger)
+    // Without the tracing proxy too: the driver only asks, mutates and flushes, for itself.
+    this.goals = untraced(ctx.goals)
+    this.sessions = untraced(ctx.sessions)
+    this.agents = untraced(ctx.agents)
+    this.actions = new GoalActions(this.goals, this.logger)
   }
 
   install(): void {
@@ -75,7 +86,7 @@ export class RoundDriver implements GoalDriver, RoundsHost {
     let agent = this.states.get(agentLike.id)?.agent
     if (!agent || agent.disposed) {
       try {
-        agent = this.ctx.agents.get(agentLike.id)
+        agent = this.agents.get(agentLike.id)
       } catch {
         agent = undefined
       }
@@ -125,7 +136,7 @@ export class RoundDriver implements GoalDriver, RoundsHost {
 
   private goalOf(agent: { id: string }): GoalState | undefined {
     try {
-      return this.ctx.goals.get(agent)
+      return this.goals.get(agent)
     } catch {
       return undefined
     }
@@ -144,7 +155,7 @@ export class RoundDriver implements GoalDriver, RoundsHost {
   private disarmLoaded(): void {
     let agents: Agent[] = []
     try {
-      agents = this.ctx.agents.list()
+      agents = this.agents.list()
     } catch (error) {
       this.logger.error('listing agents at load failed: %s', describeError(error, { stack: true }))
     }
@@ -161,7 +172,7 @@ export class RoundDriver implements GoalDriver, RoundsHost {
     const held = [...this.states.values()]
     let agents: Agent[] = held.map((rounds) => rounds.agent)
     try {
-      agents = [...new Set([...agents, ...this.ctx.agents.list()])]
+      agents = [...new Set([...agents, ...this.agents.list()])]
     } catch {
       // the agents service may already be gone in a whole-tree shutdown
     }

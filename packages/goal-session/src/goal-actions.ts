@@ -9,11 +9,11 @@ interface AgentLike { readonly id: string }
  * goal is never left armed after the driver decided automatic work must stop.
  */
 export class GoalActions {
-  constructor(private ctx: Context, private logger: Logger) {}
+  constructor(private goals: Context['goals'], private logger: Logger) {}
 
   block(agent: AgentLike, ref: GoalRef, reason: BlockedReason): void {
     try {
-      this.ctx.goals.block(agent, ref, reason)
+      this.goals.block(agent, ref, reason)
       this.logger.info('goal %s of agent %s blocked: %s', ref.id, agent.id, reason.code)
     } catch (error) {
       this.logger.error('blocking goal %s of agent %s (%s) failed: %s', ref.id, agent.id, reason.code, describeError(error, { stack: true }))
@@ -23,7 +23,7 @@ export class GoalActions {
 
   pause(agent: AgentLike, ref: GoalRef, why: string): void {
     try {
-      this.ctx.goals.pause(agent, ref)
+      this.goals.pause(agent, ref)
       this.logger.info('goal %s of agent %s paused: %s', ref.id, agent.id, why)
     } catch (error) {
       this.logger.error('pausing goal %s of agent %s failed: %s', ref.id, agent.id, describeError(error, { stack: true }))
@@ -33,11 +33,11 @@ export class GoalActions {
 
   /** Drops automatic authority if the goal holds it; never throws. A corrupt goal log is reported, not read as "no goal". */
   disarm(agent: AgentLike, why: string): void {
-    const health = this.ctx.goals.health(agent)
+    const health = this.goals.health(agent)
     if (!health.ok) return void this.logger.error('disarming the goal of agent %s (%s) failed: %s', agent.id, why, health.error.message)
-    const goal = this.ctx.goals.get(agent)
+    const goal = this.goals.get(agent)
     if (goal?.activation !== 'armed') return
-    this.ctx.goals.disarm(agent)
+    this.goals.disarm(agent)
     this.logger.info('goal %s of agent %s disarmed: %s', goal.id, agent.id, why)
   }
 }

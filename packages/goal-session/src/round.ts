@@ -3,6 +3,7 @@ import type { Logger } from 'cordis'
 import type { MessageInput } from '@goalkeeper/agent-loop'
 import type { GoalRef, GoalRound, GoalState } from '@goalkeeper/goal'
 import type { ContentBlock, TurnOutcome, UserMessage } from '@goalkeeper/session'
+import { cloneData } from '@goalkeeper/kit'
 
 /**
  * Where a goal round is. Its whole life:
@@ -44,6 +45,20 @@ export const NEXT: Readonly<Record<RoundStep, readonly RoundStep[]>> = {
 }
 
 const stepOf = (state: RoundState): RoundStep => (state.kind === 'dropped' ? state.why : state.kind)
+
+const SOURCE_KEYS: ReadonlySet<string> = new Set(['kind', 'goalId', 'revision', 'round'])
+const TEXT_KEYS: ReadonlySet<string> = new Set(['type', 'text'])
+const ONE_ITEM: ReadonlySet<string> = new Set(['0'])
+
+/**
+ * An object of that prototype whose own enumerable keys are exactly `keys`, with no own symbols: with
+ * equal values there, `isDeepStrictEqual` could only agree.
+ */
+function hasExactly(value: unknown, keys: ReadonlySet<string>, prototype: object): boolean {
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== prototype) return false
+  const own = Object.keys(value)
+  return own.length === keys.size && own.every((key) => keys.has(key)) && Object.getOwnPropertySymbols(value).length === 0
+}
 
 /** The one goal round an agent may have in flight: what was reserved, and where it is. */
 export class Round {
@@ -113,14 +128,32 @@ export class Round {
 
   /** What `agent.send` gets: fresh copies, so the caller's objects never are the recorded ones. */
   message(): MessageInput {
-    return { id: this.id, content: structuredClone(this.content), source: { kind: 'goal', ...this.identity } }
+    return { id: this.id, content: cloneData(this.content), source: { kind: 'goal', ...this.identity } }
   }
 
   /** Identity and content both equal the reservation: this is the driver's own message, unaltered. */
   isExactly(message: UserMessage): boolean {
-    return message.id === this.id
-      && isDeepStrictEqual(message.source, { kind: 'goal', ...this.identity })
-      && isDeepStrictEqual(message.content, this.content)
+    return message.id === this.id && this.isOwnSource(message.source) && this.isOwnContent(message.content)
+  }
+
+  // Asked at the fence and again as the turn opens. The reservation's own shape is compared field by field;
+  // anything else (another prototype, other keys, symbols) goes to the deep comparison, which has the last word.
+  private isOwnSource(source: unknown): boolean {
+    const { goalId, revision, round } = this.identity
+    if (hasExactly(source, SOURCE_KEYS, Object.prototype)) {
+      const s = source as Record<string, unknown>
+      if (s.kind === 'goal' && s.goalId === goalId && s.revision === revision && s.round === round) return true
+    }
+    return isDeepStrictEqual(source, { kind: 'goal', ...this.identity })
+  }
+
+  private isOwnContent(content: unknown): boolean {
+    const own = this.content[0] as { type: 'text'; text: string }
+    if (this.content.length === 1 && hasExactly(content, ONE_ITEM, Array.prototype)) {
+      const block = (content as unknown[])[0] as Record<string, unknown>
+      if (hasExactly(block, TEXT_KEYS, Object.prototype) && block.type === 'text' && block.text === own.text) return true
+    }
+    return isDeepStrictEqual(content, this.content)
   }
 
   /** Why the live goal is no longer the one the round was reserved for (same id and revision, active, armed). */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { isDeepStrictEqual } from 'node:util'
 import { Context } from 'cordis'
 import { NEXT, Round, type RoundState, type RoundStep } from '../src/round.ts'
 
@@ -78,5 +79,58 @@ describe('Round.yieldTo', () => {
       expect(round.yieldTo('h1'), step).toBe(false)
       expect(round.preemptedBy, step).toBeUndefined()
     }
+  })
+})
+
+describe('Round.isExactly', () => {
+  const round = () => new Round('m1', { goalId: 'g1', revision: 1, round: 2 }, 5, 'the prompt', 'agent-1', logger)
+  const own = () => {
+    const { id, content, source } = round().message()
+    return { id: id!, content: content as { type: 'text'; text: string }[], source: source as Record<string, unknown> }
+  }
+  const asMessage = (value: unknown) => value as Parameters<Round['isExactly']>[0]
+  const hidden = (target: object, key: string, value: unknown) => Object.defineProperty(target, key, { value, enumerable: false })
+
+  it('knows its own message, and a copy of it through the log (JSON)', () => {
+    expect(round().isExactly(asMessage(own()))).toBe(true)
+    expect(round().isExactly(asMessage(JSON.parse(JSON.stringify(own()))))).toBe(true)
+    // Key order is not part of the message.
+    const { id, content, source } = own()
+    expect(round().isExactly(asMessage({ id, source: { round: source.round, revision: source.revision, goalId: source.goalId, kind: 'goal' }, content: [{ text: content[0].text, type: 'text' }] }))).toBe(true)
+  })
+
+  it('refuses every alteration of the identity or the content, as the deep comparison does', () => {
+    const altered: ((message: ReturnType<typeof own>) => unknown)[] = [
+      (m) => ({ ...m, id: 'm2' }),
+      (m) => ({ ...m, source: { ...m.source, round: 3 } }),
+      (m) => ({ ...m, source: { ...m.source, revision: '1' } }),
+      (m) => ({ ...m, source: { ...m.source, extra: true } }),
+      (m) => ({ ...m, source: { kind: 'goal', goalId: 'g1', revision: 1 } }),
+      (m) => ({ ...m, source: Object.assign(Object.create({ kind: 'goal' }), { goalId: 'g1', revision: 1, round: 2 }) }),
+      (m) => ({ ...m, source: hidden({ goalId: 'g1', revision: 1, round: 2, other: 1 }, 'kind', 'goal') }),
+      (m) => ({ ...m, source: { ...m.source, [Symbol('tag')]: 1 } }),
+      (m) => ({ ...m, content: [{ type: 'text', text: 'the prompt, edited' }] }),
+      (m) => ({ ...m, content: [{ type: 'text', text: 'the prompt', cache: true }] }),
+      (m) => ({ ...m, content: [...m.content, { type: 'text', text: 'more' }] }),
+      (m) => ({ ...m, content: Object.assign([...m.content], { note: 'x' }) }),
+      (m) => ({ ...m, content: [Object.assign(Object.create({ type: 'text' }), { text: 'the prompt' })] }),
+      (m) => ({ ...m, content: { 0: m.content[0], length: 1 } }),
+    ]
+    for (const alter of altered) {
+      const message = alter(own())
+      const expected = { ...own(), content: own().content }
+      // The reference answer: the comparison this check must agree with.
+      const deep = (message as { id: string }).id === expected.id
+        && isDeepStrictEqual((message as { source: unknown }).source, expected.source)
+        && isDeepStrictEqual((message as { content: unknown }).content, expected.content)
+      expect(deep).toBe(false)
+      expect(round().isExactly(asMessage(message))).toBe(false)
+    }
+  })
+
+  it('accepts what only the deep comparison can tell equal (a non-enumerable extra key)', () => {
+    const { id, content, source } = own()
+    const message = { id, content, source: hidden({ ...source }, 'note', 'not compared') }
+    expect(round().isExactly(asMessage(message))).toBe(true)
   })
 })

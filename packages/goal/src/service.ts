@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Context } from 'cordis'
 import type { Agent } from '@goalkeeper/agent-loop'
-import { dispatchIsolated } from '@goalkeeper/kit'
+import { cloneData, dispatchIsolated, untraced } from '@goalkeeper/kit'
 import type { Session } from '@goalkeeper/session'
 import { GoalError } from './errors.ts'
 import { GOAL_CHANGE_RECORD, GoalFold, type GoalFoldPart, usageViolation } from './fold.ts'
@@ -43,7 +43,8 @@ export class GoalRegistry implements GoalService {
   private readonly agents: Context['agents']
 
   constructor(private readonly ctx: Context, private readonly config: GoalConfig) {
-    this.agents = ctx.agents
+    // Without the tracing proxy too: `get` is a map lookup, asked at every question and mutation.
+    this.agents = untraced(ctx.agents)
   }
 
   get(agent: AgentRef): GoalState | undefined {
@@ -248,7 +249,7 @@ export class GoalRegistry implements GoalService {
     }
     tracked.fold.catchUp(agent.session.records)
     const folded = tracked.fold.current
-    dispatchIsolated(this.ctx, 'goal/changed', agent, { op, seq: record.seq, goal: folded && structuredClone(folded), previous: prev && structuredClone(prev) })
+    dispatchIsolated(this.ctx, 'goal/changed', agent, { op, seq: record.seq, goal: folded && cloneData(folded), previous: prev && cloneData(prev) })
     if (tracked.activation !== previousActivation) dispatchIsolated(this.ctx, 'goal/activation', agent, tracked.activation)
     return folded && toState(folded, tracked.activation)
   }
@@ -297,6 +298,7 @@ function checkRef(prev: Goal | undefined, ref: GoalRef | undefined, op: GoalOper
   }
 }
 
+/** A copy for the caller to keep: `get` runs several times a step (the driver, the guards, the meter). */
 function toState(goal: Goal, activation: GoalActivation): GoalState {
-  return { ...structuredClone(goal), activation }
+  return { ...cloneData(goal), activation }
 }

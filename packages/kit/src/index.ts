@@ -1,6 +1,6 @@
 export { dispatchIsolated } from './isolated.ts'
 export { describeError } from './errors.ts'
-export { deepFreeze, isRecord } from './record.ts'
+export { cloneData, deepFreeze, isRecord, untraced } from './record.ts'
 export { delay, nextMacrotask, type DelayOptions } from './delay.ts'
 export { clip, tail } from './text.ts'
 export { parseDuration } from './duration.ts'

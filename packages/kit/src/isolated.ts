@@ -22,11 +22,35 @@ export function dispatchIsolated<K extends keyof Events>(ctx: Context, name: K, 
   }
   const { events, parallel } = known
   const hooks = events._hooks
-  if (hooks && typeof hooks === 'object' && !hooks[name]?.length && !hooks['internal/dispatch']?.length) return
-  // `parallel` is an async method: a listener's synchronous throw is part of its rejection, never thrown here.
-  // Called on `events`, as read: Cordis then runs it with the caller's shadow, as `events.parallel(...)` would.
-  parallel.call(events, name, ...args).catch((error: unknown) => {
+  const report = (error: unknown) => {
     const errors = error instanceof AggregateError ? error.errors : [error]
     for (const e of errors) ctx.logger('events').error('listener of %s failed: %s', String(name), describeError(e, { stack: true }))
-  })
+  }
+  if (hooks && typeof hooks === 'object' && !hooks['internal/dispatch']?.length) {
+    const listeners = hooks[name]
+    if (!listeners?.length) return
+    // What `parallel` does for a dispatch without a `this` (every listener, in order, each started at once),
+    // without its promise per listener and `allSettled`: the composition dispatches dozens of events a step.
+    if (Array.isArray(listeners) && listeners.every(isHook)) return callEach(listeners.slice(), args, report)
+  }
+  // `parallel` is an async method: a listener's synchronous throw is part of its rejection, never thrown here.
+  // Called on `events`, as read: Cordis then runs it with the caller's shadow, as `events.parallel(...)` would.
+  parallel.call(events, name, ...args).catch(report)
+}
+
+/** A Cordis listener record (`_hooks[name]` entries): its callback is what `parallel` calls. */
+const isHook = (hook: unknown): hook is { callback: (...args: unknown[]) => unknown } =>
+  typeof (hook as { callback?: unknown } | null)?.callback === 'function'
+
+/** Calls every listener with `this` null, as `parallel` does; a throw or rejection is reported, never thrown. */
+function callEach(listeners: { callback: (...args: unknown[]) => unknown }[], args: unknown[], report: (error: unknown) => void): void {
+  for (const { callback } of listeners) {
+    try {
+      const result = Reflect.apply(callback, null, args)
+      if (result && typeof (result as PromiseLike<unknown>).then === 'function') (result as PromiseLike<unknown>).then(undefined, report)
+    } catch (error) {
+      // Reported a microtask later, as a rejection of `parallel` would be: never in the middle of the caller's code.
+      queueMicrotask(() => report(error))
+    }
+  }
 }

@@ -81,4 +81,23 @@ describe('dispatchIsolated', () => {
     expect(calls).toEqual(['listener'])
     expect(seen).toEqual(['test/isolated', 'test/isolated'])
   })
+
+  it('calls the listeners there were when it started, as Cordis does: one added meanwhile waits, one removed meanwhile still runs', async () => {
+    const dispatchWith = async (dispatch: (root: Context, calls: string[]) => Promise<unknown> | void) => {
+      const { root } = await app()
+      let off = () => {}
+      root.on('test/isolated', (calls) => {
+        calls.push('first')
+        root.on('test/isolated', (more) => { more.push('added') })
+        off()
+      })
+      off = root.on('test/isolated', (calls) => { calls.push('removed') })
+      const calls: string[] = []
+      await dispatch(root, calls)
+      return calls
+    }
+    const isolated = await dispatchWith((root, calls) => dispatchIsolated(root, 'test/isolated', calls))
+    expect(isolated).toEqual(['first', 'removed'])
+    expect(await dispatchWith((root, calls) => root.parallel('test/isolated', calls))).toEqual(isolated)
+  })
 })

@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import { isReadOnly, kindOf, TOOL_KINDS, type ToolKind } from '@goalkeeper/tools'
+import { untraced } from '@goalkeeper/kit'
 import { wildcard } from './wildcard.ts'
 
 /** A config field: a list of tool kinds (`TOOL_KINDS` of `@goalkeeper/tools`), defaulting to `kinds`. */
@@ -27,7 +28,8 @@ export function toolMatcher(ctx: Context, { names, kinds, changing = false }: To
   return (name) => {
     if (named(name)) return true
     if (!kinds.length) return false
-    const tool = service('tools')?.get(name)
+    // Without Cordis's tracing proxy: `get` reads the registry's own map, and a read through the proxy costs.
+    const tool = untraced(service('tools'))?.get(name)
     return kinds.includes(kindOf(tool)) && !(changing && isReadOnly(tool))
   }
 }

@@ -3,7 +3,7 @@ import { type FileHandle, open, stat } from 'node:fs/promises'
 import { writeAll } from './files.ts'
 import { type LogSlot, OpenLogs } from './open-logs.ts'
 import { rollOver } from './segments.ts'
-import { type AppenderOptions, type SegmentEntry, splitMac, WriteBehind } from '@goalkeeper/session'
+import { type AppenderOptions, type SegmentEntry, WriteBehind } from '@goalkeeper/session'
 
 /** Which file a writer owns: the one it locked and read, told apart from whatever stands at its path later. */
 export interface FileIdentity {
@@ -119,15 +119,13 @@ export class JsonlWriter extends WriteBehind {
   /** The live file (all of it durable) becomes the next closed segment, and an empty one the live file. */
   private async rollOver() {
     const segmenting = this.segmenting!
+    // Everything taken is written and durable, and nothing queued is signed yet: the signer's last mac is
+    // the one the live file ends with (also right after an open, before this writer wrote anything).
     const last = segmenting.entries.at(-1)
-    const entry: SegmentEntry = { n: (last?.n ?? 0) + 1, start: this.liveStart, length: this.size - this.liveStart, lastSeq: this.durableSeq, mac: splitMac(this.durableLine!.replace(/\n$/, '')).mac ?? '' }
+    const entry: SegmentEntry = { n: (last?.n ?? 0) + 1, start: this.liveStart, length: this.size - this.liveStart, lastSeq: this.durableSeq, mac: this.options.batches!.last }
     const entries = [...segmenting.entries, entry]
-    try {
-      this.identity = await rollOver(this.file, entry, this.options.segmentIndex!(entries), this.identity)
-    } catch (error) {
-      // The path no longer leads to this writer's file: the next cycle finds out how (removed, replaced).
-      throw error
-    }
+    // A failure leaves the live file in place (or linked, which the next attempt or open takes as it is).
+    this.identity = await rollOver(this.file, entry, this.options.segmentIndex!(entries), this.identity)
     segmenting.entries = entries
     this.liveStart = this.size
   }

@@ -1,12 +1,18 @@
 // A log split into segments: rollover at checkpoints, reads of the concatenation, the signed segment index,
 // tampering inside and across segments, and a rollover interrupted at each of its steps.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import type { Session, SessionService } from '@goalkeeper/session'
 import { JsonlFileStore } from '@goalkeeper/session-jsonl'
 import { loadKey, signSegmentIndex, Signer } from '../../session/src/integrity.ts'
 import { appsPerTest, tempDir, TEST_KEY } from '../../session/test/helpers.ts'
+import { nodeArgs } from '@goalkeeper/test-kit'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
 
 const launch = appsPerTest()
 /** Small segments, so that a few hundred records roll over many times. */
@@ -246,5 +252,49 @@ describe('a rollover interrupted', () => {
     const again = await sessions.open(id, { readOnly: true })
     expect(again.integrity.state).toBe('signed')
     expect(again.records.at(-1)!.data).toEqual({ i: 1000 })
+  })
+})
+
+describe('a rollover killed at any step', () => {
+  it('killed before each of its file changes, the next open for writing leaves one consistent log: nothing lost, nothing twice', { timeout: 300_000 }, async () => {
+    let finished = false
+    for (let killAt = 1; !finished; killAt++) {
+      expect(killAt, 'the rollover never finished').toBeLessThan(60)
+      const dir = await tempDir()
+      // Segments already, and a live one fuller than a segment: the child's checkpoint starts a new one.
+      const app = await launch(dir, { segmentBytes: SEGMENT })
+      const { id, file } = await written(app.sessions, dir, 200, 20)
+      const filling = await app.sessions.open(id)
+      for (let i = 0; i < 80; i++) filling.append('test/item', { i: 1000 + i, text: 'w'.repeat(40) })
+      await app.sessions.close(filling)
+      await app.fiber.dispose()
+      const before = await wholeLog(file)
+      const segmentsBefore = (await segmentNames(file)).length
+      const child = spawn(process.execPath, [...nodeArgs(path.join(here, 'fixtures/rollover-kill-child.ts')), dir, id, String(killAt), TEST_KEY, String(SEGMENT)], { stdio: ['ignore', 'pipe', 'inherit'] })
+      let out = ''
+      child.stdout.on('data', (chunk) => (out += chunk))
+      const [code, signal] = await once(child, 'exit')
+      finished = code === 0
+      if (finished) expect(out).toMatch(/^done after \d+ changes\n$/)
+      else expect(signal, `step ${killAt}: ${out}`).toBe('SIGKILL')
+
+      const { sessions } = await launch(dir, { segmentBytes: SEGMENT })
+      const session = await sessions.open(id)
+      await headChecked(session)
+      expect(session.integrity.state, `killed before change ${killAt}`).toBe('signed')
+      await sessions.close(session)
+      const whole = await sessions.open(id, { readOnly: true })
+      expect(whole.integrity.state, `killed before change ${killAt}`).toBe('signed')
+      expect(seqs(whole)).toEqual(Array.from({ length: whole.records.length }, (_, i) => i))
+      // What was there before, byte for byte; then the checkpoint and its record, both or neither.
+      expect((await wholeLog(file)).subarray(0, before.length).equals(before), `killed before change ${killAt}`).toBe(true)
+      const added = whole.records.slice(before.toString().trimEnd().split('\n').length).map((record) => record.type)
+      expect([[], ['session/checkpoint', 'test/item']], `killed before change ${killAt}`).toContainEqual(added)
+      // One more segment or none; no temp file left.
+      expect([segmentsBefore, segmentsBefore + 1]).toContain((await segmentNames(file)).length)
+      if (finished) expect((await segmentNames(file)).length).toBe(segmentsBefore + 1)
+      expect((await fs.readdir(dir)).filter((name) => name.endsWith('.tmp'))).toEqual([])
+      await sessions.close(whole)
+    }
   })
 })

@@ -1,0 +1,3 @@
+// The release suite on logs kept in segments of 4 KiB.
+import './use-segments.ts'
+import '../release.test.ts'

@@ -1,3 +1,0 @@
-// The fork suite on logs kept in segments of 4 KiB.
-import './use-segments.ts'
-import '../fork.test.ts'

@@ -18,7 +18,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
 import { sessionStack } from '@goalkeeper/test-kit'
-import { BatchSigner, signCheckpointEntry, Signer } from '../packages/session/src/integrity.ts'
+import { BatchSigner, signCheckpointEntry, signSegmentIndex, Signer } from '../packages/session/src/integrity.ts'
 
 const here = fileURLToPath(import.meta.url)
 const QUICK = process.argv.includes('--quick')
@@ -26,7 +26,10 @@ const EVERY = 10_000
 const ID = '20261201-000000-bench1'
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
 const mib = (bytes: number) => bytes / 2 ** 20
-const answer = (turn: number) => `Round ${turn}: ${'checked the workspace, wrote the progress file and read it back; '.repeat(22)}`.slice(0, 1400)
+/** The assistant's answer of a turn: 1,400 characters (records of about 545 bytes), or 700 (about 400 bytes). */
+const answer = (turn: number, length: number) => `Round ${turn}: ${'checked the workspace, wrote the progress file and read it back; '.repeat(22)}`.slice(0, length)
+/** Segments of the JSONL store's default size, for the logs over 128 MiB. */
+const SEGMENT = 64 * 2 ** 20
 
 /** Records after the last checkpoint (what a writable open reads), and signed records written before it. */
 const TAIL_RECORDS = 9_000
@@ -40,7 +43,8 @@ const BEFORE_BYTES = 3 * 2 ** 20
  * and which the opens measured here never read. The seqs after the hole are those of a log of that size.
  * Returns the record count and size.
  */
-async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean, version: 1 | 2): Promise<{ records: number; size: number }> {
+async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean, version: 1 | 2, short = false): Promise<{ records: number; size: number; segments: number }> {
+  const answerLength = short ? 700 : 1400
   const signer = new Signer(key)
   const file = path.join(dir, 'sessions', `${ID}.jsonl`)
   await fs.mkdir(path.dirname(file), { recursive: true })
@@ -93,11 +97,12 @@ async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean
   }
   const checkpoint = () => put('session/checkpoint', { reason: 'interval', parts: { summary: { title: 'Round 1 of the goal: keep the progress log.' } } })
   let turn = 0
+  let holeEnd = 0
   const oneTurn = () => {
     turn++
     put('turn/start', { turn })
     put('user/message', { id: `m${turn}`, content: [{ type: 'text', text: `Round ${turn} of the goal: keep the progress log.` }], source: { kind: 'human' } })
-    put('assistant/message', { turn, step: 1, text: answer(turn), toolCalls: [] })
+    put('assistant/message', { turn, step: 1, text: answer(turn, answerLength), toolCalls: [] })
     put('turn/end', { turn, outcome: { kind: 'completed' } })
     endBatch()
   }
@@ -106,10 +111,11 @@ async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean
   await drain()
   if (sparse) {
     // Measured on a whole log: a turn of four records is about 2,200 bytes here.
-    const perRecord = 545
+    const perRecord = short ? 400 : 545
     const skipped = Math.floor((bytes - BEFORE_BYTES - TAIL_RECORDS * perRecord) / perRecord)
     // A line the hole ends with (a batch of one), whose mac the first written line after it chains from.
     written += (skipped - 1) * perRecord
+    holeEnd = written
     seq += skipped - 1
     turn = Math.floor(seq / 4)
     mac = randomBytes(32).toString('hex')
@@ -138,7 +144,45 @@ async function generate(dir: string, key: Buffer, bytes: number, sparse: boolean
   await handle.close()
   await fs.writeFile(`${file}.seal`, signer.seal(ID, seq - 1, mac))
   await fs.writeFile(`${file}.checkpoint`, signCheckpointEntry(signer, ID, entry!))
-  return { records: seq, size: written }
+  const segments = sparse && version === 2 ? await splitSparse(file, signer, entry!.offset, holeEnd, written) : 0
+  return { records: seq, size: written, segments }
+}
+
+/**
+ * Splits a sparse log as the JSONL store keeps a long one: closed segments of SEGMENT bytes up to the last
+ * checkpoint, which starts the live file (as it does right after a rollover), and their signed index. The
+ * closed segments stay sparse: only the header and the bytes from `holeEnd` on are copied into them. Their
+ * boundaries fall in the hole, so their index entries carry no real last seq and mac: nothing measured here
+ * reads them (the writable open and `show --tail` read the header and the live file; the head check, which
+ * would, is not measured on sparse logs). Returns the number of closed segments.
+ */
+async function splitSparse(file: string, signer: Signer, liveStart: number, holeEnd: number, size: number): Promise<number> {
+  const source = await fs.open(file, 'r')
+  const copy = async (from: number, to: number, target: fs.FileHandle, at: number) => {
+    const buffer = Buffer.alloc(to - from)
+    await source.read(buffer, 0, buffer.length, from)
+    await target.write(buffer, 0, buffer.length, at)
+  }
+  const entries = []
+  const header = Buffer.alloc(4096)
+  await source.read(header, 0, header.length, 0)
+  const headerEnd = header.indexOf(10) + 1
+  for (let n = 1, start = 0; start < liveStart; n++, start += SEGMENT) {
+    const end = Math.min(start + SEGMENT, liveStart)
+    const segment = await fs.open(`${file}.${String(n).padStart(6, '0')}`, 'w')
+    await segment.truncate(end - start)
+    if (start === 0) await copy(0, headerEnd, segment, 0)
+    if (end > holeEnd) await copy(Math.max(start, holeEnd), end, segment, Math.max(start, holeEnd) - start)
+    await segment.close()
+    entries.push({ n, start, length: end - start, lastSeq: 0, mac: '0'.repeat(64) })
+  }
+  const live = await fs.open(`${file}.live`, 'w')
+  await copy(liveStart, size, live, 0)
+  await live.close()
+  await source.close()
+  await fs.rename(`${file}.live`, file)
+  await fs.writeFile(`${file}.segments`, signSegmentIndex(signer, ID, entries))
+  return entries.length
 }
 
 type Mode = 'write' | 'tail' | 'back' | 'whole'
@@ -198,9 +242,11 @@ export async function run(sizes = QUICK ? [16] : [100, 1024, 2048]) {
         const made = process.hrtime.bigint()
         // Logs over 128 MiB are sparse: written whole, they would take the run's time in signing alone.
         const sparse = size > 128
-        const { records, size: bytes } = await generate(dir, key, size * 2 ** 20, sparse, version)
-        const used = (await fs.stat(path.join(dir, 'sessions', `${ID}.jsonl`))).blocks * 512
-        console.log(`${mib(bytes).toFixed(0)} MiB, version ${version}, ${records.toLocaleString('en')} records${sparse ? `, sparse (${mib(used).toFixed(0)} MiB on disk)` : ''} (generated in ${(ms(made) / 1000).toFixed(0)} s)`)
+        // The 2 GiB log of shorter records (about 400 bytes): over 5,000,000 of them.
+        const { records, size: bytes, segments } = await generate(dir, key, size * 2 ** 20, sparse, version, size >= 2048)
+        const used = (await fs.readdir(path.join(dir, 'sessions')).then((names) => Promise.all(names.filter((name) => name.startsWith(`${ID}.jsonl`)).map((name) => fs.stat(path.join(dir, 'sessions', name)))))).reduce((sum, info) => sum + info.blocks * 512, 0)
+        const kept = segments ? `, ${segments} closed segments of ${mib(SEGMENT)} MiB and the live one` : ', one file'
+        console.log(`${mib(bytes).toFixed(0)} MiB, version ${version}, ${records.toLocaleString('en')} records${kept}${sparse ? `, sparse (${mib(used).toFixed(0)} MiB on disk)` : ''} (generated in ${(ms(made) / 1000).toFixed(0)} s)`)
         const modes: [Mode, string][] = [['write', 'open for writing'], ['tail', 'show --tail (last turn)'], ['back', `show --tail ${TAIL_RECORDS / 4 + 200}`]]
         if (!sparse) modes.push(['whole', 'show (whole log)'])
         for (const [mode, name] of modes) {

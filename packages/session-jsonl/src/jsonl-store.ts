@@ -1,17 +1,27 @@
 import { constants, createReadStream, existsSync, lstatSync, readdirSync } from 'node:fs'
 import { type FileHandle, lstat, mkdir, open, readdir, unlink } from 'node:fs/promises'
 import path from 'node:path'
+import { createHash } from 'node:crypto'
 import { createFileExclusive, fsyncDir, removeStaleTemps, replaceFile, saveSideFile } from './files.ts'
 import { WriterLock } from './lock.ts'
-import { type Appender, type AppenderOptions, isSessionId, SessionError, type SessionStore, type StoreWriter } from '@goalkeeper/session'
+import { type Appender, type AppenderOptions, isSessionId, type SegmentEntry, SessionError, type SessionStore, type StoreWriter } from '@goalkeeper/session'
+import { findSegments, readIndexEntries, recoverRollover, segmentFile, segmentIndexOf } from './segments.ts'
 import { FileSummaryIndex } from './summary-files.ts'
 import { type FileIdentity, JsonlWriter } from './writer.ts'
+
+/** What a live segment holds before the next checkpoint starts a new one (`segmentBytes` of the plugin). */
+export const SEGMENT_BYTES = 64 * 1024 * 1024
 
 const EXT = '.jsonl'
 /** Read size of a log: large enough that a replay makes few calls, small enough to be nothing held. */
 const CHUNK_BYTES = 1 << 20
 /** More than a seal or a checkpoint index entry ever holds: anything longer does not verify anyway. */
 const SEAL_READ_BYTES = 1024
+/**
+ * More than a segment index ever holds (about 150 bytes per segment: a million segments of the default
+ * size are 64 TiB); a longer one is cut and does not verify.
+ */
+const INDEX_READ_BYTES = 1 << 28
 /** What `readSeal` gives for something at the seal's path that is not a file: it never verifies. */
 const NOT_A_SEAL = 'not a regular file'
 // Never block on a FIFO or device someone put in the store, never follow a link planted there.
@@ -27,9 +37,12 @@ export class JsonlFileStore implements SessionStore {
   readonly location: string
   readonly olderDirs: readonly string[]
   readonly everywhere?: string
+  /** A checkpoint starts a new segment once the live one holds this many bytes; 0: a log stays one file. */
+  readonly segmentBytes: number
 
-  constructor(dir: string, options: { olderDirs?: readonly string[]; everywhere?: string } = {}) {
+  constructor(dir: string, options: { olderDirs?: readonly string[]; everywhere?: string; segmentBytes?: number } = {}) {
     this.location = path.resolve(dir)
+    this.segmentBytes = options.segmentBytes ?? SEGMENT_BYTES
     this.olderDirs = [...new Set((options.olderDirs ?? []).map((d) => path.resolve(d)))].filter((d) => d !== this.location)
     if (options.everywhere) this.everywhere = path.resolve(options.everywhere)
   }
@@ -90,7 +103,7 @@ export class JsonlFileStore implements SessionStore {
       await createFileExclusive(file, content).catch((error: NodeJS.ErrnoException) => {
         throw error.code === 'EEXIST' ? new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file) : error
       })
-      return new JsonlStoreWriter(file, (await this.identify(id)).identity, lock)
+      return new JsonlStoreWriter(file, (await this.identify(id)).identity, lock, { bytes: this.segmentBytes, liveStart: 0, entries: [] })
     } catch (error) {
       await lock.release()
       throw error
@@ -106,8 +119,13 @@ export class JsonlFileStore implements SessionStore {
     try {
       // What a process killed mid-write (of this log, its lock or a side file) left behind.
       await removeStaleTemps(file)
-      const { size, identity } = await this.identify(id)
-      return { size, chunks: this.stream(id, { end: size }), writer: new JsonlStoreWriter(file, identity, lock) }
+      const entries = await readIndexEntries(file, readIndex)
+      await recoverRollover(file, (await this.identify(id)).identity, entries)
+      const { size, identity, liveStart } = await this.identify(id)
+      // An index that does not parse, or does not name what is there, is the service's to report (it
+      // refuses the log); a log that is written goes on from the segments as they are.
+      const named = entries?.filter((entry) => entry.start < liveStart) ?? []
+      return { size, chunks: this.stream(id, { end: size }), writer: new JsonlStoreWriter(file, identity, lock, { bytes: this.segmentBytes, liveStart, entries: named }) }
     } catch (error) {
       await lock.release()
       throw error
@@ -126,6 +144,23 @@ export class JsonlFileStore implements SessionStore {
     await replaceFile(checkpointsOf(this.locationOf(id)), text)
   }
 
+  async readSegmentIndex(id: string): Promise<string | undefined> {
+    return readSmall(segmentIndexOf(this.locationOf(id)), INDEX_READ_BYTES)
+  }
+
+  async segments(id: string) {
+    const file = this.locationOf(id)
+    const { identity } = await this.identify(id)
+    const { closed, pending } = await findSegments(file, identity)
+    const strip = ({ n, start, length, location }: { n: number; start: number; length: number; location: string }) => ({ n, start, length, location })
+    return { closed: closed.map(strip), ...(pending && { pending: strip(pending) }) }
+  }
+
+  /**
+   * The log as the concatenation of its closed segments and the live file. The live file is opened first,
+   * then the segments are found: a rollover under way meanwhile is then seen whole or not at all (its new
+   * segment is the file already open, read once), and every offset is the same either way.
+   */
   async *stream(id: string, range: { start?: number; end?: number } = {}): AsyncIterable<Buffer> {
     const start = range.start ?? 0
     if (range.end !== undefined && range.end <= start) {
@@ -133,15 +168,43 @@ export class JsonlFileStore implements SessionStore {
       await this.version(id)
       return
     }
-    const handle = await this.openRegular(id)
-    // createReadStream closes the handle when the stream ends or is destroyed (also by a consumer that stops early).
-    yield* createReadStream('', { fd: handle, start, ...(range.end !== undefined && { end: range.end - 1 }), highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>
+    const file = this.locationOf(id)
+    let live: FileHandle | undefined = await this.openRegular(id)
+    try {
+      const info = await live.stat()
+      const { closed } = await findSegments(file, { dev: info.dev, ino: info.ino })
+      const liveStart = closed.reduce((sum, segment) => sum + segment.length, 0)
+      for (const segment of closed) {
+        const from = Math.max(start, segment.start)
+        const to = Math.min(range.end ?? Infinity, segment.start + segment.length)
+        if (from >= to) continue
+        const handle = await openSegment(segment.location)
+        yield* createReadStream('', { fd: handle, start: from - segment.start, end: to - segment.start - 1, highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>
+      }
+      if (range.end !== undefined && range.end <= liveStart) return
+      const handle = live
+      live = undefined
+      // createReadStream closes the handle when the stream ends or is destroyed (also by a consumer that stops early).
+      yield* createReadStream('', { fd: handle, start: Math.max(0, start - liveStart), ...(range.end !== undefined && { end: range.end - liveStart - 1 }), highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>
+    } finally {
+      await live?.close()
+    }
   }
 
+  /**
+   * The log's size (every segment's) and a token of all its files: the live file's device, inode, size,
+   * mtime and ctime, and the same of each closed segment and of the segment index, so that any change to
+   * any of them changes it (closed segments are never written again; one edited anyway shows here, and in
+   * the chain when the log is read).
+   */
   async version(id: string): Promise<{ size: number; token: string }> {
-    const { size, identity, info } = await this.identify(id)
+    const { size, identity, info, closed } = await this.identify(id)
     // The change time is set by the kernel on every write, truncate, rename or utimes, and cannot be set back.
-    return { size, token: `${identity.dev}:${identity.ino}:${size}:${info.mtimeNs}:${info.ctimeNs}` }
+    const token = `${identity.dev}:${identity.ino}:${size}:${info.mtimeNs}:${info.ctimeNs}`
+    if (!closed.length) return { size, token }
+    const index = await lstat(segmentIndexOf(this.locationOf(id)), { bigint: true }).catch(() => undefined)
+    const parts = [...closed.map((segment) => segment.info), ...(index ? [index] : [])].map((s) => `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`)
+    return { size, token: `${token}:${closed.length}:${createHash('sha256').update(parts.join('|')).digest('hex').slice(0, 16)}` }
   }
 
   /**
@@ -164,7 +227,10 @@ export class JsonlFileStore implements SessionStore {
     }
     if (info.isSymbolicLink()) throw new SessionError('SESSION_CORRUPT', `${file}: is a symbolic link, not a session file`, file)
     if (!info.isFile()) throw new SessionError('SESSION_CORRUPT', `${file}: is not a regular file`, file)
-    return { size: Number(info.size), identity: { dev: Number(info.dev), ino: Number(info.ino) }, info }
+    const identity = { dev: Number(info.dev), ino: Number(info.ino) }
+    const { closed } = await findSegments(file, identity)
+    const liveStart = closed.reduce((sum, segment) => sum + segment.length, 0)
+    return { size: liveStart + Number(info.size), liveStart, identity, info, closed }
   }
 
   async list(options: { everywhere?: boolean } = {}): Promise<string[]> {
@@ -181,7 +247,13 @@ export class JsonlFileStore implements SessionStore {
     await checkDir(path.dirname(file))
     const lock = await WriterLock.acquire(file, id)
     try {
+      const { closed, pending } = await findSegments(file, (await this.identify(id)).identity)
       await unlink(file)
+      // Every segment, also those past a gap (one removed by hand), up to what the index names.
+      const named = (await readIndexEntries(file, readIndex).catch(() => undefined)) ?? []
+      const last = Math.max(pending?.n ?? 0, ...closed.map((s) => s.n), ...named.map((s) => s.n))
+      for (let n = 1; n <= last; n++) await unlink(segmentFile(file, n)).catch(() => {})
+      await unlink(segmentIndexOf(file)).catch(() => {})
       await unlink(sealOf(file)).catch(() => {})
       await unlink(checkpointsOf(file)).catch(() => {})
       await fsyncDir(path.dirname(file))
@@ -250,7 +322,7 @@ function configError(message: string, cause?: unknown) {
  * A seal or checkpoint index: small, read in one call. Something planted there that is not a file reads
  * as text that never verifies.
  */
-async function readSmall(file: string): Promise<string | undefined> {
+async function readSmall(file: string, most = SEAL_READ_BYTES): Promise<string | undefined> {
   let handle: FileHandle
   try {
     handle = await open(file, READ_FLAGS)
@@ -261,15 +333,34 @@ async function readSmall(file: string): Promise<string | undefined> {
     throw error
   }
   try {
-    if (!(await handle.stat()).isFile()) return NOT_A_SEAL
-    const buffer = Buffer.alloc(SEAL_READ_BYTES)
-    const { bytesRead } = await handle.read(buffer, 0, SEAL_READ_BYTES, 0)
+    const info = await handle.stat()
+    if (!info.isFile()) return NOT_A_SEAL
+    const length = Math.min(most, Math.max(info.size, SEAL_READ_BYTES))
+    const buffer = Buffer.alloc(length)
+    const { bytesRead } = await handle.read(buffer, 0, length, 0)
     // Empty: made by a writer killed before it wrote the first seal of a log from before seals. As
     // good as none (emptying a seal is no more than removing it, which the header's mark catches).
     return bytesRead ? buffer.toString('utf8', 0, bytesRead) : undefined
   } finally {
     await handle.close()
   }
+}
+
+function readIndex(file: string): Promise<string | undefined> {
+  return readSmall(file, INDEX_READ_BYTES)
+}
+
+/** A closed segment opened for reading, never through a link, and only if it is a regular file. */
+async function openSegment(location: string): Promise<FileHandle> {
+  const handle = await open(location, READ_FLAGS).catch((error: NodeJS.ErrnoException) => {
+    // Gone between finding and opening it: removed by hand (a rollover never removes one).
+    throw error.code === 'ENOENT' ? new SessionError('SESSION_CORRUPT', `${location}: the segment was removed while the log was read`, location) : error
+  })
+  if (!(await handle.stat()).isFile()) {
+    await handle.close()
+    throw new SessionError('SESSION_CORRUPT', `${location}: is not a regular file`, location)
+  }
+  return handle
 }
 
 /** Where the checkpoint index of a log is kept: beside it, like its seal. */
@@ -300,15 +391,17 @@ class JsonlStoreWriter implements StoreWriter {
   private writer?: JsonlWriter
 
   /** Holds no descriptor: the log is opened for each write (an idle session costs none). */
-  constructor(private file: string, private identity: FileIdentity, private lock: WriterLock) {}
+  constructor(private file: string, private identity: FileIdentity, private lock: WriterLock, private segmenting: { bytes: number; liveStart: number; entries: SegmentEntry[] }) {}
 
   async cutTail(size: number, tail: Buffer): Promise<string> {
+    // A closed segment was durable whole before the next began: a crash only tears the live one.
+    if (size < this.segmenting.liveStart) throw new Error(`${this.file}: cannot cut the log at byte ${size}, inside its closed segments (the live segment starts at ${this.segmenting.liveStart})`)
     // Keep the cut bytes before cutting them, so nothing is lost even if we crash in between; a repair
     // run again after such a crash finds the same side file (its name follows from size and bytes).
     const side = await saveSideFile(this.file, tail, size)
     const handle = await open(this.file, 'r+')
     try {
-      await handle.truncate(size)
+      await handle.truncate(size - this.segmenting.liveStart)
       await handle.sync()
     } finally {
       await handle.close()
@@ -317,7 +410,10 @@ class JsonlStoreWriter implements StoreWriter {
   }
 
   appender(size: number, lastSeq: number, options: AppenderOptions): Appender {
-    this.writer = new JsonlWriter(this.file, this.identity, size, lastSeq, options, sealOf(this.file))
+    const { bytes, liveStart, entries } = this.segmenting
+    // Only a log signed per batch is split: its checkpoints start batches, where a segment can begin.
+    const segmenting = bytes > 0 && options.batches && options.segmentIndex ? { bytes, liveStart, entries } : undefined
+    this.writer = new JsonlWriter(this.file, this.identity, size, lastSeq, options, sealOf(this.file), segmenting ?? (liveStart ? { bytes: Infinity, liveStart, entries } : undefined))
     return this.writer
   }
 

@@ -2,12 +2,23 @@ import { constants } from 'node:fs'
 import { type FileHandle, open, stat } from 'node:fs/promises'
 import { writeAll } from './files.ts'
 import { type LogSlot, OpenLogs } from './open-logs.ts'
-import { type AppenderOptions, WriteBehind } from '@goalkeeper/session'
+import { rollOver } from './segments.ts'
+import { type AppenderOptions, type SegmentEntry, WriteBehind } from '@goalkeeper/session'
 
 /** Which file a writer owns: the one it locked and read, told apart from whatever stands at its path later. */
 export interface FileIdentity {
   dev: number
   ino: number
+}
+
+/** How a writer splits its log into segments (`segments.ts`). */
+export interface Segmenting {
+  /** A checkpoint batch starts a new segment once the live one holds at least this many bytes. */
+  bytes: number
+  /** Where the live file starts in the log: the closed segments' length. */
+  liveStart: number
+  /** The closed segments, as their index names them. */
+  entries: SegmentEntry[]
 }
 
 /** Logs held open between write cycles, per process: busy sessions keep theirs, idle ones give theirs up. */
@@ -24,6 +35,8 @@ const openLogs = new OpenLogs(64)
 export class JsonlWriter extends WriteBehind {
   private queue: string[] = []
   private retry?: Buffer
+  /** The seq and line `retry` ends with. */
+  private retryEnd?: { seq: number; line?: string }
   private unsynced: Buffer[] = []
   private durableSize: number
   /** Seq of the last line queued for writing (behind appendedSeq once the log is sealed). */
@@ -41,10 +54,25 @@ export class JsonlWriter extends WriteBehind {
   private writtenLine?: string
   private durableLine?: string
 
-  constructor(readonly file: string, private identity: FileIdentity, private size: number, lastSeq: number, options: AppenderOptions, private sealFile?: string) {
+  /** Seqs of queued lines that start a batch of their own (checkpoints): where a new segment may begin. */
+  private heads = new Set<number>()
+  private liveStart: number
+
+  /**
+   * `size` is the log's (every segment's) length; `segmenting`: split it into segments at checkpoints,
+   * else it stays one file however long it grows.
+   */
+  constructor(readonly file: string, private identity: FileIdentity, private size: number, lastSeq: number, options: AppenderOptions, private sealFile?: string, private segmenting?: Segmenting) {
     super(lastSeq, options)
     this.durableSize = size
     this.queuedSeq = this.writtenSeq = lastSeq
+    this.liveStart = segmenting?.liveStart ?? 0
+  }
+
+  override push(line: string, seq: number, head?: boolean): void {
+    // Only a log signed per batch marks heads: a checkpoint's batch is one no earlier batch runs into.
+    if (head && this.segmenting && !this.sealed && this.options.segmentIndex) this.heads.add(seq)
+    super.push(line, seq, head)
   }
 
   get lostError(): Error | undefined {
@@ -74,7 +102,32 @@ export class JsonlWriter extends WriteBehind {
   protected async runCycle(sync: boolean): Promise<void> {
     if (this.lost) throw this.lost
     if (!sync && !this.queue.length && !this.retry) return
-    await openLogs.use(this.slot, () => this.open(), (handle) => this.cycleWith(handle, sync))
+    // A cycle that reaches a checkpoint due to start a new segment stops there, everything before it
+    // durable; the live file is closed as a segment and the cycle goes on in the new one.
+    while (await openLogs.use(this.slot, () => this.open(), (handle) => this.cycleWith(handle, sync))) {
+      await openLogs.drop(this.slot)
+      await this.rollOver()
+    }
+  }
+
+  /** Whether the next queued line starts a checkpoint batch that is due to begin a new segment. */
+  private rollDue(): boolean {
+    if (!this.segmenting || this.retry || !this.queue.length) return false
+    return this.heads.has(this.queuedSeq - this.queue.length + 1) && this.size - this.liveStart >= this.segmenting.bytes
+  }
+
+  /** The live file (all of it durable) becomes the next closed segment, and an empty one the live file. */
+  private async rollOver() {
+    const segmenting = this.segmenting!
+    // Everything taken is written and durable, and nothing queued is signed yet: the signer's last mac is
+    // the one the live file ends with (also right after an open, before this writer wrote anything).
+    const last = segmenting.entries.at(-1)
+    const entry: SegmentEntry = { n: (last?.n ?? 0) + 1, start: this.liveStart, length: this.size - this.liveStart, lastSeq: this.durableSeq, mac: this.options.batches!.last }
+    const entries = [...segmenting.entries, entry]
+    // A failure leaves the live file in place (or linked, which the next attempt or open takes as it is).
+    this.identity = await rollOver(this.file, entry, this.options.segmentIndex!(entries), this.identity)
+    segmenting.entries = entries
+    this.liveStart = this.size
   }
 
   private async open(): Promise<FileHandle> {
@@ -86,13 +139,15 @@ export class JsonlWriter extends WriteBehind {
     }
   }
 
-  private async cycleWith(handle: FileHandle, sync: boolean): Promise<void> {
-    if (!sync && !this.queue.length && !this.retry) return
+  /** One write cycle in the live file; true when it stopped, all durable, at a checkpoint due to start a new segment. */
+  private async cycleWith(handle: FileHandle, sync: boolean): Promise<boolean> {
+    if (!sync && !this.queue.length && !this.retry) return false
     const own = await handle.stat()
     // A handle (re)opened by path must lead to the file this writer locked and read.
     if (own.ino !== this.identity.ino || own.dev !== this.identity.dev) throw this.lose('replaced', `${this.file} was replaced by another file or directory`)
     await this.writeQueued(handle, own.size)
-    if (!sync) return
+    const roll = this.rollDue()
+    if (!sync && !roll) return false
     // The path check runs beside the fsync, not after it: a removal during the fsync is caught either way,
     // and one after the check is missed either way; on a busy machine each wait for the pool costs.
     const [synced, verified] = await Promise.allSettled([handle.sync(), this.verify()])
@@ -106,6 +161,7 @@ export class JsonlWriter extends WriteBehind {
     this.durableLine = this.writtenLine
     if (sealed) await this.writeSeal(this.writtenSeq, this.durableLine!)
     this.durable(this.writtenSeq)
+    return roll
   }
 
   /**
@@ -134,49 +190,72 @@ export class JsonlWriter extends WriteBehind {
     return error
   }
 
+  /** Writes what is queued, chunk by chunk (a chunk stops before a checkpoint), until a new segment is due. */
   private async writeQueued(handle: FileHandle, fileSize: number): Promise<void> {
-    // Both taken before the write's await: a line pushed during it is the next chunk's, and a seal naming
-    // this chunk's last seq must carry this chunk's last line.
-    const lastSeq = this.queuedSeq
-    if (!this.queue.length && !this.retry) return
     // Writing past a file someone truncated would leave a hole of NUL bytes mid-log.
-    if (fileSize < this.size) throw this.truncated(fileSize)
-    const chunk = this.take()
-    // After the take, which signs a batched log's lines: the line that carries the mac the chain is at.
-    const lastLine = this.lastQueuedLine
-    if (!chunk) return
-    try {
-      await writeAll(handle, chunk, this.size)
-    } catch (error) {
-      this.retry = this.retry ? Buffer.concat([chunk, this.retry]) : chunk
-      throw error
+    if ((this.queue.length || this.retry) && this.liveStart + fileSize < this.size) throw this.truncated(this.liveStart + fileSize)
+    while ((this.queue.length || this.retry) && !this.rollDue()) {
+      // Taken together before the write's await: a line pushed during it is the next chunk's, and a seal
+      // naming this chunk's last seq must carry this chunk's last line.
+      const { chunk, end } = this.take()
+      try {
+        await writeAll(handle, chunk, this.size - this.liveStart)
+      } catch (error) {
+        this.retry = this.retry ? Buffer.concat([chunk, this.retry]) : chunk
+        this.retryEnd = end
+        throw error
+      }
+      this.size += chunk.length
+      this.unsynced.push(chunk)
+      this.writtenSeq = end.seq
+      this.writtenLine = end.line
     }
-    this.size += chunk.length
-    this.unsynced.push(chunk)
-    this.writtenSeq = lastSeq
-    // The chunk ends with the last line queued when it was taken: the queue holds every line pushed, after any retry.
-    this.writtenLine = lastLine
   }
 
-  private take(): Buffer | undefined {
+  /**
+   * What is to be written next: bytes of a failed write, then the queue up to the next checkpoint, signed
+   * (a batched log). `end`: the seq and line (carrying the mac the chain is at) the chunk ends with.
+   */
+  private take(): { chunk: Buffer; end: { seq: number; line?: string } } {
     const parts: Buffer[] = []
+    let end = this.retryEnd ?? { seq: this.queuedSeq, line: this.lastQueuedLine }
     if (this.retry) parts.push(this.retry)
+    let rest: string[] = []
     if (this.queue.length) {
+      const firstSeq = this.queuedSeq - this.queue.length + 1
+      // Taken up to the next checkpoint only, where the write stops to see whether a new segment starts.
+      const cut = this.nextHead(firstSeq)
+      if (cut < this.queue.length) {
+        rest = this.queue.slice(cut)
+        this.queue = this.queue.slice(0, cut)
+      }
+      this.heads.delete(firstSeq)
       const batches = this.options.batches
       // Signed as they are taken: a retry writes the same bytes, and later lines chain after them.
-      const lines = batches ? batches.sign(this.queue, this.queuedSeq - this.queue.length + 1, this.size + (this.retry?.length ?? 0)) : this.queue
-      if (batches) this.lastQueuedLine = batches.lastHead
+      const lines = batches ? batches.sign(this.queue, firstSeq, this.size + (this.retry?.length ?? 0)) : this.queue
+      end = { seq: firstSeq + this.queue.length - 1, line: batches ? batches.lastHead : this.queue.at(-1) }
+      // The line the chain is at: a batched log's last batch head, else the last line.
+      if (!rest.length) this.lastQueuedLine = end.line
       parts.push(Buffer.from(lines.join('')))
     }
     this.retry = undefined
-    this.queue = []
+    this.retryEnd = undefined
+    this.queue = rest
     this.queuedChars = 0
-    if (parts.length < 2) return parts[0]
-    return Buffer.concat(parts)
+    for (const line of rest) this.queuedChars += line.length
+    return { chunk: parts.length < 2 ? parts[0] : Buffer.concat(parts), end }
+  }
+
+  /** Index in the queue (from seq `firstSeq`) of the first checkpoint after its first line; its length when none. */
+  private nextHead(firstSeq: number): number {
+    if (!this.heads.size) return this.queue.length
+    for (let i = 1; i < this.queue.length; i++) if (this.heads.has(firstSeq + i)) return i
+    return this.queue.length
   }
 
   /** After a failed fsync the written-but-unsynced bytes cannot be trusted: write them again next time. */
   private rewind() {
+    if (!this.retry && this.unsynced.length) this.retryEnd = { seq: this.writtenSeq, line: this.writtenLine }
     if (this.unsynced.length) this.retry = Buffer.concat(this.retry ? [...this.unsynced, this.retry] : this.unsynced)
     this.unsynced = []
     this.size = this.durableSize
@@ -193,7 +272,7 @@ export class JsonlWriter extends WriteBehind {
     }
     // The handle's file is this writer's (checked at every cycle), so the path must lead to that same file.
     if (current.ino !== this.identity.ino || current.dev !== this.identity.dev) throw this.lose('replaced', `${this.file} was replaced by another file or directory`)
-    if (current.size < this.size) throw this.truncated(current.size)
+    if (this.liveStart + current.size < this.size) throw this.truncated(this.liveStart + current.size)
   }
 
   private truncated(size: number) {

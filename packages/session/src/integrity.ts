@@ -174,6 +174,56 @@ export function openCheckpointEntry(signer: Signer, id: string, text: string): C
   }
 }
 
+/**
+ * A closed segment of a log kept as several files (the JSONL store's `<id>.jsonl.<n>`): its number, the
+ * logical byte where it starts, its length, the seq of its last line and the mac its last line or batch
+ * carries (its seal: where the chain stands at its end).
+ */
+export interface SegmentEntry {
+  n: number
+  start: number
+  length: number
+  lastSeq: number
+  mac: string
+}
+
+/** The body a segment index's signature covers: every entry, bound to the session id. */
+function segmentBody(id: string, segments: readonly SegmentEntry[]): string {
+  return `segments\n${id}\n${segments.map((s) => `${s.n} ${s.start} ${s.length} ${s.lastSeq} ${s.mac}`).join('\n')}`
+}
+
+/** The signed text of the segment index of session `id`, as its store keeps it. */
+export function signSegmentIndex(signer: Signer, id: string, segments: readonly SegmentEntry[]): string {
+  const plain = segments.map(({ n, start, length, lastSeq, mac }) => ({ n, start, length, lastSeq, mac }))
+  return `${JSON.stringify({ segments: plain, sig: signer.mac('', segmentBody(id, plain)) })}\n`
+}
+
+/**
+ * The entries of a segment index as written, without checking its signature: what a store needs to finish
+ * a rollover a crash interrupted (the service verifies the index before trusting it). Undefined: not one.
+ */
+export function parseSegmentIndex(text: string): SegmentEntry[] | undefined {
+  try {
+    const segments = JSON.parse(text)?.segments
+    if (!Array.isArray(segments)) return
+    const valid = segments.every((s) => s && [s.n, s.start, s.length, s.lastSeq].every((n) => Number.isSafeInteger(n) && n >= 0) && typeof s.mac === 'string')
+    return valid ? segments.map(({ n, start, length, lastSeq, mac }) => ({ n, start, length, lastSeq, mac })) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A segment index read back; undefined when it is not one this key made for this session. */
+export function openSegmentIndex(signer: Signer, id: string, text: string): SegmentEntry[] | undefined {
+  const segments = parseSegmentIndex(text)
+  if (!segments) return
+  try {
+    return JSON.parse(text).sig === signer.mac('', segmentBody(id, segments)) ? segments : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Bytes of a seal as stored: always the same, so that a seal is rewritten in place by one write. */
 export const SEAL_WIDTH = 256
 

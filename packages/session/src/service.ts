@@ -9,7 +9,8 @@ import { SummaryKeeper } from './summary-keeper.ts'
 import { SUMMARY_PART, summaryPart } from './summary.ts'
 import { isRecordOf, type SessionHeaderData, type SessionRecord } from './records.ts'
 import { type PlannedRecord, planRepairs } from './repair.ts'
-import { BatchSigner, type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, Signer, splitMac } from './integrity.ts'
+import { BatchSigner, type CheckpointEntry, defaultKeyFile, loadKey, openCheckpointEntry, readSealCheck, type SealCheck, signCheckpointEntry, signSegmentIndex, Signer, splitMac } from './integrity.ts'
+import { checkSegments, type SegmentCheck, segmentOfLine } from './segments.ts'
 import { type LoadedFile, replay } from './replay.ts'
 import { LogReader } from './log-reader.ts'
 import { sessionsRoot } from './location.ts'
@@ -281,7 +282,11 @@ export class SessionServiceImpl implements SessionService {
     let loaded: LoadedFile
     let tail: Tail | undefined
     let sideFile: string | undefined
+    let segments: SegmentCheck
     try {
+      // Under the lock, after the store finished any rollover a crash interrupted: segments and index agree.
+      segments = await checkSegments(this.store, signer, id, true)
+      if (segments.problem) throw tampered({ state: 'tampered', ...segments.problem })
       // Read under the lock: no writer moves the seal until this one lets go.
       const seal = await readSealCheck(this.store, signer, id)
       tail = options.from === 'start' ? undefined : await this.readTail(id, signer, seal, size)
@@ -291,7 +296,7 @@ export class SessionServiceImpl implements SessionService {
         loaded = await replay(chunks, file, id, signer, seal)
       }
       const { integrity } = loaded
-      if (integrity.state === 'tampered') throw tampered(integrity)
+      if (integrity.state === 'tampered') throw tampered(inSegment(integrity, segments))
       if (integrity.state === 'truncated' && !options.acceptTruncation) throw truncated(id, file, integrity)
       if (integrity.state === 'unsigned' && !options.adopt) throw unsigned(id, file)
       if (loaded.torn) sideFile = await writer.cutTail(loaded.goodBytes, loaded.torn)
@@ -306,7 +311,7 @@ export class SessionServiceImpl implements SessionService {
     session.base = tail?.offset ?? 0
     this.sessions.set(id, session)
     // What the tail read skipped is verified meanwhile, as the whole read would have.
-    if (tail && loaded.integrity.state === 'signed') this.checkHead(session, tail.entry)
+    if (tail && loaded.integrity.state === 'signed') this.checkHead(session, tail.entry, segments)
     // A log with checkpoints read whole (its index missing, stale or forged): the index is made again.
     if (!tail && loaded.lastCheckpoint && loaded.integrity.state === 'signed') {
       this.logger.info('%s: checkpoint index rebuilt (last checkpoint at seq %d)', id, loaded.lastCheckpoint.seq)
@@ -395,6 +400,8 @@ export class SessionServiceImpl implements SessionService {
         // The session counts its lines as appended, unsigned: the macs are counted as they are added.
         onSigned: (bytes) => (session.bytes += bytes),
       }) }),
+      // A store that splits logs into segments (only at checkpoints, so only those signed per batch) keeps their index signed.
+      ...(batched && { segmentIndex: (segments) => signSegmentIndex(signer, session.id, segments) }),
       delayMs: this.options.flushDelayMs,
       maxBatchBytes: this.options.maxBatchBytes,
       onBackgroundError: (error) => {
@@ -434,9 +441,22 @@ export class SessionServiceImpl implements SessionService {
     const { size } = await this.store.version(id)
     let tail = from === 'checkpoint' ? await this.readTail(id, signer, seal, size) : undefined
     if (tail && turns !== undefined && turns > 0) tail = await this.widenTail(id, signer, tail, turns)
-    if (tail) return { loaded: tail.loaded, tail }
+    if (tail) return { loaded: await this.withSegments(id, signer, tail.loaded), tail }
     this.checkOpenSize(id, size)
-    return { loaded: await replay(this.logChunks(id, { end: size }), this.store.locationOf(id), id, signer, seal) }
+    return { loaded: await this.withSegments(id, signer, await replay(this.logChunks(id, { end: size }), this.store.locationOf(id), id, signer, seal)) }
+  }
+
+  /**
+   * A read without the lock, held against the log's segment index: a segment missing, added, cut or
+   * edited in length, or an index that does not verify, makes it tampered (what was read is still shown);
+   * tampering the read found is located in its segment.
+   */
+  private async withSegments(id: string, signer: Signer, loaded: LoadedFile): Promise<LoadedFile> {
+    const segments = await checkSegments(this.store, signer, id, false)
+    const { integrity } = loaded
+    if (integrity.state === 'tampered') return { ...loaded, integrity: inSegment(integrity, segments) }
+    if (!segments.problem) return loaded
+    return { ...loaded, integrity: { state: 'tampered', ...segments.problem } }
   }
 
   /**
@@ -521,7 +541,7 @@ export class SessionServiceImpl implements SessionService {
    * their chain ends in the mac the index names. An edit there is reported as the whole read reports it:
    * a warning naming the line, `session/tampered`, and the session's integrity, which its listing shows.
    */
-  private checkHead(session: SessionImpl, entry: CheckpointEntry) {
+  private checkHead(session: SessionImpl, entry: CheckpointEntry, segments: SegmentCheck) {
     const signer = this.host.signer!
     const { id, file } = session
     const stop = new AbortController()
@@ -530,15 +550,30 @@ export class SessionServiceImpl implements SessionService {
       const reader = new LogReader(file, id, signer, noop)
       let failure: { line: number; reason: string } | undefined
       try {
-        for await (const chunk of this.store.stream(id, { end: entry.offset })) {
-          if (stop.signal.aborted) return
-          reader.push(chunk)
-          await new Promise((resolve) => setImmediate(resolve))
+        // Segment by segment: each closed one must end where its seal in the index says (its last seq and mac).
+        const ends = segments.entries.filter((segment) => segment.start + segment.length <= entry.offset)
+        let from = 0
+        for (const [i, end] of [...ends.map((segment, i) => [i, segment.start + segment.length] as const), [-1, entry.offset] as const]) {
+          for await (const chunk of this.store.stream(id, { start: from, end })) {
+            if (stop.signal.aborted) return
+            reader.push(chunk)
+            await new Promise((resolve) => setImmediate(resolve))
+          }
+          from = end
+          const sealed = ends[i]
+          if (!sealed || reader.chain.integrity.state === 'tampered') continue
+          if (reader.count !== sealed.lastSeq + 1 || reader.chain.open || reader.chain.next() !== sealed.mac) {
+            const line = sealed.lastSeq + 1
+            failure = { line, reason: `${segments.locations[i]}:${line}: the segment does not end with the line its seal in the segment index names (seq ${sealed.lastSeq}): lines were removed, added or replaced in it` }
+            break
+          }
         }
         // A batch (version 2) or line cut short where the checkpoint starts is no crash's: it was written whole.
-        const { torn } = reader.finish()
+        const { torn } = failure ? { torn: undefined } : reader.finish()
         const { integrity } = reader.chain
-        if (integrity.state === 'tampered') failure = integrity
+        if (failure) {
+          // Found at a segment's end.
+        } else if (integrity.state === 'tampered') failure = inSegment(integrity, segments)
         else if (torn || reader.count !== entry.seq || reader.chain.next() !== entry.mac) {
           failure = { line: entry.seq + 1, reason: `${file}:${entry.seq + 1}: the lines before the checkpoint on this line do not chain into it: lines were removed, added or replaced before it` }
         }
@@ -699,6 +734,12 @@ function saveError(session: SessionImpl, cause: NodeJS.ErrnoException & { reason
     : `records 0..${savedThrough} are saved in ${session.file}`
   const message = `cannot save session ${session.id}: ${cause.message}; ${unsaved} record${unsaved === 1 ? '' : 's'} not saved, ${kept}`
   return Object.assign(new Error(message, { cause }), { code: cause.code, ...(cause.reason && { reason: cause.reason }), unsaved, savedThrough })
+}
+
+/** Tampering in a log kept in segments: the reason also names the segment file the line is in. */
+function inSegment<T extends { line: number; reason: string }>(integrity: T, segments: SegmentCheck): T {
+  const location = segmentOfLine(segments, integrity.line)
+  return location ? { ...integrity, reason: `${integrity.reason} (in segment ${location})` } : integrity
 }
 
 function tampered(integrity: Extract<Integrity, { state: 'tampered' }>) {

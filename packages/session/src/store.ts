@@ -1,4 +1,4 @@
-import type { BatchSigner } from './integrity.ts'
+import type { BatchSigner, SegmentEntry } from './integrity.ts'
 import type { LogChunk } from './log-reader.ts'
 import type { IndexReader } from './summary-index.ts'
 
@@ -30,6 +30,15 @@ export interface SessionStore {
   readCheckpointIndex?(id: string): Promise<string | undefined>
   /** Replaces the log's checkpoint index, atomically. */
   writeCheckpointIndex?(id: string, text: string): Promise<void>
+  /**
+   * A store that keeps a log as several files (segments; every offset the service sees is still one of
+   * their concatenation): the closed segments as they stand (number, logical start, length), oldest
+   * first, and `pending`, a closed segment whose rollover was caught half done by this read (its file is
+   * still the live one: read as part of it). A store of one piece per log leaves both out.
+   */
+  segments?(id: string): Promise<{ closed: StoredSegment[]; pending?: StoredSegment }>
+  /** The log's segment index as last written (opaque text the service signs, `SegmentEntry`), or undefined. */
+  readSegmentIndex?(id: string): Promise<string | undefined>
   /**
    * Takes the writer lock (`SESSION_LOCKED`, naming the holder, if another process has it; nothing is
    * written then), and returns the log's size and its bytes up to that size, chunk by chunk (read when
@@ -102,6 +111,17 @@ export interface SessionStore {
   close?(): Promise<void>
 }
 
+/** A closed segment of a log as a store holds it. */
+export interface StoredSegment {
+  /** Its number: 1 holds the header, each next one follows it. */
+  n: number
+  /** Where it starts in the log (the concatenation of the segments). */
+  start: number
+  length: number
+  /** Where it is, for messages (`<id>.jsonl.000001`). */
+  location: string
+}
+
 /** What `SessionStore.newest` returns. */
 export interface NewestSessions {
   /** Newest activity first. */
@@ -146,6 +166,11 @@ export interface AppenderOptions {
    * (`seal` then gets the first line of the last batch, which carries the mac).
    */
   batches?: BatchSigner
+  /**
+   * The signed text of a segment index holding `segments` (a store that splits a log into segments writes
+   * it at each rollover, before the new segment is written to; `mac`: the one its last batch or line ends with).
+   */
+  segmentIndex?(segments: readonly SegmentEntry[]): string
 }
 
 /** Write-behind appending of encoded record lines. */

@@ -25,6 +25,12 @@ export const LOG_VERSION: 1 | 2 = (globalThis as { GOALKEEPER_TEST_LOG_VERSION?:
 /** The suite runs on logs signed per batch: tampering is located to the batch. */
 export const BATCHED = LOG_VERSION === 2
 
+/**
+ * Segments of the JSONL store: a size for the files of `segmented/` (set through `segmented/use-segments.ts`,
+ * tiny, so that their logs roll over many times), else the store's default.
+ */
+export const SEGMENT_BYTES: number | undefined = (globalThis as { GOALKEEPER_TEST_SEGMENT_BYTES?: number }).GOALKEEPER_TEST_SEGMENT_BYTES
+
 /** A test about files themselves (torn lines, descriptors, fsync, lock files): not part of the PostgreSQL run. */
 export const itOnFiles: typeof it = STORE === 'files' ? it : ((() => {}) as unknown as typeof it)
 export const describeOnFiles: typeof describe = STORE === 'files' ? describe : ((() => {}) as unknown as typeof describe)
@@ -122,7 +128,8 @@ export async function start(dir: string, config: SessionStackConfig = {}): Promi
     })
   }
   const database = STORE === 'postgres' ? { database: (await databaseFor(dir)).url } : {}
-  const fiber = await root.plugin(sessionStack, { dir, keyFile: TEST_KEY, logVersion: LOG_VERSION, ...database, ...config })
+  const segments = STORE === 'files' && SEGMENT_BYTES !== undefined ? { segmentBytes: SEGMENT_BYTES } : {}
+  const fiber = await root.plugin(sessionStack, { dir, keyFile: TEST_KEY, logVersion: LOG_VERSION, ...database, ...segments, ...config })
   return { root, fiber, sessions: root.sessions, logs, waitLog }
 }
 
@@ -201,9 +208,16 @@ export async function tempDir(): Promise<string> {
 /** The log's lines as stored, with their newlines: the file's text, or the rows in seq order. */
 export async function readLog(file: string): Promise<string> {
   const pg = pgLocation(file)
-  if (!pg) return fs.readFile(file, 'utf8')
+  if (!pg) return (await Promise.all([...await closedSegments(file), file].map((name) => fs.readFile(name, 'utf8')))).join('')
   const { rows } = await pg.db.query('SELECT line FROM goalkeeper_session_records WHERE session_id = $1 ORDER BY seq', [pg.id])
   return rows.map((row) => `${row.line}\n`).join('')
+}
+
+/** The closed segments of a JSONL log (`<file>.000001`, ...), oldest first; none for a log of one file. */
+export async function closedSegments(file: string): Promise<string[]> {
+  const base = path.basename(file)
+  const names = await fs.readdir(path.dirname(file)).catch(() => [] as string[])
+  return names.filter((name) => name.startsWith(`${base}.`) && /^\d{6}$/.test(name.slice(base.length + 1))).sort().map((name) => path.join(path.dirname(file), name))
 }
 
 /**
@@ -212,7 +226,13 @@ export async function readLog(file: string): Promise<string> {
  */
 export async function replaceLog(file: string, lines: string[]): Promise<void> {
   const pg = pgLocation(file)
-  if (!pg) return fs.writeFile(file, lines.map((line) => `${line}\n`).join(''))
+  if (!pg) {
+    // A log kept in segments is written back as one file (its segments and their index removed): the
+    // edit is then one of a single file, whose offsets are those of the concatenation it replaces.
+    for (const segment of await closedSegments(file)) await fs.unlink(segment)
+    await fs.rm(`${file}.segments`, { force: true })
+    return fs.writeFile(file, lines.map((line) => `${line}\n`).join(''))
+  }
   const offsets = lines.map((_, i) => lines.slice(0, i).reduce((n, l) => n + Buffer.byteLength(l) + 1, 0))
   await pg.db.query('DELETE FROM goalkeeper_session_records WHERE session_id = $1', [pg.id])
   await pg.db.query(`INSERT INTO goalkeeper_session_records (session_id, seq, byte_offset, line) SELECT $1, r.seq - 1, r.o, r.l FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r (o, l, seq)`, [pg.id, offsets, lines])

@@ -3,7 +3,7 @@
 import fs from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { type Session, type SessionService, nextSeqOf, recordsSince } from '@goalkeeper/session'
-import { appsPerTest, BATCHED, describeOnFiles, logSize, readCheckpointIndex, signingLine, tempDir } from './helpers.ts'
+import { appsPerTest, BATCHED, describeOnFiles, logSize, readCheckpointIndex, readLog, replaceLog, signingLine, tempDir } from './helpers.ts'
 
 const launch = appsPerTest()
 const LIMIT = 1 << 16
@@ -146,11 +146,11 @@ describeOnFiles('a read-only open of the last turns', () => {
     const dir = await tempDir()
     const { sessions, logs } = await launch(dir)
     const { id, file } = await written(sessions, dir, 30, 30)
-    const lines = (await fs.readFile(file, 'utf8')).split('\n')
+    const lines = (await readLog(file)).split('\n')
     const edited = lines.length - 50
     // The same length: the index still places the checkpoint.
     lines[edited] = lines[edited].replace('xxx', 'xyx')
-    await fs.writeFile(file, lines.join('\n'))
+    await replaceLog(file, lines.slice(0, -1))
     const session = await sessions.open(id, { readOnly: true, from: 'checkpoint', turns: 1 })
     expect(session.firstSeq).toBe(0)
     // Located to the line, or on version 2 to its batch (the turn's).
@@ -175,9 +175,9 @@ describeOnFiles('the head of a log opened for writing from its last checkpoint',
     const dir = await tempDir()
     const { sessions, root, waitLog } = await launch(dir)
     const { id, file, checkpoint } = await closedWithCheckpoint(sessions, dir)
-    const lines = (await fs.readFile(file, 'utf8')).split('\n')
+    const lines = (await readLog(file)).split('\n')
     lines[3] = lines[3].replace('xxx', 'xyx')
-    await fs.writeFile(file, lines.join('\n'))
+    await replaceLog(file, lines.slice(0, -1))
     // Line 4, or on version 2 the first line of its batch (all written by the close: lines 2 to the checkpoint).
     const line = signingLine(lines, 3) + 1
     expect(line).toBe(BATCHED ? 2 : 4)

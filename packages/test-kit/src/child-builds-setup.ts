@@ -32,6 +32,7 @@ export const CHILD_ENTRIES = [
   'packages/session/test/fixtures/many-open-child.ts',
   'packages/session/test/fixtures/kill-child.ts',
   'packages/session/test/fixtures/fsize-child.ts',
+  'packages/session-jsonl/test/fixtures/rollover-kill-child.ts',
 ]
 
 const BUILD_DIR = '.test-build'

@@ -6,6 +6,8 @@ import type * as Session from '@goalkeeper/session'
 export type SessionStackConfig = Partial<Session.Config> & {
   /** JSONL files in this directory (the default store). */
   dir?: string
+  /** The JSONL store's `segmentBytes` (a live segment's size before the next checkpoint starts another). */
+  segmentBytes?: number
   /** PostgreSQL at this URL instead of files. */
   database?: string
   leaseMs?: number
@@ -20,10 +22,10 @@ export type SessionStackConfig = Partial<Session.Config> & {
 export const sessionStack = {
   name: 'session-stack',
   apply: async (ctx: Context, config: SessionStackConfig = {}) => {
-    const { dir, database, leaseMs, store, ...service } = config
+    const { dir, database, leaseMs, store, segmentBytes, ...service } = config
     if (store) ctx.provide('sessionStore', store)
     else if (database) await ctx.plugin(await import('@goalkeeper/session-postgres'), { url: database, ...(leaseMs !== undefined && { leaseMs }) })
-    else await ctx.plugin(await import('@goalkeeper/session-jsonl'), { dir: dir ?? '' })
+    else await ctx.plugin(await import('@goalkeeper/session-jsonl'), { dir: dir ?? '', ...(segmentBytes !== undefined && { segmentBytes }) })
     await ctx.plugin(await import('@goalkeeper/session'), service)
   },
 }

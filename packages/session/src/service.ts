@@ -758,8 +758,8 @@ function exists(id: string, file: string) {
   return new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file)
 }
 
-function header(id: string, at: number, cwd: string, parent: CreateOptions['parent'], keyId: string, version: 1 | 2 = 2): SessionHeaderData {
-  return { version, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }), sealed: true, keyId }
+function header(id: string, at: number, cwd: string, parent: SessionHeaderData['parent'], keyId: string, version: 1 | 2 = 2): SessionHeaderData {
+  return { version, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq, ...(parent.from !== undefined && { from: parent.from }) } }), sealed: true, keyId }
 }
 
 function checkParent(parent: CreateOptions['parent']) {

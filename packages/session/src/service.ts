@@ -608,11 +608,14 @@ export class SessionServiceImpl implements SessionService {
   }
 
 
-  /** Refused before a byte is read: a session holds the records it read in memory. `size`: what would be read. */
+  /**
+   * Refused before a byte is read: an open holds the records it read in memory. `size`: what would be read.
+   * Streaming reads (`read`: show, fork) hold none, and no limit applies to them.
+   */
   private checkOpenSize(id: string, size: number) {
     const max = this.options.maxOpenBytes
     if (max === undefined || size <= max) return
-    throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)}, more than the ${mebibytes(max)} a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session`, this.store.locationOf(id))
+    throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)}, more than the ${mebibytes(max)} a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session; goalkeeper show reads it whole as it streams, and fork copies it from its last checkpoint, whatever its size`, this.store.locationOf(id))
   }
 
   async signingKey(): Promise<SigningKey> {

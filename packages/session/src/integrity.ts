@@ -269,7 +269,7 @@ export class ChainCheck {
    * After the header of a fork that starts at its parent's checkpoint `seq` (`parent.from`): the next line
    * holds that seq, and the count goes on from there, so lines are counted as the seqs they hold.
    */
-  skipTo(seq: number) {
+  jumpTo(seq: number) {
     this.count = seq
   }
 

@@ -142,7 +142,7 @@ export class LogReader {
     if (this.count === 1 && this.from !== undefined) {
       // A fork that starts at a checkpoint: the header is followed by it, with the parent's seqs.
       this.count = this.from
-      this.chain.skipTo(this.from)
+      this.chain.jumpTo(this.from)
       if (value?.type !== 'session/checkpoint') throw new SessionError('SESSION_CORRUPT', `${this.file}:2: line is not the checkpoint its header says the fork starts at (seq ${this.from})`, this.file, 2)
     }
     const problem = checkRecord(value, this.count, this.id)

@@ -76,9 +76,17 @@ export class GoalFold {
    * checkpoint (a session opened from its tail) starts from the state the checkpoint holds.
    */
   add(record: SessionRecord): void {
-    const starting = this.next === undefined
+    const expected = this.next
     this.next = record.seq + 1
-    if (starting && record.seq > 0) return this.restore(record)
+    // A fork that starts at its parent's checkpoint: its header is followed by that checkpoint, seqs jumping to it.
+    if (expected !== undefined && record.seq > expected) {
+      this.goal = undefined
+      this.usedIds.clear()
+      this.lastAt = 0
+      this.failure = undefined
+      return this.restore(record)
+    }
+    if (expected === undefined && record.seq > 0) return this.restore(record)
     if (this.failure) return
     try {
       this.apply(record)

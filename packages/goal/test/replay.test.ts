@@ -1,7 +1,8 @@
 import fs from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Agent } from '@goalkeeper/agent-loop'
+import { type Agent, replayHistory } from '@goalkeeper/agent-loop'
 import { foldGoal, type GoalState } from '../src/index.ts'
 import { createHarness } from '@goalkeeper/test-kit'
 import { codeOf, goalHarness, type Harness } from './helpers.ts'
@@ -142,6 +143,36 @@ describe('replay', () => {
       await h.root.sessions.flush(session)
       expect(fs.readFileSync(session.file, 'utf8')).not.toMatch(/activation|armed/)
     }
+  })
+
+  it('a fork of a long session starts at its last checkpoint before the seq and resumes the goal and the history the source had there', async () => {
+    h = await createHarness({ workspaceTools: false, sessions: { checkpointEvery: 3 } })
+    await h.load(await import('../src/index.ts'), {})
+    const agent = await h.createAgent()
+    const goal = h.root.goals.create(agent, { objective: 'Keep forking' })
+    h.scripted.push({ text: 'one' }, { text: 'two' }, { text: 'three' })
+    for (const round of [1, 2, 3]) {
+      agent.send({ content: `round ${round}`, source: { kind: 'goal', goalId: goal.id, revision: 1, round } })
+      await agent.whenIdle()
+    }
+    await h.root.sessions.flush(agent.session)
+    const records = (await readFile(agent.session.file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line))
+    const checkpoints = records.filter((record) => record.type === 'session/checkpoint').map((record) => record.seq)
+    expect(checkpoints.length).toBeGreaterThan(1)
+    const last = records.length - 1
+    const fork = await h.root.agents.fork(agent.id, last)
+    // Started at the source's last checkpoint, with its seqs: the goal and history fold from that checkpoint.
+    expect(fork.session.header.parent).toEqual({ id: agent.id, seq: last, from: checkpoints.at(-1) })
+    expect(fork.session.firstSeq).toBe(checkpoints.at(-1))
+    expect(h.root.goals.get(fork)).toEqual({ ...foldGoal(records), activation: 'disarmed' })
+    expect(h.root.goals.get(fork)).toMatchObject({ roundsStarted: 3 })
+    expect(replayHistory(fork.session.records, fork.session.firstSeq)).toEqual(replayHistory(records))
+    // Closed and resumed (read whole, or from its index), the fork folds the same again.
+    await fork.dispose()
+    await h.root.sessions.close(fork.session)
+    const resumed = await h.root.agents.resume(fork.id)
+    expect(h.root.goals.get(resumed)).toEqual({ ...foldGoal(records), activation: 'disarmed' })
+    expect(replayHistory(resumed.session.records, resumed.session.firstSeq)).toEqual(replayHistory(records))
   })
 
   it('reloading the goal plugin leaves every goal disarmed', async () => {

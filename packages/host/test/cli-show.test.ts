@@ -1,5 +1,7 @@
 // `goalkeeper show` of a goal run, on the CLI as a child process with the real plugins (the permissions entry
 // as the default cordis.yml writes it, so commands and checks run in the sandbox); only the model is scripted.
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CLI_TIMEOUT, jsonLines, readSession, run, sessionIdOf, useProject } from '@goalkeeper/test-kit'
 
@@ -46,6 +48,47 @@ describe('goalkeeper show', { timeout: CLI_TIMEOUT }, () => {
     const shown = jsonLines((await run([...p.globals, '--json', 'show', streamed[0].session])).stdout)
     expect(shown[0]).toMatchObject({ type: 'integrity', integrity: { state: 'signed' } })
     expect(shown.slice(1)).toEqual(streamed)
+  })
+
+  it('show prints a log larger than an open may hold as it streams it, and marks a line changed in its middle where it starts', async () => {
+    // The second answer alone is larger than maxOpenBytes: an open that holds records refuses the log, show streams it.
+    const script = 'export default many((request) => ({ text: request.messages.length > 2 ? "Long " + "b".repeat(70000) : "Short answer." }))'
+    const p = await project({ script, config: { session: { maxOpenBytes: 65536, logVersion: 1 } } })
+    const first = await run([...p.globals, 'run', 'first question'])
+    expect(first.code, first.stderr).toBe(0)
+    const id = sessionIdOf(first.stderr)
+    const second = await run([...p.globals, 'run', '--session', id, 'second question'])
+    expect(second.code, second.stderr).toBe(0)
+    const file = path.join(p.sessions, `${id}.jsonl`)
+    expect(Buffer.byteLength(await readFile(file, 'utf8'))).toBeGreaterThan(65536)
+    const tail = await run([...p.globals, 'show', id, '--tail'])
+    expect(tail.code, tail.stderr).not.toBe(0)
+    expect(tail.stderr).toContain('more than the 0.1 MiB a session may have to be opened')
+    const shown = await run([...p.globals, 'show', id])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toContain('first question')
+    expect(shown.stdout).toContain(`assistant: Long ${'b'.repeat(70000)}\n`)
+    expect(shown.stdout).not.toContain('!!')
+    const json = jsonLines((await run([...p.globals, '--json', 'show', id])).stdout)
+    expect(json[0]).toMatchObject({ type: 'integrity', integrity: { state: 'signed', lines: json.length - 1 } })
+    expect(json.slice(1).map((line) => line.record.seq)).toEqual([...Array(json.length - 1).keys()])
+
+    // The first prompt edited in place: trust ends at its line, and everything after it is marked.
+    const lines = (await readFile(file, 'utf8')).slice(0, -1).split('\n')
+    const edited = lines.findIndex((line) => line.includes('"type":"user/message"') && line.includes('first question'))
+    lines[edited] = lines[edited].replace('first question', 'forged question')
+    await writeFile(file, lines.map((line) => `${line}\n`).join(''))
+    const tampered = await run([...p.globals, 'show', id])
+    expect(tampered.code, tampered.stderr).toBe(0)
+    const out = tampered.stdout.split('\n')
+    const warning = out.findIndex((line) => line.startsWith('!! TAMPERED: '))
+    expect(out[warning]).toBe(`!! TAMPERED: ${file}:${edited + 1}: line does not match its signature: it was edited, moved, inserted or written by someone without the key`)
+    expect(out.slice(0, warning).some((line) => line.includes('unverified'))).toBe(false)
+    expect(out[warning + 2]).toBe('unverified |   user: forged question')
+    expect(tampered.stdout).toContain('unverified |   user: second question')
+    const marked = jsonLines((await run([...p.globals, '--json', 'show', id])).stdout)
+    expect(marked[0]).toMatchObject({ type: 'integrity', integrity: { state: 'tampered', line: edited + 1 } })
+    expect(marked.slice(1).filter((line) => line.unverified).map((line) => line.record.seq)).toEqual(marked.slice(1 + edited).map((line) => line.record.seq))
   })
 
   // On both log versions: the window before the checkpoint starts at a line (1) or at a batch (2).

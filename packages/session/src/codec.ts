@@ -94,10 +94,17 @@ function checkHeader(data: any, id: string): RecordProblem | undefined {
   if (data.version !== 1 && data.version !== 2) return corrupt('has an unsupported header version')
   if (data.id !== id) return corrupt('has a header whose id does not match the file name')
   if (typeof data.createdAt !== 'number' || typeof data.cwd !== 'string') return corrupt('has a header without createdAt or cwd')
+  const from = data.parent?.from
+  if (from !== undefined && !(Number.isSafeInteger(from) && from >= 1)) return corrupt('has a header whose parent.from is not a seq')
 }
 
 function corrupt(reason: string): RecordProblem {
   return { code: 'SESSION_CORRUPT', reason }
+}
+
+/** The seq of the record after the header: 1, or the parent's checkpoint a fork starts at (`parent.from`). */
+export function seqAfterHeader(header: SessionHeaderData): number {
+  return header.parent?.from ?? 1
 }
 
 /** Record 0 of a session is its header: `create` writes it and the replay refuses a file without one. */

@@ -315,6 +315,14 @@ export class ChainCheck {
     this.headerSigned = true
   }
 
+  /**
+   * After the header of a fork that starts at its parent's checkpoint `seq` (`parent.from`): the next line
+   * holds that seq, and the count goes on from there, so lines are counted as the seqs they hold.
+   */
+  jumpTo(seq: number) {
+    this.count = seq
+  }
+
   /** Every line must be signed, for the reason given (`its header says ...`). */
   requireSigned(why: string) {
     this.required ??= why

@@ -46,6 +46,8 @@ export class LogReader {
   /** Set at a seq break in a signed log: what follows is not read (records must stay contiguous). */
   private broken = false
   private sealedHeader = false
+  /** The seq after the header, when it is not 1: a fork that starts at its parent's checkpoint (`parent.from`). */
+  private from?: number
   /** The last checkpoint line read: where it starts and the mac before it (what the checkpoint index keeps). */
   lastCheckpoint?: CheckpointEntry
   /**
@@ -65,6 +67,11 @@ export class LogReader {
     this.chain.resumeAt(start.seq, start.mac, start.prefix)
     this.chain.batched = start.batched === true
     if (start.sealedHeader) this.chain.requireSigned('its header says every line is')
+  }
+
+  /** Records of the batch being read, held until it is whole (version 2). */
+  get holding(): number {
+    return this.held.length
   }
 
   push(chunk: Buffer) {
@@ -157,6 +164,12 @@ export class LogReader {
       this.unparsable = { line: this.count + 1, ...locate() }
       return
     }
+    if (this.count === 1 && this.from !== undefined) {
+      // A fork that starts at a checkpoint: the header is followed by it, with the parent's seqs.
+      this.count = this.from
+      this.chain.jumpTo(this.from)
+      if (value?.type !== 'session/checkpoint') throw new SessionError('SESSION_CORRUPT', `${this.file}:2: line is not the checkpoint its header says the fork starts at (seq ${this.from})`, this.file, 2)
+    }
     const problem = checkRecord(value, this.count, this.id)
     if (problem) {
       // In a signed log, lines out of order (removed, reordered, inserted, rows swapped) are tampering.
@@ -174,6 +187,7 @@ export class LogReader {
       this.chain.requireSigned('its header says every line is')
     }
     if (this.count === 0 && value.data.version === 2) this.chain.batched = true
+    if (this.count === 0 && value.data.parent?.from > 1) this.from = value.data.parent.from
     const batched = this.chain.batched
     const inBatch = batched && this.chain.open
     // The size a batch's first line gives, as signed: it counts for batched logs only, and no record keeps it.

@@ -93,7 +93,12 @@ export interface SessionHeaderData {
   id: string
   createdAt: number
   cwd: string
-  parent?: { id: string; seq: number }
+  /**
+   * The session this one was forked from and the last seq copied; `from`: the parent's checkpoint the fork
+   * starts at (a fork of a long session): the record after the header is that checkpoint, with the parent's
+   * seq, and seqs go on from there (a reader holds the fork like the parent opened from that checkpoint).
+   */
+  parent?: { id: string; seq: number; from?: number }
   /**
    * The store keeps a seal for this log (every session created since seals exist): every line of it is
    * signed, and a missing seal means its end cannot be trusted.

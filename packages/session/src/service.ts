@@ -13,9 +13,10 @@ import { BatchSigner, type CheckpointEntry, defaultKeyFile, loadKey, openCheckpo
 import { checkSegments, type SegmentCheck, segmentOfLine } from './segments.ts'
 import { type LoadedFile, replay } from './replay.ts'
 import { LogReader } from './log-reader.ts'
+import { LogReading } from './reading.ts'
 import { sessionsRoot } from './location.ts'
 import { mebibytes, type SessionHost, SessionImpl, type TailStart } from './session.ts'
-import { type CreateOptions, type Integrity, type ListOptions, type SummaryFold, type OpenOptions, type ProtectedPaths, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
+import { type CreateOptions, type Integrity, type ListOptions, type SummaryFold, type OpenOptions, type ProtectedPaths, type ReadOptions, type SessionReading, type RepairReport, type Session, SessionError, type SessionService, type SessionSummary, type SigningKey } from './types.ts'
 import type { SessionStore, StoreWriter } from './store.ts'
 
 export interface ServiceOptions {
@@ -118,7 +119,8 @@ export class SessionServiceImpl implements SessionService {
       const file = this.store.locationOf(id)
       if (!options.readOnly) return this.openWritable(id, file, existing, options)
       const { loaded, tail } = await this.load(id, options.from ?? 'start', options.turns)
-      const session = new SessionImpl(this.host, id, file, loaded.records, tail?.start)
+      const { records, start } = shaped(loaded.records, tail?.start)
+      const session = new SessionImpl(this.host, id, file, records, start)
       session.integrity = loaded.integrity
       this.sessions.set(id, session)
       return session
@@ -143,37 +145,43 @@ export class SessionServiceImpl implements SessionService {
   }
 
   /**
-   * Copies records 1..uptoSeq of the source (as in memory when it is open here, else as on disk) into a
-   * new session, then closes whatever the cut left open, exactly like crash repair.
+   * Copies the records of the source up to `uptoSeq` (as in memory when it is open here holding its whole
+   * log, else as its log streams) into a new session, from the last checkpoint at or before `uptoSeq` (or
+   * from the header when there is none), then closes whatever the cut left open, exactly like crash repair.
+   * Only that window is held: what a fork reads is bounded by `checkpointEvery`, not the log.
    */
   async fork(id: string, options: { uptoSeq: number; cwd?: string }): Promise<Session> {
     assertSessionId(id)
     this.assertRunning()
-    // A session open here from its last checkpoint (or past one) holds only its tail: the whole log is read
+    if (options?.cwd !== undefined && (typeof options.cwd !== 'string' || options.cwd === '')) throw new TypeError('fork: cwd must be a non-empty string')
+    const uptoSeq = options?.uptoSeq
+    // A session open here from its last checkpoint (or past one) holds only its tail: the log is read
     // then, once what it appended is written.
     const open = this.sessions.get(id)
     if (open && open.firstSeq > 0 && open.writer && !open.closed) await this.flush(open)
-    let source = open && open.firstSeq === 0 ? open.records : undefined
-    let integrity = open?.integrity
-    if (!source) {
-      const { loaded } = await this.load(id, 'start')
-      source = loaded.records
-      integrity = loaded.integrity
+    const memory = open && open.firstSeq === 0 ? open : undefined
+    const reading = memory ? undefined : await this.read(id)
+    const window = new ForkWindow(Number.isInteger(uptoSeq) ? uptoSeq : -1)
+    for await (const record of memory ? memory.records : reading!) window.add(record)
+    const integrity = memory ? memory.integrity : reading!.integrity
+    const { header: head, kept, last, after } = window
+    if (!head) throw new SessionError('SESSION_CORRUPT', `${this.store.locationOf(id)}:1: no session header`, this.store.locationOf(id), 1)
+    if (!Number.isInteger(uptoSeq) || uptoSeq < 0 || uptoSeq > last || (uptoSeq > 0 && uptoSeq < after)) {
+      const held = after > 1 ? `seq 0 and seqs ${after}..${last} (it is a fork that starts at its parent's checkpoint)` : `seqs 0..${last}`
+      throw new SessionError('SESSION_BAD_SEQ', `cannot fork session ${id} at seq ${uptoSeq}: it holds ${held}`)
     }
-    const uptoSeq = options?.uptoSeq
-    if (!Number.isInteger(uptoSeq) || uptoSeq < 0 || uptoSeq >= source.length) {
-      throw new SessionError('SESSION_BAD_SEQ', `cannot fork session ${id} at seq ${uptoSeq}: it holds seqs 0..${source.length - 1}`)
-    }
-    if (options.cwd !== undefined && (typeof options.cwd !== 'string' || options.cwd === '')) throw new TypeError('fork: cwd must be a non-empty string')
     // A fork re-signs what it copies, so it may only copy what verified.
     if (integrity?.state === 'tampered' && uptoSeq >= integrity.line - 1) throw tampered(integrity)
     if (integrity?.state === 'unsigned') throw unsigned(id, this.store.locationOf(id))
-    const cwd = path.resolve(options.cwd ?? headerOf(source).cwd)
+    const cwd = path.resolve(options.cwd ?? head.cwd)
+    // Records keep their seqs: a fork that starts at a checkpoint is held as the source opened from it.
+    const from = kept[0]?.seq ?? 1
+    const parent = { id, seq: uptoSeq, ...(from > 1 && { from }) }
     return this.createNew(undefined, (newId, at, keyId) => {
-      const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, { id, seq: uptoSeq }, keyId, this.options.logVersion) }]
-      for (let seq = 1; seq <= uptoSeq; seq++) planned.push({ type: source[seq].type, data: source[seq].data })
+      const planned: PlannedRecord[] = [{ type: HEADER, data: header(newId, at, cwd, parent, keyId, this.options.logVersion) }]
+      for (const record of kept) planned.push({ type: record.type, data: record.data })
       return planned.concat(planRepairs(planned))
-    })
+    }, from)
   }
 
   async flush(session: Session): Promise<void> {
@@ -304,10 +312,12 @@ export class SessionServiceImpl implements SessionService {
       await writer.close()
       throw error
     }
-    const session = existing ?? new SessionImpl(this.host, id, file, loaded.records, tail?.start)
+    const { records, start } = shaped(loaded.records, tail?.start)
+    const session = existing ?? new SessionImpl(this.host, id, file, records, start)
     session.integrity = loaded.integrity
     session.lastMac = loaded.lastMac
-    session.attach(loaded.records, writer, this.appenderFor(session, writer, loaded.goodBytes, loaded.records, tail), tail?.start)
+    const lastSeq = (start?.firstSeq ?? 0) + records.length - 1
+    session.attach(records, writer, this.appenderFor(session, writer, loaded.goodBytes, lastSeq, start?.header ?? headerOf(records)), start)
     session.base = tail?.offset ?? 0
     this.sessions.set(id, session)
     // What the tail read skipped is verified meanwhile, as the whole read would have.
@@ -349,7 +359,8 @@ export class SessionServiceImpl implements SessionService {
   }
 
   /** Writes a complete new session file (header first), exclusively, and opens it for writing. */
-  private async createNew(explicitId: string | undefined, build: (id: string, at: number, keyId: string) => PlannedRecord[]): Promise<SessionImpl> {
+  /** `from`: the seq of the record after the header (a fork that starts at a checkpoint keeps its parent's seqs). */
+  private async createNew(explicitId: string | undefined, build: (id: string, at: number, keyId: string) => PlannedRecord[], from = 1): Promise<SessionImpl> {
     for (let attempt = 1; ; attempt++) {
       const id = explicitId ?? newSessionId(this.now())
       try {
@@ -362,19 +373,25 @@ export class SessionServiceImpl implements SessionService {
           const signer = await this.ready()
           let content = ''
           let mac = signer.seed(id)
+          let checkpoint: CheckpointEntry | undefined
           for (const { type, data } of build(id, at, signer.keyId)) {
-            const encoded = encodeRecord(records.length, at, type, data)
+            const encoded = encodeRecord(records.length && records.length - 1 + from, at, type, data)
             const signed = signer.sign(mac, encoded.line)
+            // A fork that starts at a checkpoint: the index places it, so opens read from there.
+            if (records.length === 1 && from > 1) checkpoint = { seq: from, offset: Buffer.byteLength(content), mac, prefix: 0 }
             mac = signed.mac
             records.push(encoded.record)
             content += `${signed.line}\n`
           }
-          const writer = await this.store.create(id, Buffer.from(content), signer.seal(id, records.length - 1, mac))
-          const session = new SessionImpl(this.host, id, file, records)
+          const last = records.at(-1)!.seq
+          const writer = await this.store.create(id, Buffer.from(content), signer.seal(id, last, mac))
+          const { records: held, start } = shaped(records)
+          const session = new SessionImpl(this.host, id, file, held, start)
           session.lastMac = mac
-          session.integrity = { state: 'signed', lines: records.length, unsignedPrefix: 0 }
-          session.attach(records, writer, this.appenderFor(session, writer, Buffer.byteLength(content), records))
+          session.integrity = { state: 'signed', lines: last + 1, unsignedPrefix: 0 }
+          session.attach(held, writer, this.appenderFor(session, writer, Buffer.byteLength(content), last, session.header), start)
           this.sessions.set(id, session)
+          if (checkpoint) this.writeIndex(session, checkpoint)
           return session
         })
       } catch (error) {
@@ -384,11 +401,10 @@ export class SessionServiceImpl implements SessionService {
     }
   }
 
-  private appenderFor(session: SessionImpl, writer: StoreWriter, size: number, records: SessionRecord[], tail?: Tail) {
+  private appenderFor(session: SessionImpl, writer: StoreWriter, size: number, lastSeq: number, header: SessionHeaderData) {
     session.bytes = size
-    const lastSeq = tail ? tail.start.firstSeq + tail.loaded.records.length - 1 : session.nextSeq - 1
     const signer = this.host.signer
-    const batched = (tail?.start.header ?? headerOf(records)).version === 2 && signer
+    const batched = header.version === 2 && signer
     return writer.appender(size, lastSeq, {
       // Version 2: the writer signs each batch it takes; a checkpoint starts one, and its index entry learns where.
       ...(batched && { batches: new BatchSigner(signer, session.lastMac, {
@@ -460,11 +476,10 @@ export class SessionServiceImpl implements SessionService {
   }
 
   /**
-   * The log from its last checkpoint on, as its checkpoint index places it, verified from there; undefined
-   * (the whole log is read instead) when there is no index, or it does not verify, or the tail it points at
-   * does not (the whole read then says what is wrong, with the line).
+   * The last checkpoint of log `id` as its index places it, with the header read apart, when the index and
+   * the header verify and it points inside the log (`size` bytes); undefined (logged) otherwise.
    */
-  private async readTail(id: string, signer: Signer, seal: SealCheck, size: number): Promise<Tail | undefined> {
+  private async checkpointIndex(id: string, signer: Signer, size: number) {
     const text = await this.store.readCheckpointIndex?.(id)
     if (text === undefined) return undefined
     const ignored = (why: string) => {
@@ -476,6 +491,35 @@ export class SessionServiceImpl implements SessionService {
     if (entry.offset >= size) return ignored('it points past the end of the log')
     const header = await readHeader(this.store, id, signer)
     if (!header) return ignored('the header of the log does not verify')
+    return { entry, header, ignored }
+  }
+
+  async read(id: string, options: ReadOptions = {}): Promise<SessionReading> {
+    assertSessionId(id)
+    this.assertRunning()
+    const signer = await this.ready()
+    // The seal before the size: a writer seals only what it wrote, so the log read is never behind the seal.
+    const seal = await readSealCheck(this.store, signer, id)
+    const { size } = await this.store.version(id)
+    const index = options.from === 'checkpoint' ? await this.checkpointIndex(id, signer, size) : undefined
+    const start = index && {
+      offset: index.entry.offset,
+      read: { ...index.entry, sealedHeader: index.header.sealed === true, batched: index.header.version === 2 },
+      header: index.header,
+      ignored: index.ignored,
+    }
+    return new LogReading(this.store, id, this.store.locationOf(id), signer, seal, size, start)
+  }
+
+  /**
+   * The log from its last checkpoint on, as its checkpoint index places it, verified from there; undefined
+   * (the whole log is read instead) when there is no index, or it does not verify, or the tail it points at
+   * does not (the whole read then says what is wrong, with the line).
+   */
+  private async readTail(id: string, signer: Signer, seal: SealCheck, size: number): Promise<Tail | undefined> {
+    const index = await this.checkpointIndex(id, signer, size)
+    if (!index) return undefined
+    const { entry, header, ignored } = index
     this.checkOpenSize(id, size - entry.offset)
     let loaded: LoadedFile
     try {
@@ -604,11 +648,14 @@ export class SessionServiceImpl implements SessionService {
   }
 
 
-  /** Refused before a byte is read: a session holds the records it read in memory. `size`: what would be read. */
+  /**
+   * Refused before a byte is read: an open holds the records it read in memory. `size`: what would be read.
+   * Streaming reads (`read`: show, fork) hold none, and no limit applies to them.
+   */
   private checkOpenSize(id: string, size: number) {
     const max = this.options.maxOpenBytes
     if (max === undefined || size <= max) return
-    throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)}, more than the ${mebibytes(max)} a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session`, this.store.locationOf(id))
+    throw new SessionError('SESSION_TOO_LARGE', `session ${id} is ${mebibytes(size)}, more than the ${mebibytes(max)} a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session; goalkeeper show reads it whole as it streams, and fork copies it from its last checkpoint, whatever its size`, this.store.locationOf(id))
   }
 
   async signingKey(): Promise<SigningKey> {
@@ -760,13 +807,49 @@ function exists(id: string, file: string) {
   return new SessionError('SESSION_EXISTS', `session ${id} already exists: ${file}`, file)
 }
 
-function header(id: string, at: number, cwd: string, parent: CreateOptions['parent'], keyId: string, version: 1 | 2 = 2): SessionHeaderData {
-  return { version, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq } }), sealed: true, keyId }
+function header(id: string, at: number, cwd: string, parent: SessionHeaderData['parent'], keyId: string, version: 1 | 2 = 2): SessionHeaderData {
+  return { version, id, createdAt: at, cwd, ...(parent && { parent: { id: parent.id, seq: parent.seq, ...(parent.from !== undefined && { from: parent.from }) } }), sealed: true, keyId }
 }
 
 function checkParent(parent: CreateOptions['parent']) {
   if (parent === undefined) return
   if (typeof parent !== 'object' || parent === null || typeof parent.id !== 'string' || !Number.isInteger(parent.seq) || parent.seq < 0) {
     throw new TypeError('create: parent must be { id: string, seq: non-negative integer }')
+  }
+}
+
+/**
+ * Records as a session holds them: `records[i].seq === firstSeq + i`. A log read whole whose header is
+ * followed by a checkpoint with its parent's seq (a fork that starts at a checkpoint) is held like a log
+ * opened from that checkpoint: its header apart, its records from the checkpoint on.
+ */
+function shaped(records: SessionRecord[], start?: TailStart): { records: SessionRecord[]; start?: TailStart } {
+  if (start || records[0]?.seq !== 0 || records.length < 2 || records[1].seq === 1) return { records, start }
+  return { records: records.slice(1), start: { firstSeq: records[1].seq, header: headerOf(records) } }
+}
+
+/**
+ * What a fork copies, kept while its source streams: the header, then the records up to `uptoSeq` from the
+ * last checkpoint at or before it (the records before a checkpoint are let go of when it comes).
+ */
+class ForkWindow {
+  header?: SessionHeaderData
+  kept: SessionRecord[] = []
+  /** The source's last seq, and the seq after its header (1, or the checkpoint a fork starts at). */
+  last = -1
+  after = 1
+  constructor(private uptoSeq: number) {}
+
+  add(record: SessionRecord) {
+    const previous = this.last
+    this.last = record.seq
+    if (record.seq === 0) {
+      if (isRecordOf(record, 'session/header')) this.header = record.data
+      return
+    }
+    if (previous === 0) this.after = record.seq
+    if (record.seq > this.uptoSeq) return
+    if (isRecordOf(record, 'session/checkpoint')) this.kept = []
+    this.kept.push(record)
   }
 }

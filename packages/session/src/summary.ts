@@ -120,7 +120,8 @@ class SummaryBuilder {
       this.waiting = undefined
     }
     if (this.count === 0 && isRecordOf(record, 'session/header')) this.header = record.data
-    this.count++
+    // Counted as seqs: a fork that starts at its parent's checkpoint holds the parent's seqs.
+    this.count = record.seq + 1
     this.updatedAt = record.at
     this.title ??= checkpointPart<SummaryPart>(record, SUMMARY_PART)?.title ?? titleOf(record)
     for (const [, run] of this.running) run.add(record)

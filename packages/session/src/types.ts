@@ -150,6 +150,39 @@ export interface OpenOptions {
   adopt?: boolean
 }
 
+export interface ReadOptions {
+  /**
+   * `start` (default): every record from the header, every line verified from it. `checkpoint`: from the
+   * last checkpoint its store's signed index places (its header read apart, the chain verified from the
+   * mac the index gives), or from the start without a usable index.
+   */
+  from?: 'start' | 'checkpoint'
+}
+
+/**
+ * A session log read as it streams (`SessionService.read`): iterating it reads the log chunk by chunk with
+ * the replay rules and hands on each record once its line (or, in version 2, its batch) is verified, holding
+ * one chunk's records and the batch being read, never the log. Iterating it again reads the same bytes again,
+ * against the same seal. A torn tail is left out; a corrupt line throws (`SESSION_CORRUPT`) where it is met.
+ */
+export interface SessionReading extends AsyncIterable<SessionRecord> {
+  readonly id: string
+  readonly file: string
+  /** The bytes read: the log's size when `read` was called (what a writer appends later is not read). */
+  readonly size: number
+  /** The header: set once read (at once when reading from a checkpoint, which reads it apart). */
+  readonly header?: SessionHeaderData
+  /**
+   * What the signatures say so far. `tampered` is set as soon as the first bad line (or batch) is read,
+   * before any record from it is handed on, so a consumer marks the records from `line - 1` on as they come;
+   * `truncated`, and `unsigned` (no signed line, or a seal for a log without signatures: tampered at line 1),
+   * are known only once the iteration ended, and so is the count of `signed`.
+   */
+  readonly integrity: Integrity
+  /** The most records held at once so far (those of one chunk and the batch being read): bounded, whatever the log's length. */
+  readonly peakHeld: number
+}
+
 export interface CreateOptions {
   cwd: string
   parent?: { id: string; seq: number }
@@ -182,6 +215,12 @@ export interface SessionService {
   signingKey(): Promise<SigningKey>
   create(options: CreateOptions): Promise<Session>
   open(id: string, options?: OpenOptions): Promise<Session>
+  /**
+   * Reads a log as it streams, without holding its records (`SessionReading`): what `show` prints and `fork`
+   * copies from, for a log of any length (no `maxOpenBytes`). Reads what the store holds: records a session
+   * open in this process has not written yet are not read.
+   */
+  read(id: string, options?: ReadOptions): Promise<SessionReading>
   /** A session already open in this process. */
   get(id: string): Session | undefined
   /**

@@ -51,7 +51,7 @@ describe('size limits of a session log', () => {
 
     const { sessions } = await launch(path.join(dir, 'sessions'), { maxOpenBytes: LIMIT })
     const size = await logSize(session.file)
-    const message = `session ${session.id} is ${Math.round((size / 2 ** 20) * 10) / 10} MiB, more than the 0.1 MiB a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session`
+    const message = `session ${session.id} is ${Math.round((size / 2 ** 20) * 10) / 10} MiB, more than the 0.1 MiB a session may have to be opened (maxOpenBytes of the session plugin): its records are held in memory once open, so raise maxOpenBytes only on a machine with several times that much memory (and node --max-old-space-size to match), or start a new session; goalkeeper show reads it whole as it streams, and fork copies it from its last checkpoint, whatever its size`
     await expect(sessions.open(session.id)).rejects.toMatchObject({ code: 'SESSION_TOO_LARGE', message })
     await expect(sessions.open(session.id, { readOnly: true })).rejects.toMatchObject({ code: 'SESSION_TOO_LARGE' })
     // Refused without taking the writer lock or writing a byte.

@@ -1,4 +1,4 @@
-import { describeGoalStatus, describeShortfall, describeTurnOutcome, foldGoal, type Goal } from '@goalkeeper/goal'
+import { describeGoalStatus, describeShortfall, describeTurnOutcome, GoalFold, type Goal } from '@goalkeeper/goal'
 import { isRecordOf, type Integrity, type SessionRecord, type UserMessage } from '@goalkeeper/session'
 import { describeGoalChange } from '../render/goal-text.ts'
 import { describeCompaction } from '../render/compaction.ts'
@@ -34,54 +34,110 @@ const indent = (text: string, prefix: string) => text.split('\n').map((line) => 
 
 /** A session log as a readable transcript: turns, messages (goal rounds marked), tools, goal changes, outcomes. */
 export function renderTranscript(records: readonly SessionRecord[], options: TranscriptOptions): string[] {
+  const transcript = new Transcript(options)
   const lines: string[] = []
-  const queued = new Map<string, UserMessage>()
-  const settled = new Set<string>()
-  const objectives = new Objectives()
-  const tally = new SpendTally()
-  const reading: Reading = { options, queued, settled, objectives, tally }
-  const integrity = options.integrity
-  const tampered = integrity?.state === 'tampered' ? integrity : undefined
-  const firstBad = tampered ? tampered.line - 1 : Infinity
+  for (const record of records) lines.push(...transcript.add(record, options.integrity))
+  lines.push(...transcript.end(options.integrity))
+  const warning = transcript.unsignedWarning(options.integrity)
+  if (warning.length) lines.splice(lines[1]?.startsWith('  in ') ? 2 : 1, 0, ...warning)
+  return lines
+}
+
+/**
+ * The transcript record by record, as a log streams: what it gathers is what later records refer back to
+ * (inputs waiting, goal objectives, spend per turn, the goal folded so far), never the records themselves.
+ * Each record is given with what the signatures said when it was read: a tampered log's warning comes
+ * before the first record from its bad line, and every record from there on is marked unverified.
+ */
+export class Transcript {
+  private queued = new Map<string, UserMessage>()
+  private settled = new Set<string>()
+  private objectives = new Objectives()
+  private tally = new SpendTally()
+  private reading: Reading
   /** Inputs queued by unverified records: never run, never listed as waiting. */
-  const forged = new Map<string, UserMessage>()
-  const width = options.width
-  const wrapped = (...text: string[]) => text.flatMap((line) => wrapLines(line, width, '   ').split('\n'))
-  const unverifiedWidth = width === undefined ? undefined : Math.max(20, width - UNVERIFIED.length - 1)
-  for (const record of records) {
+  private forged = new Map<string, UserMessage>()
+  private goal = new GoalFold()
+  /** Whether the goal fold started: at the header, or at the first checkpoint of records read from a later seq. */
+  private folding?: boolean
+  private wrapped: (...text: string[]) => string[]
+  private unverifiedWidth?: number
+
+  constructor(private options: TranscriptOptions) {
+    this.reading = { options, queued: this.queued, settled: this.settled, objectives: this.objectives, tally: this.tally }
+    const width = options.width
+    this.wrapped = (...text: string[]) => text.flatMap((line) => wrapLines(line, width, '   ').split('\n'))
+    this.unverifiedWidth = width === undefined ? undefined : Math.max(20, width - UNVERIFIED.length - 1)
+  }
+
+  /** The lines of `record`; `integrity`: what the signatures said when it was read. */
+  add(record: SessionRecord, integrity: Integrity | undefined): string[] {
+    const tampered = integrity?.state === 'tampered' ? integrity : undefined
+    const firstBad = tampered ? tampered.line - 1 : Infinity
+    const lines: string[] = []
     if (record.seq >= firstBad) {
       if (record.seq === firstBad && tampered!.otherKey) {
-        lines.push('', ...wrapped(`!! SIGNED WITH ANOTHER KEY: ${tampered!.reason}`,
+        lines.push('', ...this.wrapped(`!! SIGNED WITH ANOTHER KEY: ${tampered!.reason}`,
           `!! this machine's session key is not the one that wrote the session: nothing can be verified, nothing is run (give it the writer's key; resume refuses until then)`))
       } else if (record.seq === firstBad) {
-        lines.push('', ...wrapped(`!! TAMPERED: ${tampered!.reason}`,
+        lines.push('', ...this.wrapped(`!! TAMPERED: ${tampered!.reason}`,
           `!! everything below was written by someone other than goalkeeper: unverified, never run (resume refuses this session)`))
       }
       const from = lines.length
-      lines.push(...fitRecord(record, renderRecord(record, reading), unverifiedWidth))
+      lines.push(...fitRecord(record, renderRecord(record, this.reading), this.unverifiedWidth))
       for (let i = from; i < lines.length; i++) lines[i] = `${UNVERIFIED} ${lines[i]}`.trimEnd()
-      if (isRecordOf(record, 'input/queued')) forged.set(record.data.message.id, record.data.message)
-      continue
+      if (isRecordOf(record, 'input/queued')) this.forged.set(record.data.message.id, record.data.message)
+      return lines
     }
-    lines.push(...fitRecord(record, renderRecord(record, reading), width))
+    // The goal as the verified records leave it: a log read from a later seq folds from its first checkpoint.
+    this.folding ??= record.seq === 0 ? true : undefined
+    if (this.folding === undefined && isRecordOf(record, 'session/checkpoint')) this.folding = true
+    if (this.folding) this.goal.add(record)
+    lines.push(...fitRecord(record, renderRecord(record, this.reading), this.options.width))
+    return lines
   }
-  const goal = settledGoal(records.filter((record) => record.seq < firstBad))
-  const spend = goal && describeGoalSpend(goal)
-  const total = tally.summary()
-  // What a complete goal stood on, or what kept it from completing, worded as every front end words it.
-  const status = goal && (goal.phase === 'complete' || describeShortfall(goal)) ? `goal ${describeGoalStatus(goal)}` : undefined
-  if (status || spend || total) lines.push('', ...wrapped(...[status, spend, total].filter((line): line is string => !!line)))
-  for (const id of forged.keys()) queued.delete(id)
-  const unrun = [...forged.values()].filter((message) => !settled.has(message.id))
-  const waiting = [...queued.values()].filter((message) => !settled.has(message.id))
-  const runs = integrity?.state === 'truncated' ? 'runs on resume --accept-truncation' : integrity?.state === 'unsigned' ? 'runs once the session is adopted' : 'runs on resume'
-  const listed = (messages: UserMessage[], mark: string) =>
-    messages.flatMap((message) => fitLines(`  ${mark}${describeMessage(message, { full: false }, objectives)}`, width).split('\n'))
-  if (waiting.length) lines.push('', `waiting in the inbox (${runs}):`, ...listed(waiting, ''))
-  if (unrun.length) lines.push('', 'unverified inputs (never run):', ...listed(unrun, `${UNVERIFIED} `))
-  if (integrity?.state === 'truncated') lines.push('', ...wrapped(`!! CUT SHORT: ${integrity.reason}`, `!! resume refuses it until you accept that its end is lost: goalkeeper resume <id> --accept-truncation`))
-  if (integrity?.state === 'unsigned') lines.splice(lines[1]?.startsWith('  in ') ? 2 : 1, 0, ...wrapped(`!! NOT SIGNED: this log carries no signatures (written before sessions were signed, or they were removed), so nothing in it can be verified; resume refuses it until adopted (goalkeeper sessions adopt <id> --yes)`))
-  return lines
+
+  /** The closing lines (the goal's standing, spend, inputs waiting, a cut end), with what the signatures finally said. */
+  end(integrity: Integrity | undefined): string[] {
+    const lines: string[] = []
+    const { width } = this.options
+    const goal = this.settledGoal()
+    const spend = goal && describeGoalSpend(goal)
+    const total = this.tally.summary()
+    // What a complete goal stood on, or what kept it from completing, worded as every front end words it.
+    const status = goal && (goal.phase === 'complete' || describeShortfall(goal)) ? `goal ${describeGoalStatus(goal)}` : undefined
+    if (status || spend || total) lines.push('', ...this.wrapped(...[status, spend, total].filter((line): line is string => !!line)))
+    for (const id of this.forged.keys()) this.queued.delete(id)
+    const unrun = [...this.forged.values()].filter((message) => !this.settled.has(message.id))
+    const waiting = [...this.queued.values()].filter((message) => !this.settled.has(message.id))
+    const runs = integrity?.state === 'truncated' ? 'runs on resume --accept-truncation' : integrity?.state === 'unsigned' ? 'runs once the session is adopted' : 'runs on resume'
+    const listed = (messages: UserMessage[], mark: string) =>
+      messages.flatMap((message) => fitLines(`  ${mark}${describeMessage(message, { full: false }, this.objectives)}`, width).split('\n'))
+    if (waiting.length) lines.push('', `waiting in the inbox (${runs}):`, ...listed(waiting, ''))
+    if (unrun.length) lines.push('', 'unverified inputs (never run):', ...listed(unrun, `${UNVERIFIED} `))
+    if (integrity?.state === 'truncated') lines.push('', ...this.wrapped(`!! CUT SHORT: ${integrity.reason}`, `!! resume refuses it until you accept that its end is lost: goalkeeper resume <id> --accept-truncation`))
+    return lines
+  }
+
+  /** The warning of a log without signatures, which goes right after the header's lines; none for another log. */
+  unsignedWarning(integrity: Integrity | undefined): string[] {
+    if (integrity?.state !== 'unsigned') return []
+    return this.wrapped(`!! NOT SIGNED: this log carries no signatures (written before sessions were signed, or they were removed), so nothing in it can be verified; resume refuses it until adopted (goalkeeper sessions adopt <id> --yes)`)
+  }
+
+  /**
+   * The goal as the verified records leave it, its spend counted to the last model call (a `goal/change`
+   * snapshot holds the spend of its moment only); undefined without a goal, or when its records do not fold
+   * (the transcript above shows them anyway).
+   */
+  private settledGoal(): Goal | undefined {
+    if (!this.folding) return undefined
+    try {
+      return this.goal.current
+    } catch {
+      return undefined
+    }
+  }
 }
 
 /**
@@ -134,11 +190,15 @@ const renderConversation: Render = (record, { options, queued, settled, objectiv
   if (isRecordOf(record, 'input/cancelled', 'input/rejected')) {
     settled.add(record.data.messageId)
     const what = record.type === 'input/cancelled' ? 'cancelled' : 'rejected'
-    return [`  input ${what} (${record.data.reason}): ${describeMessage(queued.get(record.data.messageId), { full: false }, objectives) || record.data.messageId}`]
+    const line = `  input ${what} (${record.data.reason}): ${describeMessage(queued.get(record.data.messageId), { full: false }, objectives) || record.data.messageId}`
+    // Settled inputs are let go of: a long log's transcript holds only the inputs still waiting.
+    queued.delete(record.data.messageId)
+    return [line]
   }
   if (isRecordOf(record, 'turn/start')) return ['', `turn ${record.data.turn}  ${clock(record.at)}`]
   if (isRecordOf(record, 'user/message')) {
     settled.add(record.data.id)
+    queued.delete(record.data.id)
     return [indent(describeMessage(record.data, options, objectives), '  ')]
   }
   if (isRecordOf(record, 'assistant/message')) {
@@ -190,22 +250,6 @@ const renderGoal: Render = (record, { options, objectives, tally }) => {
     return [`  judge ${judge}: ${verdict}, completion ${accepted ? 'accepted' : 'refused'}: ${oneLine(reasons.join(' '), 200)}`]
   }
   return undefined
-}
-
-/**
- * The goal as the verified records leave it, its spend counted to the last model call (a `goal/change`
- * snapshot holds the spend of its moment only); undefined without a goal, or when its records do not fold
- * (the transcript above shows them anyway).
- */
-function settledGoal(records: readonly SessionRecord[]): Goal | undefined {
-  // The last turns of a long log (`show --tail`) may start before its checkpoint: the goal folds from there.
-  const from = records[0]?.seq === 0 ? 0 : records.findIndex((record) => isRecordOf(record, 'session/checkpoint'))
-  if (from < 0) return undefined
-  try {
-    return foldGoal(records.slice(from))
-  } catch {
-    return undefined
-  }
 }
 
 /**

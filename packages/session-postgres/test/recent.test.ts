@@ -1,7 +1,7 @@
 // `ctx.sessions.recent` on PostgreSQL: the store's newest rows in one query (`newest`), each checked against
 // its log as the file index's rows are, and the summaries the writers keep in the database.
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { createTestDatabase, type OwnedDatabase } from '@goalkeeper/test-kit'
+import { countCalls, createTestDatabase, type OwnedDatabase, writeClosedSessions } from '@goalkeeper/test-kit'
 import { openPostgresStore, type PostgresSessionStore } from '../src/index.ts'
 import { appsPerTest } from './helpers.ts'
 
@@ -17,29 +17,7 @@ async function database(): Promise<OwnedDatabase> {
 async function countingStore(url: string) {
   const store: PostgresSessionStore = await openPostgresStore(url)
   onTestFinished(() => store.close())
-  const streamed: string[] = []
-  const versions: string[] = []
-  const newest: number[] = []
-  const stream = store.stream.bind(store)
-  const version = store.version.bind(store)
-  const newestOf = store.newest.bind(store)
-  store.stream = (id, range) => {
-    streamed.push(id)
-    return stream(id, range)
-  }
-  store.version = (id) => {
-    versions.push(id)
-    return version(id)
-  }
-  store.newest = (limit) => {
-    newest.push(limit)
-    return newestOf(limit)
-  }
-  const reset = () => {
-    streamed.length = 0
-    versions.length = 0
-    newest.length = 0
-  }
+  const { calls: { stream: streamed, version: versions, newest }, reset } = countCalls(store, ['stream', 'version', 'newest'])
   return { store, streamed, versions, newest, reset }
 }
 
@@ -47,15 +25,9 @@ async function countingStore(url: string) {
 async function sessionsIn(url: string, count: number): Promise<string[]> {
   let now = 1_000_000
   const app = await launch(url, { clock: () => (now += 1000) })
-  const ids: string[] = []
-  for (let i = 0; i < count; i++) {
-    const session = await app.sessions.create({ cwd: '/work' })
-    session.append('x', { i })
-    await app.sessions.close(session)
-    ids.unshift(session.id)
-  }
+  const ids = await writeClosedSessions(app.sessions, count, { cwd: '/work' })
   await app.fiber.dispose()
-  return ids
+  return ids.reverse()
 }
 
 describe('the most recent sessions on PostgreSQL', () => {

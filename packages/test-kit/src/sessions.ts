@@ -35,3 +35,42 @@ export const sessionStack = {
 export async function logFiles(dir: string): Promise<string[]> {
   return (await readdir(dir)).filter((name) => !name.startsWith('.summaries')).sort()
 }
+
+/**
+ * `count` sessions of `sessions`, one record `x` ({ i }) each, closed, so the listing tests have many kept
+ * sessions (on files or PostgreSQL); their ids in the order of `i`. `atOnce` are written at a time; at 1 one
+ * after another, so on a clock that only moves forward the later ones are the newer.
+ */
+export async function writeClosedSessions(sessions: Session.SessionService, count: number, { cwd, atOnce = 1 }: { cwd: string; atOnce?: number }): Promise<string[]> {
+  const ids: string[] = new Array(count)
+  let next = 0
+  const writer = async () => {
+    for (let i = next++; i < count; i = next++) {
+      const session = await sessions.create({ cwd })
+      session.append('x', { i })
+      await sessions.close(session)
+      ids[i] = session.id
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(atOnce, count) }, writer))
+  return ids
+}
+
+/**
+ * Wraps the named methods of `target` in place so each call's first argument is kept (in `calls`, by method)
+ * before the method runs: what a listing asked its store for. `reset()` empties the lists, keeping the arrays.
+ */
+type FirstArgument<F> = F extends (first: infer A, ...rest: any[]) => unknown ? A : never
+
+export function countCalls<T extends object, K extends keyof T & string>(target: T, methods: readonly K[]): { calls: { [M in K]: FirstArgument<T[M]>[] }; reset(): void } {
+  const calls = {} as { [M in K]: unknown[] }
+  for (const method of methods) {
+    const original = (target[method] as (...args: unknown[]) => unknown).bind(target)
+    const seen: unknown[] = (calls[method] = [])
+    ;(target as Record<K, unknown>)[method] = (...args: unknown[]) => {
+      seen.push(args[0])
+      return original(...args)
+    }
+  }
+  return { calls: calls as { [M in K]: FirstArgument<T[M]>[] }, reset: () => { for (const method of methods) calls[method].length = 0 } }
+}

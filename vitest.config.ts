@@ -16,7 +16,7 @@ const ALL = ['packages/*/test/**/*.test.ts', 'plugins/*/test/**/*.test.ts', 'tes
 const SHARED_MODULES = [
   'plugins/loop-guard', 'plugins/mistake-limit', 'plugins/no-progress',
   'packages/policy', 'packages/kit', 'packages/hooks', 'packages/model-openai', 'packages/permissions', 'packages/mcp',
-  'packages/loader', 'packages/goal-auto-resume', 'packages/sandbox', 'packages/project-instructions', 'packages/control',
+  'packages/goal-auto-resume', 'packages/sandbox', 'packages/project-instructions', 'packages/control',
   'packages/agent-loop',
 ].map((dir) => `${dir}/test/**/*.test.ts`)
 

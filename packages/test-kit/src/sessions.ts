@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import type { Context } from 'cordis'
+import { expect } from 'vitest'
 import type * as Session from '@goalkeeper/session'
 
 /** The session service's config and what chooses its store, as a session entry of a cordis.yml takes them. */
@@ -73,4 +74,30 @@ export function countCalls<T extends object, K extends keyof T & string>(target:
     }
   }
   return { calls: calls as { [M in K]: FirstArgument<T[M]>[] }, reset: () => { for (const method of methods) calls[method].length = 0 } }
+}
+
+/**
+ * What the recent-sessions listing does on files and on PostgreSQL alike once the log of `ids[1]` (`ids` newest
+ * first, as `writeClosedSessions` wrote them) was edited by hand, `"i":4` made `"i":7`: it flags that log,
+ * reading it alone, and reads nothing on the next listing; the oldest session, written again, then comes first
+ * without a log read. `streamed` and `reset` count the store's `stream` calls (`countCalls`).
+ */
+export async function expectTamperedFlaggedAndRewrittenFirst(sessions: Session.SessionService, ids: string[], { streamed, reset }: { streamed: unknown[]; reset(): void }): Promise<void> {
+  reset()
+  const listed = await sessions.recent({ limit: 2 })
+  expect(listed.sessions.map((s) => s.id)).toEqual(ids.slice(0, 2))
+  expect(listed.sessions[1].problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
+  expect(streamed).toEqual([ids[1]])
+  // What was read is kept: the next listing reads nothing.
+  reset()
+  expect((await sessions.recent({ limit: 2 })).sessions[1].problem?.code).toBe('SESSION_TAMPERED')
+  expect(streamed).toEqual([])
+
+  // The oldest session written again (its writer keeps its summary at close) comes first.
+  const session = await sessions.open(ids.at(-1)!)
+  session.append('x', { again: true })
+  await sessions.close(session)
+  reset()
+  expect((await sessions.recent({ limit: 1 })).sessions).toEqual([expect.objectContaining({ id: ids.at(-1), records: 3 })])
+  expect(streamed).toEqual([])
 }

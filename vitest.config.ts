@@ -15,7 +15,7 @@ const ALL = ['packages/*/test/**/*.test.ts', 'plugins/*/test/**/*.test.ts', 'tes
 // passed with `--no-isolate`.
 const SHARED_MODULES = [
   'plugins/loop-guard', 'plugins/mistake-limit', 'plugins/no-progress',
-  'packages/policy', 'packages/kit', 'packages/hooks', 'packages/model-openai', 'packages/permissions',
+  'packages/policy', 'packages/kit', 'packages/hooks', 'packages/model-openai', 'packages/permissions', 'packages/mcp',
   'packages/goal-auto-resume', 'packages/sandbox', 'packages/project-instructions', 'packages/control',
   'packages/agent-loop',
 ].map((dir) => `${dir}/test/**/*.test.ts`)

@@ -8,8 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import type { Session, SessionService } from '@goalkeeper/session'
 import { JsonlFileStore } from '@goalkeeper/session-jsonl'
-import { loadKey, signSegmentIndex, Signer } from '../../session/src/integrity.ts'
-import { appsPerTest, tempDir, TEST_KEY } from '../../session/test/helpers.ts'
+import { appsPerTest, signedSegmentIndex, tempDir, TEST_KEY } from '../../session/test/helpers.ts'
 import { nodeArgs } from '@goalkeeper/test-kit'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -184,8 +183,7 @@ describe('tampering with a log kept in segments', () => {
       }],
       ['removed index', async ({ file }) => fs.unlink(`${file}.segments`)],
       ['index of another session', async ({ file, names }) => {
-        const signer = new Signer(await loadKey(TEST_KEY))
-        await fs.writeFile(`${file}.segments`, signSegmentIndex(signer, 'other', [{ n: 1, start: 0, length: (await fs.stat(names[0])).size, lastSeq: 1, mac: 'a'.repeat(64) }]))
+        await fs.writeFile(`${file}.segments`, await signedSegmentIndex('other', [{ n: 1, start: 0, length: (await fs.stat(names[0])).size, lastSeq: 1, mac: 'a'.repeat(64) }]))
       }],
     ]
     for (const [what, change] of cases) {
@@ -211,13 +209,12 @@ describe('a rollover interrupted', () => {
     const before = await wholeLog(file)
     await fs.link(file, next)
     if (withIndex) {
-      const signer = new Signer(await loadKey(TEST_KEY))
       const index = JSON.parse(await fs.readFile(`${file}.segments`, 'utf8')).segments
       const start = index.reduce((sum: number, s: { length: number }) => sum + s.length, 0)
       const lines = (await fs.readFile(file, 'utf8')).trimEnd().split('\n').map((line) => JSON.parse(line))
       const mac = [...lines].reverse().find((line) => line.mac).mac
       index.push({ n, start, length: (await fs.stat(file)).size, lastSeq: lines.at(-1).seq, mac })
-      await fs.writeFile(`${file}.segments`, signSegmentIndex(signer, id, index))
+      await fs.writeFile(`${file}.segments`, await signedSegmentIndex(id, index))
     }
     return { dir, sessions, id, file, before, next }
   }

@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { Context, type Fiber, Logger } from 'cordis'
 import type { SessionService, SessionStore, UserMessage } from '@goalkeeper/session'
-import { BatchSigner, loadKey, Signer } from '../src/integrity.ts'
+import { BatchSigner, loadKey, type SegmentEntry, signSegmentIndex, Signer } from '../src/integrity.ts'
 import { randomBytes } from 'node:crypto'
 import { countCalls, createTestDatabase, type OwnedDatabase, pg, sessionStack, type SessionStackConfig, writeClosedSessions } from '@goalkeeper/test-kit'
 import { openPostgresStore } from '@goalkeeper/session-postgres'
@@ -88,6 +88,11 @@ function pgLocation(file: string): { db: SchemaDatabase; id: string } | undefine
 
 /** The signing key of these tests and their child processes, never the user's own. */
 export const TEST_KEY = path.join(os.tmpdir(), 'goalkeeper-tests', 'session.key')
+
+/** A segment index for `id` as the service signs it under the tests' key: what a forger holding the key could write. */
+export async function signedSegmentIndex(id: string, entries: SegmentEntry[]): Promise<string> {
+  return signSegmentIndex(new Signer(await loadKey(TEST_KEY)), id, entries)
+}
 
 export interface Logged { type: string; name: string; text: string }
 

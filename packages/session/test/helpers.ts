@@ -170,6 +170,18 @@ export async function countingStore(dir: string, options: { everywhere?: string 
     versions.push(id)
     return version(id)
   }
+  const snapshot = store.snapshot?.bind(store)
+  // A snapshot reads the log and takes its version; one declined (a large or segmented log) does neither.
+  if (snapshot) {
+    store.snapshot = async (id, maxBytes) => {
+      const taken = await snapshot(id, maxBytes)
+      if (taken) {
+        versions.push(id)
+        streamed.push(id)
+      }
+      return taken
+    }
+  }
   const reset = () => {
     streamed.length = 0
     versions.length = 0

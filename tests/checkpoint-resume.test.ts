@@ -1,59 +1,35 @@
 // A long goal whose history is compacted many times writes checkpoints; resuming it reads the log from the
 // last one only, and the agent, the goal and the next model request are exactly what a whole replay gives.
 // Composed from cordis.yml by the real loader; only the model is scripted. On JSONL files and on PostgreSQL.
-import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { COMPACTION_INSTRUCTION, replayHistory } from '@goalkeeper/agent-loop'
 import { foldGoal } from '@goalkeeper/goal'
 import type { ScriptedProvider } from '@goalkeeper/model'
 import { checkpointPart, isRecordOf } from '@goalkeeper/session'
-import { testDatabase, untilGoal } from '@goalkeeper/test-kit'
-import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
+import { testDatabase } from '@goalkeeper/test-kit'
+import { composeFromYml, type Composition, type ProjectPaths } from './compose.ts'
+import { longGoalScript, longGoalYml, runLongGoal } from './long-goal.ts'
 
-const OBJECTIVE = 'Keep a long-running log of observations about the workspace'
 const ROUNDS = 24
-
-const SCRIPT = `
-const answer = (request) => {
-  if (request.system === ${JSON.stringify(COMPACTION_INSTRUCTION)}) return { text: 'Rounds so far each wrote a long observation.' }
-  const last = request.messages.at(-1)
-  if (last.role === 'user' && last.content[0].text.startsWith('Make this a goal')) {
-    return { toolCalls: [{ name: 'create_goal', arguments: { objective: ${JSON.stringify(OBJECTIVE)}, max_rounds: ${ROUNDS} } }] }
-  }
-  if (last.role === 'tool') return { text: 'Goal created.' }
-  return { text: 'Observation: ' + 'lorem ipsum dolor sit amet '.repeat(230), usage: { inputTokens: 100, outputTokens: 50 } }
-}
-export default Array.from({ length: ${ROUNDS * 2 + 50} }, () => answer)
-`
 
 const db = testDatabase()
 
 function composition(paths: ProjectPaths, store: 'files' | 'postgres', logVersion: 1 | 2) {
-  let core = coreEntries(paths, { scripted: { module: path.join(paths.dir, 'script.mjs'), contextWindow: 8000 } })
-  if (store === 'postgres') core = core.replace(/name: '@goalkeeper\/session-jsonl'\n  config: .*\n/, `name: '@goalkeeper/session-postgres'\n  config: { url: ${JSON.stringify(db.url)} }\n`)
   // A checkpoint every 12 records as well as at each compaction, so both reasons occur.
   // A database needs a signing key its machines share (a test key here).
   const key = store === 'postgres' ? `, key: '${'a1'.repeat(32)}'` : ''
-  return `${core.replace("name: '@goalkeeper/session'\n", `name: '@goalkeeper/session'\n  config: { checkpointEvery: 12, logVersion: ${logVersion}${key} }\n`)}- id: goal-session
-  name: '@goalkeeper/goal-session'
-- id: goal-budget
-  name: '@goalkeeper/goal-budget'
-`
+  return longGoalYml(paths, { session: `{ checkpointEvery: 12, logVersion: ${logVersion}${key} }`, ...(store === 'postgres' && { database: db.url }) })
 }
 
 // On log version 2 (one mac per batch, what new sessions get) and 1 (a mac on every line).
 const CASES = [['files', 2], ['postgres', 2], ['files', 1], ['postgres', 1]] as const
 describe.each(CASES)('resuming a long goal from its last checkpoint (%s, log version %i)', (store, logVersion) => {
   let app: Composition
-  beforeEach(async () => { app = await composeFromYml((paths) => composition(paths, store, logVersion), { 'script.mjs': SCRIPT }) })
+  beforeEach(async () => { app = await composeFromYml((paths) => composition(paths, store, logVersion), { 'script.mjs': longGoalScript(ROUNDS, ROUNDS * 2 + 50) }) })
   afterEach(() => app.dispose())
 
   it('reads only the tail, and restores the goal, its spend, the history and the next request exactly', async () => {
-    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
-    const ended = untilGoal(app.root, agent, (goal) => goal?.phase === 'blocked')
-    agent.send({ content: 'Make this a goal please' })
-    await ended
-    await agent.whenIdle()
+    const agent = await runLongGoal(app)
     const id = agent.id
     const whole = await app.readLog(agent)
     expect(whole[0]).toMatchObject({ type: 'session/header', data: { version: logVersion } })

@@ -2,61 +2,33 @@
 // its session lets go of what precedes each checkpoint, so it writes several times that limit without
 // filling up, holds a bounded number of records throughout, and resuming it gives what a whole replay gives.
 // Composed from cordis.yml by the real loader; only the model is scripted.
-import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { COMPACTION_INSTRUCTION, replayHistory } from '@goalkeeper/agent-loop'
+import { replayHistory } from '@goalkeeper/agent-loop'
 import { foldGoal } from '@goalkeeper/goal'
 import { isRecordOf } from '@goalkeeper/session'
-import { untilGoal } from '@goalkeeper/test-kit'
-import { composeFromYml, coreEntries, type Composition, type ProjectPaths } from './compose.ts'
+import { composeFromYml, type Composition, type ProjectPaths } from './compose.ts'
+import { longGoalScript, longGoalYml, runLongGoal } from './long-goal.ts'
 
-const OBJECTIVE = 'Keep a long-running log of observations about the workspace'
 const ROUNDS = 60
 const LIMIT = 1 << 16
 const EVERY = 12
 
-const SCRIPT = `
-const answer = (request) => {
-  if (request.system === ${JSON.stringify(COMPACTION_INSTRUCTION)}) return { text: 'Rounds so far each wrote a long observation.' }
-  const last = request.messages.at(-1)
-  if (last.role === 'user' && last.content[0].text.startsWith('Make this a goal')) {
-    return { toolCalls: [{ name: 'create_goal', arguments: { objective: ${JSON.stringify(OBJECTIVE)}, max_rounds: ${ROUNDS} } }] }
-  }
-  if (last.role === 'tool') return { text: 'Goal created.' }
-  return { text: 'Observation: ' + 'lorem ipsum dolor sit amet '.repeat(230), usage: { inputTokens: 100, outputTokens: 50 } }
-}
-export default Array.from({ length: ${ROUNDS * 3 + 50} }, () => answer)
-`
-
-function composition(paths: ProjectPaths, logVersion: 1 | 2) {
-  const core = coreEntries(paths, { scripted: { module: path.join(paths.dir, 'script.mjs'), contextWindow: 8000 } })
-  const session = `config: { checkpointEvery: ${EVERY}, maxSessionBytes: ${LIMIT}, logVersion: ${logVersion} }`
-  return `${core.replace("name: '@goalkeeper/session'\n", `name: '@goalkeeper/session'\n  ${session}\n`)}- id: goal-session
-  name: '@goalkeeper/goal-session'
-- id: goal-budget
-  name: '@goalkeeper/goal-budget'
-`
-}
+const composition = (paths: ProjectPaths, logVersion: 1 | 2) => longGoalYml(paths, { session: `{ checkpointEvery: ${EVERY}, maxSessionBytes: ${LIMIT}, logVersion: ${logVersion} }` })
 
 // On log version 2 (one mac per batch, what new sessions get) and 1 (a mac on every line).
 describe.each([2, 1] as const)('a goal that runs past maxSessionBytes many times over (log version %i)', (logVersion) => {
   let app: Composition
-  beforeEach(async () => { app = await composeFromYml((paths) => composition(paths, logVersion), { 'script.mjs': SCRIPT }) })
+  beforeEach(async () => { app = await composeFromYml((paths) => composition(paths, logVersion), { 'script.mjs': longGoalScript(ROUNDS, ROUNDS * 3 + 50) }) })
   afterEach(() => app.dispose())
 
   it('is never full, holds a bounded number of records, and resumes to the state of a whole replay', async () => {
-    const agent = await app.root.agents.create({ model: 'scripted', cwd: app.workspace })
     let most = 0
     let firstSeq = 0
-    app.root.on('session/event', (session) => {
+    const agent = await runLongGoal(app, (agent) => app.root.on('session/event', (session) => {
       if (session.id !== agent.id) return
       most = Math.max(most, session.records.length)
       firstSeq = session.firstSeq
-    })
-    const ended = untilGoal(app.root, agent, (goal) => goal?.phase === 'blocked')
-    agent.send({ content: 'Make this a goal please' })
-    await ended
-    await agent.whenIdle()
+    }))
     const id = agent.id
     const live = app.root.goals.get(agent)
     await app.root.sessions.flush(agent.session)

@@ -1,7 +1,7 @@
 // `ctx.sessions.recent` on PostgreSQL: the store's newest rows in one query (`newest`), each checked against
 // its log as the file index's rows are, and the summaries the writers keep in the database.
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { createTestDatabase, type OwnedDatabase } from '@goalkeeper/test-kit'
+import { countCalls, createTestDatabase, expectTamperedFlaggedAndRewrittenFirst, type OwnedDatabase, writeClosedSessions } from '@goalkeeper/test-kit'
 import { openPostgresStore, type PostgresSessionStore } from '../src/index.ts'
 import { appsPerTest } from './helpers.ts'
 
@@ -17,29 +17,7 @@ async function database(): Promise<OwnedDatabase> {
 async function countingStore(url: string) {
   const store: PostgresSessionStore = await openPostgresStore(url)
   onTestFinished(() => store.close())
-  const streamed: string[] = []
-  const versions: string[] = []
-  const newest: number[] = []
-  const stream = store.stream.bind(store)
-  const version = store.version.bind(store)
-  const newestOf = store.newest.bind(store)
-  store.stream = (id, range) => {
-    streamed.push(id)
-    return stream(id, range)
-  }
-  store.version = (id) => {
-    versions.push(id)
-    return version(id)
-  }
-  store.newest = (limit) => {
-    newest.push(limit)
-    return newestOf(limit)
-  }
-  const reset = () => {
-    streamed.length = 0
-    versions.length = 0
-    newest.length = 0
-  }
+  const { calls: { stream: streamed, version: versions, newest }, reset } = countCalls(store, ['stream', 'version', 'newest'])
   return { store, streamed, versions, newest, reset }
 }
 
@@ -47,15 +25,9 @@ async function countingStore(url: string) {
 async function sessionsIn(url: string, count: number): Promise<string[]> {
   let now = 1_000_000
   const app = await launch(url, { clock: () => (now += 1000) })
-  const ids: string[] = []
-  for (let i = 0; i < count; i++) {
-    const session = await app.sessions.create({ cwd: '/work' })
-    session.append('x', { i })
-    await app.sessions.close(session)
-    ids.unshift(session.id)
-  }
+  const ids = await writeClosedSessions(app.sessions, count, { cwd: '/work' })
   await app.fiber.dispose()
-  return ids
+  return ids.reverse()
 }
 
 describe('the most recent sessions on PostgreSQL', () => {
@@ -86,23 +58,7 @@ describe('the most recent sessions on PostgreSQL', () => {
     const { sessions } = await launch(db.url, { store })
 
     await db.query(`UPDATE goalkeeper_session_records SET line = replace(line, '"i":4', '"i":7') WHERE session_id = $1 AND seq = 1`, [ids[1]])
-    reset()
-    const listed = await sessions.recent({ limit: 2 })
-    expect(listed.sessions.map((s) => s.id)).toEqual(ids.slice(0, 2))
-    expect(listed.sessions[1].problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
-    expect(streamed).toEqual([ids[1]])
-    // What was read is kept: the next listing reads nothing.
-    reset()
-    expect((await sessions.recent({ limit: 2 })).sessions[1].problem?.code).toBe('SESSION_TAMPERED')
-    expect(streamed).toEqual([])
-
-    // The oldest session written again (its writer keeps its summary at close) comes first.
-    const session = await sessions.open(ids[5])
-    session.append('x', { again: true })
-    await sessions.close(session)
-    reset()
-    expect((await sessions.recent({ limit: 1 })).sessions).toEqual([expect.objectContaining({ id: ids[5], records: 3 })])
-    expect(streamed).toEqual([])
+    await expectTamperedFlaggedAndRewrittenFirst(sessions, ids, { streamed, reset })
 
     await store.remove(ids[0])
     expect((await sessions.recent({ limit: 10 })).total).toBe(5)

@@ -6,7 +6,7 @@ import { Context, type Fiber, Logger } from 'cordis'
 import type { SessionService, SessionStore, UserMessage } from '@goalkeeper/session'
 import { BatchSigner, loadKey, Signer } from '../src/integrity.ts'
 import { randomBytes } from 'node:crypto'
-import { createTestDatabase, type OwnedDatabase, pg, sessionStack, type SessionStackConfig } from '@goalkeeper/test-kit'
+import { countCalls, createTestDatabase, type OwnedDatabase, pg, sessionStack, type SessionStackConfig, writeClosedSessions } from '@goalkeeper/test-kit'
 import { openPostgresStore } from '@goalkeeper/session-postgres'
 import { JsonlFileStore } from '@goalkeeper/session-jsonl'
 
@@ -158,18 +158,7 @@ export async function countingStore(dir: string, options: { everywhere?: string 
     onTestFinished(() => opened.close())
     store = opened
   } else store = new JsonlFileStore(dir, options)
-  const streamed: string[] = []
-  const versions: string[] = []
-  const stream = store.stream.bind(store)
-  const version = store.version.bind(store)
-  store.stream = (id, range) => {
-    streamed.push(id)
-    return stream(id, range)
-  }
-  store.version = (id) => {
-    versions.push(id)
-    return version(id)
-  }
+  const { calls: { stream: streamed, version: versions }, reset } = countCalls(store, ['stream', 'version'])
   const snapshot = store.snapshot?.bind(store)
   // A snapshot reads the log and takes its version; one declined (a large or segmented log) does neither.
   if (snapshot) {
@@ -182,10 +171,6 @@ export async function countingStore(dir: string, options: { everywhere?: string 
       return taken
     }
   }
-  const reset = () => {
-    streamed.length = 0
-    versions.length = 0
-  }
   return { store, streamed, versions, reset }
 }
 
@@ -195,17 +180,7 @@ export async function countingStore(dir: string, options: { everywhere?: string 
  */
 export async function closedSessions(launch: (dir: string, config?: SessionStackConfig) => Promise<Started>, dir: string, count: number, config?: SessionStackConfig, atOnce = 1): Promise<string[]> {
   const app = await launch(dir, config)
-  const ids: string[] = new Array(count)
-  let next = 0
-  const writer = async () => {
-    for (let i = next++; i < count; i = next++) {
-      const session = await app.sessions.create({ cwd: dir })
-      session.append('x', { i })
-      await app.sessions.close(session)
-      ids[i] = session.id
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(atOnce, count) }, writer))
+  const ids = await writeClosedSessions(app.sessions, count, { cwd: dir, atOnce })
   await app.fiber.dispose()
   return ids
 }

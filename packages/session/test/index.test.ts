@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect } from 'vitest'
-import { nodeArgs } from '@goalkeeper/test-kit'
+import { expectTamperedFlaggedAndRewrittenFirst, nodeArgs } from '@goalkeeper/test-kit'
 import { loadKey, Signer } from '../src/integrity.ts'
 import { encodeIndex, type IndexEntry, openIndex } from '../src/summary-index.ts'
 import { appsPerTest, closedSessions, countingStore, itOnFiles, TEST_KEY, tempDir } from './helpers.ts'
@@ -78,23 +78,7 @@ describe('index of kept summaries', () => {
     const { mtime } = await fs.stat(file)
     await fs.writeFile(file, (await fs.readFile(file, 'utf8')).replace('"i":4', '"i":7'))
     await fs.utimes(file, mtime, mtime)
-    reset()
-    const listed = await sessions.recent({ limit: 2 })
-    expect(listed.sessions.map((s) => s.id)).toEqual(ids.slice(0, 2))
-    expect(listed.sessions[1].problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
-    expect(streamed).toEqual([ids[1]])
-    // What was read is kept: the next listing reads nothing.
-    reset()
-    expect((await sessions.recent({ limit: 2 })).sessions[1].problem?.code).toBe('SESSION_TAMPERED')
-    expect(streamed).toEqual([])
-
-    // The oldest session written again (its writer keeps its entry at close) comes first.
-    const session = await sessions.open(ids[5])
-    session.append('x', { again: true })
-    await sessions.close(session)
-    reset()
-    expect((await sessions.recent({ limit: 1 })).sessions).toEqual([expect.objectContaining({ id: ids[5], records: 3 })])
-    expect(streamed).toEqual([])
+    await expectTamperedFlaggedAndRewrittenFirst(sessions, ids, { streamed, reset })
   })
 
   itOnFiles('every project\'s listing keeps what it rebuilt of its own logs, and only reads the other projects\' indexes', async () => {

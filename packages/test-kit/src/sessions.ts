@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import type { Context } from 'cordis'
+import { expect } from 'vitest'
 import type * as Session from '@goalkeeper/session'
 
 /** The session service's config and what chooses its store, as a session entry of a cordis.yml takes them. */
@@ -36,4 +37,69 @@ export const sessionStack = {
  */
 export async function logFiles(dir: string): Promise<string[]> {
   return (await readdir(dir)).filter((name) => !name.startsWith('.summaries')).sort()
+}
+
+/**
+ * `count` sessions of `sessions`, one record `x` ({ i }) each, closed, so the listing tests have many kept
+ * sessions (on files or PostgreSQL); their ids in the order of `i`. `atOnce` are written at a time; at 1 one
+ * after another, so on a clock that only moves forward the later ones are the newer.
+ */
+export async function writeClosedSessions(sessions: Session.SessionService, count: number, { cwd, atOnce = 1 }: { cwd: string; atOnce?: number }): Promise<string[]> {
+  const ids: string[] = new Array(count)
+  let next = 0
+  const writer = async () => {
+    for (let i = next++; i < count; i = next++) {
+      const session = await sessions.create({ cwd })
+      session.append('x', { i })
+      await sessions.close(session)
+      ids[i] = session.id
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(atOnce, count) }, writer))
+  return ids
+}
+
+/**
+ * Wraps the named methods of `target` in place so each call's first argument is kept (in `calls`, by method)
+ * before the method runs: what a listing asked its store for. `reset()` empties the lists, keeping the arrays.
+ */
+type FirstArgument<F> = F extends (first: infer A, ...rest: any[]) => unknown ? A : never
+
+export function countCalls<T extends object, K extends keyof T & string>(target: T, methods: readonly K[]): { calls: { [M in K]: FirstArgument<T[M]>[] }; reset(): void } {
+  const calls = {} as { [M in K]: unknown[] }
+  for (const method of methods) {
+    const original = (target[method] as (...args: unknown[]) => unknown).bind(target)
+    const seen: unknown[] = (calls[method] = [])
+    ;(target as Record<K, unknown>)[method] = (...args: unknown[]) => {
+      seen.push(args[0])
+      return original(...args)
+    }
+  }
+  return { calls: calls as { [M in K]: FirstArgument<T[M]>[] }, reset: () => { for (const method of methods) calls[method].length = 0 } }
+}
+
+/**
+ * What the recent-sessions listing does on files and on PostgreSQL alike once the log of `ids[1]` (`ids` newest
+ * first, as `writeClosedSessions` wrote them) was edited by hand, `"i":4` made `"i":7`: it flags that log,
+ * reading it alone, and reads nothing on the next listing; the oldest session, written again, then comes first
+ * without a log read. `streamed` and `reset` count the store's `stream` calls (`countCalls`).
+ */
+export async function expectTamperedFlaggedAndRewrittenFirst(sessions: Session.SessionService, ids: string[], { streamed, reset }: { streamed: unknown[]; reset(): void }): Promise<void> {
+  reset()
+  const listed = await sessions.recent({ limit: 2 })
+  expect(listed.sessions.map((s) => s.id)).toEqual(ids.slice(0, 2))
+  expect(listed.sessions[1].problem).toMatchObject({ code: 'SESSION_TAMPERED', line: 2 })
+  expect(streamed).toEqual([ids[1]])
+  // What was read is kept: the next listing reads nothing.
+  reset()
+  expect((await sessions.recent({ limit: 2 })).sessions[1].problem?.code).toBe('SESSION_TAMPERED')
+  expect(streamed).toEqual([])
+
+  // The oldest session written again (its writer keeps its summary at close) comes first.
+  const session = await sessions.open(ids.at(-1)!)
+  session.append('x', { again: true })
+  await sessions.close(session)
+  reset()
+  expect((await sessions.recent({ limit: 1 })).sessions).toEqual([expect.objectContaining({ id: ids.at(-1), records: 3 })])
+  expect(streamed).toEqual([])
 }

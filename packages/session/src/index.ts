@@ -10,7 +10,7 @@ import type { Integrity, RepairReport, Session, SessionService } from './types.t
 
 export * from './records.ts'
 export * from './types.ts'
-export type { Appender, AppenderOptions, CompactedIndex, NewestSessions, SessionStore, StoreWriter, StoredSegment, SummaryIndexStore } from './store.ts'
+export type { Appender, AppenderOptions, CompactedIndex, LogSnapshot, NewestSessions, SessionStore, StoreWriter, StoredSegment, SummaryIndexStore } from './store.ts'
 export type { LogChunk } from './log-reader.ts'
 export { parseSegmentIndex, type SegmentEntry, splitMac } from './integrity.ts'
 export { WriteBehind } from './write-behind.ts'

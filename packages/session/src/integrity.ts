@@ -235,7 +235,11 @@ export interface Seal {
 
 /** What `store` holds as the seal of log `id`, checked with `signer`. */
 export async function readSealCheck(store: Pick<SessionStore, 'readSeal'>, signer: Signer, id: string): Promise<SealCheck> {
-  const text = await store.readSeal?.(id)
+  return sealCheckOf(signer, id, await store.readSeal?.(id))
+}
+
+/** What the seal text a store holds for a log (`readSeal`) says: undefined when it has none. */
+export function sealCheckOf(signer: Signer, id: string, text: string | undefined): SealCheck {
   if (text === undefined) return {}
   const seal = signer.openSeal(id, text)
   return seal ? { seal } : { invalid: true }

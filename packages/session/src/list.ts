@@ -1,8 +1,8 @@
 import type { Logger } from 'cordis'
-import { readSealCheck, type Signer } from './integrity.ts'
+import { readSealCheck, sealCheckOf, type Signer } from './integrity.ts'
 import { appendEntries, compactIndex, type LoadedIndex, later, loadIndex } from './kept-index.ts'
 import type { SessionImpl } from './session.ts'
-import type { SessionStore } from './store.ts'
+import type { LogSnapshot, SessionStore } from './store.ts'
 import { keptEntry, type KeptSummary, openKept, summarizeSession, summarizeStream } from './summary.ts'
 import { byRecency, type Kept } from './summary-index.ts'
 import type { ListOptions, SessionSummary, SummaryFold } from './types.ts'
@@ -13,6 +13,13 @@ import type { ListOptions, SessionSummary, SummaryFold } from './types.ts'
  * and each log is read in chunks of at most 1 MiB, so 16 hold at most 16 MiB.
  */
 const CONCURRENCY = 16
+
+/**
+ * Logs up to this size are read whole in one go with their version and seal (`SessionStore.snapshot`)
+ * when their summary must be built: a first listing of many small logs is then bound by reading, not by
+ * waiting for each of the nine calls that `version`, `readSeal` and `stream` make apart.
+ */
+const SNAPSHOT_BYTES = 1 << 20
 
 /** What a listing works with: the store, the sessions open in this process, the key. */
 export interface Lister {
@@ -52,21 +59,25 @@ export async function listSessions(lister: Lister, options: ListOptions = {}): P
   const check = async (id: string) => {
     const session = lister.open.get(id)
     if (session) return summaries.push(summarizeSession(session, folds))
-    let version
+    const entry = kept.get(id)
+    let version: Version
+    let snapshot: Snapshot | null | undefined
     try {
-      version = await versionOf(lister, id)
+      // Nothing kept for it (a first listing): its summary is built in any case, from a snapshot when the
+      // store takes one. One that fails is left to the usual reads, which report the failure as they do.
+      snapshot = entry ? undefined : await snapshotOf(lister, id).catch(() => undefined)
+      version = snapshot?.version ?? (await versionOf(lister, id))
     } catch (error) {
       // Removed between listing and reading: not worth a mention.
       if ((error as { code?: string }).code !== 'SESSION_NOT_FOUND') summaries.push(problemSummary(lister, id, error))
       return
     }
-    const entry = kept.get(id)
     if (entry && usable(entry.entry, version.token, folds)) {
       fresh.set(id, entry)
       return summaries.push(fromKept(entry.entry, store.locationOf(id), folds))
     }
     stale.push(id)
-    const rebuilt = await rebuildSummary(lister, id, version, folds)
+    const rebuilt = await rebuildSummary(lister, id, version, folds, snapshot)
     if (!rebuilt) return
     summaries.push(rebuilt.summary)
     fresh.set(id, rebuilt.kept)
@@ -132,27 +143,51 @@ export function usable(entry: KeptSummary, token: string, folds: Readonly<Record
   return !entry.removed && entry.token === token && covers(entry, folds)
 }
 
+/** A small log read whole (`SessionStore.snapshot`), with its version stamped as `versionOf` stamps it. */
+type Snapshot = LogSnapshot & { version: Version }
+
+/** The log's snapshot, when the store takes one and the log is small and of one piece. */
+async function snapshotOf(lister: Lister, id: string): Promise<Snapshot | null> {
+  if (!lister.store.snapshot) return null
+  const at = Date.now()
+  const snapshot = await lister.store.snapshot(id, SNAPSHOT_BYTES)
+  return snapshot ? { ...snapshot, version: { size: snapshot.size, token: snapshot.token, at } } : null
+}
+
+async function* once(bytes: Buffer): AsyncIterable<Buffer> {
+  if (bytes.length) yield bytes
+}
+
 /**
  * The summary of a log read from it (its signatures verified on the way, as `open` does), with the
- * entry to keep for it; undefined when the log was removed meanwhile.
+ * entry to keep for it; undefined when the log was removed meanwhile. A small log is read in one
+ * snapshot (`snapshot`, or one taken here; null: the store took none), its version then being the snapshot's.
  */
-export async function rebuildSummary(lister: Lister, id: string, version: Version, folds: Readonly<Record<string, SummaryFold>>): Promise<{ summary: SessionSummary; kept: Kept } | undefined> {
+export async function rebuildSummary(lister: Lister, id: string, version: Version, folds: Readonly<Record<string, SummaryFold>>, snapshot?: Snapshot | null): Promise<{ summary: SessionSummary; kept: Kept } | undefined> {
   const { store, signer } = lister
   const file = store.locationOf(id)
   let summary: SessionSummary
   try {
+    snapshot ??= await snapshotOf(lister, id)
     for (let attempt = 1; ; attempt++) {
-      // The seal is read while the log is: the log is read only up to the size taken before the seal, and a
-      // writer seals only what it wrote, so the seal never says less than those bytes hold (more: cut short,
-      // read again below).
-      const seal = readSealCheck(store, signer, id)
-      seal.catch(() => {})
-      summary = await summarizeStream(id, file, store.stream(id, { end: version.size }), signer, folds, seal)
+      if (snapshot) {
+        // The store read the seal after taking the size, as below.
+        version = snapshot.version
+        summary = await summarizeStream(id, file, once(snapshot.bytes), signer, folds, sealCheckOf(signer, id, snapshot.seal))
+      } else {
+        // The seal is read while the log is: the log is read only up to the size taken before the seal, and a
+        // writer seals only what it wrote, so the seal never says less than those bytes hold (more: cut short,
+        // read again below).
+        const seal = readSealCheck(store, signer, id)
+        seal.catch(() => {})
+        summary = await summarizeStream(id, file, store.stream(id, { end: version.size }), signer, folds, seal)
+      }
       if (summary.problem?.code !== 'SESSION_TRUNCATED' || attempt === 2) break
       // The size was taken before the seal: a log written meanwhile is read again as it is now.
       const now = await versionOf(lister, id)
       if (now.token === version.token) break
       version = now
+      snapshot = null
     }
   } catch (error) {
     if ((error as { code?: string }).code === 'SESSION_NOT_FOUND') return undefined

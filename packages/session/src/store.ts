@@ -63,6 +63,14 @@ export interface SessionStore {
    */
   version(id: string): Promise<{ size: number; token: string }>
   /**
+   * A small log whole, read with its version and its seal together (far fewer calls than `version`,
+   * `readSeal` and `stream` each make): the version as `version` gives it, taken before the seal is read,
+   * and the log's bytes up to that size. Undefined when the log is larger than `maxBytes` or is not one
+   * piece (closed segments, a rollover under way): the caller reads it as usual. `SESSION_NOT_FOUND` if
+   * there is none. A store that cannot do better than those three calls leaves it out.
+   */
+  snapshot?(id: string, maxBytes: number): Promise<LogSnapshot | undefined>
+  /**
    * Ids of the logs in the store, in no order; entries that are not logs are skipped. `everywhere`: also
    * the logs of every other project a file store can see (`ListOptions.everywhere`); `locationOf` and
    * reads find those too.
@@ -109,6 +117,16 @@ export interface SessionStore {
   retain?(): () => void
   /** Releases what the store holds (connections); called by the plugin that opened it. */
   close?(): Promise<void>
+}
+
+/** What `SessionStore.snapshot` returns. */
+export interface LogSnapshot {
+  size: number
+  token: string
+  /** The log's bytes up to `size` (fewer when it was cut meanwhile, as `stream` would read). */
+  bytes: Buffer
+  /** The seal as `readSeal` gives it. */
+  seal?: string
 }
 
 /** A closed segment of a log as a store holds it. */

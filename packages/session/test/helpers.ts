@@ -164,6 +164,18 @@ export async function countingStore(dir: string, options: { everywhere?: string 
     store = opened
   } else store = new JsonlFileStore(dir, options)
   const { calls: { stream: streamed, version: versions }, reset } = countCalls(store, ['stream', 'version'])
+  const snapshot = store.snapshot?.bind(store)
+  // A snapshot reads the log and takes its version; one declined (a large or segmented log) does neither.
+  if (snapshot) {
+    store.snapshot = async (id, maxBytes) => {
+      const taken = await snapshot(id, maxBytes)
+      if (taken) {
+        versions.push(id)
+        streamed.push(id)
+      }
+      return taken
+    }
+  }
   return { store, streamed, versions, reset }
 }
 

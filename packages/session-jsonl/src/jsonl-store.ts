@@ -368,10 +368,7 @@ async function readSmall(file: string, most = SEAL_READ_BYTES): Promise<string |
   try {
     handle = await open(file, READ_FLAGS)
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
-    if (code === 'ELOOP') return NOT_A_SEAL
-    throw error
+    return unopenedSmall(error)
   }
   try {
     const info = await handle.stat()
@@ -387,16 +384,21 @@ async function readSmall(file: string, most = SEAL_READ_BYTES): Promise<string |
   }
 }
 
+/** What a small file that could not be opened reads as: none when missing, never verifying when a link. */
+function unopenedSmall(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+  if (code === 'ELOOP') return NOT_A_SEAL
+  throw error
+}
+
 /** `readSmall` in synchronous calls, for `snapshot`. */
 function readSmallSync(file: string): string | undefined {
   let fd: number
   try {
     fd = openSync(file, READ_FLAGS)
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
-    if (code === 'ELOOP') return NOT_A_SEAL
-    throw error
+    return unopenedSmall(error)
   }
   try {
     if (!fstatSync(fd).isFile()) return NOT_A_SEAL

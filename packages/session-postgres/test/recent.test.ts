@@ -1,9 +1,14 @@
 // `ctx.sessions.recent` on PostgreSQL: the store's newest rows in one query (`newest`), each checked against
 // its log as the file index's rows are, and the summaries the writers keep in the database.
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { countCalls, createTestDatabase, expectTamperedFlaggedAndRewrittenFirst, type OwnedDatabase, writeClosedSessions } from '@goalkeeper/test-kit'
+import { countCalls, createTestDatabase, expectTamperedFlaggedAndRewrittenFirst, type MarkRecord, type OwnedDatabase, writeClosedSessions } from '@goalkeeper/test-kit'
 import { openPostgresStore, type PostgresSessionStore } from '../src/index.ts'
 import { appsPerTest } from './helpers.ts'
+
+/** This file's record: a type of its own, `x`, holding what a test edits by hand (`"i":4`). */
+const mark: MarkRecord = (session, data) => {
+  session.append<string>('x', data)
+}
 
 const launch = appsPerTest()
 
@@ -25,7 +30,7 @@ async function countingStore(url: string) {
 async function sessionsIn(url: string, count: number): Promise<string[]> {
   let now = 1_000_000
   const app = await launch(url, { clock: () => (now += 1000) })
-  const ids = await writeClosedSessions(app.sessions, count, { cwd: '/work' })
+  const ids = await writeClosedSessions(app.sessions, count, { cwd: '/work', mark })
   await app.fiber.dispose()
   return ids.reverse()
 }
@@ -58,7 +63,7 @@ describe('the most recent sessions on PostgreSQL', () => {
     const { sessions } = await launch(db.url, { store })
 
     await db.query(`UPDATE goalkeeper_session_records SET line = replace(line, '"i":4', '"i":7') WHERE session_id = $1 AND seq = 1`, [ids[1]])
-    await expectTamperedFlaggedAndRewrittenFirst(sessions, ids, { streamed, reset })
+    await expectTamperedFlaggedAndRewrittenFirst(sessions, ids, { streamed, reset, mark })
 
     await store.remove(ids[0])
     expect((await sessions.recent({ limit: 10 })).total).toBe(5)

@@ -6,7 +6,7 @@ import { Context, type Fiber, Logger } from 'cordis'
 import type { SessionService, SessionStore, UserMessage } from '@goalkeeper/session'
 import { BatchSigner, loadKey, type SegmentEntry, signSegmentIndex, Signer } from '../src/integrity.ts'
 import { randomBytes } from 'node:crypto'
-import { countCalls, createTestDatabase, type OwnedDatabase, pg, sessionStack, type SessionStackConfig, writeClosedSessions } from '@goalkeeper/test-kit'
+import { countCalls, createTestDatabase, type MarkRecord, type OwnedDatabase, pg, sessionStack, type SessionStackConfig, writeClosedSessions } from '@goalkeeper/test-kit'
 import { openPostgresStore } from '@goalkeeper/session-postgres'
 import { JsonlFileStore } from '@goalkeeper/session-jsonl'
 
@@ -87,6 +87,11 @@ function pgLocation(file: string): { db: SchemaDatabase; id: string } | undefine
 }
 
 /** The signing key of these tests and their child processes, never the user's own. */
+/** The listing tests' record: a type of their own, `x`, holding what they later edit by hand (`"i":4`). */
+export const mark: MarkRecord = (session, data) => {
+  session.append<string>('x', data)
+}
+
 export const TEST_KEY = path.join(os.tmpdir(), 'goalkeeper-tests', 'session.key')
 
 /** A segment index for `id` as the service signs it under the tests' key: what a forger holding the key could write. */
@@ -185,7 +190,7 @@ export async function countingStore(dir: string, options: { everywhere?: string 
  */
 export async function closedSessions(launch: (dir: string, config?: SessionStackConfig) => Promise<Started>, dir: string, count: number, config?: SessionStackConfig, atOnce = 1): Promise<string[]> {
   const app = await launch(dir, config)
-  const ids = await writeClosedSessions(app.sessions, count, { cwd: dir, atOnce })
+  const ids = await writeClosedSessions(app.sessions, count, { cwd: dir, atOnce, mark })
   await app.fiber.dispose()
   return ids
 }

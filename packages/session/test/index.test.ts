@@ -7,7 +7,7 @@ import { describe, expect } from 'vitest'
 import { expectTamperedFlaggedAndRewrittenFirst, nodeArgs } from '@goalkeeper/test-kit'
 import { loadKey, Signer } from '../src/integrity.ts'
 import { encodeIndex, type IndexEntry, openIndex } from '../src/summary-index.ts'
-import { appsPerTest, closedSessions, countingStore, itOnFiles, TEST_KEY, tempDir } from './helpers.ts'
+import { appsPerTest, closedSessions, countingStore, itOnFiles, mark, TEST_KEY, tempDir } from './helpers.ts'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, '../../..')
@@ -78,7 +78,7 @@ describe('index of kept summaries', () => {
     const { mtime } = await fs.stat(file)
     await fs.writeFile(file, (await fs.readFile(file, 'utf8')).replace('"i":4', '"i":7'))
     await fs.utimes(file, mtime, mtime)
-    await expectTamperedFlaggedAndRewrittenFirst(sessions, ids, { streamed, reset })
+    await expectTamperedFlaggedAndRewrittenFirst(sessions, ids, { streamed, reset, mark })
   })
 
   itOnFiles('every project\'s listing keeps what it rebuilt of its own logs, and only reads the other projects\' indexes', async () => {

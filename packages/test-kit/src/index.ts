@@ -15,7 +15,7 @@ export {
   type Project, type ProjectOptions, type Run,
 } from './cli.ts'
 export { JSON_OUTPUT_SCHEMA, jsonOutputProblem } from './json-output.ts'
-export { countCalls, expectTamperedFlaggedAndRewrittenFirst, logFiles, sessionStack, writeClosedSessions, type SessionStackConfig } from './sessions.ts'
+export { countCalls, expectTamperedFlaggedAndRewrittenFirst, logFiles, sessionStack, writeClosedSessions, type MarkRecord, type SessionStackConfig } from './sessions.ts'
 export { createTestDatabase, serverUrl, testDatabase, withDatabase, type OwnedDatabase, type TestDatabase } from './database.ts'
 export { type EmbeddedServer, startEmbeddedPostgres } from './database-setup.ts'
 export { nodeArgs } from './child-builds.ts'

@@ -40,17 +40,23 @@ export async function logFiles(dir: string): Promise<string[]> {
 }
 
 /**
- * `count` sessions of `sessions`, one record `x` ({ i }) each, closed, so the listing tests have many kept
+ * Appends one record of the caller's own test type with `data`: the caller names it (test code may append a
+ * type nobody registered; the shared helpers here do not).
+ */
+export type MarkRecord = (session: Session.Session, data: Record<string, unknown>) => void
+
+/**
+ * `count` sessions of `sessions`, one record `mark` wrote ({ i }) each, closed, so the listing tests have many kept
  * sessions (on files or PostgreSQL); their ids in the order of `i`. `atOnce` are written at a time; at 1 one
  * after another, so on a clock that only moves forward the later ones are the newer.
  */
-export async function writeClosedSessions(sessions: Session.SessionService, count: number, { cwd, atOnce = 1 }: { cwd: string; atOnce?: number }): Promise<string[]> {
+export async function writeClosedSessions(sessions: Session.SessionService, count: number, { cwd, mark, atOnce = 1 }: { cwd: string; mark: MarkRecord; atOnce?: number }): Promise<string[]> {
   const ids: string[] = new Array(count)
   let next = 0
   const writer = async () => {
     for (let i = next++; i < count; i = next++) {
       const session = await sessions.create({ cwd })
-      session.append('x', { i })
+      mark(session, { i })
       await sessions.close(session)
       ids[i] = session.id
     }
@@ -84,7 +90,7 @@ export function countCalls<T extends object, K extends keyof T & string>(target:
  * reading it alone, and reads nothing on the next listing; the oldest session, written again, then comes first
  * without a log read. `streamed` and `reset` count the store's `stream` calls (`countCalls`).
  */
-export async function expectTamperedFlaggedAndRewrittenFirst(sessions: Session.SessionService, ids: string[], { streamed, reset }: { streamed: unknown[]; reset(): void }): Promise<void> {
+export async function expectTamperedFlaggedAndRewrittenFirst(sessions: Session.SessionService, ids: string[], { streamed, reset, mark }: { streamed: unknown[]; reset(): void; mark: MarkRecord }): Promise<void> {
   reset()
   const listed = await sessions.recent({ limit: 2 })
   expect(listed.sessions.map((s) => s.id)).toEqual(ids.slice(0, 2))
@@ -97,7 +103,7 @@ export async function expectTamperedFlaggedAndRewrittenFirst(sessions: Session.S
 
   // The oldest session written again (its writer keeps its summary at close) comes first.
   const session = await sessions.open(ids.at(-1)!)
-  session.append('x', { again: true })
+  mark(session, { again: true })
   await sessions.close(session)
   reset()
   expect((await sessions.recent({ limit: 1 })).sessions).toEqual([expect.objectContaining({ id: ids.at(-1), records: 3 })])
